@@ -1,0 +1,133 @@
+/**
+ * Path grammar, pattern matching and specificity (SPEC §2).
+ *
+ * A concrete path starts with `/` and has no `?`, `#`, empty segment, `.`/`..` segment, whitespace or
+ * control character. A pattern (what a descriptor declares) is a concrete path whose static segments
+ * use only letters, digits, `.`, `_`, `-`, `~`, and which may hold parameter segments `:name`.
+ */
+
+const FORBIDDEN_CHAR = /[?#\s\u0000-\u001f\u007f]/;
+const STATIC_SEGMENT = /^[A-Za-z0-9._~-]+$/;
+const PARAM_SEGMENT = /^:[A-Za-z_][A-Za-z0-9_]*$/;
+
+const SKILL_LEAVES = new Set(['skill.md', 'SKILL.md']);
+const PROMPT_LEAVES = new Set(['prompt.md', 'PROMPT.md']);
+
+/** Why `path` is not a valid concrete path, or `undefined` when it is. */
+export function concretePathProblem(path: string): string | undefined {
+  if (path.length === 0 || path.charCodeAt(0) !== 47 /* / */) return 'must start with "/"';
+  if (FORBIDDEN_CHAR.test(path)) return 'must not contain "?", "#", whitespace or control characters';
+  const segments = path.slice(1).split('/');
+  for (const segment of segments) {
+    if (segment === '') return 'must not contain an empty segment';
+    if (segment === '.' || segment === '..') return 'must not contain "." or ".." segments';
+  }
+  return undefined;
+}
+
+/** Why `pattern` is not a valid descriptor path, or `undefined` when it is. */
+export function patternProblem(pattern: string): string | undefined {
+  const problem = concretePathProblem(pattern);
+  if (problem) return problem;
+  for (const segment of pattern.slice(1).split('/')) {
+    if (segment.charCodeAt(0) === 58 /* : */) {
+      if (!PARAM_SEGMENT.test(segment)) return `parameter segment "${segment}" must be ":" followed by a name`;
+    } else if (!STATIC_SEGMENT.test(segment)) {
+      return `segment "${segment}" may only use letters, digits, ".", "_", "-" and "~"`;
+    }
+  }
+  return undefined;
+}
+
+export function isValidConcretePath(path: string): boolean {
+  return concretePathProblem(path) === undefined;
+}
+
+export function isValidPattern(pattern: string): boolean {
+  return patternProblem(pattern) === undefined;
+}
+
+function lastSegment(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/** `…/skill.md`, `…/SKILL.md` or `….skill.md`. */
+export function isSkillPath(path: string): boolean {
+  const leaf = lastSegment(path);
+  return SKILL_LEAVES.has(leaf) || leaf.endsWith('.skill.md');
+}
+
+/** `…/prompt.md`, `…/PROMPT.md` or `….prompt.md`. */
+export function isPromptPath(path: string): boolean {
+  const leaf = lastSegment(path);
+  return PROMPT_LEAVES.has(leaf) || leaf.endsWith('.prompt.md');
+}
+
+/** Segment ranks for specificity: static beats a reserved leaf, which beats a parameter. */
+export const SegmentRank = { Param: 1, ReservedLeaf: 2, Static: 3 } as const;
+export type SegmentRank = (typeof SegmentRank)[keyof typeof SegmentRank];
+
+export interface CompiledPattern {
+  readonly pattern: string;
+  /** Segment text; for parameters, the name without the colon. */
+  readonly segments: readonly string[];
+  readonly ranks: readonly SegmentRank[];
+  /** True when the pattern has no parameter segment (it matches exactly one path). */
+  readonly isStatic: boolean;
+}
+
+/** Compile a pattern that already passed {@link patternProblem}. */
+export function compilePattern(pattern: string): CompiledPattern {
+  const raw = pattern.slice(1).split('/');
+  const segments: string[] = [];
+  const ranks: SegmentRank[] = [];
+  let isStatic = true;
+  for (const segment of raw) {
+    if (segment.charCodeAt(0) === 58) {
+      segments.push(segment.slice(1));
+      ranks.push(SegmentRank.Param);
+      isStatic = false;
+    } else {
+      segments.push(segment);
+      ranks.push(SKILL_LEAVES.has(segment) || PROMPT_LEAVES.has(segment) ? SegmentRank.ReservedLeaf : SegmentRank.Static);
+    }
+  }
+  return { pattern, segments, ranks, isStatic };
+}
+
+/** Split a concrete path into its segments (`/a/b` → `['a', 'b']`). */
+export function splitPath(path: string): string[] {
+  return path.slice(1).split('/');
+}
+
+/**
+ * Match compiled `pattern` against the segments of a concrete path. Returns the parameter values
+ * (possibly an empty object) or `undefined` when it does not match.
+ */
+export function matchPattern(pattern: CompiledPattern, pathSegments: readonly string[]): Record<string, string> | undefined {
+  const { segments, ranks } = pattern;
+  if (segments.length !== pathSegments.length) return undefined;
+  let params: Record<string, string> | undefined;
+  for (let i = 0; i < segments.length; i++) {
+    const actual = pathSegments[i] as string;
+    if (ranks[i] === SegmentRank.Param) {
+      (params ??= {})[segments[i] as string] = actual;
+    } else if (segments[i] !== actual) {
+      return undefined;
+    }
+  }
+  return params ?? {};
+}
+
+/**
+ * Order two patterns by specificity: negative when `a` is more specific than `b`. Segments are
+ * compared from the left; the first segment whose rank differs decides. Suitable for `Array#sort`.
+ */
+export function compareSpecificity(a: CompiledPattern, b: CompiledPattern): number {
+  const n = Math.min(a.ranks.length, b.ranks.length);
+  for (let i = 0; i < n; i++) {
+    const diff = (b.ranks[i] as number) - (a.ranks[i] as number);
+    if (diff !== 0) return diff;
+  }
+  return b.ranks.length - a.ranks.length;
+}

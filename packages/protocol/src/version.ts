@@ -1,0 +1,6 @@
+/** Name every MDP metadata document carries in `protocol`. */
+export const PROTOCOL_NAME = 'mdp';
+/** Exact protocol version this implementation speaks. */
+export const PROTOCOL_VERSION = '2.0.0';
+/** Semver ranges accepted from peers for server-to-server proxying. */
+export const SUPPORTED_PROTOCOL_RANGES: readonly string[] = Object.freeze(['^2.0.0']);
