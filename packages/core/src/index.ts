@@ -1,0 +1,19 @@
+export { MdpError, serializeError } from './errors.js';
+export { LOG_LEVELS, createLogger, isLogLevel, silentLogger } from './logger.js';
+export type { LogFields, LogLevel, Logger, LoggerOptions } from './logger.js';
+export {
+  AUTH_COOKIE_NAME,
+  AUTH_HEADER_PREFIX,
+  decodeAuthCookie,
+  encodeAuthCookie,
+  extractTransportAuth,
+  headersToMap,
+  readCookie,
+} from './auth.js';
+export type { ExtractAuthOptions, HeaderMap } from './auth.js';
+export { PathIndex } from './path-index.js';
+export type { ResolvedTarget } from './path-index.js';
+export { SESSION_CLOSE, authSourceOf } from './session.js';
+export type { AuthSource, SessionInfo, SessionTransport } from './session.js';
+export { ROUTER_DEFAULTS, Router, Session } from './router.js';
+export type { ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, RouterOptions } from './router.js';

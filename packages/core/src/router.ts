@@ -1,0 +1,446 @@
+/**
+ * The registry and router: sessions, registered clients, target resolution and pending
+ * invocations (SPEC §4). Transport-agnostic: transports open a session with a SessionTransport,
+ * feed it parsed messages and report when the connection ends.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  concretePathProblem,
+  type AuthContext,
+  type CallClientMessage,
+  type CallClientResultMessage,
+  type ClientDescriptor,
+  type ClientToServerMessage,
+  type EndpointMethod,
+  type PathDescriptor,
+  type SerializedError,
+} from '@mdp/protocol';
+import { MdpError } from './errors.js';
+import { silentLogger, type Logger } from './logger.js';
+import { PathIndex, type ResolvedTarget } from './path-index.js';
+import { SESSION_CLOSE, authSourceOf, type AuthSource, type SessionInfo, type SessionTransport } from './session.js';
+
+export interface RouterOptions {
+  /** Time a client has to answer a callClient, ms. Default 15000. */
+  invocationTimeoutMs?: number;
+  /** How often every session is pinged and checked for silence, ms. Default 30000. */
+  heartbeatIntervalMs?: number;
+  /** A session silent for this long is closed, ms. Default 90000. */
+  heartbeatTimeoutMs?: number;
+  logger?: Logger;
+}
+
+export const ROUTER_DEFAULTS = {
+  invocationTimeoutMs: 15_000,
+  heartbeatIntervalMs: 30_000,
+  heartbeatTimeoutMs: 90_000,
+} as const;
+
+/** A registered client as listings show it. */
+export interface ClientInfo {
+  readonly id: string;
+  readonly descriptor: ClientDescriptor;
+  readonly paths: readonly PathDescriptor[];
+  readonly sessionId: string;
+  readonly transportKind: string;
+  readonly authSource: AuthSource;
+  readonly registeredAt: number;
+}
+
+export type ClientEvent =
+  | { readonly type: 'registered'; readonly client: ClientInfo }
+  | { readonly type: 'updated'; readonly client: ClientInfo }
+  | { readonly type: 'unregistered'; readonly clientId: string };
+
+/** How an invocation ended. `source` tells whether the client answered or the server gave up. */
+export type InvokeOutcome =
+  | { readonly ok: true; readonly data: unknown }
+  | { readonly ok: false; readonly error: SerializedError; readonly source: 'client' | 'server' };
+
+export interface InvokeOptions {
+  query?: Record<string, string>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  auth?: AuthContext;
+  /** Overrides the router's invocation time-out for this call, ms. */
+  timeoutMs?: number;
+}
+
+interface ClientRecord {
+  readonly id: string;
+  descriptor: ClientDescriptor;
+  index: PathIndex;
+  readonly session: Session;
+  readonly registeredAt: number;
+}
+
+interface PendingCall {
+  readonly requestId: string;
+  readonly session: Session;
+  readonly clientId: string;
+  readonly resolve: (outcome: InvokeOutcome) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+/** One connection as core sees it. Transports keep the object and call its methods. */
+export class Session implements SessionInfo {
+  readonly id: string = randomUUID();
+  lastSeen: number = Date.now();
+  transportAuth: AuthContext | undefined;
+  messageAuth: AuthContext | undefined;
+  closed = false;
+  /** Client registered on this session, if any. */
+  client: ClientRecord | undefined;
+  /** Calls waiting for this session's answer. */
+  readonly pending = new Set<PendingCall>();
+
+  constructor(
+    private readonly router: Router,
+    readonly transport: SessionTransport,
+    transportAuth: AuthContext | undefined,
+  ) {
+    this.transportAuth = transportAuth;
+  }
+
+  get transportKind(): string {
+    return this.transport.kind;
+  }
+
+  get clientId(): string | undefined {
+    return this.client?.id;
+  }
+
+  /** Handle one parsed client message. Throws MdpError(bad_request) when it cannot be applied. */
+  handle(message: ClientToServerMessage): void {
+    this.router.handleMessage(this, message);
+  }
+
+  /** Record activity; when `transportAuth` is given it replaces the stored one. */
+  touch(transportAuth?: AuthContext | null): void {
+    this.lastSeen = Date.now();
+    if (transportAuth !== undefined) this.transportAuth = transportAuth ?? undefined;
+  }
+
+  /** The transport's connection ended: unregister and end pending calls. Idempotent. */
+  end(): void {
+    this.router.endSession(this, 'connection closed');
+  }
+}
+
+type Listener = (event: ClientEvent) => void;
+
+export class Router {
+  readonly options: Required<Omit<RouterOptions, 'logger'>>;
+  private readonly logger: Logger;
+  private readonly sessions = new Set<Session>();
+  private readonly clients = new Map<string, ClientRecord>();
+  private readonly pending = new Map<string, PendingCall>();
+  private readonly listeners = new Set<Listener>();
+  private heartbeat: NodeJS.Timeout | undefined;
+  private closing = false;
+
+  constructor(options: RouterOptions = {}) {
+    this.options = {
+      invocationTimeoutMs: options.invocationTimeoutMs ?? ROUTER_DEFAULTS.invocationTimeoutMs,
+      heartbeatIntervalMs: options.heartbeatIntervalMs ?? ROUTER_DEFAULTS.heartbeatIntervalMs,
+      heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? ROUTER_DEFAULTS.heartbeatTimeoutMs,
+    };
+    for (const [name, value] of Object.entries(this.options)) {
+      if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number of milliseconds`);
+    }
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Sessions
+
+  openSession(transport: SessionTransport, transportAuth?: AuthContext): Session {
+    if (this.closing) throw new MdpError('not_ready', 'Server is shutting down');
+    const session = new Session(this, transport, transportAuth);
+    this.sessions.add(session);
+    // The liveness sweep runs only while there are sessions, so an idle router holds no timer.
+    this.heartbeat ??= setInterval(() => this.sweep(), this.options.heartbeatIntervalMs);
+    this.logger.debug('session.open', { sessionId: session.id, transport: transport.kind });
+    return session;
+  }
+
+  get sessionCount(): number {
+    return this.sessions.size;
+  }
+
+  /** End a session: its client goes away and its pending calls fail at once. Idempotent. */
+  endSession(session: Session, reason: string): void {
+    if (session.closed) return;
+    session.closed = true;
+    this.sessions.delete(session);
+    if (session.client) this.removeClient(session.client, `client session ended: ${reason}`);
+    this.failPending(session, undefined, `client session ended: ${reason}`);
+    if (this.sessions.size === 0 && this.heartbeat) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = undefined;
+    }
+    this.logger.debug('session.end', { sessionId: session.id, reason });
+  }
+
+  /** Close a session from the server side: tell the transport, then end it. */
+  private closeSession(session: Session, why: (typeof SESSION_CLOSE)[keyof typeof SESSION_CLOSE]): void {
+    if (session.closed) return;
+    try {
+      session.transport.close(why.code, why.reason);
+    } catch (error) {
+      this.logger.warn('session.close_failed', { sessionId: session.id, error });
+    }
+    this.endSession(session, why.reason);
+  }
+
+  /** Ping every session and close the silent ones. */
+  private sweep(): void {
+    const now = Date.now();
+    for (const session of [...this.sessions]) {
+      if (now - session.lastSeen >= this.options.heartbeatTimeoutMs) {
+        this.logger.info('session.expired', { sessionId: session.id, clientId: session.clientId });
+        this.closeSession(session, SESSION_CLOSE.expired);
+      } else if (session.transport.wantsPing !== false) {
+        session.transport.send({ type: 'ping', timestamp: now });
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Messages
+
+  handleMessage(session: Session, message: ClientToServerMessage): void {
+    if (session.closed) throw new MdpError('transport_error', 'Session is closed');
+    session.lastSeen = Date.now();
+    switch (message.type) {
+      case 'callClientResult':
+        this.settle(session, message);
+        return;
+      case 'registerClient':
+        this.register(session, message.client, message.auth);
+        return;
+      case 'updateClientCatalog':
+        this.updateCatalog(session, message.clientId, message.paths);
+        return;
+      case 'unregisterClient':
+        if (session.client && session.client.id === message.clientId) {
+          this.removeClient(session.client, 'client unregistered');
+        }
+        return;
+      case 'ping':
+        session.transport.send({ type: 'pong', timestamp: message.timestamp ?? Date.now() });
+        return;
+      case 'pong':
+        return;
+    }
+  }
+
+  private register(session: Session, descriptor: ClientDescriptor, auth: AuthContext | undefined): void {
+    const previous = session.client;
+    if (previous && previous.id !== descriptor.id) this.removeClient(previous, 'replaced by another registration on its session');
+    const holder = this.clients.get(descriptor.id);
+    if (holder && holder.session !== session) {
+      this.logger.info('client.replaced', { clientId: descriptor.id, oldSessionId: holder.session.id, sessionId: session.id });
+      this.closeSession(holder.session, SESSION_CLOSE.replaced);
+    }
+    session.messageAuth = auth;
+    const existing = session.client;
+    if (existing && existing.id === descriptor.id) {
+      existing.descriptor = descriptor;
+      existing.index = new PathIndex(descriptor.paths);
+      this.emit({ type: 'updated', client: this.info(existing) });
+      return;
+    }
+    const record: ClientRecord = {
+      id: descriptor.id,
+      descriptor,
+      index: new PathIndex(descriptor.paths),
+      session,
+      registeredAt: Date.now(),
+    };
+    session.client = record;
+    this.clients.set(record.id, record);
+    this.logger.debug('client.registered', { clientId: record.id, sessionId: session.id, paths: descriptor.paths.length });
+    this.emit({ type: 'registered', client: this.info(record) });
+  }
+
+  private updateCatalog(session: Session, clientId: string, paths: PathDescriptor[]): void {
+    const record = session.client;
+    if (!record || record.id !== clientId) {
+      throw new MdpError('bad_request', `Client ${JSON.stringify(clientId)} is not registered on this session`);
+    }
+    record.descriptor = { ...record.descriptor, paths };
+    record.index = new PathIndex(paths);
+    this.logger.debug('client.catalog_updated', { clientId, paths: paths.length });
+    this.emit({ type: 'updated', client: this.info(record) });
+  }
+
+  private removeClient(record: ClientRecord, reason: string): void {
+    if (this.clients.get(record.id) === record) this.clients.delete(record.id);
+    if (record.session.client === record) record.session.client = undefined;
+    this.failPending(record.session, record.id, reason);
+    this.logger.debug('client.unregistered', { clientId: record.id, reason });
+    this.emit({ type: 'unregistered', clientId: record.id });
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Invocations
+
+  /** Resolve (clientId, method, path) to a target, or `undefined` when nothing matches. */
+  findTarget(clientId: string, method: EndpointMethod, path: string): ResolvedTarget | undefined {
+    const record = this.clients.get(clientId);
+    if (!record || concretePathProblem(path) !== undefined) return undefined;
+    return record.index.resolve(method, path);
+  }
+
+  /** Resolve and invoke; a target that does not resolve ends as `not_found`. */
+  invoke(clientId: string, method: EndpointMethod, path: string, options: InvokeOptions = {}): Promise<InvokeOutcome> {
+    const target = this.findTarget(clientId, method, path);
+    if (!target) {
+      return Promise.resolve({
+        ok: false,
+        source: 'server',
+        error: { code: 'not_found', message: `No ${method} ${path} on client ${JSON.stringify(clientId)}` },
+      });
+    }
+    return this.invokeTarget(clientId, target, options);
+  }
+
+  /** Send a callClient for a resolved target and wait for its outcome. Never rejects, never hangs. */
+  invokeTarget(clientId: string, target: ResolvedTarget, options: InvokeOptions = {}): Promise<InvokeOutcome> {
+    const record = this.clients.get(clientId);
+    if (!record) {
+      return Promise.resolve({
+        ok: false,
+        source: 'server',
+        error: { code: 'not_found', message: `Client ${JSON.stringify(clientId)} is not connected` },
+      });
+    }
+    const requestId = randomUUID();
+    const message: CallClientMessage = {
+      type: 'callClient',
+      requestId,
+      clientId,
+      method: target.method,
+      path: target.path,
+      params: target.params,
+      query: options.query,
+      body: options.body,
+      headers: options.headers,
+      auth: options.auth,
+      kind: target.kind,
+      name: target.path,
+      args: { params: target.params, query: options.query, body: options.body, headers: options.headers },
+    };
+    const timeoutMs = options.timeoutMs ?? this.options.invocationTimeoutMs;
+    return new Promise<InvokeOutcome>((resolve) => {
+      const session = record.session;
+      const timer = setTimeout(() => {
+        this.finish(call, {
+          ok: false,
+          source: 'server',
+          error: { code: 'timeout', message: `Client ${JSON.stringify(clientId)} did not answer within ${timeoutMs} ms` },
+        });
+      }, timeoutMs);
+      const call: PendingCall = { requestId, session, clientId, resolve, timer };
+      this.pending.set(requestId, call);
+      session.pending.add(call);
+      session.transport.send(message);
+    });
+  }
+
+  private settle(session: Session, message: CallClientResultMessage): void {
+    const call = this.pending.get(message.requestId);
+    // A result for an unknown call, or from a session the call was not sent to, is ignored.
+    if (!call || call.session !== session) {
+      this.logger.debug('result.ignored', { requestId: message.requestId, sessionId: session.id });
+      return;
+    }
+    if (message.ok) {
+      this.finish(call, { ok: true, data: message.data });
+    } else {
+      this.finish(call, {
+        ok: false,
+        source: 'client',
+        error: message.error ?? { code: 'handler_error', message: 'Client reported a failure without details' },
+      });
+    }
+  }
+
+  private finish(call: PendingCall, outcome: InvokeOutcome): void {
+    if (this.pending.get(call.requestId) !== call) return;
+    this.pending.delete(call.requestId);
+    call.session.pending.delete(call);
+    clearTimeout(call.timer);
+    call.resolve(outcome);
+  }
+
+  /** Fail the pending calls of `session` (only those to `clientId`, when given). */
+  private failPending(session: Session, clientId: string | undefined, reason: string): void {
+    for (const call of [...session.pending]) {
+      if (clientId !== undefined && call.clientId !== clientId) continue;
+      this.finish(call, { ok: false, source: 'server', error: { code: 'transport_error', message: reason } });
+    }
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Listings and events
+
+  getClient(clientId: string): ClientInfo | undefined {
+    const record = this.clients.get(clientId);
+    return record && this.info(record);
+  }
+
+  listClients(): ClientInfo[] {
+    return [...this.clients.values()].map((record) => this.info(record));
+  }
+
+  get clientCount(): number {
+    return this.clients.size;
+  }
+
+  private info(record: ClientRecord): ClientInfo {
+    return {
+      id: record.id,
+      descriptor: record.descriptor,
+      paths: record.descriptor.paths,
+      sessionId: record.session.id,
+      transportKind: record.session.transport.kind,
+      authSource: authSourceOf(record.session),
+      registeredAt: record.registeredAt,
+    };
+  }
+
+  /** Subscribe to client registrations, catalog updates and removals. Returns the unsubscribe. */
+  onClientEvent(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(event: ClientEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.logger.error('client_event.listener_failed', { error });
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Lifecycle
+
+  /** Close every session (pending calls fail) and stop the liveness timer. Idempotent. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const session of [...this.sessions]) this.closeSession(session, SESSION_CLOSE.shutdown);
+    if (this.heartbeat) {
+      clearInterval(this.heartbeat);
+      this.heartbeat = undefined;
+    }
+  }
+}

@@ -1,0 +1,41 @@
+import type { AuthContext, ServerToClientMessage } from '@mdp/protocol';
+
+/**
+ * What a transport hands to core for one connection. Core never knows whether it is a websocket,
+ * an HTTP loop queue or a proxy link.
+ */
+export interface SessionTransport {
+  /** Short name for logs and listings: `ws`, `http-loop`, `proxy`… */
+  readonly kind: string;
+  /** Deliver one message. Must not throw; a dead transport drops it (its session is closing). */
+  send(message: ServerToClientMessage): void;
+  /** Close the connection because core decided so (replaced, expired, shutdown). */
+  close(code: number, reason: string): void;
+  /** Whether core should send heartbeat pings on this transport (default true). */
+  readonly wantsPing?: boolean;
+}
+
+/** Why core closed a session, with the websocket close status each maps to. */
+export const SESSION_CLOSE = {
+  replaced: { code: 4000, reason: 'Replaced by newer client session' },
+  expired: { code: 4001, reason: 'Heartbeat timeout' },
+  shutdown: { code: 1001, reason: 'Server shutting down' },
+} as const;
+
+export type AuthSource = 'none' | 'message' | 'transport' | 'transport+message';
+
+/** Read-only view of a session for transports and listings. */
+export interface SessionInfo {
+  readonly id: string;
+  readonly transportKind: string;
+  readonly clientId: string | undefined;
+  readonly lastSeen: number;
+  readonly transportAuth: AuthContext | undefined;
+  readonly messageAuth: AuthContext | undefined;
+  readonly closed: boolean;
+}
+
+export function authSourceOf(session: Pick<SessionInfo, 'transportAuth' | 'messageAuth'>): AuthSource {
+  if (session.transportAuth) return session.messageAuth ? 'transport+message' : 'transport';
+  return session.messageAuth ? 'message' : 'none';
+}
