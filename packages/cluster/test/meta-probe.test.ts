@@ -1,0 +1,352 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseMetaDocument } from '@mdp/protocol';
+import { InvalidTargetError, normalizeTarget, probeMeta, scanRange } from '../src/index.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+const servers: Server[] = [];
+
+afterEach(async () => {
+  await Promise.all(
+    servers.splice(0).map(
+      (server) =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    ),
+  );
+});
+
+/** An HTTP server on 127.0.0.1, port 0, stopped after each test. Resolves to its base URL. */
+async function serve(handler: Handler, host = '127.0.0.1'): Promise<{ url: string; port: number; server: Server }> {
+  const server = createServer(handler);
+  servers.push(server);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, port, server };
+}
+
+/** A port nothing listens on: bound, then released. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function metaDocument(port: number): Record<string, unknown> {
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    protocol: 'mdp',
+    protocolVersion: '2.0.0',
+    supportedProtocolRanges: ['^2.0.0'],
+    serverId: `127.0.0.1:${port}`,
+    endpoints: {
+      ws: `ws://127.0.0.1:${port}`,
+      httpLoop: `${base}/mdp/http-loop`,
+      auth: `${base}/mdp/auth`,
+      meta: `${base}/mdp/meta`,
+      cluster: `ws://127.0.0.1:${port}/mdp/cluster`,
+    },
+    features: { upstreamProxy: true, clusterControl: true },
+    cluster: {
+      id: 'default',
+      membershipMode: 'dynamic',
+      membershipFingerprint: 'dynamic',
+      role: 'leader',
+      term: 0,
+      leaderId: `127.0.0.1:${port}`,
+      leaderUrl: `ws://127.0.0.1:${port}`,
+      leaseDurationMs: 4000,
+      knownMemberCount: 1,
+      reachableMemberCount: 1,
+      quorumSize: 1,
+      hasQuorum: true,
+    },
+  };
+}
+
+function json(status: number, body: unknown, contentType = 'application/json'): Handler {
+  return (_req, res) => {
+    res.writeHead(status, { 'content-type': contentType });
+    res.end(typeof body === 'string' ? body : JSON.stringify(body));
+  };
+}
+
+describe('normalizeTarget', () => {
+  it.each([
+    ['47372', 'http://127.0.0.1:47372'],
+    ['1', 'http://127.0.0.1:1'],
+    ['localhost:8080', 'http://localhost:8080'],
+    ['127.0.0.1:65535', 'http://127.0.0.1:65535'],
+    ['example.test', 'http://example.test:47372'],
+    ['[::1]:8080', 'http://[::1]:8080'],
+    ['[::1]', 'http://[::1]:47372'],
+    ['::1', 'http://[::1]:47372'],
+    ['http://127.0.0.1:5000', 'http://127.0.0.1:5000'],
+    ['http://127.0.0.1:5000/', 'http://127.0.0.1:5000'],
+    ['http://127.0.0.1:5000/mdp/meta', 'http://127.0.0.1:5000'],
+    ['https://mdp.example.test/base/', 'https://mdp.example.test/base'],
+    ['ws://127.0.0.1:47372', 'http://127.0.0.1:47372'],
+    ['ws://127.0.0.1:47372/mdp/cluster', 'http://127.0.0.1:47372'],
+    ['wss://[::1]:9000/', 'https://[::1]:9000'],
+    ['http://127.0.0.1:5000/mdp/meta?x=1#y', 'http://127.0.0.1:5000'],
+  ])('%s → %s', (input, expected) => {
+    expect(normalizeTarget(input)).toBe(expected);
+  });
+
+  it('is idempotent', () => {
+    for (const input of ['47372', '[::1]:1', 'ws://h:2/mdp/cluster']) {
+      const once = normalizeTarget(input);
+      expect(normalizeTarget(once)).toBe(once);
+    }
+  });
+
+  it.each([
+    ['', /empty/],
+    ['0', /bad port '0'/],
+    ['65536', /bad port '65536'/],
+    ['host:', /bad port ''/],
+    ['host:http', /bad port 'http'/],
+    ['host:-1', /bad port '-1'/],
+    ['[::1]:99999', /bad port '99999'/],
+    ['[nope]:1', /bad IPv6/],
+    ['::1:47372', /IPv6 as \[::1\]/],
+    ['bad host:1', /bad host/],
+    ['user@host:1', /bad host/],
+    ['ftp://host:1', /unsupported scheme 'ftp:'/],
+    ['http://', /bad URL/],
+    ['http://127.0.0.1:70000', /bad URL/],
+  ])('refuses %j', (input, message) => {
+    expect(() => normalizeTarget(input)).toThrow(InvalidTargetError);
+    expect(() => normalizeTarget(input)).toThrow(message);
+  });
+});
+
+describe('probeMeta', () => {
+  it('returns the validated document of an MDP server, asking for JSON', async () => {
+    let seen: IncomingMessage | undefined;
+    const { url, port } = await serve((req, res) => {
+      seen = req;
+      json(200, metaDocument(port))(req, res);
+    });
+    const result = await probeMeta(url);
+    expect(result).toEqual({ ok: true, url, meta: metaDocument(port) });
+    expect(seen?.method).toBe('GET');
+    expect(seen?.url).toBe('/mdp/meta');
+    expect(seen?.headers.accept).toBe('application/json');
+  });
+
+  it('accepts a port, HOST:PORT or a meta URL as the target and reports the base URL', async () => {
+    const { url, port } = await serve((req, res) => json(200, metaDocument(port))(req, res));
+    for (const target of [String(port), `127.0.0.1:${port}`, `${url}/mdp/meta`]) {
+      expect(await probeMeta(target)).toMatchObject({ ok: true, url });
+    }
+  });
+
+  it('keeps fields the schema knows and drops unknown extras', async () => {
+    const { url, port } = await serve((req, res) => json(200, { ...metaDocument(port), extra: 1 })(req, res));
+    const result = await probeMeta(url);
+    expect(result.ok && parseMetaDocument(result.meta).ok).toBe(true);
+    expect(result.ok && 'extra' in result.meta).toBe(false);
+  });
+
+  it('reports an HTML page as not MDP', async () => {
+    const { url } = await serve(json(200, '<!doctype html><title>hi</title>', 'text/html; charset=utf-8'));
+    expect(await probeMeta(url)).toEqual({
+      ok: false,
+      url,
+      kind: 'not-mdp',
+      reason: 'answered an HTML page (text/html; charset=utf-8), not JSON',
+    });
+  });
+
+  it('reports a 404 as not MDP with its status', async () => {
+    const { url } = await serve(json(404, 'Not Found', 'text/plain'));
+    expect(await probeMeta(url)).toEqual({ ok: false, url, kind: 'not-mdp', reason: 'HTTP 404 Not Found' });
+  });
+
+  it('reports a redirect as not MDP without following it', async () => {
+    const { url } = await serve((_req, res) => {
+      res.writeHead(302, { location: 'http://elsewhere.test/' });
+      res.end();
+    });
+    expect(await probeMeta(url)).toMatchObject({
+      kind: 'not-mdp',
+      reason: 'HTTP 302 Found (redirect to http://elsewhere.test/)',
+    });
+  });
+
+  it('reports invalid JSON as not MDP', async () => {
+    const { url } = await serve(json(200, '{"protocol": "mdp",'));
+    const result = await probeMeta(url);
+    expect(result).toMatchObject({ ok: false, kind: 'not-mdp' });
+    expect(!result.ok && result.reason).toMatch(/^invalid JSON \(application\/json\): /);
+  });
+
+  it('reports a document that fails the schema as not MDP, naming the field', async () => {
+    const { url, port } = await serve((req, res) => {
+      const doc = metaDocument(port);
+      (doc.cluster as Record<string, unknown>).role = 'primary';
+      json(200, doc)(req, res);
+    });
+    const result = await probeMeta(url);
+    expect(result).toMatchObject({ ok: false, kind: 'not-mdp' });
+    expect(!result.ok && result.reason).toMatch(/^not an MDP metadata document: cluster\.role: /);
+  });
+
+  it('reports JSON of another service as not MDP', async () => {
+    const { url } = await serve(json(200, { status: 'ok' }));
+    expect(await probeMeta(url)).toMatchObject({ kind: 'not-mdp', reason: expect.stringMatching(/^not an MDP metadata document: protocol/) });
+  });
+
+  it('reports an oversized answer as not MDP without reading it all', async () => {
+    const { url } = await serve(json(200, `"${'x'.repeat(5000)}"`));
+    expect(await probeMeta(url, { maxBodyBytes: 1000 })).toMatchObject({
+      kind: 'not-mdp',
+      reason: 'answer larger than 1000 bytes',
+    });
+  });
+
+  it('reports a port that does not speak HTTP as not MDP', async () => {
+    const { url, server } = await serve(() => undefined);
+    server.on('connection', (socket) => socket.end('SSH-2.0-OpenSSH_9.6\r\n'));
+    expect(await probeMeta(url)).toMatchObject({ ok: false, kind: 'not-mdp', reason: 'answer is not HTTP' });
+  });
+
+  it('reports a port that hangs up without answering as not MDP', async () => {
+    const { url, server } = await serve(() => undefined);
+    server.on('connection', (socket) => socket.destroy());
+    expect(await probeMeta(url)).toMatchObject({
+      ok: false,
+      kind: 'not-mdp',
+      reason: 'closed the connection without an HTTP answer',
+    });
+  });
+
+  it('reports a closed port as unreachable', async () => {
+    const port = await closedPort();
+    expect(await probeMeta(String(port))).toEqual({
+      ok: false,
+      url: `http://127.0.0.1:${port}`,
+      kind: 'unreachable',
+      reason: 'connection refused',
+    });
+  });
+
+  it('gives up on a silent server after timeoutMs', async () => {
+    const { url } = await serve(() => undefined); // accepts, never answers
+    const started = performance.now();
+    expect(await probeMeta(url, { timeoutMs: 100 })).toEqual({
+      ok: false,
+      url,
+      kind: 'unreachable',
+      reason: 'no answer within 100 ms',
+    });
+    expect(performance.now() - started).toBeLessThan(900);
+  });
+
+  it('gives up on a server that stalls mid-body', async () => {
+    const { url } = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"protocol":');
+    });
+    expect(await probeMeta(url, { timeoutMs: 100 })).toMatchObject({ kind: 'unreachable', reason: 'no answer within 100 ms' });
+  });
+
+  it('stops when the caller aborts', async () => {
+    const { url } = await serve(() => undefined);
+    const controller = new AbortController();
+    const pending = probeMeta(url, { signal: controller.signal, timeoutMs: 10_000 });
+    controller.abort();
+    expect(await pending).toEqual({ ok: false, url, kind: 'unreachable', reason: 'probe aborted' });
+  });
+
+  it('never throws, even for a target that cannot be parsed', async () => {
+    expect(await probeMeta('host:99999')).toEqual({
+      ok: false,
+      url: 'host:99999',
+      kind: 'unreachable',
+      reason: "bad port '99999' (expected 1-65535)",
+    });
+  });
+
+  it('probes IPv6 loopback', async () => {
+    let server: { url: string; port: number };
+    try {
+      server = await serve((req, res) => json(200, metaDocument(server.port))(req, res), '::1');
+    } catch {
+      return; // no IPv6 loopback on this machine
+    }
+    expect(await probeMeta(`[::1]:${server.port}`)).toMatchObject({ ok: true, url: `http://[::1]:${server.port}` });
+  });
+});
+
+describe('scanRange', () => {
+  it('probes every port of the range in order and finds the server', async () => {
+    const { port } = await serve((req, res) => json(200, metaDocument(port))(req, res));
+    const from = Math.max(1, port - 2);
+    const results = await scanRange('127.0.0.1', from, port + 2);
+    expect(results.map((r) => r.url)).toEqual(
+      Array.from({ length: port + 2 - from + 1 }, (_, i) => `http://127.0.0.1:${from + i}`),
+    );
+    expect(results[port - from]).toMatchObject({ ok: true, meta: { serverId: `127.0.0.1:${port}` } });
+  });
+
+  it('keeps to the concurrency limit', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const { port } = await serve((req, res) => json(200, metaDocument(port))(req, res));
+    const original = globalThis.fetch;
+    globalThis.fetch = async (...args: Parameters<typeof fetch>) => {
+      peak = Math.max(peak, ++inFlight);
+      try {
+        return await original(...args);
+      } finally {
+        inFlight--;
+      }
+    };
+    try {
+      const results = await scanRange('127.0.0.1', Math.max(1, port - 5), port, { concurrency: 2 });
+      expect(results).toHaveLength(port - Math.max(1, port - 5) + 1);
+    } finally {
+      globalThis.fetch = original;
+    }
+    expect(peak).toBeLessThanOrEqual(2);
+  });
+
+  it('finishes the default 100-port range well under 2 s', async () => {
+    const started = performance.now();
+    const results = await scanRange('127.0.0.1', 47372, 47471);
+    expect(results).toHaveLength(100);
+    expect(performance.now() - started).toBeLessThan(1500);
+  });
+
+  it('accepts an IPv6 host with or without brackets', async () => {
+    const port = await closedPort();
+    for (const host of ['::1', '[::1]']) {
+      const [result] = await scanRange(host, port, port, { timeoutMs: 200 });
+      expect(result?.url).toBe(`http://[::1]:${port}`);
+    }
+  });
+
+  it.each([
+    [0, 10, /bad port 0/],
+    [10, 70000, /bad port 70000/],
+    [20, 10, /start after end/],
+    [1.5, 10, /bad port 1.5/],
+  ])('refuses range %i-%i', async (from, to, message) => {
+    await expect(scanRange('127.0.0.1', from, to)).rejects.toThrow(message);
+  });
+
+  it('refuses a bad host', async () => {
+    await expect(scanRange('bad host', 1, 2)).rejects.toThrow(InvalidTargetError);
+  });
+});
