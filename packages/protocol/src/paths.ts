@@ -6,7 +6,8 @@
  * use only letters, digits, `.`, `_`, `-`, `~`, and which may hold parameter segments `:name`.
  */
 
-const FORBIDDEN_CHAR = /[?#\s\u0000-\u001f\u007f]/;
+// \p{Cc} is every control character: C0, DEL and the C1 range U+0080–U+009F (e.g. NEL U+0085).
+const FORBIDDEN_CHAR = /[?#\s\p{Cc}]/u;
 const STATIC_SEGMENT = /^[A-Za-z0-9._~-]+$/;
 const PARAM_SEGMENT = /^:[A-Za-z_][A-Za-z0-9_]*$/;
 

@@ -16,6 +16,9 @@ export const JsonObjectSchema = v.custom<Record<string, unknown>>(
 
 const NonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
 
+/** String-to-string map (headers, query, params). `v.record` alone would accept an array as `{0: …}`. */
+const StringRecordSchema = v.pipe(JsonObjectSchema, v.record(v.string(), v.string()));
+
 const PatternSchema = v.pipe(
   v.string(),
   v.rawCheck(({ dataset, addIssue }) => {
@@ -32,7 +35,7 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
 export const AuthContextSchema = v.object({
   scheme: v.optional(v.string()),
   token: v.optional(v.string()),
-  headers: v.optional(v.record(v.string(), v.string())),
+  headers: v.optional(StringRecordSchema),
   metadata: v.optional(JsonObjectSchema),
 });
 export type AuthContext = v.InferOutput<typeof AuthContextSchema>;
@@ -130,10 +133,10 @@ export const PingMessageSchema = v.object({ type: v.literal('ping'), timestamp: 
 export const PongMessageSchema = v.object({ type: v.literal('pong'), timestamp: v.optional(v.number()) });
 
 export const CallClientArgsSchema = v.object({
-  params: v.optional(v.record(v.string(), v.string())),
-  query: v.optional(v.record(v.string(), v.string())),
+  params: v.optional(StringRecordSchema),
+  query: v.optional(StringRecordSchema),
   body: v.optional(v.unknown()),
-  headers: v.optional(v.record(v.string(), v.string())),
+  headers: v.optional(StringRecordSchema),
 });
 export const CALL_KINDS = ['tool', 'prompt', 'skill'] as const;
 export const CallClientMessageSchema = v.object({
@@ -142,14 +145,16 @@ export const CallClientMessageSchema = v.object({
   clientId: NonEmptyString,
   method: v.picklist(ENDPOINT_METHODS),
   path: v.string(),
-  params: v.optional(v.record(v.string(), v.string())),
-  query: v.optional(v.record(v.string(), v.string())),
+  params: v.optional(StringRecordSchema),
+  query: v.optional(StringRecordSchema),
   body: v.optional(v.unknown()),
-  headers: v.optional(v.record(v.string(), v.string())),
+  headers: v.optional(StringRecordSchema),
   auth: v.optional(AuthContextSchema),
-  kind: v.picklist(CALL_KINDS),
-  name: v.string(),
-  args: CallClientArgsSchema,
+  // The named form. This server always sends it; optional so client projects can parse calls
+  // from servers that send only the path form.
+  kind: v.optional(v.picklist(CALL_KINDS)),
+  name: v.optional(v.string()),
+  args: v.optional(CallClientArgsSchema),
 });
 
 export const ClientToServerMessageSchema = v.variant(
