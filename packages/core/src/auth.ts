@@ -66,11 +66,13 @@ export function extractTransportAuth(headers: HeaderMap, options: ExtractAuthOpt
   }
 
   const cookieHeader = headerValue(headers.cookie);
+  // SPEC §7: the raw cookie header is copied whether or not it holds a valid mdp_auth cookie
+  // (clients may authenticate with their own cookies, as with the existing servers).
+  if (cookieHeader) copy('cookie', cookieHeader);
   const cookie = readCookie(cookieHeader, AUTH_COOKIE_NAME);
-  if (cookie !== undefined && cookieHeader !== undefined) {
+  if (cookie !== undefined) {
     const fromCookie = (options.decodeCookie ?? decodeAuthCookie)(cookie);
     if (fromCookie) {
-      copy('cookie', cookieHeader);
       // An explicit Authorization header wins over the cookie for scheme/token.
       auth = { ...fromCookie, ...auth, headers: { ...fromCookie.headers, ...auth?.headers } };
       if (fromCookie.metadata) auth.metadata = fromCookie.metadata;
