@@ -1,0 +1,43 @@
+/** One `mdp-probe` run: command line in, text out, exit code back. The CLI entry only wires it to the process. */
+import { probeMeta, scanRange } from '@mdp/cluster';
+import { parseCommandLine, type ProbeCliOptions } from './args.js';
+import { EXIT, check, exitCodeOf } from './check.js';
+import { formatJson, formatText, type ProbeReport } from './format.js';
+import { HELP } from './help.js';
+
+export interface ProbeIo {
+  readonly stdout: { write(text: string): unknown };
+  readonly stderr: { write(text: string): unknown };
+}
+
+/** Probe every target and scan range concurrently and check the answers. */
+export async function probeAll(options: ProbeCliOptions): Promise<ProbeReport> {
+  const probeOptions = { timeoutMs: options.timeoutMs };
+  const [targets, scans] = await Promise.all([
+    Promise.all(options.targets.map((target) => probeMeta(target, probeOptions))),
+    Promise.all(options.scans.map((spec) => scanRange(spec.host, spec.from, spec.to, probeOptions))),
+  ]);
+  const checkedTargets = targets.map((result) => check(result, options));
+  const checkedScans = scans.map((results, i) => ({
+    spec: options.scans[i]!,
+    results: results.map((result) => check(result, options)),
+  }));
+  const exitCode = exitCodeOf([...checkedTargets, ...checkedScans.flatMap((scan) => scan.results)]);
+  return { targets: checkedTargets, scans: checkedScans, exitCode };
+}
+
+/** Run `mdp-probe` with `argv` (without node and script); resolves to the exit code. */
+export async function runProbe(argv: readonly string[], io: ProbeIo): Promise<number> {
+  const parsed = parseCommandLine(argv);
+  if (parsed.kind === 'help') {
+    io.stdout.write(HELP);
+    return EXIT.found;
+  }
+  if (parsed.kind === 'usage-error') {
+    io.stderr.write(`mdp-probe: ${parsed.message}\nTry 'mdp-probe --help'.\n`);
+    return EXIT.usage;
+  }
+  const report = await probeAll(parsed.options);
+  io.stdout.write(parsed.options.json ? formatJson(report) : formatText(report));
+  return report.exitCode;
+}
