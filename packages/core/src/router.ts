@@ -14,6 +14,7 @@ import {
   type EndpointMethod,
   type PathDescriptor,
   type SerializedError,
+  type ServerToClientMessage,
 } from '@mdp/protocol';
 import { MdpError } from './errors.js';
 import { silentLogger, type Logger } from './logger.js';
@@ -201,7 +202,7 @@ export class Router {
         this.logger.info('session.expired', { sessionId: session.id, clientId: session.clientId });
         this.closeSession(session, SESSION_CLOSE.expired);
       } else if (session.transport.wantsPing !== false) {
-        session.transport.send({ type: 'ping', timestamp: now });
+        this.deliver(session, { type: 'ping', timestamp: now });
       }
     }
   }
@@ -228,7 +229,7 @@ export class Router {
         }
         return;
       case 'ping':
-        session.transport.send({ type: 'pong', timestamp: message.timestamp ?? Date.now() });
+        this.deliver(session, { type: 'pong', timestamp: message.timestamp ?? Date.now() });
         return;
       case 'pong':
         return;
@@ -345,8 +346,21 @@ export class Router {
       const call: PendingCall = { requestId, session, clientId, resolve, timer };
       this.pending.set(requestId, call);
       session.pending.add(call);
-      session.transport.send(message);
+      this.deliver(session, message, call);
     });
+  }
+
+  /**
+   * Hand a message to a transport. Transports must not throw; if one does anyway, the call it
+   * carried fails at once instead of waiting for its time-out, and the sweep goes on.
+   */
+  private deliver(session: Session, message: ServerToClientMessage, call?: PendingCall): void {
+    try {
+      session.transport.send(message);
+    } catch (error) {
+      this.logger.error('session.send_failed', { sessionId: session.id, type: message.type, error });
+      if (call) this.finish(call, { ok: false, source: 'server', error: { code: 'transport_error', message: 'Could not deliver the call' } });
+    }
   }
 
   private settle(session: Session, message: CallClientResultMessage): void {

@@ -11,6 +11,7 @@ export {
   matchPattern,
   patternProblem,
   splitPath,
+  staticPathProblem,
 } from './paths.js';
 export type { CompiledPattern } from './paths.js';
 export {

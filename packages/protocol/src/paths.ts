@@ -40,6 +40,20 @@ export function patternProblem(pattern: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Why `path` is not a concrete path whose every segment is static (letters, digits, `.`, `_`, `-`,
+ * `~`), or `undefined`. Paths addressed from outside (skill routes) are held to this, so that a
+ * client is never sent a path outside the grammar it registered with.
+ */
+export function staticPathProblem(path: string): string | undefined {
+  const problem = concretePathProblem(path);
+  if (problem) return problem;
+  for (const segment of path.slice(1).split('/')) {
+    if (!STATIC_SEGMENT.test(segment)) return `segment "${segment}" may only use letters, digits, ".", "_", "-" and "~"`;
+  }
+  return undefined;
+}
+
 export function isValidConcretePath(path: string): boolean {
   return concretePathProblem(path) === undefined;
 }

@@ -32,18 +32,22 @@ const PatternSchema = v.pipe(
 export const ERROR_CODES = ['bad_request', 'not_found', 'timeout', 'transport_error', 'handler_error', 'not_ready'] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-export const AuthContextSchema = v.object({
-  scheme: v.optional(v.string()),
-  token: v.optional(v.string()),
-  headers: v.optional(StringRecordSchema),
-  metadata: v.optional(JsonObjectSchema),
-});
+export const AuthContextSchema = v.pipe(
+  JsonObjectSchema,
+  v.object({
+    scheme: v.optional(v.string()),
+    token: v.optional(v.string()),
+    headers: v.optional(StringRecordSchema),
+    metadata: v.optional(JsonObjectSchema),
+  }),
+);
 export type AuthContext = v.InferOutput<typeof AuthContextSchema>;
 
 export const SerializedErrorSchema = v.object({
   code: v.string(),
   message: v.string(),
-  details: v.optional(JsonObjectSchema),
+  // Field clients put any JSON here (strings, arrays), so any value is accepted.
+  details: v.optional(v.unknown()),
 });
 export type SerializedError = v.InferOutput<typeof SerializedErrorSchema>;
 

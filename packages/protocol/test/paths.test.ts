@@ -11,6 +11,7 @@ import {
   matchPattern,
   patternProblem,
   splitPath,
+  staticPathProblem,
 } from '../src/index.js';
 
 describe('concrete paths', () => {
@@ -295,5 +296,19 @@ describe('compareSpecificity', () => {
       params: { section: 'blog', topic: 'x', file: 'y' },
     });
     expect(pick('/too/short')).toBeUndefined();
+  });
+});
+
+describe('staticPathProblem', () => {
+  it('accepts paths whose segments are all static', () => {
+    expect(staticPathProblem('/docs/review/skill.md')).toBeUndefined();
+    expect(staticPathProblem('/a~b/.hidden/x_y-z')).toBeUndefined();
+  });
+  it('refuses segments outside the static grammar, with the reason', () => {
+    expect(staticPathProblem('/docs/café')).toMatch(/segment "café"/);
+    expect(staticPathProblem('/docs/:name')).toMatch(/segment ":name"/);
+    expect(staticPathProblem('/a@b')).toMatch(/segment/);
+    expect(staticPathProblem('/a/../b')).toMatch(/"\." or "\.\."/);
+    expect(staticPathProblem('no-slash')).toMatch(/start with/);
   });
 });
