@@ -1,0 +1,23 @@
+/** Websocket close statuses this transport uses (SPEC §5), in one place. */
+export const WS_CLOSE = {
+  /** Normal closure. */
+  normal: 1000,
+  /** Server shutting down. */
+  goingAway: 1001,
+  /** Binary frame: only JSON text frames are accepted. */
+  unsupportedData: 1003,
+  /** Frame not JSON, invalid message, or a server-to-client type sent by the client. */
+  policyViolation: 1008,
+  /** Frame over the size limit (sent by `ws` itself when maxPayload is exceeded). */
+  messageTooBig: 1009,
+  /** Unexpected server error; the cause is logged, never echoed. */
+  internalError: 1011,
+} as const;
+
+/** Close reasons must fit in a control frame: 123 bytes of UTF-8. */
+export function closeReason(text: string): string {
+  if (Buffer.byteLength(text) <= 123) return text;
+  let cut = text.slice(0, 120);
+  while (Buffer.byteLength(cut) > 120) cut = cut.slice(0, -1);
+  return `${cut}...`;
+}
