@@ -1,0 +1,62 @@
+/** POST/DELETE /mdp/auth: the auth cookie bootstrap for browser websocket clients (SPEC §7). */
+import { Hono } from 'hono';
+import { parseAuthContext, type AuthContext } from '@mdp/protocol';
+import { AUTH_COOKIE_NAME, encodeAuthCookie, extractTransportAuth, headersToMap } from '@mdp/core';
+
+/** Cookie lifetime, seconds (one hour). */
+export const AUTH_COOKIE_MAX_AGE_S = 3600;
+
+function cookieAttributes(secure: boolean, maxAge: number): string {
+  return `Path=/; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+}
+
+/**
+ * The part of a request's transport auth worth putting in a cookie: everything but the raw Cookie
+ * header (re-issuing would otherwise nest the old cookie in the new one). Nothing left → undefined.
+ */
+function credentialOf(auth: AuthContext | undefined): AuthContext | undefined {
+  if (!auth) return undefined;
+  const { cookie: _cookie, ...headers } = auth.headers ?? {};
+  const result: AuthContext = { ...auth };
+  if (Object.keys(headers).length > 0) result.headers = headers;
+  else delete result.headers;
+  return result.scheme || result.token || result.headers || result.metadata ? result : undefined;
+}
+
+export function createAuthRoutes(): Hono {
+  const app = new Hono();
+  app.post('/', async (c) => {
+    const text = await c.req.text();
+    let auth: AuthContext | undefined;
+    if (text.trim() !== '') {
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return c.json({ error: 'Request body is not valid JSON' }, 400);
+      }
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        return c.json({ error: 'Request body must be a JSON object' }, 400);
+      }
+      const raw = (body as { auth?: unknown }).auth;
+      if (raw !== undefined) {
+        const parsed = parseAuthContext(raw);
+        if (!parsed.ok) return c.json({ error: `auth.${parsed.error}` }, 400);
+        auth = parsed.value;
+      }
+    }
+    auth ??= credentialOf(extractTransportAuth(headersToMap(c.req.raw.headers)));
+    if (!auth) return c.json({ error: 'No auth given: send {"auth": {...}} or an Authorization header' }, 400);
+    const secure = new URL(c.req.url).protocol === 'https:';
+    c.header('cache-control', 'no-store');
+    c.header('set-cookie', `${AUTH_COOKIE_NAME}=${encodeAuthCookie(auth)}; ${cookieAttributes(secure, AUTH_COOKIE_MAX_AGE_S)}`);
+    return c.body(null, 204);
+  });
+  app.delete('/', (c) => {
+    const secure = new URL(c.req.url).protocol === 'https:';
+    c.header('cache-control', 'no-store');
+    c.header('set-cookie', `${AUTH_COOKIE_NAME}=; ${cookieAttributes(secure, 0)}`);
+    return c.body(null, 204);
+  });
+  return app;
+}

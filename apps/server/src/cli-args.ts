@@ -1,0 +1,110 @@
+/** Command-line flags of `mdp-server`, parsed and validated into MdpServerOptions. */
+import { parseArgs } from 'node:util';
+import { LOG_LEVELS, isLogLevel } from '@mdp/core';
+import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
+
+export const HELP = `Usage: mdp-server [options]
+
+Runs an MDP server: MDP clients connect over the websocket or the HTTP loop and publish paths;
+their skills are readable at /skills/<clientId>/<path> and /<clientId>/skills/<path>.
+
+Options:
+  --host <addr>                    address to bind (default ${SERVER_DEFAULTS.host})
+  --port <n>                       port, 0 for any free one (default ${SERVER_DEFAULTS.port})
+  --server-id <id>                 id in /mdp/meta (default <host>:<port>)
+  --invocation-timeout-ms <ms>     time a client has to answer a call (default ${SERVER_DEFAULTS.invocationTimeoutMs})
+  --heartbeat-interval-ms <ms>     ping interval for every session (default ${SERVER_DEFAULTS.heartbeatIntervalMs})
+  --heartbeat-timeout-ms <ms>      close sessions silent this long (default ${SERVER_DEFAULTS.heartbeatTimeoutMs})
+  --max-message-bytes <n>          largest websocket frame / HTTP loop body (default ${SERVER_DEFAULTS.maxMessageBytes})
+  --long-poll-timeout-ms <ms>      default HTTP loop poll wait (default ${SERVER_DEFAULTS.longPollTimeoutMs})
+  --cluster-id <id>                cluster id reported in /mdp/meta (default ${SERVER_DEFAULTS.clusterId})
+  --log-level <level>              ${LOG_LEVELS.join(' | ')} (default ${SERVER_DEFAULTS.logLevel}); logs are JSON lines on stderr
+  -h, --help                       show this help
+  -v, --version                    print the version
+
+Stops gracefully on SIGINT or SIGTERM (pending calls fail, connections close, exit 0).`;
+
+export type CliCommand =
+  | { readonly kind: 'help' }
+  | { readonly kind: 'version' }
+  | { readonly kind: 'run'; readonly options: MdpServerOptions }
+  | { readonly kind: 'error'; readonly message: string };
+
+const INT_FLAGS = {
+  'invocation-timeout-ms': 'invocationTimeoutMs',
+  'heartbeat-interval-ms': 'heartbeatIntervalMs',
+  'heartbeat-timeout-ms': 'heartbeatTimeoutMs',
+  'max-message-bytes': 'maxMessageBytes',
+  'long-poll-timeout-ms': 'longPollTimeoutMs',
+} as const;
+
+function positiveInt(flag: string, raw: string): number | string {
+  if (!/^\d+$/.test(raw) || Number(raw) <= 0 || !Number.isSafeInteger(Number(raw))) {
+    return `--${flag} must be a positive whole number, got ${JSON.stringify(raw)}`;
+  }
+  return Number(raw);
+}
+
+export function parseCliArgs(argv: readonly string[]): CliCommand {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        'server-id': { type: 'string' },
+        'invocation-timeout-ms': { type: 'string' },
+        'heartbeat-interval-ms': { type: 'string' },
+        'heartbeat-timeout-ms': { type: 'string' },
+        'max-message-bytes': { type: 'string' },
+        'long-poll-timeout-ms': { type: 'string' },
+        'cluster-id': { type: 'string' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    }));
+  } catch (error) {
+    // node's messages can span lines; the CLI promises one.
+    return { kind: 'error', message: (error as Error).message.replace(/\s*\n\s*/g, ' ') };
+  }
+  if (values.help) return { kind: 'help' };
+  if (values.version) return { kind: 'version' };
+
+  const options: MdpServerOptions = {};
+  if (typeof values.host === 'string') {
+    if (values.host.trim() === '') return { kind: 'error', message: '--host must not be empty' };
+    options.host = values.host;
+  }
+  if (typeof values.port === 'string') {
+    const port = Number(values.port);
+    if (!/^\d+$/.test(values.port) || port > 65535) {
+      return { kind: 'error', message: `--port must be a whole number from 0 to 65535, got ${JSON.stringify(values.port)}` };
+    }
+    options.port = port;
+  }
+  if (typeof values['server-id'] === 'string') {
+    if (values['server-id'] === '') return { kind: 'error', message: '--server-id must not be empty' };
+    options.serverId = values['server-id'];
+  }
+  if (typeof values['cluster-id'] === 'string') {
+    if (values['cluster-id'] === '') return { kind: 'error', message: '--cluster-id must not be empty' };
+    options.clusterId = values['cluster-id'];
+  }
+  for (const [flag, key] of Object.entries(INT_FLAGS)) {
+    const raw = values[flag];
+    if (typeof raw !== 'string') continue;
+    const parsed = positiveInt(flag, raw);
+    if (typeof parsed === 'string') return { kind: 'error', message: parsed };
+    options[key] = parsed;
+  }
+  const level = values['log-level'];
+  if (typeof level === 'string') {
+    if (!isLogLevel(level)) return { kind: 'error', message: `--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}` };
+    options.logLevel = level;
+  }
+  return { kind: 'run', options };
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+/** The `mdp-server` binary. */
+import { createRequire } from 'node:module';
+import { HELP, parseCliArgs } from './cli-args.js';
+import { createMdpServer } from './server.js';
+
+const command = parseCliArgs(process.argv.slice(2));
+switch (command.kind) {
+  case 'help':
+    process.stdout.write(`${HELP}\n`);
+    process.exit(0);
+    break;
+  case 'version': {
+    const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
+    process.stdout.write(`mdp-server ${pkg.version}\n`);
+    process.exit(0);
+    break;
+  }
+  case 'error':
+    process.stderr.write(`mdp-server: ${command.message} (see mdp-server --help)\n`);
+    process.exit(1);
+    break;
+  case 'run': {
+    const server = createMdpServer(command.options);
+    try {
+      const info = await server.listen();
+      process.stdout.write(`mdp-server listening on ${info.urls.http} (websocket ${info.urls.ws}, server id ${info.serverId})\n`);
+    } catch (error) {
+      const err = error as NodeJS.ErrnoException;
+      const where = `${command.options.host ?? '127.0.0.1'}:${command.options.port ?? 47372}`;
+      const message =
+        err.code === 'EADDRINUSE'
+          ? `port already in use: ${where}`
+          : err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND'
+            ? `cannot bind ${where}: address not available`
+            : err.code === 'EACCES'
+              ? `cannot bind ${where}: permission denied`
+              : `cannot start: ${err.message}`;
+      process.stderr.write(`mdp-server: ${message}\n`);
+      await server.close();
+      process.exit(1);
+    }
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals): void => {
+      if (stopping) {
+        process.stderr.write(`mdp-server: ${signal} again, exiting now\n`);
+        process.exit(1);
+      }
+      stopping = true;
+      server.logger.info('server.stopping', { signal });
+      server.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          server.logger.error('server.close_failed', { error });
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    break;
+  }
+}

@@ -1,0 +1,38 @@
+import type { Logger, LogLevel } from '@mdp/core';
+
+/** Everything `createMdpServer` accepts. Every limit has a documented default. */
+export interface MdpServerOptions {
+  /** Address to bind. Default 127.0.0.1 (loopback only). */
+  host?: string;
+  /** Port; 0 picks a free one. Default 47372. */
+  port?: number;
+  /** Identity in /mdp/meta; default `<host>:<port>` of the bound address. */
+  serverId?: string;
+  /** Time a client has to answer a call, ms. Default 15000. */
+  invocationTimeoutMs?: number;
+  /** Ping interval for every session, ms. Default 30000. */
+  heartbeatIntervalMs?: number;
+  /** A session silent this long is closed, ms. Default 90000. */
+  heartbeatTimeoutMs?: number;
+  /** Largest websocket frame and HTTP loop body, bytes. Default 1 MiB. */
+  maxMessageBytes?: number;
+  /** Default long-poll wait of the HTTP loop, ms. Default 25000. */
+  longPollTimeoutMs?: number;
+  /** Cluster id reported in /mdp/meta. Default `mdp`. */
+  clusterId?: string;
+  /** Log level when no logger is given. Default `info`. */
+  logLevel?: LogLevel;
+  logger?: Logger;
+}
+
+export const SERVER_DEFAULTS = {
+  host: '127.0.0.1',
+  port: 47372,
+  invocationTimeoutMs: 15_000,
+  heartbeatIntervalMs: 30_000,
+  heartbeatTimeoutMs: 90_000,
+  maxMessageBytes: 1024 * 1024,
+  longPollTimeoutMs: 25_000,
+  clusterId: 'mdp',
+  logLevel: 'info' as LogLevel,
+} as const;

@@ -1,0 +1,159 @@
+/**
+ * `createMdpServer`: assembles core, both transports, the skill routes, /mdp/meta and /mdp/auth on one
+ * @hono/node-server listener. Tests and embedders start one on port 0; the CLI wraps it.
+ */
+import type { IncomingMessage, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { createAdaptorServer } from '@hono/node-server';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { Router, createLogger, type Logger } from '@mdp/core';
+import { createWebSocketTransport, type WebSocketTransport } from '@mdp/transport-ws';
+import { createHttpLoopTransport } from '@mdp/transport-http-loop';
+import { createSkillsRoutes } from '@mdp/skills-gateway';
+import { createAuthRoutes } from './auth-routes.js';
+import { mdpCors } from './cors.js';
+import { buildMetaDocument, standaloneCluster, type ClusterView, type FeaturesView } from './meta.js';
+import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
+import { advertisedAuthority, formatHost, serverUrls, type ServerUrls } from './urls.js';
+
+export interface ListeningInfo {
+  readonly host: string;
+  readonly port: number;
+  readonly serverId: string;
+  readonly urls: ServerUrls;
+}
+
+export interface MdpServer {
+  readonly router: Router;
+  readonly app: Hono;
+  readonly logger: Logger;
+  /** Bind and start serving. Rejects (e.g. EADDRINUSE) without leaving anything open. */
+  listen(): Promise<ListeningInfo>;
+  /** Set once listening. */
+  readonly info: ListeningInfo | undefined;
+  /** Graceful shutdown: pending calls fail, sockets close, the port is released. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Time given to open HTTP connections to finish during close before they are cut, ms. */
+const CLOSE_GRACE_MS = 1000;
+
+export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
+  const host = options.host ?? SERVER_DEFAULTS.host;
+  const port = options.port ?? SERVER_DEFAULTS.port;
+  const maxMessageBytes = options.maxMessageBytes ?? SERVER_DEFAULTS.maxMessageBytes;
+  const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
+  const logger = options.logger ?? createLogger({ level: options.logLevel ?? SERVER_DEFAULTS.logLevel });
+
+  const router = new Router({
+    invocationTimeoutMs: options.invocationTimeoutMs ?? SERVER_DEFAULTS.invocationTimeoutMs,
+    heartbeatIntervalMs: options.heartbeatIntervalMs ?? SERVER_DEFAULTS.heartbeatIntervalMs,
+    heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? SERVER_DEFAULTS.heartbeatTimeoutMs,
+    logger,
+  });
+  const wsTransport: WebSocketTransport = createWebSocketTransport(router, { maxMessageBytes, logger });
+  const httpLoop = createHttpLoopTransport(router, {
+    longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs,
+    maxBodyBytes: maxMessageBytes,
+    logger,
+  });
+
+  let info: ListeningInfo | undefined;
+  // CLUSTER-HOOK: a cluster node replaces these two views and handles /mdp/cluster upgrades.
+  let clusterView = (serverId: string, urls: ServerUrls): ClusterView => standaloneCluster(clusterId, serverId, urls.ws);
+  let featuresView = (): FeaturesView => ({ upstreamProxy: false, clusterControl: false });
+  let handleClusterUpgrade: ((request: IncomingMessage, socket: Duplex, head: Buffer) => void) | undefined;
+
+  const app = new Hono();
+  app.onError((error, c) => {
+    logger.error('http.unhandled_error', { method: c.req.method, path: c.req.path, error });
+    return c.json({ error: 'Internal error' }, 500);
+  });
+  app.notFound((c) => c.body(null, 404));
+  app.use('*', mdpCors());
+
+  app.get('/mdp/meta', (c) => {
+    if (!info) return c.json({ error: 'Server is not listening' }, 503);
+    const urls = serverUrls(advertisedAuthority(host, info.port, c.req.header('host')));
+    return c.json(buildMetaDocument(info.serverId, urls, clusterView(info.serverId, info.urls), featuresView()));
+  });
+  app.all('/mdp/meta', (c) => c.body(null, 405, { allow: 'GET, OPTIONS' }));
+
+  const limit = bodyLimit({
+    maxSize: maxMessageBytes,
+    onError: (c) => c.json({ error: `Request body exceeds ${maxMessageBytes} bytes` }, 413),
+  });
+  app.use('/mdp/auth', limit);
+  app.route('/mdp/auth', createAuthRoutes());
+  app.route('/mdp/http-loop', httpLoop.app);
+  app.route('/', createSkillsRoutes(router));
+
+  const httpServer = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
+  httpServer.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', (error) => logger.debug('upgrade.socket_error', { error: error.message }));
+    const path = (request.url ?? '/').split('?')[0];
+    if (path === '/mdp/cluster') {
+      if (handleClusterUpgrade) return handleClusterUpgrade(request, socket, head);
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    wsTransport.handleUpgrade(request, socket, head);
+  });
+  httpServer.on('clientError', (error, socket) => {
+    logger.debug('http.client_error', { error: error.message });
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    else socket.destroy();
+  });
+
+  let closing: Promise<void> | undefined;
+
+  return {
+    router,
+    app,
+    logger,
+    get info() {
+      return info;
+    },
+    listen() {
+      return new Promise<ListeningInfo>((resolve, reject) => {
+        const onError = (error: Error): void => {
+          httpServer.off('listening', onListening);
+          reject(error);
+        };
+        const onListening = (): void => {
+          httpServer.off('error', onError);
+          const address = httpServer.address() as AddressInfo;
+          const authority = advertisedAuthority(host, address.port, undefined);
+          const serverId = options.serverId ?? `${formatHost(host)}:${address.port}`;
+          info = { host, port: address.port, serverId, urls: serverUrls(authority) };
+          httpServer.on('error', (error) => logger.error('http.server_error', { error }));
+          logger.info('server.listening', { url: info.urls.http, ws: info.urls.ws, serverId });
+          resolve(info);
+        };
+        httpServer.once('error', onError);
+        httpServer.once('listening', onListening);
+        httpServer.listen(port, host);
+      });
+    },
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => {
+          if (!httpServer.listening) return resolve();
+          httpServer.close(() => resolve());
+        });
+        // Order matters: sessions end first so pending calls fail and waiting reads answer.
+        await router.close();
+        await Promise.all([wsTransport.close(), httpLoop.close()]);
+        httpServer.closeIdleConnections();
+        const cut = setTimeout(() => httpServer.closeAllConnections(), CLOSE_GRACE_MS);
+        cut.unref();
+        await stopped;
+        clearTimeout(cut);
+        logger.info('server.closed', { serverId: info?.serverId });
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,157 @@
+/**
+ * End-to-end harness: a real server on an ephemeral loopback port and tiny MDP websocket clients
+ * built on `ws`. Everything started here is stopped by `stopAll()`.
+ */
+import { request as httpRequest } from 'node:http';
+import { WebSocket } from 'ws';
+import type { CallClientMessage, ClientDescriptor, PathDescriptor } from '@mdp/protocol';
+import { createMdpServer, type MdpServer } from '../src/index.js';
+import type { MdpServerOptions } from '../src/options.js';
+
+const started: Array<{ close(): Promise<void> | void }> = [];
+
+export async function stopAll(): Promise<void> {
+  const items = started.splice(0).reverse();
+  for (const item of items) await item.close();
+}
+
+export interface TestServer {
+  server: MdpServer;
+  http: string;
+  ws: string;
+  port: number;
+}
+
+export async function startServer(options: MdpServerOptions = {}): Promise<TestServer> {
+  const server = createMdpServer({ host: '127.0.0.1', port: 0, logLevel: 'silent', ...options });
+  const info = await server.listen();
+  started.push(server);
+  return { server, http: info.urls.http, ws: info.urls.ws, port: info.port };
+}
+
+export type CallHandler = (call: CallClientMessage) => unknown | Promise<unknown>;
+
+/** A minimal MDP websocket client for tests. */
+export class TestClient {
+  readonly calls: CallClientMessage[] = [];
+  readonly received: unknown[] = [];
+  handler: CallHandler = () => 'ok';
+  /** Set when the server closes the socket. */
+  readonly closed: Promise<{ code: number; reason: string }>;
+  private readonly waiters: Array<{ match: (m: Record<string, unknown>) => boolean; resolve: (m: Record<string, unknown>) => void }> = [];
+
+  constructor(readonly socket: WebSocket) {
+    this.closed = new Promise((resolve) => socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    socket.on('message', (data) => {
+      const message = JSON.parse(data.toString()) as Record<string, unknown>;
+      this.received.push(message);
+      for (const waiter of [...this.waiters]) {
+        if (waiter.match(message)) {
+          this.waiters.splice(this.waiters.indexOf(waiter), 1);
+          waiter.resolve(message);
+        }
+      }
+      if (message.type === 'callClient') void this.answer(message as unknown as CallClientMessage);
+    });
+  }
+
+  static async connect(url: string, options: { headers?: Record<string, string> } = {}): Promise<TestClient> {
+    const socket = new WebSocket(url, { headers: options.headers });
+    const client = new TestClient(socket);
+    started.push({ close: () => client.close() });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+    return client;
+  }
+
+  private async answer(call: CallClientMessage): Promise<void> {
+    this.calls.push(call);
+    try {
+      const result = await this.handler(call);
+      if (result === NO_ANSWER) return;
+      if (result instanceof ClientFailure) {
+        this.send({ type: 'callClientResult', requestId: call.requestId, ok: false, error: result.error });
+      } else {
+        this.send({ type: 'callClientResult', requestId: call.requestId, ok: true, data: result });
+      }
+    } catch (error) {
+      this.send({ type: 'callClientResult', requestId: call.requestId, ok: false, error: { code: 'handler_error', message: String(error) } });
+    }
+  }
+
+  send(message: unknown): void {
+    if (this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));
+  }
+
+  sendRaw(data: string | Buffer, binary = false): void {
+    this.socket.send(data, { binary });
+  }
+
+  /** Resolves with the next message matching `match`. */
+  next(match: (m: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+    return new Promise((resolve) => this.waiters.push({ match, resolve }));
+  }
+
+  async close(): Promise<void> {
+    if (this.socket.readyState === WebSocket.CLOSED) return;
+    const done = new Promise<void>((resolve) => this.socket.once('close', () => resolve()));
+    this.socket.terminate();
+    await done;
+  }
+}
+
+export const NO_ANSWER = Symbol('no answer');
+export class ClientFailure {
+  constructor(readonly error: { code: string; message: string; details?: Record<string, unknown> }) {}
+}
+
+export function skill(path: string, extra: Partial<PathDescriptor> = {}): PathDescriptor {
+  return { type: 'skill', path, ...extra } as PathDescriptor;
+}
+
+export function descriptor(id: string, paths: PathDescriptor[], extra: Partial<ClientDescriptor> = {}): ClientDescriptor {
+  return { id, name: `Client ${id}`, paths, ...extra };
+}
+
+/** Wait until the router lists (or no longer lists) `clientId`. Event-driven, no polling loop. */
+export function clientChange(server: MdpServer, clientId: string, present: boolean): Promise<void> {
+  if ((server.router.getClient(clientId) !== undefined) === present) return Promise.resolve();
+  return new Promise((resolve) => {
+    const off = server.router.onClientEvent(() => {
+      if ((server.router.getClient(clientId) !== undefined) === present) {
+        off();
+        resolve();
+      }
+    });
+  });
+}
+
+/** Connect a websocket client, register it and wait until the server lists it. */
+export async function registeredClient(t: TestServer, desc: ClientDescriptor, headers?: Record<string, string>): Promise<TestClient> {
+  const client = await TestClient.connect(t.ws, { headers });
+  const listed = clientChange(t.server, desc.id, true);
+  client.send({ type: 'registerClient', client: desc });
+  await listed;
+  return client;
+}
+
+/** A GET with the path sent exactly as given (fetch would normalise dot segments). */
+export function rawRequest(
+  base: string,
+  path: string,
+  method = 'GET',
+): Promise<{ status: number; headers: import('node:http').IncomingHttpHeaders; body: string }> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: url.hostname, port: url.port, path, method }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
