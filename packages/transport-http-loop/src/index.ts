@@ -1,0 +1,4 @@
+export { HTTP_LOOP_DEFAULTS, createHttpLoopTransport } from './transport.js';
+export type { HttpLoopOptions, HttpLoopTransport } from './transport.js';
+export { MAX_WAIT_MS, resolveWaitMs } from './wait.js';
+export { SESSION_ID_HEADER, SESSION_ID_QUERY } from './session-id.js';

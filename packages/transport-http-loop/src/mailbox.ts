@@ -1,0 +1,134 @@
+/**
+ * One session's outbound queue and its single waiting poll. No HTTP here: the poll route hands in
+ * an abort signal and a liveness check, and puts a message back when its response did not reach
+ * the client.
+ *
+ *   core ──send──▶ queue ──(after one I/O phase)──▶ waiting poll ──▶ 200 {message}
+ *                   ▲                                    │
+ *                   └──── putBack (response lost) ◀──────┘
+ *
+ * At most one poll waits; a newer poll answers the older one (`replaced` → 204).
+ */
+import type { ServerToClientMessage } from '@mdp/protocol';
+
+export type TakeResult =
+  | { readonly message: ServerToClientMessage }
+  | { readonly message?: undefined; readonly reason: 'timeout' | 'replaced' | 'abandoned' | 'closed' };
+
+export interface TakeOptions {
+  /** How long to wait for a message, ms; 0 answers at once. */
+  readonly waitMs: number;
+  /** Aborts when the poll's client goes away; an aborted poll takes nothing. */
+  readonly signal?: AbortSignal;
+  /** Whether the poll's response can still reach its client; checked before a message is handed over. */
+  readonly isLive?: () => boolean;
+}
+
+interface Waiter {
+  readonly resolve: (result: TakeResult) => void;
+  readonly live: () => boolean;
+  readonly cleanup: () => void;
+}
+
+export class Mailbox {
+  private readonly queue: ServerToClientMessage[] = [];
+  private waiter: Waiter | undefined;
+  private flushing: NodeJS.Immediate | undefined;
+  private closed = false;
+
+  /** Messages waiting to be polled. */
+  get size(): number {
+    return this.queue.length;
+  }
+
+  get hasWaiter(): boolean {
+    return this.waiter !== undefined;
+  }
+
+  /** Queue a message behind the others. Dropped once closed (the session is gone). */
+  push(message: ServerToClientMessage): void {
+    if (this.closed) return;
+    this.queue.push(message);
+    this.scheduleFlush();
+  }
+
+  /** Return a message whose response was not delivered to the head of the queue. */
+  putBack(message: ServerToClientMessage): void {
+    if (this.closed) return;
+    this.queue.unshift(message);
+    this.scheduleFlush();
+  }
+
+  /** Take the next message, waiting up to `waitMs` for one. Never rejects. */
+  take(options: TakeOptions): Promise<TakeResult> {
+    this.answer({ reason: 'replaced' });
+    if (this.closed) return Promise.resolve({ reason: 'closed' });
+    const { signal, isLive } = options;
+    const live = (): boolean => !(signal?.aborted ?? false) && (isLive?.() ?? true);
+    if (!live()) return Promise.resolve({ reason: 'abandoned' });
+    const head = this.queue.shift();
+    if (head !== undefined) return Promise.resolve({ message: head });
+    if (options.waitMs <= 0) return Promise.resolve({ reason: 'timeout' });
+    return new Promise<TakeResult>((resolve) => {
+      const onAbort = (): void => {
+        if (this.waiter === waiter) this.answer({ reason: 'abandoned' });
+      };
+      // The long-poll time-out: an empty poll is answered 204 after waitMs.
+      const timer = setTimeout(() => {
+        if (this.waiter === waiter) this.answer({ reason: 'timeout' });
+      }, options.waitMs);
+      const waiter: Waiter = {
+        resolve,
+        live,
+        cleanup: () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiter = waiter;
+    });
+  }
+
+  /** Answer the waiting poll, drop the queue and refuse everything afterwards. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue.length = 0;
+    if (this.flushing) clearImmediate(this.flushing);
+    this.flushing = undefined;
+    this.answer({ reason: 'closed' });
+  }
+
+  private answer(result: TakeResult): void {
+    const waiter = this.waiter;
+    if (!waiter) return;
+    this.waiter = undefined;
+    waiter.cleanup();
+    waiter.resolve(result);
+  }
+
+  private scheduleFlush(): void {
+    if (!this.waiter || this.flushing) return;
+    // Hand over only after one full I/O phase of the event loop, not synchronously: a client that
+    // closed its poll connection (its FIN already received by the kernel) is noticed first, so the
+    // message is not written to a connection that is already gone. One setImmediate is not enough:
+    // when the push happens during the I/O phase, the check phase of that same turn comes before
+    // the next I/O phase; the second setImmediate runs in the following turn.
+    this.flushing = setImmediate(() => {
+      this.flushing = setImmediate(() => this.flush());
+    });
+  }
+
+  private flush(): void {
+    this.flushing = undefined;
+    const waiter = this.waiter;
+    if (!waiter || this.queue.length === 0) return;
+    if (!waiter.live()) {
+      this.answer({ reason: 'abandoned' });
+      return;
+    }
+    const message = this.queue.shift() as ServerToClientMessage;
+    this.answer({ message });
+  }
+}

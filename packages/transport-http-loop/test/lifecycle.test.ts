@@ -1,0 +1,101 @@
+/** Session lifecycle: expiry by core's liveness rule, replacement, router shutdown, transport close. */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createHttpLoopTransport, type HttpLoopTransport } from '../src/index.js';
+import { CLIENT, SpyRouter, loopClient, watchLogs, type LogWatcher, type LoopClient } from './helpers.js';
+
+let router: SpyRouter;
+let transport: HttpLoopTransport;
+let client: LoopClient;
+let logs: LogWatcher;
+
+beforeEach(() => {
+  vi.useFakeTimers();
+  // Core sweeps every 20 ms and closes a session silent for 50 ms.
+  router = new SpyRouter({ heartbeatIntervalMs: 20, heartbeatTimeoutMs: 50 });
+  logs = watchLogs();
+  transport = createHttpLoopTransport(router, { logger: logs.logger });
+  client = loopClient((path, init) => transport.app.request(path, init));
+});
+
+afterEach(async () => {
+  await transport.close();
+  await router.close();
+  expect(vi.getTimerCount()).toBe(0);
+  vi.useRealTimers();
+});
+
+describe('expiry', () => {
+  it('forgets a silent session and answers its waiting poll with 204', async () => {
+    const sessionId = await client.register();
+    const poll = client.poll(sessionId, 60_000);
+    await vi.advanceTimersByTimeAsync(60);
+    const answered = await poll;
+    expect(answered.status).toBe(204);
+    expect(transport.sessionCount).toBe(0);
+    expect(router.sessionCount).toBe(0);
+    expect(router.getClient('c1')).toBeUndefined();
+    expect((await client.poll(sessionId, 0)).status).toBe(404);
+    expect(logs.records.some((record) => record.event === 'session.closed' && record.reason === 'Heartbeat timeout')).toBe(true);
+  });
+
+  it('keeps a polling session alive and queues no pings for it', async () => {
+    const sessionId = await client.register();
+    for (let elapsed = 0; elapsed < 300; elapsed += 30) {
+      await vi.advanceTimersByTimeAsync(30);
+      expect((await client.poll(sessionId, 0)).status).toBe(204);
+    }
+    expect(transport.sessionCount).toBe(1);
+  });
+
+  it('counts sends as activity too', async () => {
+    const sessionId = await client.register();
+    for (let elapsed = 0; elapsed < 300; elapsed += 30) {
+      await vi.advanceTimersByTimeAsync(30);
+      expect((await client.send(sessionId, { type: 'pong' })).status).toBe(202);
+    }
+    expect(transport.sessionCount).toBe(1);
+  });
+});
+
+describe('closed by core', () => {
+  it('forgets a session replaced by a newer registration and answers its poll', async () => {
+    const older = await client.register();
+    const poll = client.poll(older, 60_000);
+    const newer = await client.register(CLIENT);
+    expect((await poll).status).toBe(204);
+    expect((await client.poll(older, 0)).status).toBe(404);
+    expect((await client.poll(newer, 0)).status).toBe(204);
+    expect(transport.sessionCount).toBe(1);
+    expect(router.getClient('c1')?.sessionId).toBe(newer);
+  });
+
+  it('forgets every session when the router shuts down', async () => {
+    const sessionId = await client.register();
+    const poll = client.poll(sessionId, 60_000);
+    await router.close();
+    expect((await poll).status).toBe(204);
+    expect(transport.sessionCount).toBe(0);
+    expect((await client.poll(sessionId, 0)).status).toBe(404);
+  });
+});
+
+describe('close()', () => {
+  it('ends every session, fails pending calls, answers waiting polls and refuses new connects', async () => {
+    const sessionId = await client.register();
+    const idle = await client.connect();
+    const outcome = router.invoke('c1', 'GET', '/hello');
+    const poll = client.poll(idle, 60_000);
+    await transport.close();
+    await transport.close();
+    expect((await poll).status).toBe(204);
+    expect(await outcome).toMatchObject({ ok: false, error: { code: 'transport_error' } });
+    expect(transport.sessionCount).toBe(0);
+    expect(router.sessionCount).toBe(0);
+    expect((await client.poll(sessionId, 0)).status).toBe(404);
+    const refused = await transport.app.request('/connect', { method: 'POST' });
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toEqual({ error: 'Server is shutting down' });
+    // No timer is left: no long poll, no liveness sweep, no invocation time-out.
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});

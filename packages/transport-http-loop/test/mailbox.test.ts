@@ -1,0 +1,107 @@
+import type { ServerToClientMessage } from '@mdp/protocol';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Mailbox } from '../src/mailbox.js';
+
+const ping = (timestamp: number): ServerToClientMessage => ({ type: 'ping', timestamp });
+
+/** Run the two event-loop turns (setImmediate twice) after which a waiting take gets its message. */
+async function handOver(): Promise<void> {
+  await vi.advanceTimersToNextTimerAsync();
+  await vi.advanceTimersToNextTimerAsync();
+}
+
+describe('Mailbox', () => {
+  let mailbox: Mailbox;
+
+  beforeEach(() => {
+    vi.useFakeTimers();
+    mailbox = new Mailbox();
+  });
+
+  afterEach(() => {
+    mailbox.close();
+    expect(vi.getTimerCount()).toBe(0);
+    vi.useRealTimers();
+  });
+
+  it('hands out queued messages in order', async () => {
+    mailbox.push(ping(1));
+    mailbox.push(ping(2));
+    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: ping(1) });
+    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: ping(2) });
+    expect(await mailbox.take({ waitMs: 0 })).toEqual({ reason: 'timeout' });
+  });
+
+  it('answers a waiting take after a push, once a full event-loop turn has passed', async () => {
+    const taken = mailbox.take({ waitMs: 1000 });
+    mailbox.push(ping(1));
+    expect(mailbox.hasWaiter).toBe(true);
+    await vi.advanceTimersToNextTimerAsync();
+    expect(mailbox.hasWaiter).toBe(true);
+    await vi.advanceTimersToNextTimerAsync();
+    expect(mailbox.hasWaiter).toBe(false);
+    expect(await taken).toEqual({ message: ping(1) });
+    expect(mailbox.size).toBe(0);
+  });
+
+  it('times out after waitMs', async () => {
+    const taken = mailbox.take({ waitMs: 1000 });
+    await vi.advanceTimersByTimeAsync(999);
+    expect(mailbox.hasWaiter).toBe(true);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await taken).toEqual({ reason: 'timeout' });
+  });
+
+  it('lets a newer take replace the waiting one', async () => {
+    const first = mailbox.take({ waitMs: 1000 });
+    const second = mailbox.take({ waitMs: 1000 });
+    expect(await first).toEqual({ reason: 'replaced' });
+    mailbox.push(ping(1));
+    await handOver();
+    expect(await second).toEqual({ message: ping(1) });
+  });
+
+  it('takes nothing for an aborted waiter', async () => {
+    const controller = new AbortController();
+    const taken = mailbox.take({ waitMs: 1000, signal: controller.signal });
+    controller.abort();
+    expect(await taken).toEqual({ reason: 'abandoned' });
+    mailbox.push(ping(1));
+    expect(mailbox.size).toBe(1);
+    expect(await mailbox.take({ waitMs: 0, signal: controller.signal })).toEqual({ reason: 'abandoned' });
+    expect(mailbox.size).toBe(1);
+  });
+
+  it('keeps the message when the waiter turns out dead at hand-over', async () => {
+    let live = true;
+    const taken = mailbox.take({ waitMs: 1000, isLive: () => live });
+    mailbox.push(ping(1));
+    live = false;
+    await handOver();
+    expect(await taken).toEqual({ reason: 'abandoned' });
+    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: ping(1) });
+  });
+
+  it('puts a message back at the head and hands it to a waiting take', async () => {
+    mailbox.push(ping(2));
+    mailbox.putBack(ping(1));
+    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: ping(1) });
+    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: ping(2) });
+    const taken = mailbox.take({ waitMs: 1000 });
+    mailbox.putBack(ping(3));
+    await handOver();
+    expect(await taken).toEqual({ message: ping(3) });
+  });
+
+  it('answers the waiter and drops everything when closed', async () => {
+    const taken = mailbox.take({ waitMs: 1000 });
+    mailbox.push(ping(1));
+    mailbox.close();
+    mailbox.close();
+    expect(await taken).toEqual({ reason: 'closed' });
+    mailbox.push(ping(2));
+    mailbox.putBack(ping(3));
+    expect(mailbox.size).toBe(0);
+    expect(await mailbox.take({ waitMs: 1000 })).toEqual({ reason: 'closed' });
+  });
+});
