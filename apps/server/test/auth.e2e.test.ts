@@ -1,0 +1,107 @@
+/** POST/DELETE /mdp/auth and transport auth on every route (SPEC §7). */
+import { afterEach, describe, expect, it } from 'vitest';
+import { decodeAuthCookie } from '@mdp/core';
+import { descriptor, registeredClient, skill, startServer, stopAll } from './harness.js';
+
+afterEach(stopAll);
+
+function cookieOf(res: Response): { value: string; attributes: string[] } {
+  const header = res.headers.get('set-cookie') ?? '';
+  const [pair, ...attributes] = header.split(';').map((p) => p.trim());
+  const [name, value] = (pair ?? '').split('=');
+  expect(name).toBe('mdp_auth');
+  return { value: value ?? '', attributes };
+}
+
+describe('/mdp/auth', () => {
+  it('issues the cookie from the body with the attributes of SPEC §7', async () => {
+    const t = await startServer();
+    const auth = { scheme: 'Bearer', token: 'abc', metadata: { user: 'u1' } };
+    const res = await fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ auth }) });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    const cookie = cookieOf(res);
+    expect(cookie.attributes).toEqual(['Path=/', 'Max-Age=3600', 'HttpOnly', 'SameSite=Lax']);
+    expect(decodeAuthCookie(cookie.value)).toEqual(auth);
+    expect(JSON.parse(Buffer.from(cookie.value, 'base64url').toString())).toEqual(auth);
+  });
+
+  it('falls back to the transport auth of the request, and refuses when there is none', async () => {
+    const t = await startServer();
+    const res = await fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { authorization: 'Token xyz' } });
+    expect(res.status).toBe(204);
+    expect(decodeAuthCookie(cookieOf(res).value)).toMatchObject({ scheme: 'Token', token: 'xyz' });
+    const none = await fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { cookie: 'unrelated=1' } });
+    expect(none.status).toBe(400);
+    expect(typeof ((await none.json()) as { error: unknown }).error).toBe('string');
+  });
+
+  it('refuses invalid bodies with 400 {error}', async () => {
+    const t = await startServer();
+    for (const body of ['{nope', '[]', JSON.stringify({ auth: { token: 5 } }), JSON.stringify({ auth: [] })]) {
+      const res = await fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      expect(res.status, body).toBe(400);
+      expect(typeof ((await res.json()) as { error: unknown }).error).toBe('string');
+    }
+  });
+
+  it('DELETE clears the cookie', async () => {
+    const t = await startServer();
+    const res = await fetch(`${t.http}/mdp/auth`, { method: 'DELETE' });
+    expect(res.status).toBe(204);
+    const cookie = cookieOf(res);
+    expect(cookie.value).toBe('');
+    expect(cookie.attributes).toContain('Max-Age=0');
+  });
+
+  it('answers a credentialed cross-origin preflight', async () => {
+    const t = await startServer();
+    const res = await fetch(`${t.http}/mdp/auth`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://page.test', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('http://page.test');
+    expect(res.headers.get('access-control-allow-credentials')).toBe('true');
+  });
+});
+
+describe('transport auth reaches the client', () => {
+  it('a websocket opened with the issued cookie is a transport-auth session', async () => {
+    const t = await startServer();
+    const issued = await fetch(`${t.http}/mdp/auth`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ auth: { scheme: 'Bearer', token: 'from-cookie' } }),
+    });
+    const cookie = `mdp_auth=${cookieOf(issued).value}`;
+    await registeredClient(t, descriptor('cookie-client', [skill('/s/skill.md')]), { cookie });
+    expect(t.server.router.getClient('cookie-client')?.authSource).toBe('transport');
+  });
+
+  it('a skill read carries the reader cookie auth in callClient.auth', async () => {
+    const t = await startServer();
+    const client = await registeredClient(t, descriptor('reader-target', [skill('/s/skill.md')]));
+    client.handler = (call) => JSON.stringify(call.auth);
+    const issued = await fetch(`${t.http}/mdp/auth`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ auth: { scheme: 'Bearer', token: 'reader-cookie', metadata: { role: 'viewer' } } }),
+    });
+    const cookie = `mdp_auth=${cookieOf(issued).value}`;
+    const res = await fetch(`${t.http}/skills/reader-target/s`, { headers: { cookie } });
+    const auth = JSON.parse(await res.text()) as Record<string, unknown>;
+    expect(auth).toMatchObject({ scheme: 'Bearer', token: 'reader-cookie', metadata: { role: 'viewer' }, headers: { cookie } });
+  });
+
+  it('registered auth and transport auth together report transport+message', async () => {
+    const t = await startServer();
+    const client = await registeredClient(t, descriptor('both', [skill('/s/skill.md')]), { authorization: 'Bearer t' });
+    expect(t.server.router.getClient('both')?.authSource).toBe('transport');
+    client.send({ type: 'registerClient', client: descriptor('both', [skill('/s/skill.md')]), auth: { token: 'm' } });
+    await new Promise<void>((resolve) => {
+      const off = t.server.router.onClientEvent((e) => e.type === 'updated' && (off(), resolve()));
+    });
+    expect(t.server.router.getClient('both')?.authSource).toBe('transport+message');
+  });
+});
