@@ -237,6 +237,8 @@ function describeFetchError(error: unknown): [ProbeFailureKind, string] {
   }
   // llhttp parse errors: the port speaks something other than HTTP.
   if (code.startsWith('HPE_')) return ['not-mdp', 'answer is not HTTP'];
+  // fetch refuses the WHATWG "bad ports" (e.g. 1, 22, 6000, 10080) before connecting.
+  if (cause?.message === 'bad port') return ['unreachable', 'port blocked by fetch (WHATWG bad port list)'];
   return ['unreachable', messageOf(cause ?? error)];
 }
 

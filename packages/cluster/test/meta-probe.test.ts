@@ -241,6 +241,15 @@ describe('probeMeta', () => {
     });
   });
 
+  it('names the ports fetch refuses to connect to', async () => {
+    expect(await probeMeta('127.0.0.1:6000')).toEqual({
+      ok: false,
+      url: 'http://127.0.0.1:6000',
+      kind: 'unreachable',
+      reason: 'port blocked by fetch (WHATWG bad port list)',
+    });
+  });
+
   it('gives up on a silent server after timeoutMs', async () => {
     const { url } = await serve(() => undefined); // accepts, never answers
     const started = performance.now();
