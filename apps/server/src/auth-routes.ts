@@ -1,7 +1,7 @@
 /** POST/DELETE /mdp/auth: the auth cookie bootstrap for browser websocket clients (SPEC §7). */
 import { Hono } from 'hono';
 import { parseAuthContext, type AuthContext } from '@mdp/protocol';
-import { AUTH_COOKIE_NAME, encodeAuthCookie, extractTransportAuth, headersToMap } from '@mdp/core';
+import { AUTH_COOKIE_NAME, headersToMap, type AuthGate } from '@mdp/core';
 
 /** Cookie lifetime, seconds (one hour). */
 export const AUTH_COOKIE_MAX_AGE_S = 3600;
@@ -23,7 +23,7 @@ function credentialOf(auth: AuthContext | undefined): AuthContext | undefined {
   return result.scheme || result.token || result.headers || result.metadata ? result : undefined;
 }
 
-export function createAuthRoutes(): Hono {
+export function createAuthRoutes(gate: AuthGate): Hono {
   const app = new Hono();
   app.post('/', async (c) => {
     const text = await c.req.text();
@@ -45,11 +45,13 @@ export function createAuthRoutes(): Hono {
         auth = parsed.value;
       }
     }
-    auth ??= credentialOf(extractTransportAuth(headersToMap(c.req.raw.headers)));
+    auth ??= credentialOf(gate.extract(headersToMap(c.req.raw.headers)));
     if (!auth) return c.json({ error: 'No auth given: send {"auth": {...}} or an Authorization header' }, 400);
+    // Under an auth policy a cookie is only minted for a credential the policy accepts.
+    if (gate.policy && !gate.allows(auth)) return c.json({ error: 'Unauthorized' }, 401);
     const secure = new URL(c.req.url).protocol === 'https:';
     c.header('cache-control', 'no-store');
-    c.header('set-cookie', `${AUTH_COOKIE_NAME}=${encodeAuthCookie(auth)}; ${cookieAttributes(secure, AUTH_COOKIE_MAX_AGE_S)}`);
+    c.header('set-cookie', `${AUTH_COOKIE_NAME}=${gate.encodeCookie(auth)}; ${cookieAttributes(secure, AUTH_COOKIE_MAX_AGE_S)}`);
     return c.body(null, 204);
   });
   app.delete('/', (c) => {

@@ -18,6 +18,11 @@ Options:
   --max-message-bytes <n>          largest websocket frame / HTTP loop body (default ${SERVER_DEFAULTS.maxMessageBytes})
   --long-poll-timeout-ms <ms>      default HTTP loop poll wait (default ${SERVER_DEFAULTS.longPollTimeoutMs})
   --cluster-id <id>                cluster id reported in /mdp/meta (default ${SERVER_DEFAULTS.clusterId})
+  --auth-token <token>             accept only credentials carrying this token (repeatable); also
+                                   MDP_AUTH_TOKENS (comma-separated). Off by default; with it, the
+                                   websocket (close 4401), HTTP loop connect and skill reads (401)
+                                   need a token and the mdp_auth cookie is signed
+  --auth-tokens-file <path>        read accepted tokens from a file, one per line
   --log-level <level>              ${LOG_LEVELS.join(' | ')} (default ${SERVER_DEFAULTS.logLevel}); logs are JSON lines on stderr
   -h, --help                       show this help
   -v, --version                    print the version
@@ -27,7 +32,7 @@ Stops gracefully on SIGINT or SIGTERM (pending calls fail, connections close, ex
 export type CliCommand =
   | { readonly kind: 'help' }
   | { readonly kind: 'version' }
-  | { readonly kind: 'run'; readonly options: MdpServerOptions }
+  | { readonly kind: 'run'; readonly options: MdpServerOptions; readonly authTokensFile?: string }
   | { readonly kind: 'error'; readonly message: string };
 
 const INT_FLAGS = {
@@ -45,8 +50,8 @@ function positiveInt(flag: string, raw: string): number | string {
   return Number(raw);
 }
 
-export function parseCliArgs(argv: readonly string[]): CliCommand {
-  let values: Record<string, string | boolean | undefined>;
+export function parseCliArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): CliCommand {
+  let values: Record<string, string | boolean | string[] | undefined>;
   try {
     ({ values } = parseArgs({
       args: [...argv],
@@ -63,6 +68,8 @@ export function parseCliArgs(argv: readonly string[]): CliCommand {
         'long-poll-timeout-ms': { type: 'string' },
         'cluster-id': { type: 'string' },
         'log-level': { type: 'string' },
+        'auth-token': { type: 'string', multiple: true },
+        'auth-tokens-file': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -106,5 +113,24 @@ export function parseCliArgs(argv: readonly string[]): CliCommand {
     if (!isLogLevel(level)) return { kind: 'error', message: `--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}` };
     options.logLevel = level;
   }
-  return { kind: 'run', options };
+  const tokens = [
+    ...((values['auth-token'] as string[] | undefined) ?? []),
+    ...(env.MDP_AUTH_TOKENS ?? '').split(','),
+  ]
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+  if ((values['auth-token'] as string[] | undefined)?.some((t) => t.trim() === '')) {
+    return { kind: 'error', message: '--auth-token must not be empty' };
+  }
+  if (tokens.length > 0) options.authTokens = tokens;
+  const file = values['auth-tokens-file'];
+  return typeof file === 'string' ? { kind: 'run', options, authTokensFile: file } : { kind: 'run', options };
+}
+
+/** Tokens from a tokens file: one per line; blank lines and `#` comments are skipped. */
+export function parseTokensFile(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
 }

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 /** The `mdp-server` binary. */
 import { createRequire } from 'node:module';
-import { HELP, parseCliArgs } from './cli-args.js';
+import { readFileSync } from 'node:fs';
+import { HELP, parseCliArgs, parseTokensFile } from './cli-args.js';
 import { createMdpServer } from './server.js';
 
-const command = parseCliArgs(process.argv.slice(2));
+const command = parseCliArgs(process.argv.slice(2), process.env);
 switch (command.kind) {
   case 'help':
     process.stdout.write(`${HELP}\n`);
@@ -21,7 +22,22 @@ switch (command.kind) {
     process.exit(1);
     break;
   case 'run': {
-    const server = createMdpServer(command.options);
+    const options = { ...command.options };
+    if (command.authTokensFile !== undefined) {
+      let tokens: string[];
+      try {
+        tokens = parseTokensFile(readFileSync(command.authTokensFile, 'utf8'));
+      } catch (error) {
+        process.stderr.write(`mdp-server: cannot read --auth-tokens-file: ${(error as Error).message}\n`);
+        process.exit(1);
+      }
+      if (tokens.length === 0) {
+        process.stderr.write(`mdp-server: --auth-tokens-file ${command.authTokensFile} holds no tokens\n`);
+        process.exit(1);
+      }
+      options.authTokens = [...(options.authTokens ?? []), ...tokens];
+    }
+    const server = createMdpServer(options);
     try {
       const info = await server.listen();
       process.stdout.write(`mdp-server listening on ${info.urls.http} (websocket ${info.urls.ws}, server id ${info.serverId})\n`);

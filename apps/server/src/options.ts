@@ -1,4 +1,4 @@
-import type { Logger, LogLevel } from '@mdp/core';
+import type { AuthPolicy, Logger, LogLevel } from '@mdp/core';
 
 /** Everything `createMdpServer` accepts. Every limit has a documented default. */
 export interface MdpServerOptions {
@@ -20,6 +20,13 @@ export interface MdpServerOptions {
   longPollTimeoutMs?: number;
   /** Cluster id reported in /mdp/meta. Default `mdp`. */
   clusterId?: string;
+  /**
+   * *beyond* (SPEC §7): refuse websocket upgrades (close 4401), HTTP loop connects and skill reads
+   * (401) without a credential the policy accepts, and sign the `mdp_auth` cookie. Default: none.
+   */
+  authPolicy?: AuthPolicy;
+  /** Shorthand for a token policy: credentials whose `token` is one of these. */
+  authTokens?: readonly string[];
   /** Log level when no logger is given. Default `info`. */
   logLevel?: LogLevel;
   logger?: Logger;

@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { Router, createLogger, type Logger } from '@mdp/core';
+import { Router, createAuthGate, createLogger, createTokenPolicy, type Logger } from '@mdp/core';
 import { createWebSocketTransport, type WebSocketTransport } from '@mdp/transport-ws';
 import { createHttpLoopTransport } from '@mdp/transport-http-loop';
 import { createSkillsRoutes } from '@mdp/skills-gateway';
@@ -37,6 +37,10 @@ export interface MdpServer {
   close(): Promise<void>;
 }
 
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');
+}
+
 /** Time given to open HTTP connections to finish during close before they are cut, ms. */
 const CLOSE_GRACE_MS = 1000;
 
@@ -47,16 +51,22 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
   const logger = options.logger ?? createLogger({ level: options.logLevel ?? SERVER_DEFAULTS.logLevel });
 
+  const policy = options.authPolicy ?? (options.authTokens?.length ? createTokenPolicy(options.authTokens) : undefined);
+  const gate = createAuthGate(policy);
+  const authorize = policy ? gate.allows : undefined;
+
   const router = new Router({
     invocationTimeoutMs: options.invocationTimeoutMs ?? SERVER_DEFAULTS.invocationTimeoutMs,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? SERVER_DEFAULTS.heartbeatIntervalMs,
     heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? SERVER_DEFAULTS.heartbeatTimeoutMs,
     logger,
   });
-  const wsTransport: WebSocketTransport = createWebSocketTransport(router, { maxMessageBytes, logger });
+  const wsTransport: WebSocketTransport = createWebSocketTransport(router, { maxMessageBytes, extractAuth: gate.extract, authorize, logger });
   const httpLoop = createHttpLoopTransport(router, {
     longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs,
     maxBodyBytes: maxMessageBytes,
+    extractAuth: gate.extract,
+    authorize,
     logger,
   });
 
@@ -86,9 +96,9 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     onError: (c) => c.json({ error: `Request body exceeds ${maxMessageBytes} bytes` }, 413),
   });
   app.use('/mdp/auth', limit);
-  app.route('/mdp/auth', createAuthRoutes());
+  app.route('/mdp/auth', createAuthRoutes(gate));
   app.route('/mdp/http-loop', httpLoop.app);
-  app.route('/', createSkillsRoutes(router));
+  app.route('/', createSkillsRoutes(router, { extractAuth: gate.extract, authorize }));
 
   const httpServer = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
   httpServer.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -129,7 +139,13 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
           const serverId = options.serverId ?? `${formatHost(host)}:${address.port}`;
           info = { host, port: address.port, serverId, urls: serverUrls(authority) };
           httpServer.on('error', (error) => logger.error('http.server_error', { error }));
-          logger.info('server.listening', { url: info.urls.http, ws: info.urls.ws, serverId });
+          logger.info('server.listening', { url: info.urls.http, ws: info.urls.ws, serverId, authPolicy: policy !== undefined });
+          if (!policy && !isLoopback(host)) {
+            logger.warn('server.no_auth_policy', {
+              host,
+              message: 'Listening beyond loopback with no auth policy: anyone who can reach this port can register clients and read skills. Use --auth-token.',
+            });
+          }
           resolve(info);
         };
         httpServer.once('error', onError);

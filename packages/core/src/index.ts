@@ -11,6 +11,8 @@ export {
   readCookie,
 } from './auth.js';
 export type { ExtractAuthOptions, HeaderMap } from './auth.js';
+export { createAuthGate, createTokenPolicy, decodeSignedAuthCookie, encodeSignedAuthCookie } from './auth-policy.js';
+export type { AuthGate, AuthPolicy } from './auth-policy.js';
 export { PathIndex } from './path-index.js';
 export type { ResolvedTarget } from './path-index.js';
 export { SESSION_CLOSE, authSourceOf } from './session.js';

@@ -10,7 +10,7 @@
  * unknown session is 404 with an empty body, a malformed request 400 `{error}`.
  */
 import { Hono, type Context } from 'hono';
-import { MdpError, extractTransportAuth, headersToMap, silentLogger, type Logger, type Router } from '@mdp/core';
+import { MdpError, extractTransportAuth, headersToMap, silentLogger, type HeaderMap, type Logger, type Router } from '@mdp/core';
 import { parseClientMessage, type AuthContext, type ParseResult, type ClientToServerMessage } from '@mdp/protocol';
 import { parseJsonObject, readBodyText } from './body.js';
 import { isResponseLive, nodeResponseOf, watchDelivery } from './delivery.js';
@@ -23,6 +23,10 @@ export interface HttpLoopOptions {
   longPollTimeoutMs?: number;
   /** Largest accepted request body, bytes. Default 1 MiB (1048576). */
   maxBodyBytes?: number;
+  /** Reads the transport auth of a request. Default: extractTransportAuth. */
+  extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
+  /** Whether a connect with this transport auth opens a session; refused ones get 401. Default: all. */
+  authorize?: (auth: AuthContext | undefined) => boolean;
   logger?: Logger;
 }
 
@@ -50,9 +54,6 @@ function parseMessage(input: unknown): ParseResult<ClientToServerMessage> {
   return { ok: false, error: parsed.path ? `message.${parsed.error}` : `message: ${parsed.error}`, path: parsed.path };
 }
 
-function transportAuthOf(c: Context): AuthContext | undefined {
-  return extractTransportAuth(headersToMap(c.req.raw.headers));
-}
 
 export function createHttpLoopTransport(router: Router, options: HttpLoopOptions = {}): HttpLoopTransport {
   const longPollTimeoutMs = options.longPollTimeoutMs ?? HTTP_LOOP_DEFAULTS.longPollTimeoutMs;
@@ -63,6 +64,8 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes <= 0) throw new RangeError('maxBodyBytes must be a positive integer');
   const logger = (options.logger ?? silentLogger).child({ transport: 'http-loop' });
   const registry = new LoopSessionRegistry(router, logger);
+  const extractAuth = options.extractAuth ?? ((headers: HeaderMap) => extractTransportAuth(headers));
+  const transportAuthOf = (c: Context): AuthContext | undefined => extractAuth(headersToMap(c.req.raw.headers));
   let closed = false;
   const app = new Hono();
 
@@ -89,8 +92,10 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
     const parsed = parseJsonObject(body.text, true);
     if (!parsed.ok) return c.json({ error: parsed.error }, 400);
     if (closed) return shuttingDown(c);
+    const auth = transportAuthOf(c);
+    if (options.authorize && !options.authorize(auth)) return c.json({ error: 'Unauthorized' }, 401);
     try {
-      const { session } = registry.open(transportAuthOf(c));
+      const { session } = registry.open(auth);
       return c.json({ sessionId: session.id }, 200);
     } catch (error) {
       if (error instanceof MdpError && error.code === 'not_ready') return shuttingDown(c);

@@ -12,12 +12,15 @@ export const WS_CLOSE = {
   messageTooBig: 1009,
   /** Unexpected server error; the cause is logged, never echoed. */
   internalError: 1011,
+  /** The server's auth policy refused the upgrade's credential (*beyond*, SPEC §7). */
+  unauthorized: 4401,
 } as const;
 
 /** Close reasons must fit in a control frame: 123 bytes of UTF-8. */
 export function closeReason(text: string): string {
   if (Buffer.byteLength(text) <= 123) return text;
   let cut = text.slice(0, 120);
-  while (Buffer.byteLength(cut) > 120) cut = cut.slice(0, -1);
+  // Drop whole characters: a high surrogate left without its pair would be sent as U+FFFD.
+  while (Buffer.byteLength(cut) > 120 || /[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
   return `${cut}...`;
 }

@@ -16,6 +16,8 @@ export interface WebSocketTransportOptions {
   closeGraceMs?: number;
   /** Reads the transport auth from the upgrade request. Default: extractTransportAuth. */
   extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
+  /** Whether a connection with this transport auth is let in; refused ones close with 4401. Default: all. */
+  authorize?: (auth: AuthContext | undefined) => boolean;
   logger?: Logger;
 }
 
@@ -68,6 +70,8 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
   }
 
   function onConnection(ws: WebSocket, request: IncomingMessage): void {
+    const auth = extractAuth(request.headers);
+    if (options.authorize && !options.authorize(auth)) return refuse(ws, WS_CLOSE.unauthorized, 'Unauthorized');
     let session: Session;
     try {
       session = router.openSession(
@@ -80,7 +84,7 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
             ws.close(code, closeReason(reason));
           },
         },
-        extractAuth(request.headers),
+        auth,
       );
     } catch (error) {
       // The router refuses new sessions while shutting down.
@@ -109,10 +113,12 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
         const sockets = [...wss.clients];
         for (const ws of sockets) ws.close(WS_CLOSE.goingAway, 'Server shutting down');
         // Wait for the closing handshakes, but never longer than the grace period.
+        let grace: NodeJS.Timeout | undefined;
         await Promise.race([
           Promise.all(sockets.map((ws) => (ws.readyState === WebSocket.CLOSED ? undefined : new Promise((r) => ws.once('close', r))))),
-          new Promise((r) => setTimeout(r, closeGraceMs).unref()),
+          new Promise((r) => (grace = setTimeout(r, closeGraceMs).unref())),
         ]);
+        clearTimeout(grace);
         for (const ws of wss.clients) ws.terminate();
         await new Promise<void>((resolve) => wss.close(() => resolve()));
       })();

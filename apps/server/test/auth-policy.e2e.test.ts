@@ -1,0 +1,90 @@
+/** *beyond* (SPEC §7): the optional auth policy, on every edge. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { encodeAuthCookie } from '@mdp/core';
+import { parseCliArgs, parseTokensFile } from '../src/index.js';
+import { TestClient, clientChange, descriptor, registeredClient, skill, startServer, stopAll, type TestServer } from './harness.js';
+
+afterEach(stopAll);
+
+const TOKEN = 's3cret-token';
+const bearer = { authorization: `Bearer ${TOKEN}` };
+
+async function issueCookie(t: TestServer, auth: unknown): Promise<Response> {
+  return fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ auth }) });
+}
+
+describe('with --auth-token', () => {
+  it('closes websocket upgrades without a valid credential with 4401', async () => {
+    const t = await startServer({ authTokens: [TOKEN] });
+    for (const headers of [{}, { authorization: 'Bearer wrong' }, { cookie: `mdp_auth=${encodeAuthCookie({ token: TOKEN })}` }]) {
+      const client = await TestClient.connect(t.ws, { headers });
+      expect(await client.closed).toEqual({ code: 4401, reason: 'Unauthorized' });
+    }
+    expect(t.server.router.sessionCount).toBe(0);
+    const ok = await registeredClient(t, descriptor('allowed', [skill('/s/skill.md')]), bearer);
+    ok.handler = () => 'in';
+    expect(t.server.router.getClient('allowed')?.authSource).toBe('transport');
+  });
+
+  it('refuses HTTP loop connects and skill reads with 401, lets preflights through', async () => {
+    const t = await startServer({ authTokens: [TOKEN] });
+    const refused = await fetch(`${t.http}/mdp/http-loop/connect`, { method: 'POST' });
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toEqual({ error: 'Unauthorized' });
+    const allowed = await fetch(`${t.http}/mdp/http-loop/connect`, { method: 'POST', headers: bearer });
+    expect(allowed.status).toBe(200);
+
+    const client = await registeredClient(t, descriptor('guarded', [skill('/s/skill.md')]), bearer);
+    client.handler = () => 'secret text';
+    expect((await fetch(`${t.http}/skills/guarded/s`)).status).toBe(401);
+    expect((await fetch(`${t.http}/guarded/skills/s`, { headers: { authorization: 'Bearer nope' } })).status).toBe(401);
+    expect(await (await fetch(`${t.http}/skills/guarded/s`, { headers: bearer })).text()).toBe('secret text');
+    expect((await fetch(`${t.http}/skills/guarded/s`, { method: 'OPTIONS' })).status).toBe(204);
+    expect(client.calls).toHaveLength(1);
+  });
+
+  it('mints a signed cookie only for a valid credential; forged and tampered cookies are refused', async () => {
+    const t = await startServer({ authTokens: [TOKEN] });
+    expect((await issueCookie(t, { token: 'wrong' })).status).toBe(401);
+    const res = await issueCookie(t, { scheme: 'Bearer', token: TOKEN });
+    expect(res.status).toBe(204);
+    const value = /mdp_auth=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')?.[1] ?? '';
+    expect(value).toMatch(/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+
+    const listed = clientChange(t.server, 'cookie-client', true);
+    const good = await TestClient.connect(t.ws, { headers: { cookie: `mdp_auth=${value}` } });
+    good.send({ type: 'registerClient', client: descriptor('cookie-client', [skill('/s/skill.md')]) });
+    await listed;
+
+    const [payload, signature] = value.split('.') as [string, string];
+    const tampered = `${payload}.${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BB' : 'AA'}`;
+    const forgedPayload = encodeAuthCookie({ scheme: 'Bearer', token: TOKEN, metadata: { admin: true } });
+    for (const cookie of [tampered, `${forgedPayload}.${signature}`, forgedPayload]) {
+      const bad = await TestClient.connect(t.ws, { headers: { cookie: `mdp_auth=${cookie}` } });
+      expect((await bad.closed).code).toBe(4401);
+    }
+  });
+});
+
+describe('without a policy (the default)', () => {
+  it('accepts every connection and issues unsigned cookies, as today’s servers do', async () => {
+    const t = await startServer();
+    const res = await issueCookie(t, { token: 'anything' });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('set-cookie')).not.toMatch(/mdp_auth=[^;]*\./);
+    await registeredClient(t, descriptor('open', [skill('/s/skill.md')]));
+  });
+});
+
+describe('auth flags', () => {
+  it('collects --auth-token (repeatable) and MDP_AUTH_TOKENS', () => {
+    const command = parseCliArgs(['--auth-token', 'a', '--auth-token', 'b'], { MDP_AUTH_TOKENS: ' c, ,d ' });
+    expect(command).toEqual({ kind: 'run', options: { authTokens: ['a', 'b', 'c', 'd'] } });
+    expect(parseCliArgs(['--auth-token', ''])).toEqual({ kind: 'error', message: '--auth-token must not be empty' });
+    expect(parseCliArgs(['--auth-tokens-file', '/x'])).toEqual({ kind: 'run', options: {}, authTokensFile: '/x' });
+  });
+
+  it('reads a tokens file, one per line, skipping blanks and comments', () => {
+    expect(parseTokensFile('# tokens\nalpha\n\n  beta  \r\n#gamma\n')).toEqual(['alpha', 'beta']);
+  });
+});
