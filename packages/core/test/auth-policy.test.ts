@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import {
+  createAuthGate,
+  createTokenPolicy,
+  decodeSignedAuthCookie,
+  encodeAuthCookie,
+  encodeSignedAuthCookie,
+} from '../src/index.js';
+
+const secret = Buffer.alloc(32, 7);
+
+describe('createTokenPolicy', () => {
+  it('accepts only the configured tokens', () => {
+    const policy = createTokenPolicy(['alpha', 'beta']);
+    expect(policy.verify({ token: 'alpha' })).toBe(true);
+    expect(policy.verify({ scheme: 'Bearer', token: 'beta' })).toBe(true);
+    expect(policy.verify({ token: 'gamma' })).toBe(false);
+    expect(policy.verify({ token: '' })).toBe(false);
+    expect(policy.verify({})).toBe(false);
+    expect(policy.verify(undefined)).toBe(false);
+  });
+
+  it('needs at least one non-empty token', () => {
+    expect(() => createTokenPolicy([])).toThrow(RangeError);
+    expect(() => createTokenPolicy([''])).toThrow(RangeError);
+  });
+});
+
+describe('signed cookies', () => {
+  it('round-trip with the right secret only', () => {
+    const auth = { scheme: 'Bearer', token: 't', metadata: { a: 1 } };
+    const value = encodeSignedAuthCookie(auth, secret);
+    expect(decodeSignedAuthCookie(value, secret)).toEqual(auth);
+    expect(decodeSignedAuthCookie(value, Buffer.alloc(32, 8))).toBeUndefined();
+  });
+
+  it('refuse unsigned, tampered and garbage values', () => {
+    const value = encodeSignedAuthCookie({ token: 't' }, secret);
+    const [payload, signature] = value.split('.') as [string, string];
+    expect(decodeSignedAuthCookie(payload, secret)).toBeUndefined();
+    expect(decodeSignedAuthCookie(`${encodeAuthCookie({ token: 'other' })}.${signature}`, secret)).toBeUndefined();
+    expect(decodeSignedAuthCookie(`${payload}.${signature}x`, secret)).toBeUndefined();
+    expect(decodeSignedAuthCookie('.', secret)).toBeUndefined();
+    expect(decodeSignedAuthCookie('', secret)).toBeUndefined();
+  });
+});
+
+describe('createAuthGate', () => {
+  it('without a policy reads unsigned cookies and allows everything', () => {
+    const gate = createAuthGate();
+    const cookie = `mdp_auth=${gate.encodeCookie({ token: 'x' })}`;
+    expect(gate.extract({ cookie })).toMatchObject({ token: 'x' });
+    expect(gate.allows(undefined)).toBe(true);
+  });
+
+  it('with a policy reads only signed cookies and allows only verified credentials', () => {
+    const gate = createAuthGate(createTokenPolicy(['good'], { cookieSecret: secret }));
+    const signed = `mdp_auth=${gate.encodeCookie({ token: 'good' })}`;
+    expect(gate.extract({ cookie: signed })).toMatchObject({ token: 'good' });
+    expect(gate.allows(gate.extract({ cookie: signed }))).toBe(true);
+    const unsigned = `mdp_auth=${encodeAuthCookie({ token: 'good' })}`;
+    expect(gate.extract({ cookie: unsigned })?.token).toBeUndefined();
+    expect(gate.allows(gate.extract({ cookie: unsigned }))).toBe(false);
+    expect(gate.allows(gate.extract({ authorization: 'Bearer good' }))).toBe(true);
+  });
+});
