@@ -1,0 +1,39 @@
+/**
+ * What every mock client registers and answers, and what the load generator asks for and expects.
+ * Shared by the mock clients, the baselines and the load generator so that every server under test
+ * relays exactly the same bytes.
+ */
+
+/** The body every skill read returns (and the bare HTTP server answers with): ~200 bytes of Markdown. */
+export const SKILL_TEXT =
+  '# Bench skill\n\nA fixed skill body returned by every mock client, so that every server relays the same bytes.\n\n- one\n- two\n- three\n';
+
+export const SKILL_CONTENT_TYPE = 'text/markdown; charset=utf-8';
+
+/** Client ids are `<prefix><index>`: `c0`, `c1`, … */
+export function clientId(prefix: string, index: number): string {
+  return `${prefix}${index}`;
+}
+
+/** Skill `j` is registered at `/s<j>/skill.md` and read at `/skills/<clientId>/s<j>` (SPEC §8 candidate `/<path>/skill.md`). */
+export function skillPath(index: number): string {
+  return `/s${index}/skill.md`;
+}
+
+export function skillReadPath(client: string, skill: number): string {
+  return `/skills/${client}/s${skill}`;
+}
+
+/** The registerClient message of one mock client with `skills` skill descriptors. */
+export function registerMessage(id: string, skills: number): object {
+  const paths = [];
+  for (let j = 0; j < skills; j++) paths.push({ type: 'skill', path: skillPath(j), description: `Bench skill ${j}` });
+  return { type: 'registerClient', client: { id, name: `Bench client ${id}`, version: '1.0.0', paths } };
+}
+
+/** A population of registered clients: ids `<prefix>0 … <prefix>(clients-1)`, each with `skills` skills. */
+export interface Population {
+  readonly prefix: string;
+  readonly clients: number;
+  readonly skills: number;
+}

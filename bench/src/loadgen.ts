@@ -1,0 +1,90 @@
+/**
+ * The load generator process: `concurrency` closed loops of skill reads on keep-alive connections
+ * for `durationMs`, each target picked at random (seeded) from a population. Every completed
+ * request's latency is kept, so p50/p99 are exact. A request counts as an error unless it is a 200
+ * carrying exactly the fixed skill text.
+ */
+import { Agent, request } from 'node:http';
+import { SKILL_TEXT, clientId, skillReadPath, type Population } from './fixtures.js';
+import { serveRpc } from './rpc.js';
+import { SampleBuffer, summarize, xorshift, type LatencySummary } from './stats.js';
+
+/** A request unanswered this long is an error, ms (the server's own call time-out is 15 s). */
+const REQUEST_TIMEOUT_MS = 20_000;
+
+export interface LoadArgs {
+  readonly port: number;
+  readonly population: Population;
+  readonly concurrency: number;
+  readonly durationMs: number;
+  readonly seed?: number;
+}
+
+export interface LoadResult {
+  readonly requests: number;
+  readonly errors: number;
+  readonly lastError: string | undefined;
+  /** First request sent → last answer received, ms. */
+  readonly elapsedMs: number;
+  readonly rps: number;
+  readonly latency: LatencySummary;
+}
+
+function targetPaths(population: Population): string[] {
+  const paths: string[] = [];
+  for (let i = 0; i < population.clients; i++) {
+    for (let j = 0; j < population.skills; j++) paths.push(skillReadPath(clientId(population.prefix, i), j));
+  }
+  return paths;
+}
+
+export function runLoad(args: LoadArgs): Promise<LoadResult> {
+  const paths = targetPaths(args.population);
+  const random = xorshift(args.seed ?? 1);
+  const agent = new Agent({ keepAlive: true, maxSockets: args.concurrency, maxFreeSockets: args.concurrency });
+  const samples = new SampleBuffer();
+  let requests = 0;
+  let errors = 0;
+  let lastError: string | undefined;
+  const started = performance.now();
+  const deadline = started + args.durationMs;
+
+  const loop = (resolve: () => void): void => {
+    if (performance.now() >= deadline) return resolve();
+    const path = paths.length === 1 ? (paths[0] as string) : (paths[random() % paths.length] as string);
+    const t0 = performance.now();
+    let settled = false;
+    const settle = (error: string | undefined): void => {
+      if (settled) return;
+      settled = true;
+      if (error === undefined) {
+        samples.push(performance.now() - t0);
+        requests++;
+      } else {
+        errors++;
+        lastError = error;
+      }
+      loop(resolve);
+    };
+    const req = request({ agent, host: '127.0.0.1', port: args.port, path, method: 'GET' }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () =>
+        settle(res.statusCode === 200 && body === SKILL_TEXT ? undefined : `GET ${path}: ${res.statusCode} ${body.slice(0, 200)}`),
+      );
+      res.on('error', (error) => settle(`GET ${path}: ${error.message}`));
+    });
+    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error('timed out')));
+    req.on('error', (error) => settle(`GET ${path}: ${error.message}`));
+    req.end();
+  };
+
+  return Promise.all(Array.from({ length: args.concurrency }, () => new Promise<void>((resolve) => loop(resolve)))).then(() => {
+    const elapsedMs = performance.now() - started;
+    agent.destroy();
+    return { requests, errors, lastError, elapsedMs, rps: (requests / elapsedMs) * 1000, latency: summarize(samples) };
+  });
+}
+
+serveRpc({ run: runLoad });

@@ -1,0 +1,190 @@
+/** Medians over rounds, paired ratios against targets, and the Markdown tables `pnpm bench` prints. */
+import type { RunRecord } from './runner.js';
+import type { ComparisonSpec, Scenario } from './scenarios.js';
+import { median } from './stats.js';
+
+export interface SummaryRow {
+  readonly scenario: string;
+  readonly caseLabel: string;
+  readonly load: string;
+  readonly subject: string;
+  readonly rounds: number;
+  readonly ops: number;
+  readonly opsPerSec: number;
+  readonly p50: number;
+  readonly p99: number;
+  /** Sum over rounds (not a median): any error fails the run. */
+  readonly errors: number;
+  readonly lastError: string | undefined;
+  readonly cpuUsPerOp: number;
+  readonly rssBytes: number;
+  readonly bytesPerConn: number | undefined;
+  readonly heapBytesPerConn: number | undefined;
+}
+
+export interface ComparisonResult {
+  readonly scenario: string;
+  readonly caseLabel: string;
+  readonly load: string;
+  readonly a: string;
+  readonly b: string;
+  readonly metric: 'cpuUsPerOp' | 'bytesPerConn';
+  /** Median over rounds of a_round / b_round. */
+  readonly ratio: number;
+  readonly target: number | undefined;
+  readonly pass: boolean | undefined;
+}
+
+const keyOf = (r: { scenario: string; caseLabel: string; load: string; subject: string }): string =>
+  `${r.scenario}\u0000${r.caseLabel}\u0000${r.load}\u0000${r.subject}`;
+
+export function summarize(records: readonly RunRecord[]): SummaryRow[] {
+  const groups = new Map<string, RunRecord[]>();
+  for (const record of records) {
+    const key = keyOf(record);
+    const list = groups.get(key) ?? [];
+    list.push(record);
+    groups.set(key, list);
+  }
+  return [...groups.values()].map((runs) => {
+    const first = runs[0] as RunRecord;
+    const m = (pick: (r: RunRecord) => number | undefined): number => median(runs.map((r) => pick(r) ?? Number.NaN));
+    return {
+      scenario: first.scenario,
+      caseLabel: first.caseLabel,
+      load: first.load,
+      subject: first.subject,
+      rounds: runs.length,
+      ops: m((r) => r.ops),
+      opsPerSec: m((r) => r.opsPerSec),
+      p50: m((r) => r.p50),
+      p99: m((r) => r.p99),
+      errors: runs.reduce((sum, r) => sum + r.errors, 0),
+      lastError: runs.find((r) => r.lastError)?.lastError,
+      cpuUsPerOp: m((r) => r.cpuUsPerOp),
+      rssBytes: m((r) => r.rssBytes),
+      bytesPerConn: first.bytesPerConn === undefined ? undefined : m((r) => r.bytesPerConn),
+      heapBytesPerConn: first.heapBytesPerConn === undefined ? undefined : m((r) => r.heapBytesPerConn),
+    };
+  });
+}
+
+export function compare(scenarios: readonly Scenario[], records: readonly RunRecord[]): ComparisonResult[] {
+  const results: ComparisonResult[] = [];
+  for (const scenario of scenarios) {
+    const metric = scenario.kind === 'memory' ? 'bytesPerConn' : 'cpuUsPerOp';
+    // Comparisons belong to a case (read scenarios) or to the whole scenario.
+    const comparisonsOf = (caseLabel: string): readonly ComparisonSpec[] =>
+      scenario.kind === 'read' ? (scenario.cases.find((c) => c.label === caseLabel)?.comparisons ?? []) : scenario.comparisons;
+    const mine = records.filter((r) => r.scenario === scenario.name);
+    const cases = new Map<string, RunRecord[]>();
+    for (const r of mine) {
+      const key = `${r.caseLabel}\u0000${r.load}`;
+      cases.set(key, [...(cases.get(key) ?? []), r]);
+    }
+    for (const runs of cases.values()) {
+      const { caseLabel, load } = runs[0] as RunRecord;
+      for (const c of comparisonsOf(caseLabel)) {
+        const as = runs.filter((r) => r.subject === c.a);
+        const bs = runs.filter((r) => r.subject === c.b);
+        if (as.length === 0 || bs.length === 0) continue;
+        const ratios = as.map((a) => {
+          const b = bs.find((r) => r.round === a.round);
+          return b ? (a[metric] ?? Number.NaN) / (b[metric] ?? Number.NaN) : Number.NaN;
+        });
+        const ratio = median(ratios);
+        results.push({
+          scenario: scenario.name,
+          caseLabel,
+          load,
+          a: c.a,
+          b: c.b,
+          metric,
+          ratio,
+          target: c.target,
+          pass: c.target === undefined ? undefined : Number.isFinite(ratio) && ratio <= c.target,
+        });
+      }
+    }
+  }
+  return results;
+}
+
+const fixed = (value: number | undefined, digits: number): string =>
+  value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits);
+const whole = (value: number | undefined): string =>
+  value === undefined || !Number.isFinite(value) ? '–' : Math.round(value).toLocaleString('en-US');
+const mb = (bytes: number): string => fixed(bytes / (1024 * 1024), 1);
+
+function table(header: string[], rows: string[][]): string {
+  const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
+  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+export function renderTables(scenarios: readonly Scenario[], rows: readonly SummaryRow[], comparisons: readonly ComparisonResult[]): string {
+  const out: string[] = [];
+  for (const scenario of scenarios) {
+    const mine = rows.filter((r) => r.scenario === scenario.name);
+    if (mine.length === 0) continue;
+    out.push(`### ${scenario.name}: ${scenario.title}`, '');
+    if (scenario.kind === 'memory') {
+      out.push(
+        table(
+          ['clients', 'server', 'bytes/conn (RSS)', 'heap+ext bytes/conn', 'connect+register/s', 'CPU µs/registration', 'RSS MB', 'errors'],
+          mine.map((r) => [
+            r.caseLabel,
+            r.subject,
+            whole(r.bytesPerConn),
+            whole(r.heapBytesPerConn),
+            whole(r.opsPerSec),
+            fixed(r.cpuUsPerOp, 1),
+            mb(r.rssBytes),
+            String(r.errors),
+          ]),
+        ),
+      );
+    } else {
+      const unit = scenario.kind === 'registration' ? 'registration' : 'req';
+      out.push(
+        table(
+          ['case', 'load', 'server', `${unit}/s`, 'p50 ms', 'p99 ms', 'errors', `CPU µs/${unit}`, 'RSS MB'],
+          mine.map((r) => [
+            r.caseLabel,
+            r.load,
+            r.subject,
+            whole(r.opsPerSec),
+            fixed(r.p50, 3),
+            fixed(r.p99, 3),
+            String(r.errors),
+            fixed(r.cpuUsPerOp, 1),
+            mb(r.rssBytes),
+          ]),
+        ),
+      );
+    }
+    out.push('');
+  }
+  if (comparisons.length > 0) {
+    out.push('### Ratios (median over rounds of the paired per-round ratio)', '');
+    out.push(
+      table(
+        ['scenario', 'case', 'load', 'compared', 'of', 'ratio', 'target', 'result'],
+        comparisons.map((c) => [
+          c.scenario,
+          c.caseLabel,
+          c.load,
+          `${c.a} / ${c.b}`,
+          c.metric === 'bytesPerConn' ? 'bytes per connection' : 'server CPU per op',
+          fixed(c.ratio, 2) + '×',
+          c.target === undefined ? '–' : `≤ ${c.target}×`,
+          c.pass === undefined ? 'info' : c.pass ? 'pass' : 'FAIL',
+        ]),
+      ),
+    );
+    out.push('');
+  }
+  const errors = rows.reduce((sum, r) => sum + r.errors, 0);
+  out.push(`Errors in all runs: ${errors}${errors === 0 ? ' (pass)' : ' (FAIL)'}`);
+  for (const r of rows.filter((row) => row.errors > 0)) out.push(`  ${r.scenario} ${r.caseLabel} ${r.load} ${r.subject}: ${r.lastError}`);
+  return out.join('\n');
+}

@@ -1,0 +1,190 @@
+/**
+ * Runs scenarios: brings subjects up, warms each one, then loads them in alternation round by
+ * round (A B, B A, A B, …, so drift on a shared machine falls on both sides), reading each
+ * server's own CPU time and memory around every run.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Child } from './proc.js';
+import type { LoadResult } from './loadgen.js';
+import type { ReadCase, Scenario } from './scenarios.js';
+import { ClientProcess, RunningServer, Subject, churn, type ServerOptions, type SubjectSpec } from './subjects.js';
+
+export interface RunOptions {
+  readonly rounds: number;
+  /** Length of one measured run, ms. */
+  readonly durationMs: number;
+  /** Unmeasured run per subject before the rounds (JIT, connection pools), ms. */
+  readonly warmupMs: number;
+  readonly server: ServerOptions;
+  readonly log: (line: string) => void;
+}
+
+/** One measured run of one subject. */
+export interface RunRecord {
+  readonly scenario: string;
+  readonly caseLabel: string;
+  /** e.g. `c32` for 32 concurrent readers. */
+  readonly load: string;
+  readonly subject: string;
+  readonly round: number;
+  /** Completed operations: skill reads, registrations, or held connections. */
+  readonly ops: number;
+  readonly opsPerSec: number;
+  /** Latency of the operation, ms (exact percentiles over every completed one). */
+  readonly p50: number;
+  readonly p99: number;
+  readonly errors: number;
+  readonly lastError?: string;
+  /** Server CPU time (user + system, all threads) per operation, µs. */
+  readonly cpuUsPerOp: number;
+  /** Server resident set size at the end of the run, bytes. */
+  readonly rssBytes: number;
+  /** Idle memory only: server RSS growth per held connection, bytes (after full GCs). */
+  readonly bytesPerConn?: number;
+  /** Idle memory only: JS heap + external growth per held connection, bytes (after full GCs). */
+  readonly heapBytesPerConn?: number;
+}
+
+const alternate = <T>(items: readonly T[], round: number): T[] => (round % 2 === 0 ? [...items] : [...items].reverse());
+
+async function readRun(loadgen: Child, subject: Subject, concurrency: number, durationMs: number, seed: number): Promise<Omit<RunRecord, 'scenario' | 'caseLabel' | 'load' | 'subject' | 'round'>> {
+  const before = await subject.clientErrors();
+  const u0 = await subject.server.usage();
+  const result = await loadgen.call<LoadResult>(
+    'run',
+    { port: subject.server.port, population: subject.spec.population, concurrency, durationMs, seed },
+    durationMs + 60_000,
+  );
+  const u1 = await subject.server.usage();
+  const after = await subject.clientErrors();
+  const clientErrors = after.errors - before.errors;
+  return {
+    ops: result.requests,
+    opsPerSec: result.rps,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + clientErrors,
+    lastError: result.lastError ?? (clientErrors > 0 ? after.lastError : undefined),
+    cpuUsPerOp: (u1.cpuUs - u0.cpuUs) / result.requests,
+    rssBytes: u1.rss,
+  };
+}
+
+async function runReadCase(scenario: string, readCase: ReadCase, loadgen: Child, options: RunOptions): Promise<RunRecord[]> {
+  const records: RunRecord[] = [];
+  const subjects: Subject[] = [];
+  try {
+    for (const spec of readCase.subjects) {
+      options.log(`  starting ${spec.label} (${spec.population.clients} × ${spec.population.skills} ${spec.transport})`);
+      subjects.push(await Subject.start(spec, options.server));
+    }
+    for (const load of readCase.loads) {
+      const loadLabel = `c${load.concurrency}`;
+      for (const subject of subjects) {
+        const warm = await readRun(loadgen, subject, load.concurrency, options.warmupMs, 1_000_003);
+        if (warm.errors > 0) options.log(`  warm-up of ${subject.spec.label}: ${warm.errors} errors (${warm.lastError})`);
+      }
+      for (let round = 0; round < options.rounds; round++) {
+        for (const subject of alternate(subjects, round)) {
+          const figures = await readRun(loadgen, subject, load.concurrency, options.durationMs, round + 1);
+          records.push({ scenario, caseLabel: readCase.label, load: loadLabel, subject: subject.spec.label, round, ...figures });
+          options.log(
+            `  ${readCase.label} ${loadLabel} round ${round + 1}/${options.rounds} ${subject.spec.label}: ` +
+              `${figures.opsPerSec.toFixed(0)} req/s, ${figures.cpuUsPerOp.toFixed(1)} µs/req, ${figures.errors} errors`,
+          );
+        }
+      }
+    }
+  } finally {
+    await Promise.all(subjects.map((subject) => subject.stop()));
+  }
+  return records;
+}
+
+/** A fresh server per round: RSS before and after connecting `clients` clients, both after full GCs. */
+async function memoryRun(spec: SubjectSpec, options: RunOptions): Promise<Omit<RunRecord, 'scenario' | 'caseLabel' | 'load' | 'subject' | 'round'>> {
+  const server = await RunningServer.start(spec.server, spec.label);
+  const clients = new ClientProcess(spec.label);
+  try {
+    // Let start-up work (module loading, first timers) finish before the baseline reading.
+    await sleep(300);
+    const m0 = await server.collectedUsage();
+    const u0 = await server.usage();
+    const connectMs = await clients.connect(server.wsUrl, 'ws', spec.population, 60_000 + spec.population.clients * 30);
+    const u1 = await server.usage();
+    await sleep(500);
+    const m1 = await server.collectedUsage();
+    const stats = await clients.stats();
+    const n = spec.population.clients;
+    return {
+      ops: n,
+      opsPerSec: (n / connectMs) * 1000,
+      p50: Number.NaN,
+      p99: Number.NaN,
+      errors: stats.errors,
+      lastError: stats.lastError,
+      cpuUsPerOp: (u1.cpuUs - u0.cpuUs) / n,
+      rssBytes: m1.rss,
+      bytesPerConn: (m1.rss - m0.rss) / n,
+      heapBytesPerConn: (m1.heapUsed + m1.external - m0.heapUsed - m0.external) / n,
+    };
+  } finally {
+    await clients.disconnect().catch(() => undefined);
+    await Promise.all([clients.stop(), server.stop()]);
+  }
+}
+
+export async function runScenario(scenario: Scenario, loadgen: Child, options: RunOptions): Promise<RunRecord[]> {
+  options.log(`${scenario.name}: ${scenario.title}`);
+  if (scenario.kind === 'read') {
+    const records: RunRecord[] = [];
+    for (const readCase of scenario.cases) records.push(...(await runReadCase(scenario.name, readCase, loadgen, options)));
+    return records;
+  }
+
+  if (scenario.kind === 'memory') {
+    const records: RunRecord[] = [];
+    for (let round = 0; round < options.rounds; round++) {
+      for (const spec of alternate(scenario.subjects, round)) {
+        const figures = await memoryRun(spec, options);
+        records.push({ scenario: scenario.name, caseLabel: `${spec.population.clients} clients`, load: 'idle', subject: spec.label, round, ...figures });
+        options.log(`  round ${round + 1}/${options.rounds} ${spec.label}: ${figures.bytesPerConn?.toFixed(0)} bytes/connection, ${figures.errors} errors`);
+      }
+    }
+    return records;
+  }
+
+  const records: RunRecord[] = [];
+  const subjects: Subject[] = [];
+  try {
+    for (const spec of scenario.subjects) subjects.push(await Subject.start(spec, options.server));
+    for (const subject of subjects) await churn(subject, scenario.concurrency, options.warmupMs, scenario.skills);
+    for (let round = 0; round < options.rounds; round++) {
+      for (const subject of alternate(subjects, round)) {
+        const u0 = await subject.server.usage();
+        const result = await churn(subject, scenario.concurrency, options.durationMs, scenario.skills);
+        const u1 = await subject.server.usage();
+        const stats = await subject.clientErrors();
+        records.push({
+          scenario: scenario.name,
+          caseLabel: `${scenario.skills} skills`,
+          load: `c${scenario.concurrency}`,
+          subject: subject.spec.label,
+          round,
+          ops: result.registrations,
+          opsPerSec: (result.registrations / result.elapsedMs) * 1000,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          errors: result.errors,
+          lastError: result.errors > 0 ? stats.lastError : undefined,
+          cpuUsPerOp: (u1.cpuUs - u0.cpuUs) / result.registrations,
+          rssBytes: u1.rss,
+        });
+        options.log(`  round ${round + 1}/${options.rounds} ${subject.spec.label}: ${((result.registrations / result.elapsedMs) * 1000).toFixed(0)} registrations/s, ${result.errors} errors`);
+      }
+    }
+  } finally {
+    await Promise.all(subjects.map((subject) => subject.stop()));
+  }
+  return records;
+}

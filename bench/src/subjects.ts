@@ -1,0 +1,174 @@
+/**
+ * The servers under test and their mock clients. Each subject is one server process (the real
+ * `mdp-server` binary or a bare baseline) plus, when it relays to clients, one mock-client process
+ * holding its population. Servers get the probe preloaded and listen on 127.0.0.1, port 0.
+ */
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Population } from './fixtures.js';
+import { Child } from './proc.js';
+import type { ProcessUsage } from './probe.js';
+
+export type ServerKind = 'mdp' | 'bare-http' | 'bare-relay' | 'bare-loop' | 'bare-ws';
+export type ClientTransport = 'ws' | 'loop' | 'none';
+
+/** What one column of a comparison is: which server, reached how, by how many clients. */
+export interface SubjectSpec {
+  readonly label: string;
+  readonly server: ServerKind;
+  readonly transport: ClientTransport;
+  readonly population: Population;
+}
+
+const here = (relative: string): string => fileURLToPath(new URL(relative, import.meta.url));
+
+/** The real `mdp-server` binary, next to the @mdp/server entry point. */
+export function mdpServerCli(): string {
+  return fileURLToPath(new URL('./cli.js', import.meta.resolve('@mdp/server')));
+}
+
+const SCRIPTS: Record<Exclude<ServerKind, 'mdp'>, string> = {
+  'bare-http': here('./servers/bare-http.js'),
+  'bare-relay': here('./servers/bare-relay.js'),
+  'bare-loop': here('./servers/bare-loop.js'),
+  'bare-ws': here('./servers/bare-ws.js'),
+};
+
+export interface ServerOptions {
+  /** Write a V8 CPU profile of the mdp-server process into this directory when it exits. */
+  readonly cpuProfileDir?: string;
+}
+
+/** Time a server has to print its listening line, ms. */
+const START_TIMEOUT_MS = 15_000;
+
+export class RunningServer {
+  private constructor(
+    readonly kind: ServerKind,
+    readonly child: Child,
+    readonly port: number,
+  ) {}
+
+  static async start(kind: ServerKind, label: string, options: ServerOptions = {}): Promise<RunningServer> {
+    const nodeArgs = ['--expose-gc', '--import', pathToFileURL(here('./probe.js')).href];
+    let script: string;
+    let args: string[];
+    if (kind === 'mdp') {
+      script = mdpServerCli();
+      // The binary as users run it: default options, loopback, any free port.
+      args = ['--host', '127.0.0.1', '--port', '0'];
+      if (options.cpuProfileDir) {
+        mkdirSync(options.cpuProfileDir, { recursive: true });
+        nodeArgs.push('--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir);
+      }
+    } else {
+      script = SCRIPTS[kind];
+      args = ['0'];
+    }
+    const child = new Child(`${label} server`, script, args, { nodeArgs });
+    const match = await child.waitForLine(/listening on http:\/\/127\.0\.0\.1:(\d+)/, START_TIMEOUT_MS);
+    return new RunningServer(kind, child, Number(match[1]));
+  }
+
+  get httpUrl(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get wsUrl(): string {
+    return `ws://127.0.0.1:${this.port}`;
+  }
+
+  usage(): Promise<ProcessUsage> {
+    return this.child.call<ProcessUsage>('usage');
+  }
+
+  /** Usage after full collections: for memory figures. */
+  collectedUsage(): Promise<ProcessUsage> {
+    return this.child.call<ProcessUsage>('gc');
+  }
+
+  stop(): Promise<void> {
+    return this.child.stop();
+  }
+}
+
+export interface ClientStatsSnapshot {
+  readonly served: number;
+  readonly errors: number;
+  readonly lastError: string | undefined;
+}
+
+/** A mock-client process. */
+export class ClientProcess {
+  readonly child: Child;
+
+  constructor(label: string) {
+    this.child = new Child(`${label} clients`, here('./clients/main.js'), []);
+  }
+
+  /** Connect and confirm a population; returns how long it took, ms. */
+  async connect(url: string, transport: 'ws' | 'loop', population: Population, timeoutMs: number): Promise<number> {
+    const { ms } = await this.child.call<{ ms: number }>('connect', { url, transport, population, parallel: 64 }, timeoutMs);
+    return ms;
+  }
+
+  disconnect(): Promise<void> {
+    return this.child.call('disconnect', undefined, 30_000);
+  }
+
+  stats(): Promise<ClientStatsSnapshot> {
+    return this.child.call<ClientStatsSnapshot>('stats');
+  }
+
+  stop(): Promise<void> {
+    return this.child.stop();
+  }
+}
+
+/** A subject brought up: its server and, unless it has none, its clients connected. */
+export class Subject {
+  private constructor(
+    readonly spec: SubjectSpec,
+    readonly server: RunningServer,
+    readonly clients: ClientProcess | undefined,
+  ) {}
+
+  static async start(spec: SubjectSpec, options: ServerOptions = {}): Promise<Subject> {
+    const server = await RunningServer.start(spec.server, spec.label, spec.server === 'mdp' ? options : {});
+    if (spec.transport === 'none') return new Subject(spec, server, undefined);
+    const clients = new ClientProcess(spec.label);
+    const subject = new Subject(spec, server, clients);
+    try {
+      // 2,000 clients × 20 skills takes a few seconds on a busy machine; allow far more.
+      const timeoutMs = 60_000 + spec.population.clients * 30;
+      await clients.connect(spec.transport === 'ws' ? server.wsUrl : server.httpUrl, spec.transport, spec.population, timeoutMs);
+    } catch (error) {
+      await subject.stop();
+      throw error;
+    }
+    return subject;
+  }
+
+  async clientErrors(): Promise<ClientStatsSnapshot> {
+    return this.clients ? this.clients.stats() : { served: 0, errors: 0, lastError: undefined };
+  }
+
+  /** Disconnect the clients (so the server sees them leave), then stop both processes. */
+  async stop(): Promise<void> {
+    if (this.clients?.child.running) await this.clients.disconnect().catch(() => undefined);
+    await Promise.all([this.clients?.stop(), this.server.stop()]);
+  }
+}
+
+export interface ChurnFigures {
+  readonly registrations: number;
+  readonly errors: number;
+  readonly elapsedMs: number;
+  readonly latency: { readonly p50: number; readonly p99: number; readonly max: number };
+}
+
+/** Registration-rate loops run from a subject's mock-client process. */
+export function churn(subject: Subject, concurrency: number, durationMs: number, skills: number): Promise<ChurnFigures> {
+  if (!subject.clients) throw new Error(`${subject.spec.label} has no client process`);
+  return subject.clients.child.call<ChurnFigures>('churn', { url: subject.server.wsUrl, concurrency, durationMs, skills }, durationMs + 60_000);
+}

@@ -1,0 +1,75 @@
+/**
+ * Smoke of every bench scenario: tiny sizes, one short round, through the built CLI exactly as
+ * `pnpm bench` runs it. Asserts only that each completes with zero errors and reports figures —
+ * never a figure threshold (the machine running tests is shared and noisy).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const cli = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'mdp-bench-smoke-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Row {
+  readonly subject: string;
+  readonly errors: number;
+  readonly ops: number;
+  readonly opsPerSec: number;
+  readonly cpuUsPerOp: number;
+  readonly rssBytes: number;
+  readonly bytesPerConn?: number;
+}
+
+interface Report {
+  readonly rows: readonly Row[];
+  readonly comparisons: ReadonlyArray<{ readonly ratio: number }>;
+}
+
+function runBench(scenario: string): Promise<{ code: number | null; stderr: string; report: Report | undefined }> {
+  const json = join(dir, `${scenario}.json`);
+  return new Promise((resolve) => {
+    // The CLI bounds itself; the kill is only a backstop.
+    execFile(process.execPath, [cli, '--smoke', '--scenario', scenario, '--json', json], { timeout: 110_000, killSignal: 'SIGTERM' }, (error, _stdout, stderr) => {
+      const code = error ? ((error as { code?: number }).code ?? null) : 0;
+      resolve({ code, stderr, report: existsSync(json) ? (JSON.parse(readFileSync(json, 'utf8')) as Report) : undefined });
+    });
+  });
+}
+
+describe('pnpm bench --smoke', () => {
+  it('is built (pnpm build / turbo run build builds bench/dist)', () => {
+    expect(existsSync(cli), `${cli} is missing: run the build first`).toBe(true);
+  });
+
+  const subjects: Record<string, string[]> = {
+    'ws-read': ['mdp-server', 'bare relay', 'bare http'],
+    'loop-read': ['mdp-server', 'bare loop relay'],
+    catalog: ['mdp-server, 20 clients', 'mdp-server, 1 client'],
+    'idle-memory': ['mdp-server', 'bare ws'],
+    registration: ['mdp-server', 'bare ws'],
+  };
+
+  for (const [scenario, expected] of Object.entries(subjects)) {
+    it(`${scenario} completes with zero errors and reports figures`, { timeout: 120_000 }, async () => {
+      const { code, stderr, report } = await runBench(scenario);
+      expect(code, stderr.slice(-2000)).toBe(0);
+      expect(report).toBeDefined();
+      const rows = report?.rows ?? [];
+      expect([...new Set(rows.map((r) => r.subject))].sort()).toEqual([...expected].sort());
+      for (const row of rows) {
+        expect(row.errors, `${scenario} ${row.subject}`).toBe(0);
+        expect(row.ops).toBeGreaterThan(0);
+        expect(row.opsPerSec).toBeGreaterThan(0);
+        expect(Number.isFinite(row.cpuUsPerOp)).toBe(true);
+        expect(row.rssBytes).toBeGreaterThan(0);
+        if (scenario === 'idle-memory') expect(Number.isFinite(row.bytesPerConn)).toBe(true);
+      }
+      expect(report?.comparisons.length).toBeGreaterThan(0);
+      for (const c of report?.comparisons ?? []) expect(Number.isFinite(c.ratio)).toBe(true);
+    });
+  }
+});
