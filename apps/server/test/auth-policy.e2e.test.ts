@@ -16,7 +16,8 @@ async function issueCookie(t: TestServer, auth: unknown): Promise<Response> {
 describe('with --auth-token', () => {
   it('closes websocket upgrades without a valid credential with 4401', async () => {
     const t = await startServer({ authTokens: [TOKEN] });
-    for (const headers of [{}, { authorization: 'Bearer wrong' }, { cookie: `mdp_auth=${encodeAuthCookie({ token: TOKEN })}` }]) {
+    const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong' }, { cookie: `mdp_auth=${encodeAuthCookie({ token: TOKEN })}` }];
+    for (const headers of attempts) {
       const client = await TestClient.connect(t.ws, { headers });
       expect(await client.closed).toEqual({ code: 4401, reason: 'Unauthorized' });
     }

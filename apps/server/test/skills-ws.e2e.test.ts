@@ -98,7 +98,7 @@ describe('skill routes over a websocket client', () => {
     expect(res.status).toBe(200);
     const call = client.calls[0]!;
     expect(call.query).toEqual({ x: '2', y: 'hello world' });
-    expect(call.args.query).toEqual({ x: '2', y: 'hello world' });
+    expect(call.args?.query).toEqual({ x: '2', y: 'hello world' });
     expect(call.headers?.['x-custom']).toBe('v1');
     expect(call.auth).toMatchObject({
       scheme: 'Bearer',
