@@ -39,7 +39,7 @@ export interface ElectionConfig {
   /** Random election time-out bounds, ms (SPEC default 4500–7000). */
   readonly electionTimeoutMinMs: number;
   readonly electionTimeoutMaxMs: number;
-  /** After start, refuse every vote this long and remember the terms seen meanwhile, ms. */
+  /** After start (and until `ready`), refuse every vote and remember the terms seen meanwhile, ms. */
   readonly voteGraceMs: number;
   /** Gap between survivors' pre-votes after the leader's link closes, ms; rank 0 goes first. */
   readonly failoverStepMs: number;
@@ -109,8 +109,12 @@ export type ElectionEvent =
   /** A timer the driver set for `wakeAt` fired (or any time: ticks are idempotent). */
   | { readonly type: 'tick' }
   | { readonly type: 'memberKnown'; readonly id: string }
-  /** Membership has settled (first discovery round finished); elections may start. */
-  | { readonly type: 'ready' }
+  /**
+   * Membership has settled (first discovery round finished, links dialed): votes and elections may
+   * start. `leaderSeen: false` says no peer reported a leader, so the first election need not wait
+   * a whole time-out.
+   */
+  | { readonly type: 'ready'; readonly leaderSeen?: boolean }
   | { readonly type: 'linkUp'; readonly id: string }
   | { readonly type: 'linkDown'; readonly id: string }
   /** A link-level pong: the member is alive even if it has nothing to say. */
@@ -217,8 +221,9 @@ export function leaseLive(s: ElectionState, now: number): boolean {
   return s.role === 'follower' && s.leaderId !== undefined && s.leaseExpiresAt > now;
 }
 
+/** Until membership settled and the grace passed, a node neither votes nor stands. */
 function inGrace(s: ElectionState, now: number): boolean {
-  return now < s.startedAt + s.config.voteGraceMs;
+  return !s.ready || now < s.startedAt + s.config.voteGraceMs;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -242,7 +247,7 @@ function apply(s: ElectionState, event: ElectionEvent, now: number, fx: Election
     case 'memberKnown':
       return onMemberKnown(s, event.id, now);
     case 'ready':
-      return s.ready ? s : { ...s, ready: true };
+      return onReady(s, event.leaderSeen ?? true, now);
     case 'linkUp':
       return onLinkUp(s, event.id, now, fx);
     case 'linkDown':
@@ -260,6 +265,17 @@ function withMember(s: ElectionState, member: MemberState): ElectionState {
   const members = new Map(s.members);
   members.set(member.id, member);
   return { ...s, members };
+}
+
+function onReady(s: ElectionState, leaderSeen: boolean, now: number): ElectionState {
+  if (s.ready) return s;
+  const next: ElectionState = { ...s, ready: true };
+  if (leaderSeen || !s.config.canLead || s.stopped || s.role !== 'follower' || s.leaderId !== undefined) return next;
+  // Found nobody at all: wait the whole time-out, so that discovery gets more rounds before we
+  // elect ourselves alone (a peer missed by one slow round would otherwise elect alone too).
+  if (s.members.size === 0) return next;
+  // Found peers and nobody leads: elect as soon as the grace allows, staggered like a failover.
+  return scheduleFailover(next, Math.max(now, s.startedAt + s.config.voteGraceMs), undefined);
 }
 
 function onMemberKnown(s: ElectionState, id: string, now: number): ElectionState {
@@ -392,7 +408,10 @@ function becomeCandidate(s: ElectionState, now: number, fx: ElectionEffect[]): E
   fx.push({ type: 'log', level: 'info', event: 'cluster.election_started', fields: { term } });
   if (quorumSize(knownMemberCount(next)) <= 1) return becomeLeader(next, now, fx);
   fx.push({ type: 'broadcast', message: { type: 'voteRequest', term, preVote: false } });
-  return scheduleElection(next, now);
+  // A vote round needs one round trip. If it fails (a split vote), the next attempt comes after a
+  // random one to two heartbeat intervals: fast, and spread wide compared with a round trip.
+  const [wait, after] = random(next, s.config.heartbeatIntervalMs, 2 * s.config.heartbeatIntervalMs);
+  return { ...after, electionAt: now + wait };
 }
 
 function becomeLeader(s: ElectionState, now: number, fx: ElectionEffect[]): ElectionState {

@@ -7,3 +7,21 @@ export {
   scanRange,
 } from './meta-probe.js';
 export type { ProbeFailureKind, ProbeOptions, ProbeResult, ScanOptions } from './meta-probe.js';
+export { createClusterNode } from './node.js';
+export type { ClusterConfigError, ClusterFeatures, ClusterNode, ClusterSelf, ClusterView, LeaderChange } from './node.js';
+export { CLUSTER_DEFAULTS, CLUSTER_MODES } from './options.js';
+export type { ClusterMode, ClusterNodeOptions } from './options.js';
+export { DISCOVERY_DEFAULTS } from './discovery.js';
+export type { DiscoveryOptions } from './discovery.js';
+export { membershipFingerprint } from './membership.js';
+export type { Membership } from './membership.js';
+export type { LinkFaults } from './links.js';
+export type { ProxyStatus } from './proxy.js';
+export { mirroredId, proxyMarker } from './mirror.js';
+export type { MdpProxyMetadata } from './mirror.js';
+export { upstreamAccepts } from './version.js';
+export type { CallPathRequest, HostApi, HostClient, HostPath } from './rpc.js';
+export { quorumSize } from './election.js';
+export type { Role } from './election.js';
+export { systemClock } from './clock.js';
+export type { Clock } from './clock.js';

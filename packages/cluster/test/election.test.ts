@@ -134,6 +134,28 @@ describe('election', () => {
     expect(s.term).toBe(1);
   });
 
+  it('elects soon after start when discovery saw no leader, but not before the grace', () => {
+    let s = initialElection(config('a', { voteGraceMs: 200 }), 0, 1, ['a', 'b', 'c']);
+    s = run(s, { type: 'linkUp', id: 'b' }, 10).state;
+    const r = run(s, { type: 'ready', leaderSeen: false }, 50);
+    expect(r.wakeAt).toBeGreaterThanOrEqual(200);
+    expect(r.wakeAt).toBeLessThan(250);
+    const seen = run(s, { type: 'ready', leaderSeen: true }, 50);
+    expect(seen.wakeAt).toBeGreaterThanOrEqual(450);
+  });
+
+  it('a node that found nobody waits the whole time-out before electing itself alone', () => {
+    const s = initialElection(config('a', { voteGraceMs: 200 }), 0, 1);
+    const r = run(s, { type: 'ready', leaderSeen: false }, 50);
+    expect(r.wakeAt).toBeGreaterThanOrEqual(450);
+  });
+
+  it('refuses votes until ready', () => {
+    const s = initialElection(config('c'), 0, 1, ['a', 'b', 'c']);
+    const r = run(s, msg('a', { type: 'voteRequest', term: 1, preVote: false }), 5000);
+    expect(sent(r.effects, 'voteResponse')[0]).toMatchObject({ granted: false });
+  });
+
   it('a node that may not lead never stands', () => {
     let s = node('a', ['a'], 0, { canLead: false });
     const r = run(s, { type: 'tick' }, 10_000);

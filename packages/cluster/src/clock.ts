@@ -1,0 +1,56 @@
+/**
+ * Time and timers, injected so that tests can count what a node leaves behind (STYLE §5–§6).
+ * `now()` is monotonic: a wall-clock jump must not expire or extend a lease.
+ */
+import { performance } from 'node:perf_hooks';
+
+export interface Clock {
+  /** Milliseconds on a monotonic scale (only differences matter). */
+  now(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const systemClock: Clock = {
+  now: () => performance.now(),
+  setTimeout: (callback, ms) => {
+    const handle = setTimeout(callback, ms);
+    // Cluster timers never keep a process alive on their own; the HTTP server does that.
+    handle.unref();
+    return handle;
+  },
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+/** The timers one component owns, so that `close()` can clear every one of them. */
+export class TimerSet {
+  private readonly handles = new Set<{ handle: unknown }>();
+  private closed = false;
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Run `callback` once after `ms`; returns a cancel function. A closed set starts nothing. */
+  after(ms: number, callback: () => void): () => void {
+    if (this.closed) return () => undefined;
+    const entry = { handle: undefined as unknown };
+    entry.handle = this.clock.setTimeout(() => {
+      this.handles.delete(entry);
+      callback();
+    }, Math.max(0, ms));
+    this.handles.add(entry);
+    return () => {
+      if (this.handles.delete(entry)) this.clock.clearTimeout(entry.handle);
+    };
+  }
+
+  get size(): number {
+    return this.handles.size;
+  }
+
+  /** Clear every pending timer; later `after` calls are ignored. */
+  close(): void {
+    this.closed = true;
+    for (const entry of this.handles) this.clock.clearTimeout(entry.handle);
+    this.handles.clear();
+  }
+}

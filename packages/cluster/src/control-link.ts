@@ -1,0 +1,180 @@
+/**
+ * One control websocket to a peer (SPEC §10): the hello exchange, JSON framing and validation.
+ * The dialing side speaks first; the accepting side checks that hello and answers with its own.
+ * A link is `open` once both hellos were accepted; anything that breaks the rules closes it with
+ * 1008 (policy) or 1003 (binary), and nothing here ever throws into the event loop.
+ */
+import type { RawData, WebSocket } from 'ws';
+import type { Logger } from '@mdp/core';
+import { parseClusterMessage, type ClusterHello, type ClusterMessage } from '@mdp/protocol';
+
+export const LINK_CLOSE = {
+  normal: { code: 1000, reason: 'Closing' },
+  goingAway: { code: 1001, reason: 'Server shutting down' },
+  binary: { code: 1003, reason: 'Binary frames are not accepted' },
+  policy: 1008,
+  duplicate: { code: 1008, reason: 'Duplicate control link' },
+} as const;
+
+export type LinkState = 'handshake' | 'open' | 'closed';
+
+export interface ControlLinkHooks {
+  /** Our hello, built fresh for each link. */
+  hello(): ClusterMessage;
+  /** Why the peer's hello is refused, or undefined to accept it. */
+  check(hello: ClusterHello, link: ControlLink): string | undefined;
+  onOpen(link: ControlLink): void;
+  onMessage(link: ControlLink, message: ClusterMessage): void;
+  onAlive(link: ControlLink): void;
+  onClose(link: ControlLink, code: number, reason: string): void;
+}
+
+let nextLinkId = 1;
+
+export class ControlLink {
+  readonly id = nextLinkId++;
+  state: LinkState = 'handshake';
+  peerId: string | undefined;
+  peerHello: ClusterHello | undefined;
+  lastHeardAt: number;
+  /** Why we closed it, when we did: a refusal here is not a network failure. */
+  closedBecause: string | undefined;
+
+  constructor(
+    private readonly ws: WebSocket,
+    readonly direction: 'in' | 'out',
+    readonly url: string | undefined,
+    private readonly hooks: ControlLinkHooks,
+    private readonly now: () => number,
+    private readonly logger: Logger,
+  ) {
+    this.lastHeardAt = now();
+    ws.on('message', (data, isBinary) => this.guard('message', () => this.receive(data, isBinary)));
+    ws.on('pong', () =>
+      this.guard('pong', () => {
+        this.lastHeardAt = this.now();
+        if (this.state === 'open') this.hooks.onAlive(this);
+      }),
+    );
+    ws.on('error', (error) => this.logger.debug('cluster.link_error', { link: this.describe(), error: error.message }));
+    ws.on('close', (code, reason) => this.guard('close', () => this.closed(code, reason.toString())));
+    if (direction === 'out') {
+      ws.on('open', () => this.guard('open', () => this.sendRaw(this.hooks.hello())));
+    }
+  }
+
+  /** Run a handler; an exception is logged and costs only this link, never the process. */
+  private guard(what: string, fn: () => void): void {
+    try {
+      fn();
+    } catch (error) {
+      this.logger.error('cluster.link_handler_failed', { what, link: this.describe(), error });
+      this.terminate();
+    }
+  }
+
+  private describe(): string {
+    return `${this.direction}:${this.peerId ?? this.url ?? '?'}#${this.id}`;
+  }
+
+  private receive(data: RawData, isBinary: boolean): void {
+    if (this.state === 'closed') return;
+    this.lastHeardAt = this.now();
+    if (isBinary) return this.close(LINK_CLOSE.binary.code, LINK_CLOSE.binary.reason);
+    let json: unknown;
+    try {
+      json = JSON.parse(rawText(data));
+    } catch {
+      return this.close(LINK_CLOSE.policy, 'Frame is not JSON');
+    }
+    const parsed = parseClusterMessage(json);
+    if (!parsed.ok) return this.close(LINK_CLOSE.policy, truncate(`Invalid cluster message: ${parsed.error}`));
+    const message = parsed.value;
+    if (this.state === 'handshake') return this.handshake(message);
+    if (message.serverId !== this.peerId || message.clusterId !== this.peerHello?.clusterId) {
+      return this.close(LINK_CLOSE.policy, 'Message from another server id or cluster');
+    }
+    if (message.type === 'clusterHello') return; // a repeated hello carries nothing new for us
+    this.hooks.onMessage(this, message);
+  }
+
+  private handshake(message: ClusterMessage): void {
+    if (message.type !== 'clusterHello') return this.close(LINK_CLOSE.policy, 'Expected clusterHello first');
+    const refusal = this.hooks.check(message, this);
+    if (refusal) return this.close(LINK_CLOSE.policy, truncate(refusal));
+    this.peerId = message.serverId;
+    this.peerHello = message;
+    if (this.direction === 'in') this.sendRaw(this.hooks.hello());
+    if (this.state !== 'handshake') return; // the hello could not be sent
+    this.state = 'open';
+    this.hooks.onOpen(this);
+  }
+
+  send(message: ClusterMessage): boolean {
+    if (this.state !== 'open') return false;
+    return this.sendRaw(message);
+  }
+
+  private sendRaw(message: ClusterMessage): boolean {
+    if (this.ws.readyState !== this.ws.OPEN) return false;
+    try {
+      this.ws.send(JSON.stringify(message));
+      return true;
+    } catch (error) {
+      this.logger.debug('cluster.link_send_failed', { link: this.describe(), error });
+      this.terminate();
+      return false;
+    }
+  }
+
+  ping(): void {
+    if (this.state === 'closed' || this.ws.readyState !== this.ws.OPEN) return;
+    try {
+      this.ws.ping();
+    } catch {
+      this.terminate();
+    }
+  }
+
+  /** Close with a status the peer will see; the link is closed for us at once. */
+  close(code: number, reason: string): void {
+    if (this.state === 'closed') return;
+    this.closedBecause = reason;
+    try {
+      this.ws.close(code, reason);
+    } catch {
+      this.ws.terminate();
+    }
+    this.closed(code, reason);
+  }
+
+  /** Drop the connection without a closing handshake, as a dying process would. */
+  terminate(): void {
+    if (this.state === 'closed') {
+      this.ws.terminate();
+      return;
+    }
+    this.closedBecause ??= 'terminated';
+    this.ws.terminate();
+    this.closed(1006, 'terminated');
+  }
+
+  private closed(code: number, reason: string): void {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.hooks.onClose(this, code, reason);
+  }
+}
+
+function rawText(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
+  return data.toString('utf8');
+}
+
+/** Close reasons must fit in a control frame (123 bytes). */
+function truncate(reason: string): string {
+  let text = reason;
+  while (Buffer.byteLength(text) > 120) text = text.slice(0, -1);
+  return text;
+}

@@ -1,0 +1,113 @@
+/**
+ * Dynamic discovery (SPEC §10): every interval, probe `GET /mdp/meta` on a port range of one host
+ * and on seed URLs. Each probe has its own short time-out and reports as soon as it answers, so a
+ * frozen peer delays nothing but its own answer. Rounds never overlap.
+ */
+import type { Logger } from '@mdp/core';
+import type { MetaDocument } from '@mdp/protocol';
+import type { Clock, TimerSet } from './clock.js';
+import { probeMeta, type ProbeResult } from './meta-probe.js';
+
+export interface DiscoveryOptions {
+  /** Host whose port range is probed. Default 127.0.0.1. */
+  readonly host: string;
+  /** First port of the range. Default 47372. */
+  readonly startPort: number;
+  /** Number of ports probed from `startPort`; 0 probes no range. Default 100. */
+  readonly attempts: number;
+  /** Time between the starts of two rounds, ms. Default 2000. */
+  readonly intervalMs: number;
+  /** Extra addresses probed every round (URL, HOST:PORT or PORT). Default none. */
+  readonly seedUrls: readonly string[];
+  /** Time allowed for one probe, ms. Default 500. */
+  readonly probeTimeoutMs: number;
+}
+
+export const DISCOVERY_DEFAULTS: DiscoveryOptions = Object.freeze({
+  host: '127.0.0.1',
+  startPort: 47372,
+  attempts: 100,
+  intervalMs: 2000,
+  seedUrls: Object.freeze([]) as readonly string[],
+  probeTimeoutMs: 500,
+});
+
+export type Probe = (url: string, options: { timeoutMs: number; signal: AbortSignal }) => Promise<ProbeResult>;
+
+export interface DiscoveryHooks {
+  /** One address answered with a valid metadata document. */
+  found(meta: MetaDocument, url: string): void;
+  /** A round finished (every probe answered or timed out). */
+  roundDone(round: number): void;
+  /** Extra targets for this round (static members' addresses). */
+  extraTargets?(): readonly string[];
+}
+
+export class Discovery {
+  private readonly abort = new AbortController();
+  private cancelNext: (() => void) | undefined;
+  private round = 0;
+  private running = false;
+  private closed = false;
+
+  constructor(
+    private readonly options: DiscoveryOptions,
+    private readonly hooks: DiscoveryHooks,
+    private readonly clock: Clock,
+    private readonly timers: TimerSet,
+    private readonly logger: Logger,
+    private readonly probe: Probe = probeMeta,
+  ) {}
+
+  start(): void {
+    void this.runRound();
+  }
+
+  /** The addresses of one round. */
+  targets(): string[] {
+    const { host, startPort, attempts, seedUrls } = this.options;
+    const hostPart = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+    const list: string[] = [];
+    for (let port = startPort; port < startPort + attempts && port <= 65535; port += 1) list.push(`http://${hostPart}:${port}`);
+    list.push(...seedUrls, ...(this.hooks.extraTargets?.() ?? []));
+    return [...new Set(list)];
+  }
+
+  private async runRound(): Promise<void> {
+    if (this.closed || this.running) return;
+    this.running = true;
+    const round = ++this.round;
+    const startedAt = this.clock.now();
+    try {
+      await Promise.all(this.targets().map((url) => this.probeOne(url)));
+    } catch (error) {
+      this.logger.error('cluster.discovery_round_failed', { error });
+    } finally {
+      this.running = false;
+    }
+    if (this.closed) return;
+    try {
+      this.hooks.roundDone(round);
+    } catch (error) {
+      this.logger.error('cluster.discovery_hook_failed', { error });
+    }
+    const wait = Math.max(0, this.options.intervalMs - (this.clock.now() - startedAt));
+    this.cancelNext = this.timers.after(wait, () => void this.runRound());
+  }
+
+  private async probeOne(url: string): Promise<void> {
+    const result = await this.probe(url, { timeoutMs: this.options.probeTimeoutMs, signal: this.abort.signal });
+    if (this.closed || !result.ok) return;
+    try {
+      this.hooks.found(result.meta, result.url);
+    } catch (error) {
+      this.logger.error('cluster.discovery_hook_failed', { url, error });
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    this.cancelNext?.();
+    this.abort.abort();
+  }
+}

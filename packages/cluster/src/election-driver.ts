@@ -1,0 +1,166 @@
+/**
+ * The thin impure shell around `election.ts`: one timer at the state's `wakeAt`, effects carried
+ * out through a send port, durable term/vote written before anything that depends on them leaves,
+ * and a change event whenever role, term or leader changes.
+ */
+import type { Logger } from '@mdp/core';
+import type { Clock, TimerSet } from './clock.js';
+import {
+  hasQuorum,
+  initialElection,
+  knownMemberCount,
+  quorumSize,
+  reachableMemberCount,
+  step,
+  type DurableVote,
+  type ElectionConfig,
+  type ElectionEvent,
+  type ElectionMessage,
+  type ElectionState,
+  type Role,
+} from './election.js';
+
+export interface LeaderView {
+  readonly role: Role;
+  readonly term: number;
+  readonly leaderId: string | undefined;
+  readonly leaderUrl: string | undefined;
+}
+
+export interface ElectionSnapshot extends LeaderView {
+  readonly knownMemberCount: number;
+  readonly reachableMemberCount: number;
+  readonly quorumSize: number;
+  readonly hasQuorum: boolean;
+}
+
+export interface ElectionPorts {
+  send(to: string, message: ElectionMessage): void;
+  broadcast(message: ElectionMessage): void;
+  /** Store term and vote; called before the messages of the step that changed them are sent. */
+  persist?(vote: DurableVote): void;
+}
+
+export class ElectionDriver {
+  private state: ElectionState;
+  private cancelWake: (() => void) | undefined;
+  private wakeAt: number | undefined;
+  private readonly listeners = new Set<(view: LeaderView, previous: LeaderView) => void>();
+  private dispatching = false;
+  private readonly queue: ElectionEvent[] = [];
+
+  constructor(
+    config: ElectionConfig,
+    private readonly clock: Clock,
+    private readonly timers: TimerSet,
+    private readonly ports: ElectionPorts,
+    private readonly logger: Logger,
+    seed: number,
+    members: readonly string[],
+    durable: DurableVote | undefined,
+  ) {
+    this.state = initialElection(config, clock.now(), seed, members, durable);
+  }
+
+  /** Arm the first timer. */
+  start(): void {
+    this.arm(this.state.electionAt);
+  }
+
+  /** Feed one event. Re-entrant calls (an effect that causes an event) are queued, not nested. */
+  dispatch(event: ElectionEvent): void {
+    this.queue.push(event);
+    if (this.dispatching) return;
+    this.dispatching = true;
+    try {
+      for (let next = this.queue.shift(); next; next = this.queue.shift()) this.run(next);
+    } finally {
+      this.dispatching = false;
+    }
+  }
+
+  private run(event: ElectionEvent): void {
+    const before = this.state;
+    let result;
+    try {
+      result = step(before, event, this.clock.now());
+    } catch (error) {
+      this.logger.error('cluster.election_step_failed', { event: event.type, error });
+      return;
+    }
+    this.state = result.state;
+    if (this.ports.persist && (before.term !== result.state.term || before.votedFor !== result.state.votedFor)) {
+      this.ports.persist({ term: result.state.term, votedFor: result.state.votedFor });
+    }
+    for (const effect of result.effects) {
+      try {
+        if (effect.type === 'send') this.ports.send(effect.to, effect.message);
+        else if (effect.type === 'broadcast') this.ports.broadcast(effect.message);
+        else this.logger[effect.level](effect.event, effect.fields);
+      } catch (error) {
+        this.logger.error('cluster.election_effect_failed', { effect: effect.type, error });
+      }
+    }
+    this.arm(result.wakeAt);
+    if (before.role !== this.state.role || before.term !== this.state.term || before.leaderId !== this.state.leaderId || before.leaderUrl !== this.state.leaderUrl) {
+      const previous = viewOf(before);
+      const view = viewOf(this.state);
+      for (const listener of this.listeners) {
+        try {
+          listener(view, previous);
+        } catch (error) {
+          this.logger.error('cluster.leader_listener_failed', { error });
+        }
+      }
+    }
+  }
+
+  private arm(at: number | undefined): void {
+    if (at === this.wakeAt && this.cancelWake) return;
+    this.cancelWake?.();
+    this.cancelWake = undefined;
+    this.wakeAt = at;
+    if (at === undefined) return;
+    this.cancelWake = this.timers.after(at - this.clock.now(), () => {
+      this.cancelWake = undefined;
+      this.wakeAt = undefined;
+      this.dispatch({ type: 'tick' });
+    });
+  }
+
+  onChange(listener: (view: LeaderView, previous: LeaderView) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  view(): LeaderView {
+    return viewOf(this.state);
+  }
+
+  snapshot(): ElectionSnapshot {
+    const now = this.clock.now();
+    const known = knownMemberCount(this.state);
+    return {
+      ...viewOf(this.state),
+      knownMemberCount: known,
+      reachableMemberCount: reachableMemberCount(this.state, now),
+      quorumSize: quorumSize(known),
+      hasQuorum: hasQuorum(this.state, now),
+    };
+  }
+
+  knows(id: string): boolean {
+    return this.state.members.has(id);
+  }
+
+  /** Stop: a leader resigns (the broadcast goes out now); then no timer is left. */
+  stop(): void {
+    this.dispatch({ type: 'stop' });
+    this.cancelWake?.();
+    this.cancelWake = undefined;
+  }
+}
+
+function viewOf(s: ElectionState): LeaderView {
+  return { role: s.role, term: s.term, leaderId: s.leaderId, leaderUrl: s.leaderUrl };
+}

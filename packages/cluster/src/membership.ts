@@ -1,0 +1,124 @@
+/**
+ * Membership rules (SPEC §10): the fingerprint, who may join, and the directory of members and
+ * their endpoints, which catches a server id seen at a second endpoint.
+ */
+import type { MembershipMode } from '@mdp/protocol';
+
+export type Membership = { readonly mode: 'dynamic' } | { readonly mode: 'static'; readonly members: readonly string[] };
+
+/** `dynamic`, or the JSON array of the sorted distinct static ids. */
+export function membershipFingerprint(membership: Membership): string {
+  if (membership.mode === 'dynamic') return 'dynamic';
+  return JSON.stringify([...new Set(membership.members)].sort());
+}
+
+/** What a peer says about itself, from its hello or its metadata document. */
+export interface PeerClaim {
+  readonly serverId: string;
+  readonly clusterId: string;
+  readonly membershipMode: MembershipMode;
+  readonly membershipFingerprint: string;
+}
+
+export interface MembershipRules {
+  readonly selfId: string;
+  readonly clusterId: string;
+  readonly membership: Membership;
+  readonly fingerprint: string;
+}
+
+/** Why a peer may not join us, or undefined when it may. */
+export function peerRefusal(claim: PeerClaim, rules: MembershipRules): string | undefined {
+  if (claim.clusterId !== rules.clusterId) return `cluster id ${JSON.stringify(claim.clusterId)} is not ${JSON.stringify(rules.clusterId)}`;
+  if (claim.membershipMode !== rules.membership.mode) {
+    return `membership mode ${claim.membershipMode} is not ${rules.membership.mode}`;
+  }
+  if (claim.membershipFingerprint !== rules.fingerprint) return 'membership fingerprint differs';
+  if (rules.membership.mode === 'static' && !rules.membership.members.includes(claim.serverId)) {
+    return `server id ${JSON.stringify(claim.serverId)} is not a static member`;
+  }
+  return undefined;
+}
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '[::1]', '0.0.0.0', '::', '[::]']);
+
+/**
+ * `host:port` of an endpoint URL, with every loopback spelling folded into one, so that the same
+ * server reached as `localhost` and as `127.0.0.1` is one endpoint. Undefined for a bad URL.
+ */
+export function endpointKey(url: string): string | undefined {
+  try {
+    const parsed = new URL(url);
+    const host = parsed.hostname.toLowerCase();
+    const port = parsed.port || (parsed.protocol === 'https:' || parsed.protocol === 'wss:' ? '443' : '80');
+    return `${LOOPBACK.has(host) || host.startsWith('127.') ? 'loopback' : host}:${port}`;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface MemberEndpoints {
+  readonly clusterUrl: string;
+  readonly wsUrl?: string;
+  readonly metaUrl?: string;
+}
+
+export interface MemberEntry extends MemberEndpoints {
+  readonly id: string;
+  readonly key: string;
+}
+
+export type Sighting =
+  | { readonly kind: 'self' }
+  | { readonly kind: 'new'; readonly entry: MemberEntry }
+  | { readonly kind: 'known'; readonly entry: MemberEntry }
+  /** The id is already held by another endpoint (or is our own id at another endpoint). */
+  | { readonly kind: 'duplicate'; readonly firstUrl: string }
+  | { readonly kind: 'invalid' };
+
+/** Members and where they live. The first endpoint seen for an id keeps it for the process' life. */
+export class MemberDirectory {
+  private readonly entries = new Map<string, MemberEntry>();
+  private selfKey: string | undefined;
+  private selfUrl: string | undefined;
+
+  constructor(private readonly selfId: string) {}
+
+  setSelf(clusterUrl: string): void {
+    this.selfUrl = clusterUrl;
+    this.selfKey = endpointKey(clusterUrl);
+  }
+
+  observe(id: string, endpoints: MemberEndpoints): Sighting {
+    const key = endpointKey(endpoints.clusterUrl);
+    if (key === undefined) return { kind: 'invalid' };
+    if (id === this.selfId) {
+      return key === this.selfKey ? { kind: 'self' } : { kind: 'duplicate', firstUrl: this.selfUrl ?? '(this server)' };
+    }
+    const known = this.entries.get(id);
+    if (known) {
+      if (known.key !== key) return { kind: 'duplicate', firstUrl: known.clusterUrl };
+      // Fill in what an earlier, thinner sighting (a hello has no meta URL) did not carry.
+      const merged: MemberEntry = { ...known, wsUrl: endpoints.wsUrl ?? known.wsUrl, metaUrl: endpoints.metaUrl ?? known.metaUrl };
+      this.entries.set(id, merged);
+      return { kind: 'known', entry: merged };
+    }
+    const entry: MemberEntry = { id, key, ...endpoints };
+    this.entries.set(id, entry);
+    return { kind: 'new', entry };
+  }
+
+  get(id: string): MemberEntry | undefined {
+    return this.entries.get(id);
+  }
+
+  list(): MemberEntry[] {
+    return [...this.entries.values()];
+  }
+
+  /** Whether this endpoint is ours. */
+  isSelf(url: string): boolean {
+    const key = endpointKey(url);
+    return key !== undefined && key === this.selfKey;
+  }
+}

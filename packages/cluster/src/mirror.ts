@@ -1,0 +1,238 @@
+/**
+ * One mirrored client: an ordinary MDP websocket to the upstream hub that registers
+ * `<serverId>.<clientId>` with `metadata.mdpProxy` and forwards each `callClient` it receives to the
+ * local client through the router. A dropped link is re-established with back-off and the client
+ * registered again. Nothing thrown in here reaches the event loop.
+ */
+import type { RawData } from 'ws';
+import { WebSocket } from 'ws';
+import type { ClientInfo, Logger, Router } from '@mdp/core';
+import {
+  parseServerMessage,
+  type CallClientMessage,
+  type ClientDescriptor,
+  type ClientToServerMessage,
+  type PathDescriptor,
+} from '@mdp/protocol';
+import type { TimerSet } from './clock.js';
+
+export interface MirrorOptions {
+  readonly router: Router;
+  readonly serverId: string;
+  readonly wsUrl: string;
+  readonly timers: TimerSet;
+  readonly logger: Logger;
+  readonly random: () => number;
+  /** First and largest wait before reconnecting a dropped mirror link, ms. */
+  readonly reconnectMinMs: number;
+  readonly reconnectMaxMs: number;
+  /** Time allowed for the upstream websocket to open, ms. */
+  readonly connectTimeoutMs: number;
+  readonly maxPayloadBytes: number;
+}
+
+/** `metadata.mdpProxy` of a mirrored client. */
+export interface MdpProxyMetadata {
+  readonly serverId: string;
+  readonly clientId: string;
+}
+
+export function mirroredId(serverId: string, clientId: string): string {
+  return `${serverId}.${clientId}`;
+}
+
+/** The proxy marker of a descriptor, when it is itself a mirror (such clients are never mirrored on). */
+export function proxyMarker(descriptor: ClientDescriptor): MdpProxyMetadata | undefined {
+  const marker = descriptor.metadata?.mdpProxy;
+  if (typeof marker !== 'object' || marker === null) return undefined;
+  const { serverId, clientId } = marker as Record<string, unknown>;
+  return typeof serverId === 'string' && typeof clientId === 'string' ? { serverId, clientId } : undefined;
+}
+
+export function mirroredDescriptor(serverId: string, descriptor: ClientDescriptor): ClientDescriptor {
+  const mdpProxy: MdpProxyMetadata = { serverId, clientId: descriptor.id };
+  return { ...descriptor, id: mirroredId(serverId, descriptor.id), metadata: { ...(descriptor.metadata ?? {}), mdpProxy } };
+}
+
+export class Mirror {
+  readonly localId: string;
+  readonly upstreamId: string;
+  private descriptor: ClientDescriptor;
+  private ws: WebSocket | undefined;
+  private failures = 0;
+  private cancelReconnect: (() => void) | undefined;
+  private stopped = false;
+  /** Registered on the current socket. */
+  private registered = false;
+
+  constructor(
+    private readonly options: MirrorOptions,
+    client: ClientInfo,
+  ) {
+    this.localId = client.id;
+    this.upstreamId = mirroredId(options.serverId, client.id);
+    this.descriptor = client.descriptor;
+  }
+
+  get connected(): boolean {
+    return this.registered;
+  }
+
+  start(): void {
+    this.connect();
+  }
+
+  /** The local client's descriptor changed: a catalog-only change is an updateClientCatalog. */
+  update(client: ClientInfo): void {
+    const before = this.descriptor;
+    this.descriptor = client.descriptor;
+    if (!this.registered) return; // the next registration carries it
+    const { paths: _a, ...restBefore } = before;
+    const { paths: _b, ...restAfter } = client.descriptor;
+    if (JSON.stringify(restBefore) === JSON.stringify(restAfter)) {
+      this.send({ type: 'updateClientCatalog', clientId: this.upstreamId, paths: client.descriptor.paths as PathDescriptor[] });
+    } else {
+      this.send({ type: 'registerClient', client: mirroredDescriptor(this.options.serverId, this.descriptor) });
+    }
+  }
+
+  /** The local client is gone, or the upstream changes: unregister and close for good. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.cancelReconnect?.();
+    const ws = this.ws;
+    this.ws = undefined;
+    if (!ws) return;
+    if (this.registered) this.sendOn(ws, { type: 'unregisterClient', clientId: this.upstreamId });
+    this.registered = false;
+    try {
+      ws.close(1000, 'Mirror stopped');
+    } catch {
+      ws.terminate();
+    }
+  }
+
+  private connect(): void {
+    if (this.stopped) return;
+    const { wsUrl, logger } = this.options;
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(wsUrl, { handshakeTimeout: this.options.connectTimeoutMs, maxPayload: this.options.maxPayloadBytes });
+    } catch (error) {
+      logger.warn('proxy.mirror_connect_failed', { clientId: this.localId, wsUrl, error });
+      this.scheduleReconnect();
+      return;
+    }
+    this.ws = ws;
+    this.registered = false;
+    ws.on('open', () =>
+      this.guard(() => {
+        if (this.ws !== ws) return;
+        this.failures = 0;
+        this.registered = this.sendOn(ws, { type: 'registerClient', client: mirroredDescriptor(this.options.serverId, this.descriptor) });
+        logger.info('proxy.mirror_registered', { clientId: this.localId, upstreamId: this.upstreamId, wsUrl });
+      }),
+    );
+    ws.on('message', (data, isBinary) => this.guard(() => this.receive(ws, data, isBinary)));
+    ws.on('error', (error) => logger.debug('proxy.mirror_error', { clientId: this.localId, error: error.message }));
+    ws.on('close', (code, reason) =>
+      this.guard(() => {
+        // Only the current socket matters; an older one closing must not start a second link.
+        if (this.ws !== ws) return;
+        this.ws = undefined;
+        this.registered = false;
+        if (this.stopped) return;
+        const level = code === 4000 ? 'warn' : 'info';
+        logger[level]('proxy.mirror_dropped', { clientId: this.localId, code, reason: reason.toString() });
+        this.scheduleReconnect();
+      }),
+    );
+  }
+
+  private scheduleReconnect(): void {
+    if (this.stopped) return;
+    this.failures += 1;
+    const { reconnectMinMs, reconnectMaxMs, random } = this.options;
+    const base = Math.min(reconnectMaxMs, reconnectMinMs * 2 ** (this.failures - 1));
+    // ±20 % so that many mirrors of one follower do not reconnect in lock-step.
+    const wait = base * (0.8 + 0.4 * random());
+    this.cancelReconnect?.();
+    this.cancelReconnect = this.options.timers.after(wait, () => {
+      this.cancelReconnect = undefined;
+      this.connect();
+    });
+  }
+
+  private receive(ws: WebSocket, data: RawData, isBinary: boolean): void {
+    if (isBinary) return;
+    let json: unknown;
+    try {
+      json = JSON.parse(Array.isArray(data) ? Buffer.concat(data).toString('utf8') : data.toString());
+    } catch {
+      this.options.logger.warn('proxy.mirror_bad_frame', { clientId: this.localId });
+      return;
+    }
+    const parsed = parseServerMessage(json);
+    if (!parsed.ok) {
+      this.options.logger.warn('proxy.mirror_bad_message', { clientId: this.localId, error: parsed.error });
+      return;
+    }
+    const message = parsed.value;
+    switch (message.type) {
+      case 'ping':
+        this.sendOn(ws, { type: 'pong', timestamp: message.timestamp ?? Date.now() });
+        return;
+      case 'pong':
+        return;
+      case 'callClient':
+        void this.forward(ws, message);
+        return;
+    }
+  }
+
+  /** Run the call on the local client and answer upstream. `router.invoke` never rejects. */
+  private async forward(ws: WebSocket, call: CallClientMessage): Promise<void> {
+    const { router, logger } = this.options;
+    let reply: ClientToServerMessage;
+    try {
+      const outcome = await router.invoke(this.localId, call.method, call.path, {
+        query: call.query,
+        body: call.body,
+        headers: call.headers,
+        auth: call.auth,
+      });
+      reply = outcome.ok
+        ? { type: 'callClientResult', requestId: call.requestId, ok: true, data: outcome.data }
+        : { type: 'callClientResult', requestId: call.requestId, ok: false, error: outcome.error };
+    } catch (error) {
+      logger.error('proxy.forward_failed', { clientId: this.localId, error });
+      reply = { type: 'callClientResult', requestId: call.requestId, ok: false, error: { code: 'handler_error', message: 'Internal error' } };
+    }
+    // Answer on the socket the call came on; if it has closed, the upstream already failed the call.
+    this.sendOn(ws, reply);
+  }
+
+  private send(message: ClientToServerMessage): boolean {
+    return this.ws ? this.sendOn(this.ws, message) : false;
+  }
+
+  private sendOn(ws: WebSocket, message: ClientToServerMessage): boolean {
+    if (ws.readyState !== ws.OPEN) return false;
+    try {
+      ws.send(JSON.stringify(message));
+      return true;
+    } catch (error) {
+      this.options.logger.debug('proxy.mirror_send_failed', { clientId: this.localId, error });
+      return false;
+    }
+  }
+
+  private guard(fn: () => void): void {
+    try {
+      fn();
+    } catch (error) {
+      this.options.logger.error('proxy.mirror_handler_failed', { clientId: this.localId, error });
+    }
+  }
+}

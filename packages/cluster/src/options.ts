@@ -1,0 +1,155 @@
+/** Options of `createClusterNode`, their defaults (SPEC §10) and validation. */
+import type { Logger, Router } from '@mdp/core';
+import { silentLogger } from '@mdp/core';
+import { systemClock, type Clock } from './clock.js';
+import { DISCOVERY_DEFAULTS, type DiscoveryOptions } from './discovery.js';
+import type { LinkFaults } from './links.js';
+import type { Membership } from './membership.js';
+
+/**
+ * - `standalone`: no discovery, no election; always leader of a cluster of one, term 0. With an
+ *   `upstreamUrl` it still mirrors its clients into that hub.
+ * - `auto`: discovers peers, takes part in elections; while another node leads, mirrors its
+ *   clients into the leader (or into `upstreamUrl` when given).
+ * - `proxy-required`: like `auto`, but never stands for election: it always mirrors into an
+ *   upstream (the leader, or `upstreamUrl`). It still votes.
+ */
+export type ClusterMode = 'standalone' | 'auto' | 'proxy-required';
+export const CLUSTER_MODES: readonly ClusterMode[] = ['standalone', 'auto', 'proxy-required'];
+
+export interface ClusterNodeOptions {
+  readonly router: Router;
+  /** This server's id, `<host>:<port>` by default in apps/server. Unique within the cluster. */
+  readonly serverId: string;
+  /** Logical cluster; peers with another id are refused. */
+  readonly clusterId: string;
+  /** Default dynamic. */
+  readonly membership?: Membership;
+  /** Default auto. */
+  readonly mode?: ClusterMode;
+  /** Explicit hub to mirror into (URL, HOST:PORT or PORT), instead of the elected leader. */
+  readonly upstreamUrl?: string;
+  readonly discovery?: Partial<DiscoveryOptions>;
+  /** Leader heartbeat period, ms. Default 1000. */
+  readonly heartbeatIntervalMs?: number;
+  /** Follower lease on a leader per heartbeat, ms. Default 4000. */
+  readonly leaseDurationMs?: number;
+  /** Random election time-out bounds, ms. Default 4500 and 7000. */
+  readonly electionTimeoutMinMs?: number;
+  readonly electionTimeoutMaxMs?: number;
+  /** After start, refuse votes this long (and until discovery settled), ms. Default 2 × heartbeat. */
+  readonly voteGraceMs?: number;
+  /** Gap between survivors' pre-votes after a leader's link closes, ms. Default heartbeat / 4. */
+  readonly failoverStepMs?: number;
+  /** File that keeps term and vote across restarts. Default none (then only the grace protects). */
+  readonly stateFile?: string;
+  /** Time a follower waits for the leader's answer to a host request, ms. Default 20000. */
+  readonly rpcTimeoutMs?: number;
+  /** Reconnect back-off of mirror links, ms. Default 100 to 5000. */
+  readonly proxyReconnectMinMs?: number;
+  readonly proxyReconnectMaxMs?: number;
+  /** Largest control or mirror frame, bytes. Default 1 MiB. */
+  readonly maxPayloadBytes?: number;
+  readonly logger?: Logger;
+  /** Randomness in [0, 1) for time-outs and jitter. Default Math.random. */
+  readonly random?: () => number;
+  readonly clock?: Clock;
+  /** Test seam: cut links between nodes. */
+  readonly faults?: LinkFaults;
+}
+
+export interface ResolvedOptions {
+  readonly router: Router;
+  readonly serverId: string;
+  readonly clusterId: string;
+  readonly membership: Membership;
+  readonly mode: ClusterMode;
+  readonly upstreamUrl: string | undefined;
+  readonly discovery: DiscoveryOptions;
+  readonly heartbeatIntervalMs: number;
+  readonly leaseDurationMs: number;
+  readonly electionTimeoutMinMs: number;
+  readonly electionTimeoutMaxMs: number;
+  readonly voteGraceMs: number;
+  readonly failoverStepMs: number;
+  readonly stateFile: string | undefined;
+  readonly rpcTimeoutMs: number;
+  readonly proxyReconnectMinMs: number;
+  readonly proxyReconnectMaxMs: number;
+  readonly maxPayloadBytes: number;
+  readonly logger: Logger;
+  readonly random: () => number;
+  readonly clock: Clock;
+  readonly faults: LinkFaults | undefined;
+}
+
+export const CLUSTER_DEFAULTS = Object.freeze({
+  mode: 'auto' as ClusterMode,
+  heartbeatIntervalMs: 1000,
+  leaseDurationMs: 4000,
+  electionTimeoutMinMs: 4500,
+  electionTimeoutMaxMs: 7000,
+  rpcTimeoutMs: 20_000,
+  proxyReconnectMinMs: 100,
+  proxyReconnectMaxMs: 5000,
+  maxPayloadBytes: 1024 * 1024,
+});
+
+function positive(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number, got ${value}`);
+  return value;
+}
+
+export function resolveOptions(options: ClusterNodeOptions): ResolvedOptions {
+  if (!options.serverId) throw new RangeError('serverId must not be empty');
+  const mode = options.mode ?? CLUSTER_DEFAULTS.mode;
+  if (!CLUSTER_MODES.includes(mode)) throw new RangeError(`mode must be one of ${CLUSTER_MODES.join(', ')}`);
+  const membership = options.membership ?? { mode: 'dynamic' };
+  if (membership.mode === 'static') {
+    if (membership.members.length === 0) throw new RangeError('static membership needs at least one member');
+    if (!membership.members.includes(options.serverId)) {
+      throw new RangeError(`static membership must list this server's id ${JSON.stringify(options.serverId)}`);
+    }
+  }
+  const heartbeatIntervalMs = positive('heartbeatIntervalMs', options.heartbeatIntervalMs ?? CLUSTER_DEFAULTS.heartbeatIntervalMs);
+  const leaseDurationMs = positive('leaseDurationMs', options.leaseDurationMs ?? CLUSTER_DEFAULTS.leaseDurationMs);
+  const electionTimeoutMinMs = positive('electionTimeoutMinMs', options.electionTimeoutMinMs ?? CLUSTER_DEFAULTS.electionTimeoutMinMs);
+  const electionTimeoutMaxMs = positive('electionTimeoutMaxMs', options.electionTimeoutMaxMs ?? CLUSTER_DEFAULTS.electionTimeoutMaxMs);
+  if (electionTimeoutMaxMs < electionTimeoutMinMs) throw new RangeError('electionTimeoutMaxMs must not be below electionTimeoutMinMs');
+  if (leaseDurationMs <= heartbeatIntervalMs) throw new RangeError('leaseDurationMs must be longer than heartbeatIntervalMs');
+  const discovery: DiscoveryOptions = { ...DISCOVERY_DEFAULTS, ...stripUndefined(options.discovery ?? {}) };
+  positive('discovery.intervalMs', discovery.intervalMs);
+  positive('discovery.probeTimeoutMs', discovery.probeTimeoutMs);
+  if (!Number.isInteger(discovery.attempts) || discovery.attempts < 0) throw new RangeError('discovery.attempts must be a whole number ≥ 0');
+  if (!Number.isInteger(discovery.startPort) || discovery.startPort < 1 || discovery.startPort > 65535) {
+    throw new RangeError('discovery.startPort must be a port number');
+  }
+  return {
+    router: options.router,
+    serverId: options.serverId,
+    clusterId: options.clusterId,
+    membership,
+    mode,
+    upstreamUrl: options.upstreamUrl || undefined,
+    discovery,
+    heartbeatIntervalMs,
+    leaseDurationMs,
+    electionTimeoutMinMs,
+    electionTimeoutMaxMs,
+    voteGraceMs: options.voteGraceMs ?? 2 * heartbeatIntervalMs,
+    failoverStepMs: options.failoverStepMs ?? heartbeatIntervalMs / 4,
+    stateFile: options.stateFile,
+    rpcTimeoutMs: positive('rpcTimeoutMs', options.rpcTimeoutMs ?? CLUSTER_DEFAULTS.rpcTimeoutMs),
+    proxyReconnectMinMs: positive('proxyReconnectMinMs', options.proxyReconnectMinMs ?? CLUSTER_DEFAULTS.proxyReconnectMinMs),
+    proxyReconnectMaxMs: positive('proxyReconnectMaxMs', options.proxyReconnectMaxMs ?? CLUSTER_DEFAULTS.proxyReconnectMaxMs),
+    maxPayloadBytes: positive('maxPayloadBytes', options.maxPayloadBytes ?? CLUSTER_DEFAULTS.maxPayloadBytes),
+    logger: options.logger ?? silentLogger,
+    random: options.random ?? Math.random,
+    clock: options.clock ?? systemClock,
+    faults: options.faults,
+  };
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

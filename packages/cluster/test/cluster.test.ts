@@ -1,0 +1,179 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseMetaDocument } from '@mdp/protocol';
+import { Router } from '@mdp/core';
+import { createClusterNode } from '../src/index.js';
+import { FAST, Faults, LeaderHistory, agreedLeader, live, metaDocumentOf, startCluster, until, type TestNode } from './harness.js';
+
+const running: TestNode[] = [];
+
+afterEach(async () => {
+  const nodes = running.splice(0);
+  await Promise.all(nodes.map((n) => n.stop()));
+  for (const n of nodes) expect(n.node.activeTimers, `timers left on ${n.id}`).toBe(0);
+});
+
+async function cluster(...args: Parameters<typeof startCluster>): Promise<TestNode[]> {
+  const nodes = await startCluster(...args);
+  running.push(...nodes);
+  return nodes;
+}
+
+/** Generous: a lease, the longest election time-out, and slack for a loaded machine. */
+const CONVERGE_MS = FAST.leaseDurationMs + FAST.electionTimeoutMaxMs + 4000;
+
+describe('a three-node cluster', () => {
+  it('elects exactly one leader that every node follows, and reports it in the metadata', async () => {
+    const nodes = await cluster(3);
+    const history = new LeaderHistory();
+    history.watch(nodes);
+    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'one agreed leader');
+    const leader = agreedLeader(nodes) as TestNode;
+    await until(nodes, () => nodes.every((n) => n.node.meta().reachableMemberCount === 3), CONVERGE_MS, 'all reachable');
+    for (const n of nodes) {
+      const doc = metaDocumentOf(n.id, n.port, n.node);
+      expect(parseMetaDocument(doc).ok).toBe(true);
+      expect(doc.cluster).toMatchObject({
+        id: 'test',
+        membershipMode: 'dynamic',
+        membershipFingerprint: 'dynamic',
+        role: n === leader ? 'leader' : 'follower',
+        leaderId: leader.id,
+        leaderUrl: `ws://127.0.0.1:${leader.port}`,
+        leaseDurationMs: FAST.leaseDurationMs,
+        knownMemberCount: 3,
+        reachableMemberCount: 3,
+        quorumSize: 2,
+        hasQuorum: true,
+      });
+      expect(doc.features).toEqual({ upstreamProxy: true, clusterControl: true });
+    }
+    expect(history.violations).toEqual([]);
+  });
+
+  it('elects at once when the leader stops gracefully (resign), without waiting for a time-out', async () => {
+    // Election time-outs far beyond the test's bound: only the resign path can elect in time.
+    const slow = { electionTimeoutMinMs: 60_000, electionTimeoutMaxMs: 90_000 };
+    const nodes = await cluster(3, () => slow);
+    const history = new LeaderHistory();
+    history.watch(nodes);
+    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
+    const first = agreedLeader(nodes) as TestNode;
+    const firstTerm = first.node.meta().term;
+    const stoppedAt = Date.now();
+    await first.stop();
+    await until(nodes, () => agreedLeader(nodes) !== undefined, 5000, 'a new leader after resign');
+    const second = agreedLeader(nodes) as TestNode;
+    expect(second.id).not.toBe(first.id);
+    expect(second.node.meta().term).toBeGreaterThan(firstTerm);
+    expect(second.logs.some((l) => l.event === 'cluster.leader_resigned') || live(nodes).some((n) => n.logs.some((l) => l.event === 'cluster.leader_resigned'))).toBe(true);
+    expect(history.violations).toEqual([]);
+    // Still a quorum: 2 of the 3 known members.
+    expect(second.node.meta()).toMatchObject({ knownMemberCount: 3, quorumSize: 2, hasQuorum: true });
+    process.stdout.write(`graceful failover took ${Date.now() - stoppedAt} ms\n`);
+  });
+
+  it('replaces a killed leader (links closed, no resign) through the closed links, without waiting for a time-out', async () => {
+    const slow = { electionTimeoutMinMs: 60_000, electionTimeoutMaxMs: 90_000 };
+    const nodes = await cluster(3, () => slow);
+    const history = new LeaderHistory();
+    history.watch(nodes);
+    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
+    const first = agreedLeader(nodes) as TestNode;
+    const killedAt = Date.now();
+    await first.kill();
+    await until(nodes, () => agreedLeader(nodes) !== undefined, 5000, 'a new leader after the kill');
+    expect(agreedLeader(nodes)?.id).not.toBe(first.id);
+    expect(live(nodes).some((n) => n.logs.some((l) => l.event === 'cluster.leader_link_lost'))).toBe(true);
+    expect(history.violations).toEqual([]);
+    process.stdout.write(`failover after kill took ${Date.now() - killedAt} ms\n`);
+  });
+
+  it('replaces a killed leader within a lease plus the longest election time-out', async () => {
+    const nodes = await cluster(3);
+    const history = new LeaderHistory();
+    history.watch(nodes);
+    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
+    const first = agreedLeader(nodes) as TestNode;
+    await first.kill();
+    await until(nodes, () => agreedLeader(nodes) !== undefined, FAST.leaseDurationMs + FAST.electionTimeoutMaxMs + 1000, 'a new leader');
+    expect(agreedLeader(nodes)?.id).not.toBe(first.id);
+    expect(history.violations).toEqual([]);
+  });
+
+  it('a leader cut off from both followers steps down; the majority side elects; healed, one leader remains', async () => {
+    const faults = new Faults();
+    const nodes = await cluster(3, () => ({}), faults);
+    const history = new LeaderHistory();
+    history.watch(nodes);
+    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
+    const first = agreedLeader(nodes) as TestNode;
+    const others = nodes.filter((n) => n !== first);
+    for (const o of others) faults.cut(first.id, o.id);
+    await until(nodes, () => first.node.meta().role !== 'leader', CONVERGE_MS, 'the cut-off leader to step down');
+    await until(others, () => agreedLeader(others) !== undefined, CONVERGE_MS, 'a leader on the majority side');
+    faults.healAll();
+    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'one leader after healing');
+    history.sample(nodes);
+    expect(history.violations).toEqual([]);
+  });
+
+  it('a follower cut off from the others cannot disturb the leader when it returns (pre-vote)', async () => {
+    const faults = new Faults();
+    const nodes = await cluster(3, () => ({}), faults);
+    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
+    const leader = agreedLeader(nodes) as TestNode;
+    const term = leader.node.meta().term;
+    const loner = nodes.find((n) => n !== leader) as TestNode;
+    for (const n of nodes) if (n !== loner) faults.cut(loner.id, n.id);
+    // Alone it keeps trying pre-votes; none gets through, so its term never moves.
+    const preVotes = () => loner.logs.filter((l) => l.event === 'cluster.pre_vote').length;
+    await until(nodes, () => preVotes() >= 3, CONVERGE_MS * 2, 'the loner to try three pre-votes');
+    expect(loner.node.meta().term).toBe(term);
+    expect(loner.node.meta().hasQuorum).toBe(false);
+    faults.healAll();
+    await until(nodes, () => agreedLeader(nodes) === leader && loner.node.meta().leaderId === leader.id, CONVERGE_MS, 'the loner to follow again');
+    expect(leader.node.meta().term).toBe(term);
+  });
+
+  it('closes cleanly: no timer is left, and a second close is a no-op', async () => {
+    const nodes = await cluster(2);
+    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'a leader');
+    for (const n of nodes) {
+      await n.stop();
+      expect(n.node.activeTimers).toBe(0);
+      await n.node.close();
+    }
+  });
+});
+
+describe('standalone mode', () => {
+  it('is always leader of one in term 0, with no timers and no cluster control', async () => {
+    const router = new Router();
+    const node = createClusterNode({ router, serverId: '127.0.0.1:1', clusterId: 'solo', mode: 'standalone' });
+    node.start({ wsUrl: 'ws://127.0.0.1:1', clusterUrl: 'ws://127.0.0.1:1/mdp/cluster', metaUrl: 'http://127.0.0.1:1/mdp/meta' });
+    expect(node.meta()).toEqual({
+      id: 'solo',
+      membershipMode: 'dynamic',
+      membershipFingerprint: 'dynamic',
+      role: 'leader',
+      term: 0,
+      leaderId: '127.0.0.1:1',
+      leaderUrl: 'ws://127.0.0.1:1',
+      leaseDurationMs: 4000,
+      knownMemberCount: 1,
+      reachableMemberCount: 1,
+      quorumSize: 1,
+      hasQuorum: true,
+    });
+    expect(node.features()).toEqual({ upstreamProxy: false, clusterControl: false });
+    expect(node.activeTimers).toBe(0);
+    await node.close();
+    await router.close();
+  });
+
+  it('a lone auto node elects itself after an election time-out', async () => {
+    const nodes = await cluster(1);
+    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'the lone node to lead');
+    expect(nodes[0]?.node.meta()).toMatchObject({ role: 'leader', term: 1, knownMemberCount: 1, quorumSize: 1, hasQuorum: true });
+  });
+});

@@ -1,0 +1,372 @@
+/**
+ * In-process clusters for tests: each node is a real `node:http` server on 127.0.0.1, port 0, that
+ * serves GET /mdp/meta from `node.meta()`, hands /mdp/cluster upgrades to `node.handleUpgrade`, and
+ * speaks plain MDP on every other websocket path (enough for mirrors to register into it).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Socket } from 'node:net';
+import { WebSocketServer } from 'ws';
+import { Router, createLogger, type LogFields, type Logger, type Session } from '@mdp/core';
+import {
+  PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_RANGES,
+  parseClientMessage,
+  type ClientDescriptor,
+  type MetaDocument,
+  type ServerToClientMessage,
+} from '@mdp/protocol';
+import { createClusterNode, type ClusterNode, type ClusterNodeOptions, type LinkFaults } from '../src/index.js';
+
+/** Short timings: heartbeats every 30 ms, a 300 ms lease. */
+export const FAST = {
+  heartbeatIntervalMs: 30,
+  leaseDurationMs: 300,
+  electionTimeoutMinMs: 350,
+  electionTimeoutMaxMs: 600,
+  // In one process all nodes share an event loop, so survivors' pre-votes need a wider stagger.
+  failoverStepMs: 40,
+} as const;
+
+export const FAST_DISCOVERY = { attempts: 0, intervalMs: 150, probeTimeoutMs: 200 } as const;
+
+export interface LogLine extends LogFields {
+  readonly event: string;
+  readonly level: string;
+}
+
+/** A logger that keeps every line (and prints nothing unless MDP_TEST_LOG is set). */
+export function memoryLogger(lines: LogLine[], fields: LogFields = {}): Logger {
+  const print = process.env.MDP_TEST_LOG;
+  return createLogger({
+    level: 'debug',
+    fields,
+    write: (line) => {
+      const parsed = JSON.parse(line) as LogLine;
+      lines.push(parsed);
+      if (print && (print === 'all' || parsed.level !== 'debug')) process.stderr.write(line);
+    },
+  });
+}
+
+/** Pairs of nodes whose links are cut. */
+export class Faults implements LinkFaults {
+  private readonly blocked = new Set<string>();
+  private readonly listeners = new Set<() => void>();
+
+  isBlocked(from: string, to: string): boolean {
+    return this.blocked.has(key(from, to)) || this.blocked.has(`*|${from}`) || this.blocked.has(`*|${to}`);
+  }
+
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  cut(a: string, b: string): void {
+    this.blocked.add(key(a, b));
+    this.changed();
+  }
+
+  restore(a: string, b: string): void {
+    this.blocked.delete(key(a, b));
+    this.changed();
+  }
+
+  /** Cut every link of `id`, as its process dying would. */
+  isolate(id: string): void {
+    this.blocked.add(`*|${id}`);
+    this.changed();
+  }
+
+  isCut(a: string, b: string): boolean {
+    return this.blocked.has(key(a, b));
+  }
+
+  healAll(): void {
+    for (const k of [...this.blocked]) if (!k.startsWith('*|')) this.blocked.delete(k);
+    this.changed();
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
+  }
+}
+
+function key(a: string, b: string): string {
+  return a < b ? `${a}|${b}` : `${b}|${a}`;
+}
+
+export interface TestNode {
+  readonly id: string;
+  readonly port: number;
+  readonly baseUrl: string;
+  readonly router: Router;
+  readonly node: ClusterNode;
+  readonly logs: LogLine[];
+  /** Graceful: the node resigns, then its server closes. */
+  stop(): Promise<void>;
+  /** As if the process died: every link cut without a resign, the server gone. */
+  kill(): Promise<void>;
+  readonly stopped: boolean;
+}
+
+interface Listening {
+  server: Server;
+  port: number;
+  sockets: Set<Socket>;
+}
+
+async function listen(): Promise<Listening> {
+  const server = createServer();
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  return { server, port: (server.address() as AddressInfo).port, sockets };
+}
+
+export function metaDocumentOf(serverId: string, port: number, node: ClusterNode): MetaDocument {
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    protocol: 'mdp',
+    protocolVersion: PROTOCOL_VERSION,
+    supportedProtocolRanges: [...SUPPORTED_PROTOCOL_RANGES],
+    serverId,
+    endpoints: {
+      ws: `ws://127.0.0.1:${port}`,
+      httpLoop: `${base}/mdp/http-loop`,
+      auth: `${base}/mdp/auth`,
+      meta: `${base}/mdp/meta`,
+      cluster: `ws://127.0.0.1:${port}/mdp/cluster`,
+    },
+    features: node.features(),
+    cluster: node.meta(),
+  };
+}
+
+export type NodeOverrides = Partial<Omit<ClusterNodeOptions, 'router' | 'logger'>>;
+
+/** Start `count` nodes that seed each other; `overrides(i, ports)` adjusts each one's options. */
+export async function startCluster(
+  count: number,
+  overrides: (index: number, ports: number[]) => NodeOverrides = () => ({}),
+  faults: Faults = new Faults(),
+): Promise<TestNode[]> {
+  const listening = await Promise.all(Array.from({ length: count }, () => listen()));
+  const ports = listening.map((l) => l.port);
+  const seeds = ports.map((p) => `http://127.0.0.1:${p}`);
+  const nodes = listening.map((l, i) => {
+    const extra = overrides(i, ports);
+    return attach(l, {
+      serverId: `127.0.0.1:${l.port}`,
+      clusterId: 'test',
+      faults,
+      ...FAST,
+      ...extra,
+      discovery: { ...FAST_DISCOVERY, seedUrls: seeds, ...extra.discovery },
+    });
+  });
+  for (const n of nodes) n.start();
+  return nodes.map((n) => n.test);
+}
+
+/** One node on its own port (its discovery options decide whom it finds). */
+export async function startNode(options: NodeOverrides & { serverId?: string }): Promise<TestNode> {
+  const l = await listen();
+  const n = attach(l, {
+    serverId: options.serverId ?? `127.0.0.1:${l.port}`,
+    clusterId: 'test',
+    faults: new Faults(),
+    ...FAST,
+    ...options,
+    discovery: { ...FAST_DISCOVERY, ...options.discovery },
+  });
+  n.start();
+  return n.test;
+}
+
+function attach(l: Listening, options: Omit<ClusterNodeOptions, 'router' | 'logger'>): { test: TestNode; start(): void } {
+  const logs: LogLine[] = [];
+  const logger = memoryLogger(logs, { node: options.serverId });
+  const router = new Router({ logger, invocationTimeoutMs: 3000 });
+  const node = createClusterNode({ ...options, router, logger });
+  const { server, port, sockets } = l;
+  const mdp = new WebSocketServer({ noServer: true });
+  mdp.on('connection', (ws) => {
+    const session: Session = router.openSession({
+      kind: 'ws',
+      send: (message: ServerToClientMessage) => {
+        if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+      },
+      close: (code: number, reason: string) => ws.close(code, reason),
+    });
+    ws.on('message', (data) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(String(data));
+      } catch {
+        return ws.close(1008, 'not JSON');
+      }
+      const parsed = parseClientMessage(json);
+      if (!parsed.ok) return ws.close(1008, parsed.error.slice(0, 100));
+      try {
+        session.handle(parsed.value);
+      } catch (error) {
+        ws.close(1008, String((error as Error).message).slice(0, 100));
+      }
+    });
+    ws.on('close', () => session.end());
+  });
+  server.on('request', (req, res) => {
+    if (req.url === '/mdp/meta' && req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(metaDocumentOf(options.serverId, port, node)));
+      return;
+    }
+    res.writeHead(404).end();
+  });
+  server.on('upgrade', (req, socket, head) => {
+    if ((req.url ?? '').split('?')[0] === '/mdp/cluster') return node.handleUpgrade(req, socket, head);
+    mdp.handleUpgrade(req, socket, head, (ws) => mdp.emit('connection', ws, req));
+  });
+
+  let stopped = false;
+  const shutdown = async (graceful: boolean): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    if (!graceful && options.faults instanceof Faults) options.faults.isolate(options.serverId);
+    await node.close();
+    await router.close();
+    for (const client of mdp.clients) client.terminate();
+    mdp.close();
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const socket of sockets) socket.destroy();
+    });
+  };
+  const test: TestNode = {
+    id: options.serverId,
+    port,
+    baseUrl: `http://127.0.0.1:${port}`,
+    router,
+    node,
+    logs,
+    stop: () => shutdown(true),
+    kill: () => shutdown(false),
+    get stopped() {
+      return stopped;
+    },
+  };
+  return {
+    test,
+    start: () => node.start({ wsUrl: `ws://127.0.0.1:${port}`, clusterUrl: `ws://127.0.0.1:${port}/mdp/cluster`, metaUrl: `${test.baseUrl}/mdp/meta` }),
+  };
+}
+
+/**
+ * Resolve once `condition()` holds. It is checked after every leader change of `nodes` and on a
+ * short tick (member counts change without events); rejects with `what` after `timeoutMs`.
+ */
+export function until(nodes: readonly TestNode[], condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const unsubscribes: (() => void)[] = [];
+    const done = (error?: Error): void => {
+      clearInterval(tick);
+      clearTimeout(timer);
+      for (const u of unsubscribes) u();
+      if (error) reject(error);
+      else resolve();
+    };
+    const check = (): void => {
+      try {
+        if (condition()) done();
+      } catch (error) {
+        done(error as Error);
+      }
+    };
+    const tick = setInterval(check, 10);
+    const timer = setTimeout(() => done(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);
+    for (const n of nodes) unsubscribes.push(n.node.onLeaderChange(check));
+    check();
+  });
+}
+
+export function live(nodes: readonly TestNode[]): TestNode[] {
+  return nodes.filter((n) => !n.stopped);
+}
+
+/** The single leader all live nodes agree on (same term, same leader id), or undefined. */
+export function agreedLeader(nodes: readonly TestNode[]): TestNode | undefined {
+  const alive = live(nodes);
+  const leaders = alive.filter((n) => n.node.meta().role === 'leader');
+  if (leaders.length !== 1) return undefined;
+  const leader = leaders[0] as TestNode;
+  const term = leader.node.meta().term;
+  return alive.every((n) => n.node.meta().leaderId === leader.id && n.node.meta().term === term) ? leader : undefined;
+}
+
+/** Records every (term, leader) any node ever claimed; `violations` lists terms with two leaders. */
+export class LeaderHistory {
+  readonly leaders = new Map<number, string>();
+  readonly violations: string[] = [];
+
+  watch(nodes: readonly TestNode[]): void {
+    for (const n of nodes) {
+      n.node.onLeaderChange((change) => {
+        if (change.role === 'leader') this.record(change.term, n.id);
+      });
+    }
+  }
+
+  /** Also sample every live node's meta (catches a leader that never emitted a change). */
+  sample(nodes: readonly TestNode[]): void {
+    for (const n of live(nodes)) {
+      const meta = n.node.meta();
+      if (meta.role === 'leader') this.record(meta.term, n.id);
+    }
+  }
+
+  private record(term: number, id: string): void {
+    const other = this.leaders.get(term);
+    if (other !== undefined && other !== id) this.violations.push(`term ${term}: ${other} and ${id}`);
+    else this.leaders.set(term, id);
+  }
+}
+
+export interface FakeClient {
+  readonly session: Session;
+  readonly calls: { method: string; path: string; query?: Record<string, string> }[];
+  disconnect(): void;
+}
+
+/**
+ * A local client registered straight on `router` (no socket): calls it receives are answered by
+ * `answer`, asynchronously, as a real client would.
+ */
+export function attachClient(router: Router, descriptor: ClientDescriptor, answer: (path: string) => unknown = (p) => `content of ${p}`): FakeClient {
+  const calls: FakeClient['calls'] = [];
+  const session: Session = router.openSession({
+    kind: 'test',
+    wantsPing: false,
+    send(message) {
+      if (message.type !== 'callClient') return;
+      calls.push({ method: message.method, path: message.path, ...(message.query ? { query: message.query } : {}) });
+      setImmediate(() => {
+        if (!session.closed) session.handle({ type: 'callClientResult', requestId: message.requestId, ok: true, data: answer(message.path) });
+      });
+    },
+    close() {},
+  });
+  session.handle({ type: 'registerClient', client: descriptor });
+  return { session, calls, disconnect: () => session.end() };
+}
+
+export function skillClient(id: string): ClientDescriptor {
+  return { id, name: `client ${id}`, paths: [{ type: 'skill', path: '/docs/review/skill.md', description: 'review' }] };
+}
