@@ -16,7 +16,9 @@ export function isSkillRoutePath(pathname: string): boolean {
   if (pathname.startsWith('/skills/')) return pathname.indexOf('/', 8) > 8;
   const second = pathname.indexOf('/', 1);
   if (second <= 1 || !pathname.startsWith('/skills/', second)) return false;
-  return !RESERVED_NESTED_CLIENT_IDS.has(pathname.slice(1, second));
+  // Compare decoded: `/%6Ddp/skills/…` names client `mdp` too.
+  const rawClientId = pathname.slice(1, second);
+  return !RESERVED_NESTED_CLIENT_IDS.has(decodeSegment(rawClientId) ?? rawClientId);
 }
 
 function decodeSegment(segment: string): string | undefined {

@@ -1,0 +1,222 @@
+/** handleSkillRead against a real Router: resolution, the callClient it sends, status mapping (SPEC §8). */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Router } from '@mdp/core';
+import { DEFAULT_SKILL_CONTENT_TYPE, handleSkillRead, skillContentType, type SkillReadResponse } from '../src/index.js';
+import { connectClient, readRequest, skill } from './helpers.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+let router: Router;
+
+beforeEach(() => {
+  router = new Router({ invocationTimeoutMs: 60_000 });
+});
+
+afterEach(async () => {
+  await router.close();
+  vi.useRealTimers();
+});
+
+const read = (pathname: string, init?: Parameters<typeof readRequest>[1]): Promise<SkillReadResponse> =>
+  handleSkillRead(router, readRequest(pathname, init));
+
+const bodyOf = (response: SkillReadResponse): unknown => JSON.parse(response.body ?? 'null');
+
+describe('skillContentType', () => {
+  it.each([
+    [undefined, 'text/markdown; charset=utf-8'],
+    ['', 'text/markdown; charset=utf-8'],
+    ['text/plain', 'text/plain; charset=utf-8'],
+    ['TEXT/HTML', 'TEXT/HTML; charset=utf-8'],
+    ['text/html; charset=latin1', 'text/html; charset=latin1'],
+    ['text/plain;charset=utf-16', 'text/plain;charset=utf-16'],
+    ['application/json', 'application/json'],
+    ['application/yaml', 'application/yaml'],
+  ])('%s → %s', (declared, expected) => {
+    expect(skillContentType(declared)).toBe(expected);
+  });
+
+  it('defaults to Markdown in UTF-8', () => {
+    expect(DEFAULT_SKILL_CONTENT_TYPE).toBe('text/markdown; charset=utf-8');
+  });
+});
+
+describe('200', () => {
+  it('answers string data as text, through both routes, and sends one GET callClient for the skill', async () => {
+    const client = connectClient(router, 'c1', [skill('/docs/review/skill.md')]);
+    client.reply = () => ({ ok: true, data: '# Review' });
+    const auth = { scheme: 'Bearer', token: 't1' };
+    for (const pathname of ['/skills/c1/docs/review', '/c1/skills/docs/review']) {
+      const response = await read(pathname, { query: { x: '2' }, headers: { 'x-custom': 'v' }, auth });
+      expect(response, pathname).toEqual({ status: 200, headers: { 'content-type': 'text/markdown; charset=utf-8' }, body: '# Review' });
+    }
+    expect(client.calls).toHaveLength(2);
+    expect(client.lastCall).toMatchObject({
+      type: 'callClient',
+      clientId: 'c1',
+      method: 'GET',
+      path: '/docs/review/skill.md',
+      params: {},
+      query: { x: '2' },
+      headers: { 'x-custom': 'v' },
+      auth,
+      kind: 'skill',
+      name: '/docs/review/skill.md',
+      args: { params: {}, query: { x: '2' }, headers: { 'x-custom': 'v' } },
+    });
+    expect(client.lastCall.body).toBeUndefined();
+  });
+
+  it("uses the descriptor's content type, adding a charset to text/*", async () => {
+    connectClient(router, 'c1', [
+      skill('/plain/skill.md', { contentType: 'text/plain' }),
+      skill('/json/skill.md', { contentType: 'application/json' }),
+      skill('/latin/skill.md', { contentType: 'text/html; charset=latin1' }),
+    ]);
+    expect((await read('/skills/c1/plain')).headers).toEqual({ 'content-type': 'text/plain; charset=utf-8' });
+    expect((await read('/skills/c1/json')).headers).toEqual({ 'content-type': 'application/json' });
+    expect((await read('/skills/c1/latin')).headers).toEqual({ 'content-type': 'text/html; charset=latin1' });
+  });
+
+  it('answers an empty string as an empty text body', async () => {
+    const client = connectClient(router, 'c1', [skill('/s/skill.md')]);
+    client.reply = () => ({ ok: true, data: '' });
+    expect(await read('/skills/c1/s')).toEqual({ status: 200, headers: { 'content-type': DEFAULT_SKILL_CONTENT_TYPE }, body: '' });
+  });
+
+  it.each([
+    ['an object', { items: [1, 2] }, { data: { items: [1, 2] } }],
+    ['a number', 0, { data: 0 }],
+    ['false', false, { data: false }],
+    ['null', null, { data: null }],
+    ['no data at all', undefined, { data: null }],
+  ])('wraps %s as JSON {data}', async (_name, data, expected) => {
+    const client = connectClient(router, 'c1', [skill('/s/skill.md')]);
+    client.reply = () => ({ ok: true, data });
+    const response = await read('/skills/c1/s');
+    expect(response.status).toBe(200);
+    expect(response.headers).toEqual({ 'content-type': JSON_TYPE });
+    expect(bodyOf(response)).toEqual(expected);
+  });
+});
+
+describe('resolution', () => {
+  it('takes the first candidate that names a skill: skill.md, then SKILL.md, then .skill.md', async () => {
+    const all = connectClient(router, 'all', [skill('/a.skill.md'), skill('/a/SKILL.md'), skill('/a/skill.md')]);
+    await read('/skills/all/a');
+    expect(all.lastCall.path).toBe('/a/skill.md');
+
+    const upper = connectClient(router, 'upper', [skill('/a.skill.md'), skill('/a/SKILL.md')]);
+    await read('/skills/upper/a');
+    expect(upper.lastCall.path).toBe('/a/SKILL.md');
+
+    const dotted = connectClient(router, 'dotted', [skill('/a.skill.md')]);
+    await read('/skills/dotted/a');
+    expect(dotted.lastCall.path).toBe('/a.skill.md');
+    await read('/skills/dotted/a.skill.md');
+    expect(dotted.lastCall.path).toBe('/a.skill.md');
+  });
+
+  it('skips candidates that resolve to an endpoint or a prompt', async () => {
+    const client = connectClient(router, 'c1', [
+      { type: 'endpoint', method: 'GET', path: '/a/:leaf' },
+      { type: 'prompt', path: '/a/:name/prompt.md' },
+      skill('/a.skill.md'),
+    ]);
+    expect((await read('/skills/c1/a')).status).toBe(200);
+    expect(client.calls.map((call) => call.path)).toEqual(['/a.skill.md']);
+  });
+
+  it('passes the values of parameter segments', async () => {
+    const client = connectClient(router, 'c1', [skill('/topics/:topic/skill.md')]);
+    expect((await read('/skills/c1/topics/billing')).status).toBe(200);
+    expect(client.lastCall).toMatchObject({ path: '/topics/billing/skill.md', params: { topic: 'billing' } });
+  });
+});
+
+describe('errors', () => {
+  it('404 with an empty body for an unknown client, an unknown skill, a non-skill descriptor or a non-route', async () => {
+    const client = connectClient(router, 'c1', [skill('/known/skill.md'), { type: 'endpoint', method: 'GET', path: '/api' }, { type: 'prompt', path: '/p/prompt.md' }]);
+    for (const pathname of ['/skills/nobody/known', '/skills/c1/unknown', '/skills/c1/api', '/skills/c1/p/prompt.md', '/skills/c1', '/mdp/skills/known']) {
+      expect(await read(pathname), pathname).toEqual({ status: 404, headers: {}, body: undefined });
+    }
+    expect(client.calls).toHaveLength(0);
+  });
+
+  it('400 {error} for malformed encoding and paths, without calling the client', async () => {
+    const client = connectClient(router, 'c1', [skill('/s/skill.md')]);
+    for (const pathname of ['/skills/c1/%E0%A4%A', '/skills/c1/a%2Fb', '/c1/skills/s/../s', '/skills/c1/s/', '/skills/c1/a%20b']) {
+      const response = await read(pathname);
+      expect(response.status, pathname).toBe(400);
+      expect(response.headers).toEqual({ 'content-type': JSON_TYPE });
+      expect(typeof (bodyOf(response) as { error: unknown }).error, pathname).toBe('string');
+    }
+    expect(client.calls).toHaveLength(0);
+  });
+
+  it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'])('405 with Allow for %s, before the path is looked at', async (method) => {
+    const client = connectClient(router, 'c1', [skill('/s/skill.md')]);
+    for (const pathname of ['/skills/c1/s', '/skills/c1/%ZZ']) {
+      expect(await read(pathname, { method })).toEqual({ status: 405, headers: { allow: 'GET, OPTIONS' }, body: undefined });
+    }
+    expect(client.calls).toHaveLength(0);
+  });
+
+  it('204 for OPTIONS, without calling the client', async () => {
+    const client = connectClient(router, 'c1', [skill('/s/skill.md')]);
+    expect(await read('/skills/c1/s', { method: 'OPTIONS' })).toEqual({ status: 204, headers: { allow: 'GET, OPTIONS' }, body: undefined });
+    expect(client.calls).toHaveLength(0);
+  });
+
+  it("502 with the client's own error, code and details passed through", async () => {
+    const client = connectClient(router, 'c1', [skill('/s/skill.md')]);
+    const error = { code: 'quota_exceeded', message: 'too many', details: { limit: 3 } };
+    client.reply = () => ({ ok: false, error });
+    const response = await read('/skills/c1/s');
+    expect(response.status).toBe(502);
+    expect(response.headers).toEqual({ 'content-type': JSON_TYPE });
+    expect(bodyOf(response)).toEqual({ error });
+  });
+
+  it('502 handler_error when the client fails without details', async () => {
+    const client = connectClient(router, 'c1', [skill('/s/skill.md')]);
+    client.reply = () => ({ ok: false });
+    const response = await read('/skills/c1/s');
+    expect(response.status).toBe(502);
+    expect(bodyOf(response)).toMatchObject({ error: { code: 'handler_error' } });
+  });
+
+  it('502 transport_error when the client session ends mid-call', async () => {
+    const client = connectClient(router, 'c1', [skill('/s/skill.md')]);
+    client.reply = () => {
+      client.session.end();
+      return undefined;
+    };
+    const response = await read('/skills/c1/s');
+    expect(response.status).toBe(502);
+    expect(bodyOf(response)).toMatchObject({ error: { code: 'transport_error' } });
+    expect(router.pendingCount).toBe(0);
+  });
+
+  it('404 when the client is gone by the time the call is made', async () => {
+    connectClient(router, 'c1', [skill('/s/skill.md')]);
+    vi.spyOn(router, 'invokeTarget').mockResolvedValueOnce({ ok: false, source: 'server', error: { code: 'not_found', message: 'gone' } });
+    expect(await read('/skills/c1/s')).toEqual({ status: 404, headers: {}, body: undefined });
+  });
+
+  it('504 {error} after the per-call timeoutMs, not the router default', async () => {
+    vi.useFakeTimers();
+    const client = connectClient(router, 'c1', [skill('/s/skill.md')]);
+    client.reply = () => undefined;
+    let response: SkillReadResponse | undefined;
+    void handleSkillRead(router, readRequest('/skills/c1/s'), { timeoutMs: 50 }).then((r) => (response = r));
+    await vi.advanceTimersByTimeAsync(49);
+    expect(response).toBeUndefined();
+    expect(router.pendingCount).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(response?.status).toBe(504);
+    expect(response?.headers).toEqual({ 'content-type': JSON_TYPE });
+    expect(bodyOf(response!)).toMatchObject({ error: { code: 'timeout' } });
+    expect(router.pendingCount).toBe(0);
+  });
+});
