@@ -88,6 +88,17 @@ describe('skill routes over a websocket client', () => {
     expect(await (await fetch(`${t.http}/skills/c2/guides/setup`)).text()).toBe('/guides/setup/SKILL.md');
   });
 
+  it('binds :param segments only to values field clients accept; others are 404 and never reach the client', async () => {
+    const t = await startServer();
+    const client = await registeredClient(t, descriptor('params', [skill('/docs/:topic/skill.md')]));
+    client.handler = (call) => `topic=${call.params?.topic}`;
+    expect(await (await fetch(`${t.http}/skills/params/docs/guide-2`)).text()).toBe('topic=guide-2');
+    for (const value of ['Guide', 'v1.2', 'a~b']) {
+      expect((await fetch(`${t.http}/skills/params/docs/${value}`)).status, value).toBe(404);
+    }
+    expect(client.calls).toHaveLength(1);
+  });
+
   it('forwards query (last value wins), headers and transport auth', async () => {
     const t = await startServer();
     const client = await registeredClient(t, descriptor('c3', [skill('/a/skill.md')]));

@@ -261,7 +261,13 @@ export class Router {
     };
     session.client = record;
     this.clients.set(record.id, record);
-    this.logger.debug('client.registered', { clientId: record.id, sessionId: session.id, paths: descriptor.paths.length });
+    this.logger.debug('client.registered', {
+      clientId: record.id,
+      sessionId: session.id,
+      transport: session.transport.kind,
+      authSource: authSourceOf(session),
+      paths: descriptor.paths.length,
+    });
     this.emit({ type: 'registered', client: this.info(record) });
   }
 

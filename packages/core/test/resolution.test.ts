@@ -50,12 +50,22 @@ describe('PathIndex specificity', () => {
   );
 
   it('decides from the left: a static segment earlier beats a reserved leaf later', () => {
-    const index = new PathIndex([skill('/docs/:name/skill.md'), endpoint('/docs/intro/:file')]);
-    expect(index.resolve('GET', '/docs/intro/skill.md')).toMatchObject({
+    const index = new PathIndex([endpoint('/docs/:name/readme'), endpoint('/docs/intro/:file')]);
+    expect(index.resolve('GET', '/docs/intro/readme')).toMatchObject({
       descriptor: { path: '/docs/intro/:file' },
-      params: { file: 'skill.md' },
+      params: { file: 'readme' },
       kind: 'tool',
     });
+  });
+
+  it('never binds a parameter to a value outside the clients\' grammar (skill.md, dots, capitals)', () => {
+    const index = new PathIndex([skill('/docs/:name/skill.md'), endpoint('/docs/intro/:file')]);
+    expect(index.resolve('GET', '/docs/intro/skill.md')).toMatchObject({
+      descriptor: { path: '/docs/:name/skill.md' },
+      params: { name: 'intro' },
+      kind: 'skill',
+    });
+    expect(index.resolve('GET', '/docs/Intro/skill.md')).toBeUndefined();
   });
 
   it('treats SKILL.md and prompt.md leaves as reserved, .skill.md leaves as static', () => {
@@ -109,8 +119,9 @@ describe('PathIndex specificity', () => {
   });
 
   it('returns parameter values verbatim', () => {
-    const index = new PathIndex([endpoint('/users/:email/files/:name')]);
-    expect(index.resolve('GET', '/users/a@b.com/files/x%20y.txt')?.params).toEqual({ email: 'a@b.com', name: 'x%20y.txt' });
+    const index = new PathIndex([endpoint('/users/:user/files/:name')]);
+    expect(index.resolve('GET', '/users/u-1/files/report_2')?.params).toEqual({ user: 'u-1', name: 'report_2' });
+    expect(index.resolve('GET', '/users/a@b.com/files/x')).toBeUndefined();
   });
 
   it('findSkill returns only skill targets', () => {

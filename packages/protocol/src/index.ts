@@ -7,6 +7,7 @@ export {
   isPromptPath,
   isSkillPath,
   isValidConcretePath,
+  isValidParamValue,
   isValidPattern,
   matchPattern,
   patternProblem,

@@ -116,6 +116,17 @@ export function splitPath(path: string): string[] {
 }
 
 /**
+ * What a parameter segment may take. The clients in the field parse every `callClient` path with
+ * their own grammar (lower-case `[a-z0-9][a-z0-9_-]*` segments) and drop the connection, or crash,
+ * on anything else; so a value outside it never matches, and the caller gets not-found instead.
+ */
+const PARAM_VALUE = /^[a-z0-9][a-z0-9_-]*$/;
+
+export function isValidParamValue(value: string): boolean {
+  return PARAM_VALUE.test(value);
+}
+
+/**
  * Match compiled `pattern` against the segments of a concrete path. Returns the parameter values
  * (possibly an empty object) or `undefined` when it does not match.
  */
@@ -126,6 +137,7 @@ export function matchPattern(pattern: CompiledPattern, pathSegments: readonly st
   for (let i = 0; i < segments.length; i++) {
     const actual = pathSegments[i] as string;
     if (ranks[i] === SegmentRank.Param) {
+      if (!PARAM_VALUE.test(actual)) return undefined;
       (params ??= {})[segments[i] as string] = actual;
     } else if (segments[i] !== actual) {
       return undefined;

@@ -7,6 +7,7 @@ import {
   isPromptPath,
   isSkillPath,
   isValidConcretePath,
+  isValidParamValue,
   isValidPattern,
   matchPattern,
   patternProblem,
@@ -190,8 +191,17 @@ describe('matchPattern', () => {
   });
 
   it('passes parameter values through verbatim', () => {
-    expect(match('/users/:email', '/users/a@b.com')).toEqual({ email: 'a@b.com' });
-    expect(match('/files/:name', '/files/report.skill.md')).toEqual({ name: 'report.skill.md' });
+    expect(match('/users/:id', '/users/user-42_b')).toEqual({ id: 'user-42_b' });
+    expect(match('/files/:name', '/files/0report')).toEqual({ name: '0report' });
+  });
+
+  it('matches parameters only with values in the field clients\' segment grammar', () => {
+    // Field SDKs drop the connection (or crash) on a callClient path outside [a-z0-9][a-z0-9_-]*.
+    for (const value of ['a@b.com', 'Guide', 'v1.2', 'a~b', 'report.skill.md', '-lead', '_x', 'café']) {
+      expect(match('/docs/:topic', `/docs/${value}`), value).toBeUndefined();
+      expect(isValidParamValue(value), value).toBe(false);
+    }
+    expect(isValidParamValue('guide-2')).toBe(true);
   });
 
   it('does not match a different static segment', () => {

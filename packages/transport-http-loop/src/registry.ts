@@ -30,8 +30,9 @@ export class LoopSessionRegistry {
     let id: string | undefined;
     const transport: SessionTransport = {
       kind: 'http-loop',
-      // Polls and sends keep the session alive; a ping would only sit in the queue.
-      wantsPing: false,
+      // Pinged like every session (SPEC §4): the ping reaches the waiting poll and the pong comes
+      // back through /send, which keeps a client with long polls alive under short time-outs.
+      wantsPing: true,
       send: (message) => mailbox.push(message),
       // Core closed the session (replaced, expired, shutdown): forget it and answer its poll.
       close: (code, reason) => {

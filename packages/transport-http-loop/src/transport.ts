@@ -109,7 +109,12 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
     const { session } = found.loop;
     session.touch(transportAuthOf(c) ?? null);
     const body = await readBodyText(c.req.raw, maxBodyBytes);
-    if (!body.ok) return c.json({ error: body.error }, body.status);
+    if (!body.ok) {
+      // Like a websocket frame over the limit (1009), an oversized send ends the session: the
+      // message (often a call result) is lost, so its pending calls fail now instead of timing out.
+      if (body.status === 413) registry.end(session.id, 'message over the size limit');
+      return c.json({ error: body.error }, body.status);
+    }
     const parsed = parseJsonObject(body.text, false);
     if (!parsed.ok) return c.json({ error: parsed.error }, 400);
     if (!('message' in parsed.value)) return c.json({ error: 'message: required' }, 400);
@@ -147,6 +152,8 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
     const isLive = (): boolean => !signal.aborted && (response === undefined || isResponseLive(response));
     logger.debug('poll.start', { sessionId: session.id, waitMs, queued: mailbox.size });
     const result = await mailbox.take({ waitMs, signal, isLive });
+    // The client was there for the whole wait: that counts as activity too.
+    if (!session.closed && isLive()) session.touch();
     if (result.message === undefined) {
       logger.debug(result.reason === 'abandoned' ? 'poll.abandoned' : 'poll.empty', { sessionId: session.id, reason: result.reason });
       return c.body(null, 204);

@@ -25,12 +25,9 @@ afterEach(async () => {
 });
 
 describe('expiry', () => {
-  it('forgets a silent session and answers its waiting poll with 204', async () => {
+  it('forgets a silent session', async () => {
     const sessionId = await client.register();
-    const poll = client.poll(sessionId, 60_000);
-    await vi.advanceTimersByTimeAsync(60);
-    const answered = await poll;
-    expect(answered.status).toBe(204);
+    await vi.advanceTimersByTimeAsync(80);
     expect(transport.sessionCount).toBe(0);
     expect(router.sessionCount).toBe(0);
     expect(router.getClient('c1')).toBeUndefined();
@@ -38,13 +35,31 @@ describe('expiry', () => {
     expect(logs.records.some((record) => record.event === 'session.closed' && record.reason === 'Heartbeat timeout')).toBe(true);
   });
 
-  it('keeps a polling session alive and queues no pings for it', async () => {
+  it('delivers heartbeat pings to a waiting poll; a client that never answers still expires', async () => {
     const sessionId = await client.register();
+    const poll = client.poll(sessionId, 60_000);
+    await vi.advanceTimersByTimeAsync(25);
+    const answered = await poll;
+    expect(answered.status).toBe(200);
+    expect(((await answered.json()) as { message: { type: string } }).message.type).toBe('ping');
+    // No pong, no further poll: silent from here on.
+    await vi.advanceTimersByTimeAsync(80);
+    expect(transport.sessionCount).toBe(0);
+    expect((await client.poll(sessionId, 0)).status).toBe(404);
+  });
+
+  it('keeps a polling session alive; its polls receive the pings', async () => {
+    const sessionId = await client.register();
+    const types: string[] = [];
     for (let elapsed = 0; elapsed < 300; elapsed += 30) {
       await vi.advanceTimersByTimeAsync(30);
-      expect((await client.poll(sessionId, 0)).status).toBe(204);
+      const response = await client.poll(sessionId, 0);
+      expect([200, 204]).toContain(response.status);
+      if (response.status === 200) types.push(((await response.json()) as { message: { type: string } }).message.type);
     }
     expect(transport.sessionCount).toBe(1);
+    expect(types.length).toBeGreaterThan(0);
+    expect(new Set(types)).toEqual(new Set(['ping']));
   });
 
   it('counts sends as activity too', async () => {

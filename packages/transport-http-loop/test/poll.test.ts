@@ -9,8 +9,8 @@ let transport: HttpLoopTransport;
 let client: LoopClient;
 let logs: LogWatcher;
 
-function setUp(options: { longPollTimeoutMs?: number } = {}): void {
-  router = new SpyRouter();
+function setUp(options: { longPollTimeoutMs?: number } = {}, routerOptions: ConstructorParameters<typeof SpyRouter>[0] = {}): void {
+  router = new SpyRouter(routerOptions);
   logs = watchLogs();
   transport = createHttpLoopTransport(router, { ...options, logger: logs.logger });
   client = loopClient((path, init) => transport.app.request(path, init));
@@ -175,7 +175,8 @@ describe('poll', () => {
 describe('poll time-out', () => {
   beforeEach(() => {
     vi.useFakeTimers();
-    setUp({ longPollTimeoutMs: 5000 });
+    // Heartbeat pings also reach a waiting poll; keep them out of these minute-long waits.
+    setUp({ longPollTimeoutMs: 5000 }, { heartbeatIntervalMs: 120_000, heartbeatTimeoutMs: 300_000 });
   });
 
   async function settlesAt(waitMs: string | undefined, expectedMs: number): Promise<void> {

@@ -135,8 +135,12 @@ describe('POST /send', () => {
     expect(router.getClient('c1')?.paths).toHaveLength(0);
   });
 
-  it('refuses a body over the limit with 413, by Content-Length and by the bytes read', async () => {
+  it('refuses a body over the limit with 413, by Content-Length and by the bytes read, and ends the session', async () => {
     await expectError(await sendRaw('{}', { 'content-length': '5000' }), 413, /exceeds 1024 bytes/);
+    // Like a 1009 on the websocket, the session ends: its lost message cannot leave calls hanging.
+    expect(router.sessionCount).toBe(0);
+    expect((await client.poll(sessionId, 0)).status).toBe(404);
+    sessionId = await client.connect();
     const big = JSON.stringify({ message: { type: 'registerClient', client: { ...CLIENT, description: 'x'.repeat(2000) } } });
     const stream = new Blob([big]).stream();
     const response = await transport.app.request('/send', {
@@ -147,6 +151,7 @@ describe('POST /send', () => {
     } as RequestInit);
     await expectError(response, 413, /exceeds 1024 bytes/);
     expect(router.clientCount).toBe(0);
+    expect(router.sessionCount).toBe(0);
   });
 });
 
