@@ -3,13 +3,12 @@
  * `pnpm bench`: the real mdp-server against bare baselines, alternating, in one bounded run.
  * Every process it starts is stopped at the end, on failure, on Ctrl-C and on its own time limit.
  */
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { describeMachine, machineInfo } from './machine.js';
 import { Child, killAllNow, stopAll } from './proc.js';
-import { summarizeProfileFile } from './profile.js';
+import { summarizeProfileDir } from './profile.js';
 import { compare, renderTables, summarize } from './report.js';
 import { runScenario, type RunRecord } from './runner.js';
 import { FULL_SIZES, SCENARIO_NAMES, SMOKE_SIZES, scenarios, type Scenario, type Sizes } from './scenarios.js';
@@ -28,8 +27,10 @@ Options:
   --catalog-clients <n> clients in the catalog scenario (default ${FULL_SIZES.catalogClients})
   --idle-clients <n>    clients in the idle-memory scenario (default ${FULL_SIZES.idleClients})
   --smoke               tiny sizes, one short round: checks that everything runs
-  --profile             run mdp-server under --cpu-prof and print where its time goes
-                        (profiling slows it: figures of a profiled run are not comparable)
+  --profile             run every server under --cpu-prof and print where its time goes
+                        (profiling slows them: figures of a profiled run are not comparable)
+  --server-node-arg <a> pass a node flag to every server process (repeatable), e.g.
+                        --server-node-arg=--perf-basic-prof for perf record
   --json <file>         also write every run and the summary as JSON
   --strict              exit 2 when a ratio misses its target
   -h, --help            show this help
@@ -44,6 +45,7 @@ interface Options {
   readonly json: string | undefined;
   readonly profileDir: string | undefined;
   readonly strict: boolean;
+  readonly serverNodeArgs: readonly string[];
 }
 
 function fail(message: string): never {
@@ -76,6 +78,7 @@ function parseOptions(argv: string[]): Options {
         'idle-clients': { type: 'string' },
         smoke: { type: 'boolean' },
         profile: { type: 'boolean' },
+        'server-node-arg': { type: 'string', multiple: true },
         json: { type: 'string' },
         strict: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -107,6 +110,7 @@ function parseOptions(argv: string[]): Options {
     json: values.json,
     profileDir,
     strict: values.strict === true,
+    serverNodeArgs: values['server-node-arg'] ?? [],
   };
 }
 
@@ -129,7 +133,7 @@ async function main(): Promise<number> {
   const limitMs = timeLimitMs(options);
   log(`bench: ${options.scenarios.map((s) => s.name).join(', ')} · ${options.rounds} rounds × ${options.durationMs / 1000} s · stops itself after ${Math.round(limitMs / 1000)} s`);
   log(describeMachine(machine));
-  if (options.profileDir) log(`profiling mdp-server into ${options.profileDir} (figures of this run are not comparable)`);
+  if (options.profileDir) log(`profiling every server into ${options.profileDir} (figures of this run are not comparable)`);
 
   const watchdog = setTimeout(() => {
     log(`bench: time limit of ${Math.round(limitMs / 1000)} s reached, stopping`);
@@ -146,7 +150,7 @@ async function main(): Promise<number> {
           rounds: options.rounds,
           durationMs: options.durationMs,
           warmupMs: options.warmupMs,
-          server: options.profileDir ? { cpuProfileDir: options.profileDir } : {},
+          server: { cpuProfileDir: options.profileDir, nodeArgs: options.serverNodeArgs },
           log,
         })),
       );
@@ -164,9 +168,7 @@ async function main(): Promise<number> {
 
   if (options.profileDir) {
     mkdirSync(options.profileDir, { recursive: true });
-    for (const file of readdirSync(options.profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
-      process.stdout.write(`\n${summarizeProfileFile(join(options.profileDir, file))}\n`);
-    }
+    process.stdout.write(`\n## Where the time goes (${options.profileDir})\n\n${summarizeProfileDir(options.profileDir)}\n`);
   }
   if (options.json) {
     writeFileSync(options.json, `${JSON.stringify({ machine, options: { ...options, scenarios: options.scenarios.map((s) => s.name) }, records, rows, comparisons }, null, 2)}\n`);

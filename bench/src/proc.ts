@@ -15,6 +15,8 @@ const TAIL_BYTES = 4096;
 export interface SpawnOptions {
   readonly nodeArgs?: readonly string[];
   readonly env?: NodeJS.ProcessEnv;
+  /** Working directory; default the bench's own. */
+  readonly cwd?: string;
 }
 
 export class Child {
@@ -35,6 +37,7 @@ export class Child {
     this.proc = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       env: options.env ?? process.env,
+      cwd: options.cwd,
     });
     live.add(this);
     // Always drain both pipes: a server blocked on a full stderr pipe would measure nothing.

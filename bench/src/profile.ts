@@ -2,9 +2,10 @@
  * Where the time goes: reads a V8 `.cpuprofile` (from `node --cpu-prof`) and lists self time by
  * area (package or node subsystem), and self and inclusive time by function.
  *
- *   node dist/profile.js <file.cpuprofile> [top]
+ *   node dist/profile.js <file.cpuprofile | directory> [top]
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 interface CallFrame {
@@ -83,7 +84,7 @@ export function analyzeProfile(profile: CpuProfile, top = 25): ProfileSummary {
     const seen = new Set<string>();
     for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
       const frame = (byId.get(id) as ProfileNode).callFrame;
-      if (META.has(frame.functionName)) continue;
+      if (META.has(frame.functionName) || !frame.url || frame.url.startsWith('node:')) continue;
       const key = frameKey(frame);
       if (seen.has(key)) continue;
       seen.add(key);
@@ -94,19 +95,39 @@ export function analyzeProfile(profile: CpuProfile, top = 25): ProfileSummary {
   return { busyUs, areas: sorted(areas, top), selfTop: sorted(self, top), inclusiveTop: sorted(inclusive, top) };
 }
 
-export function renderProfile(summary: ProfileSummary, title: string): string {
-  const pct = (us: number): string => `${((us / summary.busyUs) * 100).toFixed(1)}%`;
-  const lines = [`#### ${title} — ${(summary.busyUs / 1e6).toFixed(2)} s busy`, '', 'Self time by area:', ''];
-  for (const [area, us] of summary.areas) lines.push(`  ${pct(us).padStart(6)}  ${area}`);
+/**
+ * Render a summary. With `operations` (calls relayed while the profile ran), each line also shows
+ * µs per operation: the profile's busy time is the main thread's, a little under getrusage's CPU.
+ */
+export function renderProfile(summary: ProfileSummary, title: string, operations?: number): string {
+  const pct = (us: number): string => `${((us / summary.busyUs) * 100).toFixed(1)}%`.padStart(6);
+  const per = (us: number): string => (operations ? `${(us / operations).toFixed(1).padStart(7)} µs` : '');
+  const head = operations ? ` — ${operations.toLocaleString('en-US')} relayed calls, ${(summary.busyUs / operations).toFixed(1)} µs busy each` : '';
+  const lines = [`#### ${title}: ${(summary.busyUs / 1e6).toFixed(2)} s busy${head}`, '', 'Self time by area:', ''];
+  for (const [area, us] of summary.areas) lines.push(`  ${pct(us)} ${per(us)}  ${area}`);
   lines.push('', 'Self time by function:', '');
-  for (const [key, us] of summary.selfTop) lines.push(`  ${pct(us).padStart(6)}  ${key}`);
-  lines.push('', 'Inclusive time by function:', '');
-  for (const [key, us] of summary.inclusiveTop) lines.push(`  ${pct(us).padStart(6)}  ${key}`);
+  for (const [key, us] of summary.selfTop) lines.push(`  ${pct(us)} ${per(us)}  ${key}`);
+  lines.push('', 'Inclusive time by function (project and library frames):', '');
+  for (const [key, us] of summary.inclusiveTop) lines.push(`  ${pct(us)} ${per(us)}  ${key}`);
   return lines.join('\n');
 }
 
-export function summarizeProfileFile(path: string, top = 25): string {
-  return renderProfile(analyzeProfile(JSON.parse(readFileSync(path, 'utf8')) as CpuProfile, top), path);
+export function summarizeProfileFile(path: string, top = 25, operations?: number, title = path): string {
+  return renderProfile(analyzeProfile(JSON.parse(readFileSync(path, 'utf8')) as CpuProfile, top), title, operations);
+}
+
+/** Every profile under `dir` (one sub-directory per subject, as `pnpm bench --profile` writes them). */
+export function summarizeProfileDir(dir: string, top = 25): string {
+  const out: string[] = [];
+  for (const sub of readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory())) {
+    const subDir = join(dir, sub.name);
+    const relayedFile = join(subDir, 'relayed.json');
+    const relayed = existsSync(relayedFile) ? (JSON.parse(readFileSync(relayedFile, 'utf8')) as { relayed: number }).relayed : undefined;
+    for (const file of readdirSync(subDir).filter((f) => f.endsWith('.cpuprofile'))) {
+      out.push(summarizeProfileFile(join(subDir, file), top, relayed || undefined, sub.name));
+    }
+  }
+  return out.join('\n\n');
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
@@ -115,5 +136,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     process.stderr.write('usage: node dist/profile.js <file.cpuprofile> [top]\n');
     process.exit(64);
   }
-  process.stdout.write(`${summarizeProfileFile(file, top ? Number(top) : 25)}\n`);
+  const n = top ? Number(top) : 25;
+  process.stdout.write(`${file.endsWith('.cpuprofile') ? summarizeProfileFile(file, n) : summarizeProfileDir(file, n)}\n`);
 }

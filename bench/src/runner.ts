@@ -7,7 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Child } from './proc.js';
 import type { LoadResult } from './loadgen.js';
 import type { ReadCase, Scenario } from './scenarios.js';
-import { ClientProcess, RunningServer, Subject, churn, type ServerOptions, type SubjectSpec } from './subjects.js';
+import { join } from 'node:path';
+import { ClientProcess, RunningServer, Subject, churn, profileSlug, type ServerOptions, type SubjectSpec } from './subjects.js';
 
 export interface RunOptions {
   readonly rounds: number;
@@ -15,6 +16,7 @@ export interface RunOptions {
   readonly durationMs: number;
   /** Unmeasured run per subject before the rounds (JIT, connection pools), ms. */
   readonly warmupMs: number;
+  /** Server options; a `cpuProfileDir` gets one sub-directory per subject. */
   readonly server: ServerOptions;
   readonly log: (line: string) => void;
 }
@@ -43,6 +45,11 @@ export interface RunRecord {
   readonly bytesPerConn?: number;
   /** Idle memory only: JS heap + external growth per held connection, bytes (after full GCs). */
   readonly heapBytesPerConn?: number;
+}
+
+function serverOptions(options: RunOptions, ...names: string[]): ServerOptions {
+  const base = options.server.cpuProfileDir;
+  return base ? { ...options.server, cpuProfileDir: join(base, profileSlug(...names)) } : options.server;
 }
 
 const alternate = <T>(items: readonly T[], round: number): T[] => (round % 2 === 0 ? [...items] : [...items].reverse());
@@ -76,7 +83,7 @@ async function runReadCase(scenario: string, readCase: ReadCase, loadgen: Child,
   try {
     for (const spec of readCase.subjects) {
       options.log(`  starting ${spec.label} (${spec.population.clients} × ${spec.population.skills} ${spec.transport})`);
-      subjects.push(await Subject.start(spec, options.server));
+      subjects.push(await Subject.start(spec, serverOptions(options, scenario, readCase.label, spec.label)));
     }
     for (const load of readCase.loads) {
       const loadLabel = `c${load.concurrency}`;
@@ -103,7 +110,8 @@ async function runReadCase(scenario: string, readCase: ReadCase, loadgen: Child,
 
 /** A fresh server per round: RSS before and after connecting `clients` clients, both after full GCs. */
 async function memoryRun(spec: SubjectSpec, options: RunOptions): Promise<Omit<RunRecord, 'scenario' | 'caseLabel' | 'load' | 'subject' | 'round'>> {
-  const server = await RunningServer.start(spec.server, spec.label);
+  // No CPU profile here: memory figures only.
+  const server = await RunningServer.start(spec.server, spec.label, { nodeArgs: options.server.nodeArgs });
   const clients = new ClientProcess(spec.label);
   try {
     // Let start-up work (module loading, first timers) finish before the baseline reading.
@@ -157,7 +165,7 @@ export async function runScenario(scenario: Scenario, loadgen: Child, options: R
   const records: RunRecord[] = [];
   const subjects: Subject[] = [];
   try {
-    for (const spec of scenario.subjects) subjects.push(await Subject.start(spec, options.server));
+    for (const spec of scenario.subjects) subjects.push(await Subject.start(spec, serverOptions(options, scenario.name, 'registration', spec.label)));
     for (const subject of subjects) await churn(subject, scenario.concurrency, options.warmupMs, scenario.skills);
     for (let round = 0; round < options.rounds; round++) {
       for (const subject of alternate(subjects, round)) {

@@ -134,9 +134,17 @@ export function scenarios(sizes: Sizes): Scenario[] {
           subjects: [
             { label: `${MDP}, ${many}`, server: 'mdp', transport: 'ws', population: population(sizes.catalogClients, sizes.catalogSkills) },
             { label: `${MDP}, 1 client`, server: 'mdp', transport: 'ws', population: population(1, sizes.catalogSkills) },
+            // Control: the same spread over many sockets through the bare relay, which has no
+            // catalog at all, shows what 2,000 sockets cost any relay (fewer reads and writes batched).
+            { label: `bare relay, ${many}`, server: 'bare-relay', transport: 'ws', population: population(sizes.catalogClients, sizes.catalogSkills) },
+            { label: 'bare relay, 1 client', server: 'bare-relay', transport: 'ws', population: population(1, sizes.catalogSkills) },
           ],
           loads: [{ concurrency: 32 }],
-          comparisons: [{ a: `${MDP}, ${many}`, b: `${MDP}, 1 client`, target: 1.1 }],
+          comparisons: [
+            { a: `${MDP}, ${many}`, b: `${MDP}, 1 client`, target: 1.1 },
+            { a: `bare relay, ${many}`, b: 'bare relay, 1 client' },
+            { a: `${MDP}, ${many}`, b: `bare relay, ${many}` },
+          ],
         },
       ],
     },

@@ -3,7 +3,9 @@
  * `mdp-server` binary or a bare baseline) plus, when it relays to clients, one mock-client process
  * holding its population. Servers get the probe preloaded and listen on 127.0.0.1, port 0.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Population } from './fixtures.js';
 import { Child } from './proc.js';
@@ -35,8 +37,15 @@ const SCRIPTS: Record<Exclude<ServerKind, 'mdp'>, string> = {
 };
 
 export interface ServerOptions {
-  /** Write a V8 CPU profile of the mdp-server process into this directory when it exits. */
-  readonly cpuProfileDir?: string;
+  /** Write a V8 CPU profile of the server process into this directory when it exits. */
+  readonly cpuProfileDir?: string | undefined;
+  /** Extra node flags for the server process. */
+  readonly nodeArgs?: readonly string[];
+}
+
+/** A directory name for one subject's profile: `ws-read_1-client_mdp-server`. */
+export function profileSlug(...parts: string[]): string {
+  return parts.map((p) => p.replace(/[^A-Za-z0-9.]+/g, '-').replace(/^-|-$/g, '')).join('_');
 }
 
 /** Time a server has to print its listening line, ms. */
@@ -50,22 +59,25 @@ export class RunningServer {
   ) {}
 
   static async start(kind: ServerKind, label: string, options: ServerOptions = {}): Promise<RunningServer> {
-    const nodeArgs = ['--expose-gc', '--import', pathToFileURL(here('./probe.js')).href];
+    const nodeArgs = ['--expose-gc', ...(options.nodeArgs ?? []), '--import', pathToFileURL(here('./probe.js')).href];
     let script: string;
     let args: string[];
+    if (options.cpuProfileDir) {
+      mkdirSync(options.cpuProfileDir, { recursive: true });
+      // 250 µs sampling: a request costs ~100 µs, the default 1 ms would blur it.
+      nodeArgs.push('--cpu-prof', '--cpu-prof-interval', '250', '--cpu-prof-dir', options.cpuProfileDir);
+    }
     if (kind === 'mdp') {
       script = mdpServerCli();
       // The binary as users run it: default options, loopback, any free port.
       args = ['--host', '127.0.0.1', '--port', '0'];
-      if (options.cpuProfileDir) {
-        mkdirSync(options.cpuProfileDir, { recursive: true });
-        nodeArgs.push('--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir);
-      }
     } else {
       script = SCRIPTS[kind];
       args = ['0'];
     }
-    const child = new Child(`${label} server`, script, args, { nodeArgs });
+    // Servers run in the temp directory: flags like --perf-basic-prof or --heapsnapshot-signal
+    // drop files into the working directory, which must not be the repository.
+    const child = new Child(`${label} server`, script, args, { nodeArgs, cwd: tmpdir() });
     const match = await child.waitForLine(/listening on http:\/\/127\.0\.0\.1:(\d+)/, START_TIMEOUT_MS);
     return new RunningServer(kind, child, Number(match[1]));
   }
@@ -131,13 +143,14 @@ export class Subject {
     readonly spec: SubjectSpec,
     readonly server: RunningServer,
     readonly clients: ClientProcess | undefined,
+    private readonly profileDir: string | undefined,
   ) {}
 
   static async start(spec: SubjectSpec, options: ServerOptions = {}): Promise<Subject> {
-    const server = await RunningServer.start(spec.server, spec.label, spec.server === 'mdp' ? options : {});
-    if (spec.transport === 'none') return new Subject(spec, server, undefined);
+    const server = await RunningServer.start(spec.server, spec.label, options);
+    if (spec.transport === 'none') return new Subject(spec, server, undefined, options.cpuProfileDir);
     const clients = new ClientProcess(spec.label);
-    const subject = new Subject(spec, server, clients);
+    const subject = new Subject(spec, server, clients, options.cpuProfileDir);
     try {
       // 2,000 clients × 20 skills takes a few seconds on a busy machine; allow far more.
       const timeoutMs = 60_000 + spec.population.clients * 30;
@@ -155,6 +168,11 @@ export class Subject {
 
   /** Disconnect the clients (so the server sees them leave), then stop both processes. */
   async stop(): Promise<void> {
+    if (this.profileDir && this.clients?.child.running) {
+      // Calls relayed over the server's whole life (warm-up included): the divisor of its profile.
+      const { served } = await this.clients.stats().catch(() => ({ served: 0 }));
+      writeFileSync(join(this.profileDir, 'relayed.json'), JSON.stringify({ relayed: served }));
+    }
     if (this.clients?.child.running) await this.clients.disconnect().catch(() => undefined);
     await Promise.all([this.clients?.stop(), this.server.stop()]);
   }
