@@ -2,6 +2,7 @@
  * Membership rules (SPEC §10): the fingerprint, who may join, and the directory of members and
  * their endpoints, which catches a server id seen at a second endpoint.
  */
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { MembershipMode } from '@mdp/protocol';
 
 export type Membership = { readonly mode: 'dynamic' } | { readonly mode: 'static'; readonly members: readonly string[] };
@@ -121,4 +122,17 @@ export class MemberDirectory {
     const key = endpointKey(url);
     return key !== undefined && key === this.selfKey;
   }
+}
+
+/** HMAC-SHA256 (base64url) of cluster id, server id and timestamp under the shared cluster secret. */
+export function helloProof(secret: string, clusterId: string, serverId: string, timestamp: number): string {
+  return createHmac('sha256', secret).update(`${clusterId}\n${serverId}\n${timestamp}`).digest('base64url');
+}
+
+/** Whether a hello proves the secret. */
+export function validProof(secret: string, hello: { clusterId: string; serverId: string; timestamp: number; auth?: string }): boolean {
+  if (typeof hello.auth !== 'string') return false;
+  const expected = Buffer.from(helloProof(secret, hello.clusterId, hello.serverId, hello.timestamp));
+  const actual = Buffer.from(hello.auth);
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
 }

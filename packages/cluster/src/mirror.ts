@@ -29,6 +29,8 @@ export interface MirrorOptions {
   /** Time allowed for the upstream websocket to open, ms. */
   readonly connectTimeoutMs: number;
   readonly maxPayloadBytes: number;
+  /** Sent with the websocket upgrade (credentials for a hub with an auth policy). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** `metadata.mdpProxy` of a mirrored client. */
@@ -118,7 +120,11 @@ export class Mirror {
     const { wsUrl, logger } = this.options;
     let ws: WebSocket;
     try {
-      ws = new WebSocket(wsUrl, { handshakeTimeout: this.options.connectTimeoutMs, maxPayload: this.options.maxPayloadBytes });
+      ws = new WebSocket(wsUrl, {
+        handshakeTimeout: this.options.connectTimeoutMs,
+        maxPayload: this.options.maxPayloadBytes,
+        ...(this.options.headers ? { headers: { ...this.options.headers } } : {}),
+      });
     } catch (error) {
       logger.warn('proxy.mirror_connect_failed', { clientId: this.localId, wsUrl, error });
       this.scheduleReconnect();

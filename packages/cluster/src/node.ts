@@ -16,7 +16,7 @@ import { loadDurableVote, saveDurableVote } from './durable.js';
 import { quorumSize, type ElectionConfig } from './election.js';
 import { ElectionDriver, type ElectionSnapshot, type LeaderView } from './election-driver.js';
 import { LinkManager } from './links.js';
-import { MemberDirectory, membershipFingerprint, peerRefusal, type PeerClaim } from './membership.js';
+import { MemberDirectory, helloProof, membershipFingerprint, peerRefusal, validProof, type PeerClaim } from './membership.js';
 import { normalizeTarget } from './meta-probe.js';
 import { resolveOptions, type ClusterMode, type ClusterNodeOptions, type ResolvedOptions } from './options.js';
 import { UpstreamProxy, type ProxyStatus } from './proxy.js';
@@ -148,6 +148,7 @@ function newProxy(o: ResolvedOptions, timers: TimerSet): UpstreamProxy {
     reconnectMaxMs: o.proxyReconnectMaxMs,
     connectTimeoutMs: Math.max(1000, o.discovery.probeTimeoutMs * 2),
     maxPayloadBytes: o.maxPayloadBytes,
+    ...(o.upstreamHeaders ? { headers: o.upstreamHeaders } : {}),
     probeTimeoutMs: Math.max(1000, o.discovery.probeTimeoutMs),
     recheckMs: Math.max(o.discovery.intervalMs, 1000),
   });
@@ -261,8 +262,13 @@ function createMember(o: ResolvedOptions): ClusterNode {
     if (election) driver?.dispatch({ type: 'message', from: peerId, message: election });
   };
 
-  const checkHello = (hello: ClusterHello): string | undefined =>
-    admit(hello, { clusterUrl: hello.clusterUrl, wsUrl: hello.wsUrl }, 'hello');
+  const checkHello = (hello: ClusterHello): string | undefined => {
+    if (o.clusterSecret !== undefined && !validProof(o.clusterSecret, hello)) {
+      reportOnce(`secret|${hello.clusterUrl}`, 'cluster.peer_refused', { peer: hello.serverId, url: hello.clusterUrl, reason: 'no valid cluster secret proof' });
+      return 'cluster secret not proven';
+    }
+    return admit(hello, { clusterUrl: hello.clusterUrl, wsUrl: hello.wsUrl }, 'hello');
+  };
 
   const onDiscovered = (meta: MetaDocument, url: string): void => {
     if (!self) return;
@@ -446,7 +452,8 @@ function createMember(o: ResolvedOptions): ClusterNode {
           faults: o.faults,
           hello: () => {
             const view = d.view();
-            return helloMessage(
+            const timestamp = Date.now();
+            const message = helloMessage(
               h,
               {
                 term: view.term,
@@ -458,8 +465,9 @@ function createMember(o: ResolvedOptions): ClusterNode {
                 wsUrl: s.wsUrl,
                 clusterUrl: s.clusterUrl,
               },
-              Date.now(),
+              timestamp,
             );
+            return o.clusterSecret === undefined ? message : { ...message, auth: helloProof(o.clusterSecret, o.clusterId, o.serverId, timestamp) };
           },
           check: (hello) => checkHello(hello),
         },

@@ -50,6 +50,13 @@ export interface ClusterNodeOptions {
   readonly proxyReconnectMaxMs?: number;
   /** Largest control or mirror frame, bytes. Default 1 MiB. */
   readonly maxPayloadBytes?: number;
+  /**
+   * *beyond*: a secret every member shares; each hello carries an HMAC proof of it and a hello
+   * without a valid proof is refused (close 1008). Default none.
+   */
+  readonly clusterSecret?: string;
+  /** Headers sent when a mirror opens its websocket to the hub (e.g. `authorization` for an auth policy). */
+  readonly upstreamHeaders?: Readonly<Record<string, string>>;
   readonly logger?: Logger;
   /** Randomness in [0, 1) for time-outs and jitter. Default Math.random. */
   readonly random?: () => number;
@@ -77,6 +84,8 @@ export interface ResolvedOptions {
   readonly proxyReconnectMinMs: number;
   readonly proxyReconnectMaxMs: number;
   readonly maxPayloadBytes: number;
+  readonly clusterSecret: string | undefined;
+  readonly upstreamHeaders: Readonly<Record<string, string>> | undefined;
   readonly logger: Logger;
   readonly random: () => number;
   readonly clock: Clock;
@@ -143,6 +152,8 @@ export function resolveOptions(options: ClusterNodeOptions): ResolvedOptions {
     proxyReconnectMinMs: positive('proxyReconnectMinMs', options.proxyReconnectMinMs ?? CLUSTER_DEFAULTS.proxyReconnectMinMs),
     proxyReconnectMaxMs: positive('proxyReconnectMaxMs', options.proxyReconnectMaxMs ?? CLUSTER_DEFAULTS.proxyReconnectMaxMs),
     maxPayloadBytes: positive('maxPayloadBytes', options.maxPayloadBytes ?? CLUSTER_DEFAULTS.maxPayloadBytes),
+    clusterSecret: options.clusterSecret || undefined,
+    upstreamHeaders: options.upstreamHeaders,
     logger: options.logger ?? silentLogger,
     random: options.random ?? Math.random,
     clock: options.clock ?? systemClock,

@@ -108,6 +108,8 @@ export interface TestNode {
   stop(): Promise<void>;
   /** As if the process died: every link cut without a resign, the server gone. */
   kill(): Promise<void>;
+  /** Cut every MDP websocket (not the control links) abruptly. */
+  dropMdpSockets(): void;
   readonly stopped: boolean;
 }
 
@@ -259,6 +261,9 @@ function attach(l: Listening, options: Omit<ClusterNodeOptions, 'router' | 'logg
     logs,
     stop: () => shutdown(true),
     kill: () => shutdown(false),
+    dropMdpSockets: () => {
+      for (const client of mdp.clients) client.terminate();
+    },
     get stopped() {
       return stopped;
     },
