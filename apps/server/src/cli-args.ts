@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS, isLogLevel } from '@mdp/core';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
+import { CLUSTER_ARG_OPTIONS, CLUSTER_HELP, parseClusterArgs } from './cluster-args.js';
 
 export const HELP = `Usage: mdp-server [options]
 
@@ -26,6 +27,8 @@ Options:
   --log-level <level>              ${LOG_LEVELS.join(' | ')} (default ${SERVER_DEFAULTS.logLevel}); logs are JSON lines on stderr
   -h, --help                       show this help
   -v, --version                    print the version
+
+${CLUSTER_HELP}
 
 Stops gracefully on SIGINT or SIGTERM (pending calls fail, connections close, exit 0).`;
 
@@ -72,6 +75,7 @@ export function parseCliArgs(argv: readonly string[], env: Readonly<Record<strin
         'auth-tokens-file': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
+        ...CLUSTER_ARG_OPTIONS,
       },
     }));
   } catch (error) {
@@ -123,6 +127,9 @@ export function parseCliArgs(argv: readonly string[], env: Readonly<Record<strin
     return { kind: 'error', message: '--auth-token must not be empty' };
   }
   if (tokens.length > 0) options.authTokens = tokens;
+  const cluster = parseClusterArgs(values, env);
+  if (typeof cluster === 'string') return { kind: 'error', message: cluster };
+  if (cluster) options.cluster = cluster;
   const file = values['auth-tokens-file'];
   return typeof file === 'string' ? { kind: 'run', options, authTokensFile: file } : { kind: 'run', options };
 }

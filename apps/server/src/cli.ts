@@ -4,6 +4,8 @@ import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { HELP, parseCliArgs, parseTokensFile } from './cli-args.js';
 import { createMdpServer } from './server.js';
+import { announceLeadership } from './cluster.js';
+import { cliClusterDefaults } from './cluster-args.js';
 
 const command = parseCliArgs(process.argv.slice(2), process.env);
 switch (command.kind) {
@@ -37,10 +39,14 @@ switch (command.kind) {
       }
       options.authTokens = [...(options.authTokens ?? []), ...tokens];
     }
+    // No cluster flag: the binary runs in auto mode (the library default is standalone).
+    options.cluster ??= cliClusterDefaults(process.env);
     const server = createMdpServer(options);
     try {
       const info = await server.listen();
       process.stdout.write(`mdp-server listening on ${info.urls.http} (websocket ${info.urls.ws}, server id ${info.serverId})\n`);
+      // One line once the cluster knows who leads; later changes of leader go to the log.
+      if (server.cluster) announceLeadership(server.cluster, (line) => process.stdout.write(`mdp-server: ${line}\n`));
     } catch (error) {
       const err = error as NodeJS.ErrnoException;
       const where = `${command.options.host ?? '127.0.0.1'}:${command.options.port ?? 47372}`;

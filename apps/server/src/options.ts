@@ -1,4 +1,5 @@
 import type { AuthPolicy, Logger, LogLevel } from '@mdp/core';
+import type { MdpClusterOptions } from './cluster.js';
 
 /** Everything `createMdpServer` accepts. Every limit has a documented default. */
 export interface MdpServerOptions {
@@ -27,6 +28,11 @@ export interface MdpServerOptions {
   authPolicy?: AuthPolicy;
   /** Shorthand for a token policy: credentials whose `token` is one of these. */
   authTokens?: readonly string[];
+  /**
+   * Cluster control and upstream proxy (SPEC §10). Without it the server is standalone: leader of a
+   * cluster of one, term 0. The CLI passes `{ mode: 'auto' }` by default.
+   */
+  cluster?: MdpClusterOptions;
   /** Log level when no logger is given. Default `info`. */
   logLevel?: LogLevel;
   logger?: Logger;

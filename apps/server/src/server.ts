@@ -15,6 +15,8 @@ import { createSkillsRoutes } from '@mdp/skills-gateway';
 import { createAuthRoutes } from './auth-routes.js';
 import { mdpCors } from './cors.js';
 import { buildMetaDocument, standaloneCluster, type ClusterView, type FeaturesView } from './meta.js';
+import type { ClusterNode } from '@mdp/cluster';
+import { createServerCluster, fallbackPorts, heldByMdp } from './cluster.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { advertisedAuthority, formatHost, serverUrls, type ServerUrls } from './urls.js';
 
@@ -33,6 +35,8 @@ export interface MdpServer {
   listen(): Promise<ListeningInfo>;
   /** Set once listening. */
   readonly info: ListeningInfo | undefined;
+  /** This server's cluster node (standalone without `cluster` options); set once listening. */
+  readonly cluster: ClusterNode | undefined;
   /** Graceful shutdown: pending calls fail, sockets close, the port is released. Idempotent. */
   close(): Promise<void>;
 }
@@ -75,6 +79,26 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   let clusterView = (serverId: string, urls: ServerUrls): ClusterView => standaloneCluster(clusterId, serverId, urls.ws);
   let featuresView = (): FeaturesView => ({ upstreamProxy: false, clusterControl: false });
   let handleClusterUpgrade: ((request: IncomingMessage, socket: Duplex, head: Buffer) => void) | undefined;
+  let cluster: ClusterNode | undefined;
+  /** Built once the port (hence the default server id) is known. */
+  const startCluster = (listening: ListeningInfo): void => {
+    const node = createServerCluster({
+      router,
+      serverId: listening.serverId,
+      clusterId,
+      options: options.cluster,
+      authTokens: options.authTokens,
+      logger: logger.child({ serverId: listening.serverId }),
+    });
+    cluster = node;
+    clusterView = () => node.meta();
+    featuresView = () => node.features();
+    handleClusterUpgrade = (request, socket, head) => node.handleUpgrade(request, socket, head);
+    node.start({ wsUrl: listening.urls.ws, clusterUrl: listening.urls.cluster, metaUrl: listening.urls.meta });
+  };
+  // auto mode: a port already held by an MDP hub is not an error; take the next free port of the range.
+  const clusterMode = options.cluster ? (options.cluster.mode ?? 'auto') : 'standalone';
+  const portFallback = options.cluster?.portFallback ?? (clusterMode === 'auto' && options.port === undefined);
 
   const app = new Hono();
   app.onError((error, c) => {
@@ -126,8 +150,11 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     get info() {
       return info;
     },
-    listen() {
-      return new Promise<ListeningInfo>((resolve, reject) => {
+    get cluster() {
+      return cluster;
+    },
+    async listen() {
+      const bind = (bindPort: number): Promise<ListeningInfo> => new Promise<ListeningInfo>((resolve, reject) => {
         const onError = (error: Error): void => {
           httpServer.off('listening', onListening);
           reject(error);
@@ -146,15 +173,41 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
               message: 'Listening beyond loopback with no auth policy: anyone who can reach this port can register clients and read skills. Use --auth-token.',
             });
           }
+          try {
+            startCluster(info);
+          } catch (error) {
+            // Bad cluster options (e.g. a static member list without this server): do not serve half-configured.
+            info = undefined;
+            httpServer.close();
+            reject(error);
+            return;
+          }
           resolve(info);
         };
         httpServer.once('error', onError);
         httpServer.once('listening', onListening);
-        httpServer.listen(port, host);
+        httpServer.listen(bindPort, host);
       });
+      try {
+        return await bind(port);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || !portFallback || !(await heldByMdp(host, port))) throw error;
+        for (const next of fallbackPorts(port, options.cluster?.discovery)) {
+          try {
+            const listening = await bind(next);
+            logger.info('server.port_fallback', { heldPort: port, port: next, message: 'the port is held by an MDP server; this one follows it' });
+            return listening;
+          } catch (retry) {
+            if ((retry as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw retry;
+          }
+        }
+        throw error;
+      }
     },
     close() {
       closing ??= (async () => {
+        // The cluster node first: a leader resigns while its links are still up.
+        await cluster?.close();
         const stopped = new Promise<void>((resolve) => {
           if (!httpServer.listening) return resolve();
           httpServer.close(() => resolve());

@@ -388,8 +388,18 @@ function startPreVote(s: ElectionState, now: number, fx: ElectionEffect[]): Elec
   if (quorumSize(knownMemberCount(next)) <= 1) return becomeCandidate(next, now, fx);
   fx.push({ type: 'log', level: 'debug', event: 'cluster.pre_vote', fields: { term } });
   fx.push({ type: 'broadcast', message: { type: 'voteRequest', term, preVote: true } });
-  next = scheduleElection(next, now);
-  return next;
+  return scheduleRetry(next, now);
+}
+
+/**
+ * Next attempt after a pre-vote or vote round that may fail, in one to two heartbeat intervals: a
+ * round needs one round trip, a refused pre-vote disturbs nobody, and peers that refused only
+ * because they were starting up or still held a lease soon answer differently. The spread is wide
+ * compared with a round trip, so two nodes rarely retry together.
+ */
+function scheduleRetry(s: ElectionState, now: number): ElectionState {
+  const [wait, next] = random(s, s.config.heartbeatIntervalMs, 2 * s.config.heartbeatIntervalMs);
+  return { ...next, electionAt: now + wait };
 }
 
 function becomeCandidate(s: ElectionState, now: number, fx: ElectionEffect[]): ElectionState {
@@ -408,10 +418,7 @@ function becomeCandidate(s: ElectionState, now: number, fx: ElectionEffect[]): E
   fx.push({ type: 'log', level: 'info', event: 'cluster.election_started', fields: { term } });
   if (quorumSize(knownMemberCount(next)) <= 1) return becomeLeader(next, now, fx);
   fx.push({ type: 'broadcast', message: { type: 'voteRequest', term, preVote: false } });
-  // A vote round needs one round trip. If it fails (a split vote), the next attempt comes after a
-  // random one to two heartbeat intervals: fast, and spread wide compared with a round trip.
-  const [wait, after] = random(next, s.config.heartbeatIntervalMs, 2 * s.config.heartbeatIntervalMs);
-  return { ...after, electionAt: now + wait };
+  return scheduleRetry(next, now);
 }
 
 function becomeLeader(s: ElectionState, now: number, fx: ElectionEffect[]): ElectionState {

@@ -37,7 +37,7 @@ export interface ClusterNodeOptions {
   /** Random election time-out bounds, ms. Default 4500 and 7000. */
   readonly electionTimeoutMinMs?: number;
   readonly electionTimeoutMaxMs?: number;
-  /** After start, refuse votes this long (and until discovery settled), ms. Default 2 × heartbeat. */
+  /** After start, refuse votes this long (and until discovery settled), ms. Default 2 × heartbeat, or 0 with a `stateFile`. */
   readonly voteGraceMs?: number;
   /** Gap between survivors' pre-votes after a leader's link closes, ms. Default heartbeat / 4. */
   readonly failoverStepMs?: number;
@@ -145,7 +145,8 @@ export function resolveOptions(options: ClusterNodeOptions): ResolvedOptions {
     leaseDurationMs,
     electionTimeoutMinMs,
     electionTimeoutMaxMs,
-    voteGraceMs: options.voteGraceMs ?? 2 * heartbeatIntervalMs,
+    // With durable votes a restarted process cannot vote twice; without, it waits a little longer.
+    voteGraceMs: options.voteGraceMs ?? (options.stateFile ? 0 : 2 * heartbeatIntervalMs),
     failoverStepMs: options.failoverStepMs ?? heartbeatIntervalMs / 4,
     stateFile: options.stateFile,
     rpcTimeoutMs: positive('rpcTimeoutMs', options.rpcTimeoutMs ?? CLUSTER_DEFAULTS.rpcTimeoutMs),

@@ -1,0 +1,127 @@
+/**
+ * The server's side of @mdp/cluster (SPEC §10): cluster options, the node built once the server
+ * listens, the default-port fallback of `auto` mode and the startup line that says who leads.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  DISCOVERY_DEFAULTS,
+  createClusterNode,
+  probeMeta,
+  type ClusterMode,
+  type ClusterNode,
+  type DiscoveryOptions,
+} from '@mdp/cluster';
+import type { Logger, Router } from '@mdp/core';
+
+export interface MdpClusterOptions {
+  /** `standalone`, `auto` or `proxy-required`. Default `auto` (without a `cluster` option a server runs standalone). */
+  mode?: ClusterMode;
+  /** Static membership: every member's server id, this server's included. Default: dynamic (discovery). */
+  members?: readonly string[];
+  /** Mirror local clients into this hub instead of the elected leader. */
+  upstreamUrl?: string;
+  /** Port range, seeds, interval and probe time-out of discovery (defaults 127.0.0.1, 47372, 100 ports, 2000 ms). */
+  discovery?: Partial<DiscoveryOptions>;
+  /** Leader heartbeat period, ms. Default 1000. */
+  heartbeatIntervalMs?: number;
+  /** Follower lease per heartbeat, ms. Default 4000. */
+  leaseDurationMs?: number;
+  /** Random election time-out bounds, ms. Default 4500–7000. */
+  electionTimeoutMinMs?: number;
+  electionTimeoutMaxMs?: number;
+  /** Directory where term and vote survive restarts (one small file per cluster and server id). Default none. */
+  stateDir?: string;
+  /** *beyond*: secret every member proves in its hello. */
+  secret?: string;
+  /**
+   * When the port to bind is held by an MDP server, bind the next free port of the discovery range
+   * instead and follow it. Default: in `auto` mode, when no port was given explicitly.
+   */
+  portFallback?: boolean;
+}
+
+/** Build the node for a listening server; without cluster options, a standalone one. */
+export function createServerCluster(params: {
+  readonly router: Router;
+  readonly serverId: string;
+  readonly clusterId: string;
+  readonly options: MdpClusterOptions | undefined;
+  readonly authTokens: readonly string[] | undefined;
+  readonly logger: Logger;
+}): ClusterNode {
+  const o = params.options;
+  const mode = o === undefined ? 'standalone' : (o.mode ?? 'auto');
+  const token = params.authTokens?.[0];
+  return createClusterNode({
+    router: params.router,
+    serverId: params.serverId,
+    clusterId: params.clusterId,
+    mode,
+    logger: params.logger,
+    ...(o?.members?.length ? { membership: { mode: 'static', members: o.members } } : {}),
+    ...(o?.upstreamUrl ? { upstreamUrl: o.upstreamUrl } : {}),
+    ...(o?.discovery ? { discovery: o.discovery } : {}),
+    ...(o?.heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs: o.heartbeatIntervalMs } : {}),
+    ...(o?.leaseDurationMs !== undefined ? { leaseDurationMs: o.leaseDurationMs } : {}),
+    ...(o?.electionTimeoutMinMs !== undefined ? { electionTimeoutMinMs: o.electionTimeoutMinMs } : {}),
+    ...(o?.electionTimeoutMaxMs !== undefined ? { electionTimeoutMaxMs: o.electionTimeoutMaxMs } : {}),
+    ...(o?.stateDir ? { stateFile: stateFileOf(o.stateDir, params.clusterId, params.serverId) } : {}),
+    ...(o?.secret ? { clusterSecret: o.secret } : {}),
+    // A hub with a token policy wants a credential on the mirrors' websockets too.
+    ...(token ? { upstreamHeaders: { authorization: `Bearer ${token}` } } : {}),
+  });
+}
+
+/** Default directory for `stateDir` used by the CLI. */
+export function defaultStateDir(): string {
+  return join(tmpdir(), 'mdp-server-cluster');
+}
+
+export function stateFileOf(dir: string, clusterId: string, serverId: string): string {
+  const safe = (text: string): string => text.replace(/[^A-Za-z0-9._-]/g, '_');
+  return join(dir, safe(clusterId), `${safe(serverId)}.json`);
+}
+
+/** Whether `host:port` answers GET /mdp/meta as an MDP server. */
+export async function heldByMdp(host: string, port: number): Promise<boolean> {
+  const hostPart = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  const target = ['0.0.0.0', '::', '[::]', ''].includes(host) ? '127.0.0.1' : hostPart;
+  const result = await probeMeta(`http://${target}:${port}`, { timeoutMs: 1000 });
+  return result.ok;
+}
+
+/** The ports tried, in order, after `port`: the rest of the discovery range. */
+export function fallbackPorts(port: number, discovery: Partial<DiscoveryOptions> | undefined): number[] {
+  const start = discovery?.startPort ?? DISCOVERY_DEFAULTS.startPort;
+  const attempts = discovery?.attempts ?? DISCOVERY_DEFAULTS.attempts;
+  const ports: number[] = [];
+  for (let p = start; p < start + attempts && p <= 65535; p += 1) if (p !== port) ports.push(p);
+  return ports.filter((p) => p > port).concat(ports.filter((p) => p < port));
+}
+
+/**
+ * Print one line once the node knows who leads: this node, or the leader it follows. A standalone
+ * node leads at once.
+ */
+export function announceLeadership(node: ClusterNode, print: (line: string) => void): () => void {
+  const line = (role: string, term: number, leaderId: string | undefined, leaderUrl: string | undefined): string | undefined => {
+    if (node.mode === 'standalone') return `cluster ${node.clusterId}: standalone, this node is the hub (leader, term 0)`;
+    if (role === 'leader') return `cluster ${node.clusterId}: this node is the leader (term ${term})`;
+    if (leaderId) return `cluster ${node.clusterId}: following ${leaderId}${leaderUrl ? ` at ${leaderUrl}` : ''} (term ${term})`;
+    return undefined;
+  };
+  const meta = node.meta();
+  const now = line(meta.role, meta.term, meta.leaderId || undefined, meta.leaderUrl || undefined);
+  if (now) {
+    print(now);
+    return () => undefined;
+  }
+  const unsubscribe = node.onLeaderChange((change) => {
+    const text = line(change.role, change.term, change.leaderId, change.leaderUrl);
+    if (!text) return;
+    unsubscribe();
+    print(text);
+  });
+  return unsubscribe;
+}

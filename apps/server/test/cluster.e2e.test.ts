@@ -1,0 +1,168 @@
+/**
+ * Cluster end to end, in process: real servers (createMdpServer) on loopback that find each other,
+ * elect a leader and mirror their clients into it, so a follower's client is readable through the
+ * leader's skill routes.
+ */
+import { createServer } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
+import { createMdpServer, type MdpServer } from '../src/index.js';
+import type { MdpClusterOptions } from '../src/cluster.js';
+import { TestClient, clientChange, descriptor, skill, stopAll } from './harness.js';
+import { freePorts } from './ports.js';
+
+const servers: MdpServer[] = [];
+
+afterEach(async () => {
+  await stopAll();
+  for (const s of servers.splice(0)) await s.close();
+});
+
+const FAST: MdpClusterOptions = {
+  mode: 'auto',
+  heartbeatIntervalMs: 30,
+  leaseDurationMs: 300,
+  electionTimeoutMinMs: 350,
+  electionTimeoutMaxMs: 600,
+};
+
+async function startClusterServers(count: number, extra: (i: number) => Partial<MdpClusterOptions> = () => ({})): Promise<MdpServer[]> {
+  const ports = await freePorts(count);
+  const started: MdpServer[] = [];
+  for (const [i, port] of ports.entries()) {
+    const server = createMdpServer({
+      host: '127.0.0.1',
+      port,
+      logLevel: 'silent',
+      clusterId: 'e2e',
+      cluster: { ...FAST, discovery: { startPort: ports[0], attempts: count, intervalMs: 150, probeTimeoutMs: 200 }, ...extra(i) },
+    });
+    servers.push(server);
+    started.push(server);
+  }
+  await Promise.all(started.map((s) => s.listen()));
+  return started;
+}
+
+function meta(server: MdpServer): MetaDocument['cluster'] {
+  return (server.cluster as NonNullable<MdpServer['cluster']>).meta();
+}
+
+/** Resolves with the leader once every server agrees on one (checked on each leader change). */
+function agreedLeader(group: MdpServer[], timeoutMs = 6000): Promise<MdpServer> {
+  return new Promise((resolve, reject) => {
+    const offs: (() => void)[] = [];
+    const finish = (value: MdpServer | Error): void => {
+      clearTimeout(timer);
+      clearInterval(tick);
+      for (const off of offs) off();
+      if (value instanceof Error) reject(value);
+      else resolve(value);
+    };
+    const check = (): void => {
+      const leaders = group.filter((s) => meta(s).role === 'leader');
+      const leader = leaders[0];
+      if (leaders.length !== 1 || !leader) return;
+      const { term } = meta(leader);
+      if (group.every((s) => meta(s).leaderId === leader.info?.serverId && meta(s).term === term)) finish(leader);
+    };
+    const timer = setTimeout(() => finish(new Error('no agreed leader in time')), timeoutMs);
+    // Member counts settle without leader events; a short tick covers them.
+    const tick = setInterval(check, 20);
+    for (const s of group) offs.push((s.cluster as NonNullable<MdpServer['cluster']>).onLeaderChange(check));
+    check();
+  });
+}
+
+describe('cluster of mdp servers', () => {
+  it("elects one leader, reports it in /mdp/meta, and serves a follower's client through the leader's skill route", async () => {
+    const group = await startClusterServers(3);
+    const leader = await agreedLeader(group);
+    const follower = group.find((s) => s !== leader) as MdpServer;
+
+    for (const s of group) {
+      const doc = parseMetaDocument(await (await fetch(`${s.info?.urls.http}/mdp/meta`)).json());
+      expect(doc.ok).toBe(true);
+      if (!doc.ok) continue;
+      expect(doc.value.features).toEqual({ upstreamProxy: true, clusterControl: true });
+      expect(doc.value.cluster).toMatchObject({
+        id: 'e2e',
+        role: s === leader ? 'leader' : 'follower',
+        leaderId: leader.info?.serverId,
+        leaderUrl: leader.info?.urls.ws,
+        knownMemberCount: 3,
+        quorumSize: 2,
+        membershipMode: 'dynamic',
+      });
+    }
+
+    const client = await TestClient.connect(follower.info?.urls.ws as string);
+    client.handler = (call) => `# review guide (${call.path})`;
+    const mirroredId = `${follower.info?.serverId}.docs`;
+    const mirrored = clientChange(leader, mirroredId, true);
+    client.send({ type: 'registerClient', client: descriptor('docs', [skill('/review/skill.md')]) });
+    await mirrored;
+    expect(leader.router.getClient(mirroredId)?.descriptor.metadata).toEqual({ mdpProxy: { serverId: follower.info?.serverId, clientId: 'docs' } });
+
+    const res = await fetch(`${leader.info?.urls.http}/skills/${encodeURIComponent(mirroredId)}/review?depth=2`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/markdown; charset=utf-8');
+    expect(await res.text()).toBe('# review guide (/review/skill.md)');
+    expect(client.calls[0]).toMatchObject({ type: 'callClient', method: 'GET', path: '/review/skill.md', query: { depth: '2' } });
+
+    const nested = await fetch(`${leader.info?.urls.http}/${encodeURIComponent(mirroredId)}/skills/review`);
+    expect(nested.status).toBe(200);
+
+    const gone = clientChange(leader, mirroredId, false);
+    await client.close();
+    await gone;
+    expect((await fetch(`${leader.info?.urls.http}/skills/${encodeURIComponent(mirroredId)}/review`)).status).toBe(404);
+  });
+
+  it('a leader that shuts down resigns and the others elect at once', async () => {
+    const group = await startClusterServers(3, () => ({ electionTimeoutMinMs: 60_000, electionTimeoutMaxMs: 90_000 }));
+    const leader = await agreedLeader(group);
+    const term = meta(leader).term;
+    await leader.close();
+    const rest = group.filter((s) => s !== leader);
+    const next = await agreedLeader(rest, 5000);
+    expect(meta(next).term).toBeGreaterThan(term);
+  });
+
+  it('auto mode: a server whose port is held by an MDP hub takes the next free port of the range and follows it', async () => {
+    const ports = await freePorts(3);
+    const discovery = { startPort: ports[0], attempts: 3, intervalMs: 150, probeTimeoutMs: 200 };
+    const hub = createMdpServer({ host: '127.0.0.1', port: ports[0], logLevel: 'silent', cluster: { ...FAST, discovery } });
+    servers.push(hub);
+    await hub.listen();
+    const second = createMdpServer({ host: '127.0.0.1', port: ports[0], logLevel: 'silent', cluster: { ...FAST, discovery, portFallback: true } });
+    servers.push(second);
+    const info = await second.listen();
+    expect(info.port).toBe(ports[1]);
+    const leader = await agreedLeader([hub, second]);
+    expect([hub, second]).toContain(leader);
+    expect(meta(second).knownMemberCount).toBe(2);
+  });
+
+  it('without cluster options a server is standalone; a port held by a non-MDP process is still an error', async () => {
+    const [port] = await freePorts(1);
+    // Something that accepts connections but never answers HTTP.
+    const blocker = createServer((socket) => socket.on('error', () => undefined));
+    const sockets = new Set<import('node:net').Socket>();
+    blocker.on('connection', (socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', () => resolve()));
+    try {
+      const server = createMdpServer({ host: '127.0.0.1', port, logLevel: 'silent', cluster: { ...FAST, portFallback: true, discovery: { startPort: port as number, attempts: 3 } } });
+      servers.push(server);
+      await expect(server.listen()).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((r) => blocker.close(r));
+    }
+    const solo = createMdpServer({ host: '127.0.0.1', port: 0, logLevel: 'silent' });
+    servers.push(solo);
+    await solo.listen();
+    expect(solo.cluster?.mode).toBe('standalone');
+    expect(meta(solo)).toMatchObject({ role: 'leader', term: 0, knownMemberCount: 1 });
+  });
+});
