@@ -27,7 +27,11 @@ export class TimerSet {
   private readonly handles = new Set<{ handle: unknown }>();
   private closed = false;
 
-  constructor(private readonly clock: Clock) {}
+  /** `onError` hears about a callback that threw; nothing a timer runs may take the process down. */
+  constructor(
+    private readonly clock: Clock,
+    private readonly onError: (error: unknown) => void = () => undefined,
+  ) {}
 
   /** Run `callback` once after `ms`; returns a cancel function. A closed set starts nothing. */
   after(ms: number, callback: () => void): () => void {
@@ -35,7 +39,11 @@ export class TimerSet {
     const entry = { handle: undefined as unknown };
     entry.handle = this.clock.setTimeout(() => {
       this.handles.delete(entry);
-      callback();
+      try {
+        callback();
+      } catch (error) {
+        this.onError(error);
+      }
     }, Math.max(0, ms));
     this.handles.add(entry);
     return () => {

@@ -60,7 +60,11 @@ export class Discovery {
   ) {}
 
   start(): void {
-    void this.runRound();
+    this.spawnRound();
+  }
+
+  private spawnRound(): void {
+    this.runRound().catch((error: unknown) => this.logger.error('cluster.discovery_round_failed', { error }));
   }
 
   /** The addresses of one round. */
@@ -92,7 +96,7 @@ export class Discovery {
       this.logger.error('cluster.discovery_hook_failed', { error });
     }
     const wait = Math.max(0, this.options.intervalMs - (this.clock.now() - startedAt));
-    this.cancelNext = this.timers.after(wait, () => void this.runRound());
+    this.cancelNext = this.timers.after(wait, () => this.spawnRound());
   }
 
   private async probeOne(url: string): Promise<void> {

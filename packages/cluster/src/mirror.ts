@@ -192,7 +192,7 @@ export class Mirror {
       case 'pong':
         return;
       case 'callClient':
-        void this.forward(ws, message);
+        this.forward(ws, message).catch((error: unknown) => this.options.logger.error('proxy.forward_failed', { clientId: this.localId, error }));
         return;
     }
   }

@@ -88,7 +88,7 @@ export function createClusterNode(input: ClusterNodeOptions): ClusterNode {
 // Standalone: leader of one, term 0, no timers of its own (a mirror into an explicit upstream aside).
 
 function createStandalone(o: ResolvedOptions): ClusterNode {
-  const timers = new TimerSet(o.clock);
+  const timers = new TimerSet(o.clock, (error) => o.logger.error('cluster.timer_failed', { error }));
   let self: ClusterSelf | undefined;
   let closing: Promise<void> | undefined;
   const proxy = o.upstreamUrl ? newProxy(o, timers) : undefined;
@@ -159,7 +159,7 @@ function newProxy(o: ResolvedOptions, timers: TimerSet): UpstreamProxy {
 
 function createMember(o: ResolvedOptions): ClusterNode {
   const logger = o.logger.child({ component: 'cluster', serverId: o.serverId });
-  const timers = new TimerSet(o.clock);
+  const timers = new TimerSet(o.clock, (error) => logger.error('cluster.timer_failed', { error }));
   const fingerprint = membershipFingerprint(o.membership);
   const rules = { selfId: o.serverId, clusterId: o.clusterId, membership: o.membership, fingerprint };
   const directory = new MemberDirectory(o.serverId);
@@ -243,7 +243,7 @@ function createMember(o: ResolvedOptions): ClusterNode {
 
   const onMessage = (peerId: string, message: ClusterMessage): void => {
     if (message.type === 'clusterRpcRequest') {
-      void serveRpc(local, message).then((answer) => {
+      serveRpc(local, message).then((answer) => {
         if (!header) return;
         send(peerId, {
           type: 'clusterRpcResponse',
@@ -254,7 +254,7 @@ function createMember(o: ResolvedOptions): ClusterNode {
           requestId: message.requestId,
           ...answer,
         });
-      });
+      }).catch((error: unknown) => logger.error('cluster.rpc_failed', { error }));
       return;
     }
     if (message.type === 'clusterRpcResponse') return rpc.settle(peerId, message);

@@ -63,7 +63,7 @@ export class UpstreamProxy {
       return;
     }
     this.options.logger.info('proxy.upstream_selected', { upstream: url });
-    void this.check(this.generation);
+    this.spawnCheck(this.generation);
   }
 
   async close(): Promise<void> {
@@ -74,6 +74,10 @@ export class UpstreamProxy {
     this.cancelRecheck?.();
     this.stopMirrors();
     this.listeners.clear();
+  }
+
+  private spawnCheck(generation: number): void {
+    this.check(generation).catch((error: unknown) => this.options.logger.error('proxy.check_failed', { error }));
   }
 
   private async check(generation: number): Promise<void> {
@@ -113,7 +117,7 @@ export class UpstreamProxy {
     }
     this.cancelRecheck = this.options.timers.after(this.options.recheckMs, () => {
       this.cancelRecheck = undefined;
-      if (generation === this.generation) void this.check(generation);
+      if (generation === this.generation) this.spawnCheck(generation);
     });
   }
 

@@ -96,6 +96,36 @@ describe('membership', () => {
     expect(binary).toBe(1003);
   });
 
+  it('after the hello, closes with 1008 on a frame that is not JSON or that claims another server id', async () => {
+    const node = await track(startNode({}));
+    const after = (frame: string) =>
+      new Promise<number>((resolve) => {
+        const ws = new WebSocket(`ws://127.0.0.1:${node.port}/mdp/cluster`);
+        ws.on('open', () =>
+          ws.send(
+            JSON.stringify({
+              type: 'clusterHello',
+              clusterId: 'test',
+              serverId: '127.0.0.1:1',
+              term: 0,
+              timestamp: Date.now(),
+              membershipMode: 'dynamic',
+              membershipFingerprint: 'dynamic',
+              role: 'follower',
+              wsUrl: 'ws://127.0.0.1:1',
+              clusterUrl: 'ws://127.0.0.1:1/mdp/cluster',
+            }),
+          ),
+        );
+        ws.once('message', () => ws.send(frame));
+        ws.on('close', (code) => resolve(code));
+      });
+    expect(await after('{not json')).toBe(1008);
+    const spoofed = { type: 'clusterHeartbeatAck', clusterId: 'test', serverId: 'someone-else:2', term: 0, timestamp: 1, followerId: 'x', leaderId: 'y' };
+    expect(await after(JSON.stringify(spoofed))).toBe(1008);
+    expect(await after(JSON.stringify({ type: 'clusterHeartbeatAck', clusterId: 'test', serverId: '127.0.0.1:1', term: -1 }))).toBe(1008);
+  });
+
   it('static members with different member lists never link, and each logs the refusal', async () => {
     const nodes = await track(
       startCluster(2, (i, ports) => {
