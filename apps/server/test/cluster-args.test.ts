@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { parseCliArgs } from '../src/index.js';
+import { cliClusterDefaults } from '../src/cluster-args.js';
+
+describe('cluster flags', () => {
+  it('parse into cluster options', () => {
+    const command = parseCliArgs(
+      [
+        '--cluster-mode', 'proxy-required',
+        '--cluster-members', 'a:1, b:2,c:3',
+        '--upstream-url', 'http://hub:47372',
+        '--discover-host', '10.0.0.5',
+        '--discover-start-port', '5000',
+        '--discover-attempts', '0',
+        '--discover-interval-ms', '500',
+        '--discover-timeout-ms', '250',
+        '--discover-seed', 'x:1',
+        '--discover-seed', 'ws://y:2/mdp/cluster',
+        '--cluster-heartbeat-interval-ms', '200',
+        '--lease-duration-ms', '900',
+        '--election-timeout-min-ms', '1000',
+        '--election-timeout-max-ms', '1500',
+        '--cluster-state-dir', 'none',
+        '--cluster-secret', 's',
+      ],
+      {},
+    );
+    expect(command).toEqual({
+      kind: 'run',
+      options: {
+        cluster: {
+          mode: 'proxy-required',
+          members: ['a:1', 'b:2', 'c:3'],
+          upstreamUrl: 'http://hub:47372',
+          discovery: { host: '10.0.0.5', startPort: 5000, attempts: 0, intervalMs: 500, probeTimeoutMs: 250, seedUrls: ['x:1', 'ws://y:2/mdp/cluster'] },
+          heartbeatIntervalMs: 200,
+          leaseDurationMs: 900,
+          electionTimeoutMinMs: 1000,
+          electionTimeoutMaxMs: 1500,
+          secret: 's',
+        },
+      },
+    });
+  });
+
+  it('without cluster flags leave the choice to the binary, which defaults to auto with a state dir', () => {
+    expect(parseCliArgs([], {})).toEqual({ kind: 'run', options: {} });
+    const defaults = cliClusterDefaults({});
+    expect(defaults.mode).toBe('auto');
+    expect(defaults.stateDir).toMatch(/mdp-server-cluster$/);
+    expect(cliClusterDefaults({ MDP_CLUSTER_SECRET: 'env' }).secret).toBe('env');
+  });
+
+  it.each([
+    [['--cluster-mode', 'leader'], /--cluster-mode must be one of standalone, auto, proxy-required/],
+    [['--cluster-members', ' , '], /--cluster-members must name at least one server id/],
+    [['--discover-start-port', '0'], /--discover-start-port must be a whole number from 1 to 65535/],
+    [['--discover-attempts', 'many'], /--discover-attempts must be a whole number/],
+    [['--lease-duration-ms', '100', '--cluster-heartbeat-interval-ms', '100'], /must be longer than the cluster heartbeat interval/],
+    [['--election-timeout-min-ms', '900', '--election-timeout-max-ms', '800'], /must not be below/],
+    [['--cluster-state-dir', ''], /--cluster-state-dir must not be empty/],
+  ])('refuse %j', (argv, message) => {
+    const command = parseCliArgs(argv, {});
+    expect(command.kind).toBe('error');
+    expect(command.kind === 'error' && command.message).toMatch(message);
+  });
+});
