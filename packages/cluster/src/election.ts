@@ -248,14 +248,16 @@ function apply(s: ElectionState, event: ElectionEvent, now: number, fx: Election
       return onMemberKnown(s, event.id, now);
     case 'ready':
       return onReady(s, event.leaderSeen ?? true, now);
+    // Only known members take part: a peer that linked in but was never admitted (an observer)
+    // may follow the leader, but its votes, acks and claims count for nothing here.
     case 'linkUp':
-      return onLinkUp(s, event.id, now, fx);
+      return s.members.has(event.id) ? onLinkUp(s, event.id, now, fx) : s;
     case 'linkDown':
-      return onLinkDown(s, event.id, now, fx);
+      return s.members.has(event.id) ? onLinkDown(s, event.id, now, fx) : s;
     case 'alive':
-      return touch(s, event.id, now);
+      return s.members.has(event.id) ? touch(s, event.id, now) : s;
     case 'message':
-      return onMessage(touch(s, event.from, now), event.from, event.message, now, fx);
+      return s.members.has(event.from) ? onMessage(touch(s, event.from, now), event.from, event.message, now, fx) : s;
     case 'stop':
       return onStop(s, fx);
   }
@@ -294,10 +296,10 @@ function member(s: ElectionState, id: string): MemberState {
   return s.members.get(id) ?? newMember(id);
 }
 
-/** Record that `id` was heard from; an unknown sender becomes a known member (sticky). */
+/** Record that member `id` was heard from. */
 function touch(s: ElectionState, id: string, now: number): ElectionState {
-  if (id === s.config.selfId) return s;
-  return withMember(s, { ...member(s, id), lastHeardAt: now });
+  const known = s.members.get(id);
+  return known ? withMember(s, { ...known, lastHeardAt: now }) : s;
 }
 
 function random(s: ElectionState, min: number, max: number): [number, ElectionState] {

@@ -212,6 +212,8 @@ function createMember(o: ResolvedOptions): ClusterNode {
       return refusal;
     }
     const sighting = directory.observe(claim.serverId, endpoints);
+    // Discovery (or the static list) makes members; a peer that only dialed in is an observer.
+    const makesMember = source === 'discovery' || staticMembers.includes(claim.serverId);
     switch (sighting.kind) {
       case 'invalid':
         return 'invalid cluster URL';
@@ -222,8 +224,11 @@ function createMember(o: ResolvedOptions): ClusterNode {
         return `duplicate server id ${JSON.stringify(claim.serverId)}`;
       case 'new':
       case 'known':
-        // Sticky membership: once admitted, a member counts toward quorum for the process' life.
-        driver?.dispatch({ type: 'memberKnown', id: claim.serverId });
+        if (makesMember && driver && !driver.knows(claim.serverId)) {
+          // Sticky membership: once admitted, a member counts toward quorum for the process' life.
+          driver.dispatch({ type: 'memberKnown', id: claim.serverId });
+          if (links?.isUp(claim.serverId)) driver.dispatch({ type: 'linkUp', id: claim.serverId });
+        }
         return undefined;
     }
   };

@@ -1,8 +1,21 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMetaDocument } from '@mdp/protocol';
 import { Router } from '@mdp/core';
-import { createClusterNode } from '../src/index.js';
-import { FAST, Faults, LeaderHistory, agreedLeader, live, metaDocumentOf, startCluster, until, type TestNode } from './harness.js';
+import { createClusterNode, mirroredId } from '../src/index.js';
+import {
+  FAST,
+  Faults,
+  LeaderHistory,
+  agreedLeader,
+  attachClient,
+  live,
+  metaDocumentOf,
+  skillClient,
+  startCluster,
+  startNode,
+  until,
+  type TestNode,
+} from './harness.js';
 
 const running: TestNode[] = [];
 
@@ -133,6 +146,20 @@ describe('a three-node cluster', () => {
     faults.healAll();
     await until(nodes, () => agreedLeader(nodes) === leader && loner.node.meta().leaderId === leader.id, CONVERGE_MS, 'the loner to follow again');
     expect(leader.node.meta().term).toBe(term);
+  });
+
+  it('a server the others never discovered (it only dialed in) is an observer: it follows and mirrors, but is not counted', async () => {
+    const nodes = await cluster(3);
+    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'a leader');
+    const leader = agreedLeader(nodes) as TestNode;
+    const observer = await startNode({ discovery: { seedUrls: nodes.map((n) => n.baseUrl) } });
+    running.push(observer);
+    await until([observer], () => observer.node.meta().leaderId === leader.id, CONVERGE_MS, 'the observer to follow');
+    attachClient(observer.router, skillClient('seen'));
+    await until(nodes, () => leader.router.getClient(mirroredId(observer.id, 'seen')) !== undefined, 3000, 'its mirror on the leader');
+    for (const n of nodes) expect(n.node.meta().knownMemberCount).toBe(3);
+    expect(observer.node.meta()).toMatchObject({ role: 'follower', knownMemberCount: 4 });
+    expect(agreedLeader(nodes)).toBe(leader);
   });
 
   it('closes cleanly: no timer is left, and a second close is a no-op', async () => {

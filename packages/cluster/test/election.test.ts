@@ -165,6 +165,26 @@ describe('election', () => {
   });
 });
 
+describe('observers', () => {
+  it('ignores heartbeats, votes and links of a peer that is not a known member', () => {
+    const s = node('a', ['a', 'b', 'c']);
+    let r = run(s, msg('x', { type: 'heartbeat', term: 9, leaderId: 'x', leaderUrl: 'ws://x', leaseDurationMs: 400 }), 100);
+    expect(r.state).toBe(s);
+    expect(r.effects).toEqual([]);
+    r = run(s, msg('x', { type: 'voteRequest', term: 9, preVote: false }), 100);
+    expect(r.state).toBe(s);
+    r = run(s, { type: 'linkUp', id: 'x' }, 100);
+    expect(knownMemberCount(r.state)).toBe(3);
+  });
+
+  it("a candidate does not count an observer's vote", () => {
+    let s = node('a', ['a', 'b', 'c']);
+    s = run(s, { type: 'tick' }, 1000).state;
+    s = run(s, msg('x', { type: 'voteResponse', term: 0, granted: true, preVote: true }), 1001).state;
+    expect(s.role).toBe('follower');
+  });
+});
+
 describe('voting', () => {
   it('grants one vote per term', () => {
     let s = node('c', ['a', 'b', 'c']);
