@@ -23,7 +23,7 @@ Options:
                         ${SCENARIO_NAMES.join(', ')}
   --rounds <n>          alternating rounds per comparison (default 5)
   --duration <s>        seconds per measured run (default 3)
-  --warmup <s>          seconds of unmeasured warm-up per subject (default 1)
+  --warmup <s>          seconds of unmeasured warm-up per subject and load (default 2)
   --catalog-clients <n> clients in the catalog scenario (default ${FULL_SIZES.catalogClients})
   --idle-clients <n>    clients in the idle-memory scenario (default ${FULL_SIZES.idleClients})
   --smoke               tiny sizes, one short round: checks that everything runs
@@ -106,7 +106,7 @@ function parseOptions(argv: string[]): Options {
     scenarios: wanted.length === 0 ? all : all.filter((s) => wanted.includes(s.name)),
     rounds: Math.round(positive('rounds', values.rounds, smoke ? 1 : 5)),
     durationMs: positive('duration', values.duration, smoke ? 0.25 : 3) * 1000,
-    warmupMs: positive('warmup', values.warmup, smoke ? 0.1 : 1) * 1000,
+    warmupMs: positive('warmup', values.warmup, smoke ? 0.1 : 2) * 1000,
     json: values.json,
     profileDir,
     strict: values.strict === true,

@@ -4,7 +4,7 @@
  * relays exactly the same bytes.
  */
 
-/** The body every skill read returns (and the bare HTTP server answers with): ~200 bytes of Markdown. */
+/** The body every skill read returns (and the bare HTTP server answers with): 130 bytes of Markdown. */
 export const SKILL_TEXT =
   '# Bench skill\n\nA fixed skill body returned by every mock client, so that every server relays the same bytes.\n\n- one\n- two\n- three\n';
 
