@@ -37,8 +37,8 @@ export type Probe = (url: string, options: { timeoutMs: number; signal: AbortSig
 export interface DiscoveryHooks {
   /** One address answered with a valid metadata document. */
   found(meta: MetaDocument, url: string): void;
-  /** A round finished (every probe answered or timed out). */
-  roundDone(round: number): void;
+  /** A round finished (every probe answered or timed out); `timedOut` probes got no answer in time. */
+  roundDone(round: number, timedOut: number): void;
   /** Extra targets for this round (static members' addresses). */
   extraTargets?(): readonly string[];
 }
@@ -82,16 +82,19 @@ export class Discovery {
     this.running = true;
     const round = ++this.round;
     const startedAt = this.clock.now();
+    let timedOut = 0;
     try {
-      await Promise.all(this.targets().map((url) => this.probeOne(url)));
+      const outcomes = await Promise.all(this.targets().map((url) => this.probeOne(url)));
+      timedOut = outcomes.filter((o) => o === 'timed-out').length;
     } catch (error) {
       this.logger.error('cluster.discovery_round_failed', { error });
+      timedOut = -1;
     } finally {
       this.running = false;
     }
     if (this.closed) return;
     try {
-      this.hooks.roundDone(round);
+      this.hooks.roundDone(round, timedOut === -1 ? Infinity : timedOut);
     } catch (error) {
       this.logger.error('cluster.discovery_hook_failed', { error });
     }
@@ -99,14 +102,20 @@ export class Discovery {
     this.cancelNext = this.timers.after(wait, () => this.spawnRound());
   }
 
-  private async probeOne(url: string): Promise<void> {
-    const result = await this.probe(url, { timeoutMs: this.options.probeTimeoutMs, signal: this.abort.signal });
-    if (this.closed || !result.ok) return;
+  /** Probe one address; says whether it answered in time (whatever it answered). */
+  private async probeOne(url: string): Promise<'answered' | 'timed-out'> {
+    // Our own deadline, so that "no answer in time" is told apart from "refused" or "not MDP".
+    const deadline = AbortSignal.timeout(this.options.probeTimeoutMs);
+    const signal = AbortSignal.any([deadline, this.abort.signal]);
+    const result = await this.probe(url, { timeoutMs: this.options.probeTimeoutMs + 1000, signal });
+    if (this.closed) return 'answered';
+    if (!result.ok) return deadline.aborted ? 'timed-out' : 'answered';
     try {
       this.hooks.found(result.meta, result.url);
     } catch (error) {
       this.logger.error('cluster.discovery_hook_failed', { url, error });
     }
+    return 'answered';
   }
 
   close(): void {

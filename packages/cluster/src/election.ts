@@ -83,6 +83,12 @@ export interface ElectionState {
   readonly voteFloor: number;
   /** Membership has settled enough to stand for election (first discovery round done). */
   readonly ready: boolean;
+  /**
+   * The last discovery round got a definite answer from every address it probed, so "I found
+   * nobody" can be trusted. A node that knows no other member elects itself only then: a probe
+   * that timed out may hide a peer that is about to elect itself alone too.
+   */
+  readonly aloneConfirmed: boolean;
   /** Shut down: never stands or votes again. */
   readonly stopped: boolean;
   /** Seed of the generator behind election time-outs and jitter. */
@@ -115,6 +121,8 @@ export type ElectionEvent =
    * a whole time-out.
    */
   | { readonly type: 'ready'; readonly leaderSeen?: boolean }
+  /** After each discovery round: whether every probe got a definite answer (none timed out). */
+  | { readonly type: 'discoveryRound'; readonly clean: boolean }
   | { readonly type: 'linkUp'; readonly id: string }
   | { readonly type: 'linkDown'; readonly id: string }
   /** A link-level pong: the member is alive even if it has nothing to say. */
@@ -173,6 +181,7 @@ export function initialElection(
     startedAt: now,
     voteFloor: 0,
     ready: false,
+    aloneConfirmed: false,
     stopped: false,
     rng: seed | 0,
   };
@@ -248,6 +257,8 @@ function apply(s: ElectionState, event: ElectionEvent, now: number, fx: Election
       return onMemberKnown(s, event.id, now);
     case 'ready':
       return onReady(s, event.leaderSeen ?? true, now);
+    case 'discoveryRound':
+      return s.aloneConfirmed === event.clean ? s : { ...s, aloneConfirmed: event.clean };
     // Only known members take part: a peer that linked in but was never admitted (an observer)
     // may follow the leader, but its votes, acks and claims count for nothing here.
     case 'linkUp':
@@ -377,6 +388,8 @@ function startPreVote(s: ElectionState, now: number, fx: ElectionEffect[]): Elec
   if (!s.config.canLead) return { ...s, electionAt: Infinity };
   // Not before membership settled and not during the grace: we might not know whom we already voted for.
   if (!s.ready || inGrace(s, now)) return scheduleElection(s, now);
+  // Alone only on a clean discovery round: otherwise a slow peer may be electing itself alone too.
+  if (s.members.size === 0 && !s.aloneConfirmed) return scheduleElection(s, now);
   const term = Math.max(s.term, s.voteFloor) + 1;
   let next: ElectionState = {
     ...s,

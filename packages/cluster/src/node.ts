@@ -496,7 +496,9 @@ function createMember(o: ResolvedOptions): ClusterNode {
         o.discovery,
         {
           found: onDiscovered,
-          roundDone: (round) => {
+          roundDone: (round, timedOut) => {
+            // With a static list, "alone" is what the list says, whatever discovery saw.
+            d.dispatch({ type: 'discoveryRound', clean: o.membership.mode === 'static' || timedOut === 0 });
             if (round !== 1) return;
             readiness = 'settling';
             // A member that found but never links (frozen, refusing) must not hold elections off.
@@ -511,6 +513,8 @@ function createMember(o: ResolvedOptions): ClusterNode {
         logger,
       );
       d.start();
+      // A static member list is the whole truth: a list of one may elect itself without asking around.
+      if (o.membership.mode === 'static') d.dispatch({ type: 'discoveryRound', clean: true });
       discovery.start();
       maintain();
       if (o.upstreamUrl) proxy.setUpstream(o.upstreamUrl);

@@ -124,11 +124,15 @@ describe('election', () => {
     expect(s.role).toBe('leader');
   });
 
-  it('a lone known member elects itself once membership is ready', () => {
+  it('a lone known member elects itself once membership is ready and a clean round confirms it is alone', () => {
     let s = initialElection(config('a'), 0, 1);
     s = run(s, { type: 'tick' }, s.electionAt).state;
     expect(s.role).toBe('follower');
     s = run(s, { type: 'ready' }, 800).state;
+    s = run(s, { type: 'discoveryRound', clean: false }, 800).state;
+    s = run(s, { type: 'tick' }, s.electionAt).state;
+    expect(s.role).toBe('follower');
+    s = run(s, { type: 'discoveryRound', clean: true }, 800).state;
     s = run(s, { type: 'tick' }, s.electionAt).state;
     expect(s.role).toBe('leader');
     expect(s.term).toBe(1);
@@ -158,6 +162,7 @@ describe('election', () => {
 
   it('a node that may not lead never stands', () => {
     let s = node('a', ['a'], 0, { canLead: false });
+    s = run(s, { type: 'discoveryRound', clean: true }, 0).state;
     const r = run(s, { type: 'tick' }, 10_000);
     s = r.state;
     expect(s.role).toBe('follower');
