@@ -37,8 +37,8 @@ export type Probe = (url: string, options: { timeoutMs: number; signal: AbortSig
 export interface DiscoveryHooks {
   /** One address answered with a valid metadata document. */
   found(meta: MetaDocument, url: string): void;
-  /** A round finished (every probe answered or timed out); `timedOut` probes got no answer in time. */
-  roundDone(round: number, timedOut: number): void;
+  /** A round finished (every probe answered or timed out); `timedOut` lists the addresses that gave no answer in time. */
+  roundDone(round: number, timedOut: readonly string[]): void;
   /** Extra targets for this round (static members' addresses). */
   extraTargets?(): readonly string[];
 }
@@ -82,19 +82,19 @@ export class Discovery {
     this.running = true;
     const round = ++this.round;
     const startedAt = this.clock.now();
-    let timedOut = 0;
+    const targets = this.targets();
+    let timedOut: string[] = targets;
     try {
-      const outcomes = await Promise.all(this.targets().map((url) => this.probeOne(url)));
-      timedOut = outcomes.filter((o) => o === 'timed-out').length;
+      const outcomes = await Promise.all(targets.map((url) => this.probeOne(url)));
+      timedOut = targets.filter((_, i) => outcomes[i] === 'timed-out');
     } catch (error) {
       this.logger.error('cluster.discovery_round_failed', { error });
-      timedOut = -1;
     } finally {
       this.running = false;
     }
     if (this.closed) return;
     try {
-      this.hooks.roundDone(round, timedOut === -1 ? Infinity : timedOut);
+      this.hooks.roundDone(round, timedOut);
     } catch (error) {
       this.logger.error('cluster.discovery_hook_failed', { error });
     }

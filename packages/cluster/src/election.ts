@@ -84,11 +84,12 @@ export interface ElectionState {
   /** Membership has settled enough to stand for election (first discovery round done). */
   readonly ready: boolean;
   /**
-   * The last discovery round got a definite answer from every address it probed, so "I found
-   * nobody" can be trusted. A node that knows no other member elects itself only then: a probe
-   * that timed out may hide a peer that is about to elect itself alone too.
+   * A discovery round got a definite answer from every address that is not already a member, so
+   * this node's member set can be trusted to be whole. Until then it does not stand for election:
+   * a probe that timed out may hide a peer that is counting a different set of members (or none,
+   * and about to elect itself alone). Sticky once true.
    */
-  readonly aloneConfirmed: boolean;
+  readonly viewConfirmed: boolean;
   /** Shut down: never stands or votes again. */
   readonly stopped: boolean;
   /** Seed of the generator behind election time-outs and jitter. */
@@ -121,7 +122,7 @@ export type ElectionEvent =
    * a whole time-out.
    */
   | { readonly type: 'ready'; readonly leaderSeen?: boolean }
-  /** After each discovery round: whether every probe got a definite answer (none timed out). */
+  /** After each discovery round: whether every probe of a non-member got a definite answer in time. */
   | { readonly type: 'discoveryRound'; readonly clean: boolean }
   | { readonly type: 'linkUp'; readonly id: string }
   | { readonly type: 'linkDown'; readonly id: string }
@@ -181,7 +182,7 @@ export function initialElection(
     startedAt: now,
     voteFloor: 0,
     ready: false,
-    aloneConfirmed: false,
+    viewConfirmed: false,
     stopped: false,
     rng: seed | 0,
   };
@@ -258,7 +259,7 @@ function apply(s: ElectionState, event: ElectionEvent, now: number, fx: Election
     case 'ready':
       return onReady(s, event.leaderSeen ?? true, now);
     case 'discoveryRound':
-      return s.aloneConfirmed === event.clean ? s : { ...s, aloneConfirmed: event.clean };
+      return s.viewConfirmed || !event.clean ? s : { ...s, viewConfirmed: true };
     // Only known members take part: a peer that linked in but was never admitted (an observer)
     // may follow the leader, but its votes, acks and claims count for nothing here.
     case 'linkUp':
@@ -388,8 +389,8 @@ function startPreVote(s: ElectionState, now: number, fx: ElectionEffect[]): Elec
   if (!s.config.canLead) return { ...s, electionAt: Infinity };
   // Not before membership settled and not during the grace: we might not know whom we already voted for.
   if (!s.ready || inGrace(s, now)) return scheduleElection(s, now);
-  // Alone only on a clean discovery round: otherwise a slow peer may be electing itself alone too.
-  if (s.members.size === 0 && !s.aloneConfirmed) return scheduleElection(s, now);
+  // Only with a member set a clean discovery round confirmed (see `viewConfirmed`).
+  if (!s.viewConfirmed) return scheduleElection(s, now);
   const term = Math.max(s.term, s.voteFloor) + 1;
   let next: ElectionState = {
     ...s,

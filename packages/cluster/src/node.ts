@@ -16,7 +16,7 @@ import { loadDurableVote, saveDurableVote } from './durable.js';
 import { quorumSize, type ElectionConfig } from './election.js';
 import { ElectionDriver, type ElectionSnapshot, type LeaderView } from './election-driver.js';
 import { LinkManager } from './links.js';
-import { MemberDirectory, helloProof, membershipFingerprint, peerRefusal, validProof, type PeerClaim } from './membership.js';
+import { MemberDirectory, endpointKey, helloProof, membershipFingerprint, peerRefusal, validProof, type PeerClaim } from './membership.js';
 import { normalizeTarget } from './meta-probe.js';
 import { resolveOptions, type ClusterMode, type ClusterNodeOptions, type ResolvedOptions } from './options.js';
 import { UpstreamProxy, type ProxyStatus } from './proxy.js';
@@ -312,6 +312,17 @@ function createMember(o: ResolvedOptions): ClusterNode {
     if (directory.list().every((entry) => !d.knows(entry.id) || l.isUp(entry.id))) becomeReady();
   };
 
+  /** Whether a probed address is the endpoint of a known member. */
+  const isMemberAddress = (url: string): boolean => {
+    let key: string | undefined;
+    try {
+      key = endpointKey(normalizeTarget(url));
+    } catch {
+      return false;
+    }
+    return directory.list().some((entry) => entry.key === key && (driver?.knows(entry.id) ?? false));
+  };
+
   /** Dial every known member without a link (back-off lives in the link manager). */
   const maintain = (): void => {
     cancelMaintenance = timers.after(o.heartbeatIntervalMs, maintain);
@@ -497,8 +508,13 @@ function createMember(o: ResolvedOptions): ClusterNode {
         {
           found: onDiscovered,
           roundDone: (round, timedOut) => {
-            // With a static list, "alone" is what the list says, whatever discovery saw.
-            d.dispatch({ type: 'discoveryRound', clean: o.membership.mode === 'static' || timedOut === 0 });
+            // A silent address that is already a member (a frozen peer) hides nobody new. With a
+            // static list the list is the whole truth. And after enough rounds, a port that never
+            // answers (a hung process) must not keep this node from standing for ever.
+            const unknown = timedOut.filter((url) => !isMemberAddress(url));
+            const clean = o.membership.mode === 'static' || unknown.length === 0 || round >= VIEW_PATIENCE_ROUNDS;
+            if (unknown.length > 0) logger.debug('cluster.discovery_timeouts', { round, addresses: unknown.slice(0, 5), count: unknown.length });
+            d.dispatch({ type: 'discoveryRound', clean });
             if (round !== 1) return;
             readiness = 'settling';
             // A member that found but never links (frozen, refusing) must not hold elections off.
@@ -580,6 +596,12 @@ function createMember(o: ResolvedOptions): ClusterNode {
     },
   };
 }
+
+/**
+ * Discovery rounds after which a node stands for election even if some non-member address never
+ * answered in time (5 rounds: 10 s at the default interval).
+ */
+const VIEW_PATIENCE_ROUNDS = 5;
 
 interface MdpErrorShape {
   readonly mdpError: { readonly code: string; readonly message: string };

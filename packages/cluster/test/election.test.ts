@@ -32,6 +32,7 @@ function config(id: string, overrides: Partial<ElectionConfig> = {}): ElectionCo
 function node(id: string, members: string[], now = 0, overrides: Partial<ElectionConfig> = {}): ElectionState {
   let s = initialElection(config(id, overrides), now, 1, members);
   s = run(s, { type: 'ready' }, now).state;
+  s = run(s, { type: 'discoveryRound', clean: true }, now).state;
   for (const m of members) if (m !== id) s = run(s, { type: 'linkUp', id: m }, now).state;
   return s;
 }
@@ -133,13 +134,24 @@ describe('election', () => {
     s = run(s, { type: 'tick' }, s.electionAt).state;
     expect(s.role).toBe('follower');
     s = run(s, { type: 'discoveryRound', clean: true }, 800).state;
+    s = run(s, { type: 'discoveryRound', clean: false }, 800).state;
     s = run(s, { type: 'tick' }, s.electionAt).state;
     expect(s.role).toBe('leader');
     expect(s.term).toBe(1);
   });
 
+  it('does not stand before a clean discovery round, but still votes', () => {
+    let s = initialElection(config('c'), 0, 1, ['a', 'b', 'c']);
+    s = run(s, { type: 'ready' }, 0).state;
+    const r = run(s, { type: 'tick' }, 5000);
+    expect(sent(r.effects, 'voteRequest')).toEqual([]);
+    const vote = run(r.state, msg('a', { type: 'voteRequest', term: 1, preVote: false }), 5000);
+    expect(sent(vote.effects, 'voteResponse')[0]).toMatchObject({ granted: true });
+  });
+
   it('elects soon after start when discovery saw no leader, but not before the grace', () => {
     let s = initialElection(config('a', { voteGraceMs: 200 }), 0, 1, ['a', 'b', 'c']);
+    s = run(s, { type: 'discoveryRound', clean: true }, 0).state;
     s = run(s, { type: 'linkUp', id: 'b' }, 10).state;
     const r = run(s, { type: 'ready', leaderSeen: false }, 50);
     expect(r.wakeAt).toBeGreaterThanOrEqual(200);
@@ -411,7 +423,7 @@ function simulate(seed: number, options: { durable: boolean; restarts: 'any' | '
     incarnation += 1;
     const durable = options.durable && before ? { term: before.term, votedFor: before.votedFor } : undefined;
     const s = initialElection(config(id, { voteGraceMs: 700 }), at, seed * 31 + incarnation, ids, durable);
-    return step(s, { type: 'ready' }, at).state;
+    return step(step(s, { type: 'ready' }, at).state, { type: 'discoveryRound', clean: true }, at).state;
   };
   const states = new Map(ids.map((id) => [id, fresh(id, 0)] as const));
   const cut = new Set<string>();
