@@ -27,6 +27,8 @@ export interface SkillReadResponse {
 export interface SkillReadOptions {
   /** Per-call time-out override, ms; default the router's invocation time-out. */
   timeoutMs?: number;
+  /** Whether a reader with this transport auth may read; refused reads get 401. Default: all. */
+  authorize?: (auth: AuthContext | undefined) => boolean;
 }
 
 export const DEFAULT_SKILL_CONTENT_TYPE = 'text/markdown; charset=utf-8';
@@ -40,6 +42,8 @@ const json = (status: number, value: unknown): SkillReadResponse => ({
 });
 const empty = (status: number, headers: Record<string, string> = {}): SkillReadResponse => ({ status, headers, body: undefined });
 
+const UNAUTHORIZED: SkillReadResponse = json(401, { error: 'Unauthorized' });
+
 /** `text/*` without a charset gets `; charset=utf-8`; no content type means Markdown. */
 export function skillContentType(declared: string | undefined): string {
   if (!declared) return DEFAULT_SKILL_CONTENT_TYPE;
@@ -49,6 +53,7 @@ export function skillContentType(declared: string | undefined): string {
 
 export async function handleSkillRead(router: Router, request: SkillReadRequest, options: SkillReadOptions = {}): Promise<SkillReadResponse> {
   if (request.method === 'OPTIONS') return empty(204, { allow: ALLOW });
+  if (options.authorize && !options.authorize(request.auth)) return UNAUTHORIZED;
   if (request.method !== 'GET') return empty(405, { allow: ALLOW });
   const route = parseSkillRoute(request.pathname);
   if (!route) return empty(404);

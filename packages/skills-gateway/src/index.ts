@@ -4,3 +4,5 @@ export { isSkillRoutePath, parseSkillRoute, skillPathCandidates } from './route.
 export type { SkillRoute } from './route.js';
 export { createSkillsRoutes, lastValueQuery } from './routes.js';
 export type { SkillsRoutesOptions } from './routes.js';
+export { createNodeSkillsHandler, joinedHeaders } from './node.js';
+export type { NodeSkillsOptions } from './node.js';

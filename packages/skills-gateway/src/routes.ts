@@ -7,8 +7,6 @@ import { isSkillRoutePath } from './route.js';
 export interface SkillsRoutesOptions extends SkillReadOptions {
   /** Reads the transport auth of a request. Default: extractTransportAuth. */
   extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
-  /** Whether a reader with this transport auth may read; refused reads get 401. Default: all. */
-  authorize?: (auth: AuthContext | undefined) => boolean;
 }
 
 /** Query parameters of a URL; the last value of a repeated key wins. */
@@ -48,9 +46,6 @@ export function createSkillsRoutes(router: Router, options: SkillsRoutesOptions 
       headers[name] = value;
     });
     const auth = extractAuth(headers);
-    if (c.req.method !== 'OPTIONS' && options.authorize && !options.authorize(auth)) {
-      return c.json({ error: 'Unauthorized' }, 401);
-    }
     const response = await handleSkillRead(
       router,
       { method: c.req.method, pathname, query: lastValueQuery(url.searchParams), headers, auth },

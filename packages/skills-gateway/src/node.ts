@@ -1,0 +1,76 @@
+/**
+ * The skill routes as a plain node `request` handler: no Fetch Request, no URL object, no Headers.
+ * A server calls it first for every request; it answers skill routes and returns false otherwise.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthContext } from '@mdp/protocol';
+import { extractTransportAuth, silentLogger, type HeaderMap, type Logger, type Router } from '@mdp/core';
+import { handleSkillRead, type SkillReadOptions, type SkillReadResponse } from './handler.js';
+import { isSkillRoutePath } from './route.js';
+import { lastValueQuery } from './routes.js';
+
+export interface NodeSkillsOptions extends SkillReadOptions {
+  /** Reads the transport auth of a request. Default: extractTransportAuth. */
+  extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
+  /** Headers added to every answer (the server's CORS headers, for instance). */
+  extraHeaders?: (request: IncomingMessage) => Record<string, string>;
+  logger?: Logger;
+}
+
+/**
+ * Request headers with lower-case names and repeated values joined by ", " (SPEC §8). Built from
+ * `rawHeaders`: node's `headers` joins cookies with "; " and keeps only the first of some repeats.
+ */
+export function joinedHeaders(rawHeaders: readonly string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    const name = (rawHeaders[i] as string).toLowerCase();
+    const value = rawHeaders[i + 1] as string;
+    const previous = headers[name];
+    headers[name] = previous === undefined ? value : `${previous}, ${value}`;
+  }
+  return headers;
+}
+
+const INTERNAL_ERROR = JSON.stringify({ error: 'Internal error' });
+
+export function createNodeSkillsHandler(
+  router: Router,
+  options: NodeSkillsOptions = {},
+): (request: IncomingMessage, response: ServerResponse) => boolean {
+  const extractAuth = options.extractAuth ?? ((headers: HeaderMap) => extractTransportAuth(headers));
+  const logger = options.logger ?? silentLogger;
+
+  const write = (request: IncomingMessage, response: ServerResponse, answer: SkillReadResponse): void => {
+    if (response.destroyed || response.headersSent) return;
+    const headers = options.extraHeaders ? { ...answer.headers, ...options.extraHeaders(request) } : answer.headers;
+    response.writeHead(answer.status, headers);
+    response.end(answer.body);
+  };
+
+  return (request, response) => {
+    const url = request.url ?? '/';
+    const q = url.indexOf('?');
+    const pathname = q < 0 ? url : url.slice(0, q);
+    if (!isSkillRoutePath(pathname)) return false;
+    const headers = joinedHeaders(request.rawHeaders);
+    handleSkillRead(
+      router,
+      {
+        method: request.method ?? 'GET',
+        pathname,
+        query: q < 0 ? {} : lastValueQuery(new URLSearchParams(url.slice(q + 1))),
+        headers,
+        auth: extractAuth(headers),
+      },
+      options,
+    ).then(
+      (answer) => write(request, response, answer),
+      (error: unknown) => {
+        logger.error('skills.read_failed', { error });
+        write(request, response, { status: 500, headers: { 'content-type': 'application/json; charset=utf-8' }, body: INTERNAL_ERROR });
+      },
+    );
+    return true;
+  };
+}

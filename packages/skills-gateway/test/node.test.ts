@@ -1,0 +1,143 @@
+/** The node `request` adapter, on a real node:http server. */
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Router } from '@mdp/core';
+import { createNodeSkillsHandler, joinedHeaders, type NodeSkillsOptions } from '../src/index.js';
+import { connectClient, skill, type FakeClient } from './helpers.js';
+
+let router: Router;
+let server: Server | undefined;
+let client: FakeClient;
+
+beforeEach(() => {
+  router = new Router();
+  client = connectClient(router, 'c1', [skill('/docs/review/skill.md'), skill('/data/skill.md')]);
+});
+
+afterEach(async () => {
+  await router.close();
+  if (server) await new Promise((resolve) => server!.close(resolve));
+  server = undefined;
+});
+
+async function listen(options: NodeSkillsOptions = {}): Promise<number> {
+  const handle = createNodeSkillsHandler(router, options);
+  server = createServer((req, res) => {
+    if (!handle(req, res)) {
+      res.writeHead(418);
+      res.end('not a skill route');
+    }
+  });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+/** A request written by hand on a TCP socket: the path and repeated headers go out exactly as given. */
+function send(port: number, path: string, init: { method?: string; rawHeaders?: Array<[string, string]> } = {}): Promise<{ status: number; headers: IncomingHttpHeaders; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    const lines = [`${init.method ?? 'GET'} ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Connection: close'];
+    for (const [name, value] of init.rawHeaders ?? []) lines.push(`${name}: ${value}`);
+    socket.write(`${lines.join('\r\n')}\r\n\r\n`);
+    let raw = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => (raw += d));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      const [head = '', body = ''] = raw.split('\r\n\r\n');
+      const [statusLine = '', ...headerLines] = head.split('\r\n');
+      const headers: IncomingHttpHeaders = {};
+      for (const line of headerLines) {
+        const colon = line.indexOf(':');
+        headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: decodeChunked(headers, body) });
+    });
+  });
+}
+
+function decodeChunked(headers: IncomingHttpHeaders, body: string): string {
+  if (headers['transfer-encoding'] !== 'chunked') return body;
+  let out = '';
+  let rest = body;
+  for (;;) {
+    const eol = rest.indexOf('\r\n');
+    const size = parseInt(rest.slice(0, eol), 16);
+    if (!size) return out;
+    out += rest.slice(eol + 2, eol + 2 + size);
+    rest = rest.slice(eol + 2 + size + 2);
+  }
+}
+
+describe('createNodeSkillsHandler', () => {
+  it('reads a skill through both routes with the Markdown type', async () => {
+    const port = await listen();
+    for (const path of ['/skills/c1/docs/review', '/c1/skills/docs/review']) {
+      const res = await send(port, path);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('text/markdown; charset=utf-8');
+      expect(res.body).toBe('skill at /docs/review/skill.md');
+    }
+  });
+
+  it('passes other paths to the next handler', async () => {
+    const port = await listen();
+    for (const path of ['/mdp/meta', '/mdp/skills/x', '/skills/only-client', '/']) {
+      expect((await send(port, path)).status, path).toBe(418);
+    }
+  });
+
+  it('forwards the query (last value wins) and headers (lower-case, repeats joined by ", ")', async () => {
+    const port = await listen();
+    await send(port, '/skills/c1/docs/review?a=1&a=2&b=x%20y', {
+      rawHeaders: [['X-Trace', 'one'], ['x-trace', 'two'], ['Cookie', 'a=1'], ['cookie', 'b=2']],
+    });
+    expect(client.lastCall.query).toEqual({ a: '2', b: 'x y' });
+    expect(client.lastCall.headers).toMatchObject({ 'x-trace': 'one, two', cookie: 'a=1, b=2' });
+  });
+
+  it('wraps non-string data as JSON {data} and adds extra headers to every answer', async () => {
+    client.reply = () => ({ ok: true, data: { n: 1 } });
+    const port = await listen({ extraHeaders: () => ({ 'access-control-allow-origin': '*' }) });
+    const res = await send(port, '/skills/c1/data');
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ data: { n: 1 } });
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect((await send(port, '/skills/c1/nothing')).headers['access-control-allow-origin']).toBe('*');
+  });
+
+  it('answers 400 for a raw dot segment, 404, 405 with Allow, OPTIONS 204', async () => {
+    const port = await listen();
+    expect((await send(port, '/skills/c1/docs/../review')).status).toBe(400);
+    const missing = await send(port, '/skills/c1/none');
+    expect(missing.status).toBe(404);
+    expect(missing.body).toBe('');
+    const post = await send(port, '/skills/c1/docs/review', { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers.allow).toBe('GET, OPTIONS');
+    expect((await send(port, '/skills/c1/docs/review', { method: 'OPTIONS' })).status).toBe(204);
+  });
+
+  it('refuses unauthorized reads with 401 but never preflights', async () => {
+    const port = await listen({ authorize: (auth) => auth?.token === 'ok' });
+    expect((await send(port, '/skills/c1/docs/review')).status).toBe(401);
+    expect((await send(port, '/skills/c1/docs/review', { rawHeaders: [['authorization', 'Bearer ok']] })).status).toBe(200);
+    expect((await send(port, '/skills/c1/docs/review', { method: 'OPTIONS' })).status).toBe(204);
+  });
+
+  it('answers 502 when the client fails', async () => {
+    client.reply = () => ({ ok: false, error: { code: 'handler_error', message: 'boom' } });
+    const port = await listen();
+    const res = await send(port, '/skills/c1/docs/review');
+    expect(res.status).toBe(502);
+    expect(JSON.parse(res.body)).toEqual({ error: { code: 'handler_error', message: 'boom' } });
+  });
+});
+
+describe('joinedHeaders', () => {
+  it('lower-cases names and joins repeats', () => {
+    expect(joinedHeaders(['A', '1', 'b', '2', 'a', '3'])).toEqual({ a: '1, 3', b: '2' });
+  });
+});
