@@ -274,7 +274,8 @@ describe('mdp-probe: usage', () => {
 
 describe.skipIf(!existsSync(SERVER_CLI))('mdp-probe against a real mdp-server', () => {
   it('finds a standalone server, the leader of its own cluster of one', async () => {
-    const base = await startMdpServer();
+    // mdp-server defaults to --cluster-mode auto; standalone is the leader of one from the start.
+    const base = await startMdpServer(['--cluster-mode', 'standalone']);
     const port = Number(new URL(base).port);
     const { code, stdout } = await probe(base, '--require-version', '2.0.0');
     expect(code).toBe(0);
