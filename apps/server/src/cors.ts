@@ -7,12 +7,16 @@ const ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
  * CORS for browser clients (SPEC §6): echo the Origin with credentials allowed (else `*`), allow the
  * MDP headers or whatever the preflight asks for, and answer every OPTIONS with 204.
  */
+/** The CORS headers of an answer to a request from `origin` (none: a non-browser caller). */
+export function corsHeadersFor(origin: string | undefined): Record<string, string> {
+  return origin
+    ? { 'access-control-allow-origin': origin, 'access-control-allow-credentials': 'true', vary: 'Origin' }
+    : { 'access-control-allow-origin': '*' };
+}
+
 export function mdpCors(): MiddlewareHandler {
   return async (c, next) => {
-    const origin = c.req.header('origin');
-    const headers: Record<string, string> = origin
-      ? { 'access-control-allow-origin': origin, 'access-control-allow-credentials': 'true', vary: 'Origin' }
-      : { 'access-control-allow-origin': '*' };
+    const headers = corsHeadersFor(c.req.header('origin'));
     if (c.req.method === 'OPTIONS') {
       headers['access-control-allow-methods'] = ALLOW_METHODS;
       headers['access-control-allow-headers'] = c.req.header('access-control-request-headers') || DEFAULT_ALLOW_HEADERS;

@@ -2,18 +2,18 @@
  * `createMdpServer`: assembles core, both transports, the skill routes, /mdp/meta and /mdp/auth on one
  * @hono/node-server listener. Tests and embedders start one on port 0; the CLI wraps it.
  */
-import type { IncomingMessage, Server } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { createAdaptorServer } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { Router, createAuthGate, createLogger, createTokenPolicy, type Logger } from '@mdp/core';
 import { createWebSocketTransport, type WebSocketTransport } from '@mdp/transport-ws';
 import { createHttpLoopTransport } from '@mdp/transport-http-loop';
-import { createSkillsRoutes } from '@mdp/skills-gateway';
+import { createNodeSkillsHandler, createSkillsRoutes } from '@mdp/skills-gateway';
 import { createAuthRoutes } from './auth-routes.js';
-import { mdpCors } from './cors.js';
+import { corsHeadersFor, mdpCors } from './cors.js';
 import { buildMetaDocument, standaloneCluster, type ClusterView, type FeaturesView } from './meta.js';
 import type { ClusterNode } from '@mdp/cluster';
 import { createServerCluster, fallbackPorts, heldByMdp } from './cluster.js';
@@ -124,7 +124,20 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   app.route('/mdp/http-loop', httpLoop.app);
   app.route('/', createSkillsRoutes(router, { extractAuth: gate.extract, authorize }));
 
-  const httpServer = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
+  // The hot paths (skill reads) are answered straight from node's request/response, without the
+  // Fetch Request, URL and Headers objects the Hono adapter builds; everything else, and every
+  // preflight, goes through Hono. Both produce the same answers (the Hono routes stay mounted).
+  const serveSkill = createNodeSkillsHandler(router, {
+    extractAuth: gate.extract,
+    authorize,
+    extraHeaders: (request) => corsHeadersFor(request.headers.origin),
+    logger,
+  });
+  const serveWithHono = getRequestListener(app.fetch, { hostname: host });
+  const httpServer = createServer((request: IncomingMessage, response: ServerResponse) => {
+    if (request.method !== 'OPTIONS' && serveSkill(request, response)) return;
+    void serveWithHono(request, response);
+  });
   httpServer.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', (error) => logger.debug('upgrade.socket_error', { error: error.message }));
     const path = (request.url ?? '/').split('?')[0];
