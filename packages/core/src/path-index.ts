@@ -25,8 +25,11 @@ export interface ResolvedTarget {
 
 interface Entry {
   readonly descriptor: PathDescriptor;
-  readonly compiled: CompiledPattern;
   readonly kind: CallKind;
+}
+
+interface PatternEntry extends Entry {
+  readonly compiled: CompiledPattern;
 }
 
 function methodOf(descriptor: PathDescriptor): EndpointMethod {
@@ -41,36 +44,42 @@ const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, st
 
 export class PathIndex {
   readonly descriptors: readonly PathDescriptor[];
-  private readonly exact = new Map<string, Entry>();
-  private readonly patterns = new Map<EndpointMethod, Entry[]>();
+  // Both maps are keyed by method first, so a lookup hashes the path as it is (no "GET /a" key is
+  // built per call); both are created only when needed, since every connected client holds one.
+  private exact: Map<EndpointMethod, Map<string, Entry>> | undefined;
+  private patterns: Map<EndpointMethod, PatternEntry[]> | undefined;
 
   constructor(descriptors: readonly PathDescriptor[]) {
     this.descriptors = descriptors;
     for (const descriptor of descriptors) {
       const method = methodOf(descriptor);
-      const entry: Entry = { descriptor, compiled: compilePattern(descriptor.path), kind: kindOf(descriptor) };
-      if (entry.compiled.isStatic) {
-        const key = `${method} ${descriptor.path}`;
-        // The first declaration of a method+path wins.
-        if (!this.exact.has(key)) this.exact.set(key, entry);
-      } else {
-        let list = this.patterns.get(method);
-        if (!list) this.patterns.set(method, (list = []));
+      const kind = kindOf(descriptor);
+      if (descriptor.path.includes('/:')) {
+        const entry: PatternEntry = { descriptor, kind, compiled: compilePattern(descriptor.path) };
+        const patterns = (this.patterns ??= new Map());
+        let list = patterns.get(method);
+        if (!list) patterns.set(method, (list = []));
         list.push(entry);
+      } else {
+        const exact = (this.exact ??= new Map());
+        let byPath = exact.get(method);
+        if (!byPath) exact.set(method, (byPath = new Map()));
+        // The first declaration of a method+path wins.
+        if (!byPath.has(descriptor.path)) byPath.set(descriptor.path, { descriptor, kind });
       }
     }
     // Array#sort is stable, so equally specific patterns keep declaration order.
-    for (const list of this.patterns.values()) list.sort((a, b) => compareSpecificity(a.compiled, b.compiled));
+    if (this.patterns) for (const list of this.patterns.values()) list.sort((a, b) => compareSpecificity(a.compiled, b.compiled));
   }
 
   /** Resolve a concrete, already validated path. */
   resolve(method: EndpointMethod, path: string): ResolvedTarget | undefined {
-    const exact = this.exact.get(`${method} ${path}`);
-    const list = this.patterns.get(method);
-    if (!list) return exact && { descriptor: exact.descriptor, path, method, params: NO_PARAMS, kind: exact.kind };
     // A static pattern can lose to a parameter pattern only if that one is more specific further
     // left, which cannot happen: static is the highest rank in every segment. So exact wins.
+    const exact = this.exact?.get(method)?.get(path);
     if (exact) return { descriptor: exact.descriptor, path, method, params: NO_PARAMS, kind: exact.kind };
+    const list = this.patterns?.get(method);
+    if (!list) return undefined;
     const segments = splitPath(path);
     for (const entry of list) {
       const params = matchPattern(entry.compiled, segments);

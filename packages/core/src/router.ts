@@ -83,9 +83,18 @@ interface PendingCall {
   readonly timer: NodeJS.Timeout;
 }
 
+/**
+ * A random UUID as one flat string. node builds `randomUUID()` by concatenation, and V8 keeps
+ * such a string as a tree of pieces (about 500 bytes) for as long as it lives, here the session's
+ * lifetime; a round trip through a Buffer stores it flat (36 bytes).
+ */
+function flatUuid(): string {
+  return Buffer.from(randomUUID(), 'latin1').toString('latin1');
+}
+
 /** One connection as core sees it. Transports keep the object and call its methods. */
 export class Session implements SessionInfo {
-  readonly id: string = randomUUID();
+  readonly id: string = flatUuid();
   lastSeen: number = Date.now();
   transportAuth: AuthContext | undefined;
   messageAuth: AuthContext | undefined;
@@ -93,7 +102,8 @@ export class Session implements SessionInfo {
   /** Client registered on this session, if any. */
   client: ClientRecord | undefined;
   /** Calls waiting for this session's answer. */
-  readonly pending = new Set<PendingCall>();
+  /** Calls waiting for this session's answer; created with the first call (most sessions idle). */
+  pending: Set<PendingCall> | undefined;
 
   constructor(
     private readonly router: Router,
@@ -351,7 +361,7 @@ export class Router {
       }, timeoutMs);
       const call: PendingCall = { requestId, session, clientId, resolve, timer };
       this.pending.set(requestId, call);
-      session.pending.add(call);
+      (session.pending ??= new Set()).add(call);
       this.deliver(session, message, call);
     });
   }
@@ -390,13 +400,14 @@ export class Router {
   private finish(call: PendingCall, outcome: InvokeOutcome): void {
     if (this.pending.get(call.requestId) !== call) return;
     this.pending.delete(call.requestId);
-    call.session.pending.delete(call);
+    call.session.pending?.delete(call);
     clearTimeout(call.timer);
     call.resolve(outcome);
   }
 
   /** Fail the pending calls of `session` (only those to `clientId`, when given). */
   private failPending(session: Session, clientId: string | undefined, reason: string): void {
+    if (!session.pending) return;
     for (const call of [...session.pending]) {
       if (clientId !== undefined && call.clientId !== clientId) continue;
       this.finish(call, { ok: false, source: 'server', error: { code: 'transport_error', message: reason } });
