@@ -102,7 +102,7 @@ export function compare(scenarios: readonly Scenario[], records: readonly RunRec
           metric,
           ratio,
           target: c.target,
-          pass: c.target === undefined ? undefined : Number.isFinite(ratio) && ratio <= c.target,
+          pass: c.target === undefined ? undefined : Number.isFinite(ratio) && ratio > 0 && ratio <= c.target,
         });
       }
     }
