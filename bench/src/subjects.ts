@@ -69,8 +69,10 @@ export class RunningServer {
     }
     if (kind === 'mdp') {
       script = mdpServerCli();
-      // The binary as users run it: default options, loopback, any free port.
-      args = ['--host', '127.0.0.1', '--port', '0'];
+      // The binary as users run it (default options, loopback, any free port), as one node: the
+      // CLI's default cluster mode (auto) probes 100 ports every 2 s and may follow and mirror
+      // into whatever hub it finds on this machine, which is not the relay being measured.
+      args = ['--host', '127.0.0.1', '--port', '0', '--cluster-mode', 'standalone'];
     } else {
       script = SCRIPTS[kind];
       args = ['0'];
