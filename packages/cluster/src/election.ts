@@ -527,6 +527,11 @@ function onHeartbeat(
     fx.push({ type: 'send', to: from, message: { type: 'heartbeatAck', term: s.term, leaderId: s.leaderId ?? '' } });
     return s;
   }
+  if (message.term === s.term && leaseLive(s, now) && s.leaderId !== from) {
+    // Two leaders in one term cannot happen while votes are counted right; do not flip between them.
+    fx.push({ type: 'log', level: 'error', event: 'cluster.two_leaders', fields: { term: s.term, following: s.leaderId, other: from } });
+    return s;
+  }
   let next = adoptTerm(s, message.term, now, fx);
   if (next.role === 'leader') {
     // Cannot happen while votes are counted right; refuse to carry on as a second leader.

@@ -312,14 +312,16 @@ function createMember(o: ResolvedOptions): ClusterNode {
     if (directory.list().every((entry) => !d.knows(entry.id) || l.isUp(entry.id))) becomeReady();
   };
 
-  /** Whether a probed address is the endpoint of a known member. */
+  /** Whether a probed address is this server's or a known member's endpoint. */
   const isMemberAddress = (url: string): boolean => {
-    let key: string | undefined;
+    let base: string;
     try {
-      key = endpointKey(normalizeTarget(url));
+      base = normalizeTarget(url);
     } catch {
       return false;
     }
+    if (directory.isSelf(base)) return true;
+    const key = endpointKey(base);
     return directory.list().some((entry) => entry.key === key && (driver?.knows(entry.id) ?? false));
   };
 
@@ -508,11 +510,13 @@ function createMember(o: ResolvedOptions): ClusterNode {
         {
           found: onDiscovered,
           roundDone: (round, timedOut) => {
-            // A silent address that is already a member (a frozen peer) hides nobody new. With a
-            // static list the list is the whole truth. And after enough rounds, a port that never
-            // answers (a hung process) must not keep this node from standing for ever.
+            // A silent address that is already a member (a frozen peer), or our own (a busy event
+            // loop), hides nobody new. With a static list the list is the whole truth. After enough
+            // rounds a port that never answers (a hung process) no longer keeps a node that knows
+            // peers from standing; a node that knows nobody never elects itself alone on patience.
             const unknown = timedOut.filter((url) => !isMemberAddress(url));
-            const clean = o.membership.mode === 'static' || unknown.length === 0 || round >= VIEW_PATIENCE_ROUNDS;
+            const knowsPeers = d.snapshot().knownMemberCount > 1;
+            const clean = o.membership.mode === 'static' || unknown.length === 0 || (knowsPeers && round >= VIEW_PATIENCE_ROUNDS);
             if (unknown.length > 0) logger.debug('cluster.discovery_timeouts', { round, addresses: unknown.slice(0, 5), count: unknown.length });
             d.dispatch({ type: 'discoveryRound', clean });
             if (round !== 1) return;
@@ -598,10 +602,10 @@ function createMember(o: ResolvedOptions): ClusterNode {
 }
 
 /**
- * Discovery rounds after which a node stands for election even if some non-member address never
- * answered in time (5 rounds: 10 s at the default interval).
+ * Discovery rounds after which a node that knows peers stands for election even if some non-member
+ * address never answered in time (10 rounds: 20 s at the default interval).
  */
-const VIEW_PATIENCE_ROUNDS = 5;
+const VIEW_PATIENCE_ROUNDS = 10;
 
 interface MdpErrorShape {
   readonly mdpError: { readonly code: string; readonly message: string };
