@@ -16,6 +16,7 @@ import {
   type SerializedError,
   type ServerToClientMessage,
 } from '@mdp/protocol';
+import { Deadlines, type Deadline } from './deadlines.js';
 import { MdpError } from './errors.js';
 import { silentLogger, type Logger } from './logger.js';
 import { PathIndex, type ResolvedTarget } from './path-index.js';
@@ -80,7 +81,7 @@ interface PendingCall {
   readonly session: Session;
   readonly clientId: string;
   readonly resolve: (outcome: InvokeOutcome) => void;
-  readonly timer: NodeJS.Timeout;
+  deadline: Deadline | undefined;
 }
 
 /**
@@ -146,6 +147,7 @@ export class Router {
   private readonly sessions = new Set<Session>();
   private readonly clients = new Map<string, ClientRecord>();
   private readonly pending = new Map<string, PendingCall>();
+  private readonly deadlines = new Deadlines();
   private readonly listeners = new Set<Listener>();
   private heartbeat: NodeJS.Timeout | undefined;
   private closing = false;
@@ -352,14 +354,14 @@ export class Router {
     const timeoutMs = options.timeoutMs ?? this.options.invocationTimeoutMs;
     return new Promise<InvokeOutcome>((resolve) => {
       const session = record.session;
-      const timer = setTimeout(() => {
+      const call: PendingCall = { requestId, session, clientId, resolve, deadline: undefined };
+      call.deadline = this.deadlines.add(timeoutMs, () => {
         this.finish(call, {
           ok: false,
           source: 'server',
           error: { code: 'timeout', message: `Client ${JSON.stringify(clientId)} did not answer within ${timeoutMs} ms` },
         });
-      }, timeoutMs);
-      const call: PendingCall = { requestId, session, clientId, resolve, timer };
+      });
       this.pending.set(requestId, call);
       (session.pending ??= new Set()).add(call);
       this.deliver(session, message, call);
@@ -401,7 +403,7 @@ export class Router {
     if (this.pending.get(call.requestId) !== call) return;
     this.pending.delete(call.requestId);
     call.session.pending?.delete(call);
-    clearTimeout(call.timer);
+    if (call.deadline) this.deadlines.remove(call.deadline);
     call.resolve(outcome);
   }
 
@@ -473,5 +475,7 @@ export class Router {
       clearInterval(this.heartbeat);
       this.heartbeat = undefined;
     }
+    // Every call ended with its session; nothing should be left, but never leave a timer behind.
+    this.deadlines.clear();
   }
 }

@@ -96,3 +96,4 @@ export {
   parserFor,
 } from './parse.js';
 export type { ParseResult } from './parse.js';
+export { stringifyServerMessage } from './serialize.js';

@@ -22,6 +22,7 @@ export function isSkillRoutePath(pathname: string): boolean {
 }
 
 function decodeSegment(segment: string): string | undefined {
+  if (!segment.includes('%')) return segment;
   try {
     return decodeURIComponent(segment);
   } catch {

@@ -5,7 +5,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import { parseClientMessage, type AuthContext, type ServerToClientMessage } from '@mdp/protocol';
+import { parseClientMessage, stringifyServerMessage, type AuthContext, type ServerToClientMessage } from '@mdp/protocol';
 import { MdpError, extractTransportAuth, silentLogger, type HeaderMap, type Logger, type Router, type Session } from '@mdp/core';
 import { WS_CLOSE, closeReason } from './close-codes.js';
 
@@ -78,7 +78,7 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
         {
           kind: 'ws',
           send(message: ServerToClientMessage) {
-            if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
+            if (ws.readyState === WebSocket.OPEN) ws.send(stringifyServerMessage(message));
           },
           close(code: number, reason: string) {
             ws.close(code, closeReason(reason));
