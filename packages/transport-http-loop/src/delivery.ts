@@ -1,7 +1,8 @@
 /**
  * Whether a poll response reached its connection. With @hono/node-server, `c.env.outgoing` is the
- * node `ServerResponse`: a message counts as delivered once the response has finished (all of it
- * handed to the OS); a response that closes before that gives its message back to the queue.
+ * node `ServerResponse` (and the node adapter has it anyway): a message counts as delivered once
+ * the response has finished (all of it handed to the OS) on a healthy socket; a response that
+ * closes before that gives its message back to the queue.
  * On other runtimes (and `app.request` in tests) there is no such object and a returned response
  * counts as delivered.
  */
@@ -11,7 +12,7 @@ export interface NodeResponseLike {
   readonly destroyed: boolean;
   readonly writableEnded: boolean;
   readonly writableFinished: boolean;
-  readonly socket?: { readonly destroyed: boolean; readonly writable: boolean } | null;
+  readonly socket?: { readonly destroyed: boolean; readonly writable: boolean; readonly errored?: unknown } | null;
   once(event: 'finish' | 'close', listener: () => void): unknown;
   off(event: 'finish' | 'close', listener: () => void): unknown;
 }
@@ -36,8 +37,13 @@ export function isResponseLive(response: NodeResponseLike): boolean {
 
 /** Call `onLost` when the response closes before it finished writing. */
 export function watchDelivery(response: NodeResponseLike, onLost: () => void): void {
+  // Read now: node detaches the socket from the response before other 'finish' listeners run.
+  const socket = response.socket;
   const onFinish = (): void => {
     response.off('close', onClose);
+    // Node 20 also emits 'finish' when the socket fails under a pending write (the peer reset
+    // the connection): the write "completed" with an error and the rest never left.
+    if (socket && (socket.destroyed || (socket.errored ?? null) !== null)) onLost();
   };
   const onClose = (): void => {
     response.off('finish', onFinish);

@@ -1,7 +1,7 @@
 /**
  * One session's outbound queue and its single waiting poll. No HTTP here: the poll route hands in
- * an abort signal and a liveness check, and puts a message back when its response did not reach
- * the client.
+ * its connection (or an abort signal and a liveness check), and puts a message back when its
+ * response did not reach the client.
  *
  *   core ──send──▶ queue ──(after one I/O phase)──▶ waiting poll ──▶ 200 {message}
  *                   ▲                                    │
@@ -15,9 +15,19 @@ export type TakeResult =
   | { readonly message: ServerToClientMessage }
   | { readonly message?: undefined; readonly reason: 'timeout' | 'replaced' | 'abandoned' | 'closed' };
 
+/** A poll's connection as the mailbox sees it, whatever the HTTP runtime. */
+export interface PollConnection {
+  /** Whether a response can still reach the client; checked before a message is handed over. */
+  isLive(): boolean;
+  /** Call `listener` once when the client goes away; returns what stops watching. */
+  onGone(listener: () => void): () => void;
+}
+
 export interface TakeOptions {
   /** How long to wait for a message, ms; 0 answers at once. */
   readonly waitMs: number;
+  /** The poll's connection: a poll whose client went away takes nothing. */
+  readonly connection?: PollConnection;
   /** Aborts when the poll's client goes away; an aborted poll takes nothing. */
   readonly signal?: AbortSignal;
   /** Whether the poll's response can still reach its client; checked before a message is handed over. */
@@ -63,8 +73,8 @@ export class Mailbox {
   take(options: TakeOptions): Promise<TakeResult> {
     this.answer({ reason: 'replaced' });
     if (this.closed) return Promise.resolve({ reason: 'closed' });
-    const { signal, isLive } = options;
-    const live = (): boolean => !(signal?.aborted ?? false) && (isLive?.() ?? true);
+    const { connection, signal, isLive } = options;
+    const live = (): boolean => !(signal?.aborted ?? false) && (isLive?.() ?? true) && (connection?.isLive() ?? true);
     if (!live()) return Promise.resolve({ reason: 'abandoned' });
     const head = this.queue.shift();
     if (head !== undefined) return Promise.resolve({ message: head });
@@ -77,16 +87,19 @@ export class Mailbox {
       const timer = setTimeout(() => {
         if (this.waiter === waiter) this.answer({ reason: 'timeout' });
       }, options.waitMs);
+      let unwatch: (() => void) | undefined;
       const waiter: Waiter = {
         resolve,
         live,
         cleanup: () => {
           clearTimeout(timer);
+          unwatch?.();
           signal?.removeEventListener('abort', onAbort);
         },
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
       this.waiter = waiter;
+      unwatch = connection?.onGone(onAbort);
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 

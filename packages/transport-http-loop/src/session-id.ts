@@ -20,6 +20,11 @@ function distinct(values: readonly string[]): string[] | undefined {
  * whichever source is used, since the client's intent is ambiguous.
  */
 export function readSessionId(header: string | null | undefined, queryValues: readonly string[] | undefined): SessionIdResult {
+  // The usual request: one header value and no query value; nothing to split or compare.
+  if (queryValues === undefined && header && !header.includes(',')) {
+    const id = header.trim();
+    if (id !== '') return { kind: 'ok', id };
+  }
   const fromHeader = distinct(header?.split(',') ?? []);
   const fromQuery = distinct(queryValues ?? []);
   if (fromHeader && fromHeader.length > 1) {

@@ -27,7 +27,7 @@ class FakeOutgoing extends EventEmitter {
   destroyed = false;
   writableEnded = false;
   writableFinished = false;
-  socket = { destroyed: false, writable: true };
+  socket: { destroyed: boolean; writable: boolean; errored?: Error | null } = { destroyed: false, writable: true, errored: null };
 }
 
 describe('poll', () => {
@@ -140,6 +140,24 @@ describe('poll', () => {
     expect([again.query, next.query]).toEqual([{ i: '1' }, { i: '2' }]);
     await router.close();
     await Promise.all(outcomes);
+  });
+
+  it('puts a message back when node reports the response finished on a socket that failed', async () => {
+    const sessionId = await client.register();
+    const outcome = router.invoke('c1', 'GET', '/hello');
+    const outgoing = new FakeOutgoing();
+    expect((await transport.app.request(`/poll?waitMs=0&sessionId=${sessionId}`, {}, { outgoing })).status).toBe(200);
+    // Node 20 on a reset connection: the pending write fails, 'finish' is emitted all the same.
+    const requeued = logs.next('poll.requeued');
+    outgoing.socket.destroyed = true;
+    outgoing.socket.errored = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    outgoing.writableEnded = true;
+    outgoing.writableFinished = true;
+    outgoing.emit('finish');
+    await requeued;
+    expect((await polledMessage(await client.poll(sessionId, 0))).type).toBe('callClient');
+    await router.close();
+    await outcome;
   });
 
   it('does not put back a message whose response finished', async () => {

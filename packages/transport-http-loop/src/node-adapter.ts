@@ -1,0 +1,139 @@
+/**
+ * The routes on a bare node `request` listener, with no Fetch objects: the session id from
+ * `req.headers` (the query is read only when the header is absent or the query names
+ * `sessionId`), bodies straight from the `IncomingMessage`, an abandoned poll seen by the
+ * response's 'close' event, answers written with one `writeHead` + `end`.
+ */
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { HeaderMap, Logger } from '@mdp/core';
+import type { BodyResult } from './body.js';
+import { isResponseLive, watchDelivery } from './delivery.js';
+import type { PollConnection } from './mailbox.js';
+import { readNodeBody } from './node-body.js';
+import { queryValues } from './query.js';
+import { INTERNAL_ERROR, type LoopRequest, type LoopResponse, type LoopRoutes } from './routes.js';
+import { SESSION_ID_HEADER } from './session-id.js';
+
+/** Headers the server adds to every answer (CORS), computed from the request when it is answered. */
+export type NodeExtraHeaders = (req: IncomingMessage) => Readonly<Record<string, string>> | undefined;
+
+/** Serve one HTTP loop request; `subPath` is the path below the mount point, e.g. `'/poll'`. */
+export type NodeHandler = (req: IncomingMessage, res: ServerResponse, subPath: string) => void;
+
+/** One node request as the routes see it; it is also the poll's connection. */
+class NodeLoopRequest implements LoopRequest, PollConnection {
+  readonly method: string;
+  readonly sessionHeader: string | undefined;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+  ) {
+    this.method = req.method ?? 'GET';
+    // node joins a repeated custom header with ', ', as Fetch Headers do.
+    const header = req.headers[SESSION_ID_HEADER];
+    this.sessionHeader = Array.isArray(header) ? header.join(', ') : header;
+  }
+
+  query(name: string): readonly string[] | undefined {
+    const url = this.req.url ?? '';
+    const mark = url.indexOf('?');
+    return mark < 0 ? undefined : queryValues(url.slice(mark + 1), name);
+  }
+
+  headers(): HeaderMap {
+    return this.req.headers;
+  }
+
+  readBody(maxBytes: number): Promise<BodyResult> {
+    return readNodeBody(this.req, maxBytes);
+  }
+
+  connection(): PollConnection {
+    return this;
+  }
+
+  isLive(): boolean {
+    return isResponseLive(this.res);
+  }
+
+  onGone(listener: () => void): () => void {
+    const res = this.res;
+    res.once('close', listener);
+    return () => {
+      res.off('close', listener);
+    };
+  }
+}
+
+function headersOf(response: LoopResponse, body: string | undefined): OutgoingHttpHeaders {
+  let headers: OutgoingHttpHeaders;
+  if (body !== undefined) {
+    headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+  } else if (response.status === 204) {
+    return response.headers ?? {};
+  } else {
+    // Without a length node would frame an empty body as chunked.
+    headers = { ...response.headers, 'content-length': 0 };
+  }
+  // The rest of an oversized body is not read: close the connection once the 413 is written
+  // instead of letting node drain an unbounded body for keep-alive.
+  if (response.status === 413) headers.connection = 'close';
+  return headers;
+}
+
+export function createNodeHandler(routes: LoopRoutes, logger: Logger, extraHeaders: NodeExtraHeaders | undefined): NodeHandler {
+  const write = (req: IncomingMessage, res: ServerResponse, response: LoopResponse): void => {
+    const { onLost, body } = response;
+    if (onLost && !isResponseLive(res)) {
+      onLost();
+      return;
+    }
+    if (res.destroyed || res.headersSent) return;
+    try {
+      let headers = headersOf(response, body);
+      const extra = extraHeaders?.(req);
+      if (extra) headers = { ...extra, ...headers };
+      res.writeHead(response.status, headers);
+    } catch (error) {
+      // Nothing was written: a polled message stays in the queue.
+      onLost?.();
+      throw error;
+    }
+    if (onLost) watchDelivery(res, onLost);
+    res.end(body);
+  };
+
+  // Unknown errors become a plain 500; the message is logged, never echoed.
+  const fail = (req: IncomingMessage, res: ServerResponse, subPath: string, error: unknown): void => {
+    logger.error('request.failed', { path: subPath, error });
+    try {
+      if (res.headersSent) res.destroy();
+      else write(req, res, INTERNAL_ERROR);
+    } catch {
+      res.destroy();
+    }
+  };
+
+  return (req, res, subPath) => {
+    try {
+      const answer = routes.handle(subPath, new NodeLoopRequest(req, res));
+      if (!(answer instanceof Promise)) {
+        write(req, res, answer);
+        return;
+      }
+      answer.then(
+        (response) => {
+          try {
+            write(req, res, response);
+          } catch (error) {
+            fail(req, res, subPath, error);
+          }
+        },
+        (error: unknown) => fail(req, res, subPath, error),
+      );
+    } catch (error) {
+      fail(req, res, subPath, error);
+    }
+  };
+}

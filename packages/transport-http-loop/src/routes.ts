@@ -1,0 +1,218 @@
+/**
+ * The HTTP loop routes (SPEC §6), relative to their mount point (`/mdp/http-loop`), free of any
+ * HTTP framework: each takes a {@link LoopRequest} and gives a {@link LoopResponse}; the Hono and
+ * node adapters only translate.
+ *
+ *   POST /connect     {} or empty          → 200 {sessionId}
+ *   POST /send        {message}            → 202 {ok: true}
+ *   GET  /poll?waitMs=                     → 200 {message} | 204 on time-out
+ *   POST /disconnect                       → 204
+ *
+ * Later calls name their session by header `x-mdp-session-id` or query `sessionId`; a missing or
+ * unknown session is 404 with an empty body, a malformed request 400 `{error}`.
+ */
+import { MdpError, type HeaderMap, type Logger } from '@mdp/core';
+import { parseClientMessage, type AuthContext, type ClientToServerMessage, type ParseResult } from '@mdp/protocol';
+import { parseJsonObject, type BodyResult } from './body.js';
+import type { PollConnection } from './mailbox.js';
+import type { LoopSession, LoopSessionRegistry } from './registry.js';
+import { SESSION_ID_QUERY, readSessionId } from './session-id.js';
+import { resolveWaitMs } from './wait.js';
+
+/** What the routes need of a request. Everything costly is a method, called only when needed. */
+export interface LoopRequest {
+  /** Upper-case HTTP method. */
+  readonly method: string;
+  /** The `x-mdp-session-id` header (repeats joined by `, `), if any. */
+  readonly sessionHeader: string | undefined;
+  /** Every value of a query parameter, or `undefined` when absent. */
+  query(name: string): readonly string[] | undefined;
+  /** The request headers as a lower-case map, for the transport auth. */
+  headers(): HeaderMap;
+  /** The body as UTF-8 text, refused above `maxBytes`. */
+  readBody(maxBytes: number): Promise<BodyResult>;
+  /** The poll's connection; without one a poll's client counts as always there (in-process). */
+  connection(): PollConnection | undefined;
+}
+
+/** What the adapters write. `body` is JSON text, or absent for an empty body. */
+export interface LoopResponse {
+  readonly status: number;
+  readonly body?: string;
+  /** Headers beyond `content-type` / `content-length`. */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** A polled message rides on this response: call when it closed before it was fully written. */
+  readonly onLost?: () => void;
+}
+
+export interface LoopRoutesOptions {
+  readonly registry: LoopSessionRegistry;
+  readonly logger: Logger;
+  /** Fallback `waitMs` of a poll, ms. */
+  readonly longPollTimeoutMs: number;
+  /** Largest accepted body, bytes. */
+  readonly maxBodyBytes: number;
+  readonly extractAuth: (headers: HeaderMap) => AuthContext | undefined;
+  readonly authorize: ((auth: AuthContext | undefined) => boolean) | undefined;
+  /** True once the transport is closed: connects get 503. */
+  readonly isClosed: () => boolean;
+}
+
+export interface LoopRoutes {
+  connect(request: LoopRequest): Promise<LoopResponse>;
+  send(request: LoopRequest): Promise<LoopResponse>;
+  poll(request: LoopRequest): Promise<LoopResponse>;
+  disconnect(request: LoopRequest): LoopResponse;
+  /** Dispatch on the sub-path and method; anything else is 404 with an empty body. */
+  handle(path: string, request: LoopRequest): LoopResponse | Promise<LoopResponse>;
+}
+
+// Pre-built answers: constant bodies are serialised once.
+const EMPTY_204: LoopResponse = { status: 204 };
+const EMPTY_404: LoopResponse = { status: 404 };
+const ACCEPTED: LoopResponse = { status: 202, body: '{"ok":true}' };
+// Hono runs GET handlers for HEAD and drops the body: a HEAD poll would swallow a message.
+const HEAD_NOT_ALLOWED: LoopResponse = { status: 405, headers: { allow: 'GET' } };
+const SHUTTING_DOWN: LoopResponse = { status: 503, body: '{"error":"Server is shutting down"}' };
+const UNAUTHORIZED: LoopResponse = { status: 401, body: '{"error":"Unauthorized"}' };
+const MESSAGE_REQUIRED: LoopResponse = { status: 400, body: '{"error":"message: required"}' };
+export const INTERNAL_ERROR: LoopResponse = { status: 500, body: '{"error":"Internal error"}' };
+
+const error = (status: number, message: string): LoopResponse => ({ status, body: JSON.stringify({ error: message }) });
+
+/** Parse the `message` of a send body; the error names the offending field (`message.client.id: …`). */
+function parseMessage(input: unknown): ParseResult<ClientToServerMessage> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return { ok: false, error: 'message: must be a JSON object', path: undefined };
+  }
+  const parsed = parseClientMessage(input);
+  if (parsed.ok) return parsed;
+  return { ok: false, error: parsed.path ? `message.${parsed.error}` : `message: ${parsed.error}`, path: parsed.path };
+}
+
+export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
+  const { registry, logger, longPollTimeoutMs, maxBodyBytes, extractAuth, authorize, isClosed } = options;
+
+  /** The session a request names, or the response refusing the request. */
+  const lookup = (request: LoopRequest): LoopSession | LoopResponse => {
+    const id = readSessionId(request.sessionHeader, request.query(SESSION_ID_QUERY));
+    if (id.kind === 'malformed') return error(400, id.error);
+    return (id.kind === 'ok' ? registry.get(id.id) : undefined) ?? EMPTY_404;
+  };
+
+  const connect = async (request: LoopRequest): Promise<LoopResponse> => {
+    if (isClosed()) return SHUTTING_DOWN;
+    const body = await request.readBody(maxBodyBytes);
+    if (!body.ok) return error(body.status, body.error);
+    const parsed = parseJsonObject(body.text, true);
+    if (!parsed.ok) return error(400, parsed.error);
+    if (isClosed()) return SHUTTING_DOWN;
+    const auth = extractAuth(request.headers());
+    if (authorize && !authorize(auth)) return UNAUTHORIZED;
+    try {
+      const { session } = registry.open(auth);
+      return { status: 200, body: JSON.stringify({ sessionId: session.id }) };
+    } catch (caught) {
+      if (caught instanceof MdpError && caught.code === 'not_ready') return SHUTTING_DOWN;
+      throw caught;
+    }
+  };
+
+  const send = async (request: LoopRequest): Promise<LoopResponse> => {
+    const found = lookup(request);
+    if (!('mailbox' in found)) return found;
+    const { session } = found;
+    session.touch(extractAuth(request.headers()) ?? null);
+    const body = await request.readBody(maxBodyBytes);
+    if (!body.ok) {
+      // Like a websocket frame over the limit (1009), an oversized send ends the session: the
+      // message (often a call result) is lost, so its pending calls fail now instead of timing out.
+      if (body.status === 413) registry.end(session.id, 'message over the size limit');
+      return error(body.status, body.error);
+    }
+    const parsed = parseJsonObject(body.text, false);
+    if (!parsed.ok) return error(400, parsed.error);
+    if (!('message' in parsed.value)) return MESSAGE_REQUIRED;
+    const message = parseMessage(parsed.value.message);
+    if (!message.ok) return error(400, message.error);
+    // The session may have ended while the body was read.
+    if (session.closed) return EMPTY_404;
+    try {
+      session.handle(message.value);
+    } catch (caught) {
+      if (caught instanceof MdpError) return session.closed ? EMPTY_404 : error(400, caught.message);
+      throw caught;
+    }
+    return ACCEPTED;
+  };
+
+  /*
+   * Long poll. A message leaves the queue only for a response that is still live, and comes back
+   * to the head of the queue when that response closes before it was fully written:
+   *
+   *   poll ─▶ take(waitMs) ─┬─ message ─▶ client still there? ─ yes ─▶ 200 {message} ─▶ finished? ─ no ─▶ putBack
+   *                         │                                  └ no ──▶ putBack, 204
+   *                         └─ time-out / newer poll / closed / client gone ─▶ 204
+   */
+  const poll = async (request: LoopRequest): Promise<LoopResponse> => {
+    if (request.method === 'HEAD') return HEAD_NOT_ALLOWED;
+    const found = lookup(request);
+    if (!('mailbox' in found)) return found;
+    const { session, mailbox } = found;
+    session.touch(extractAuth(request.headers()) ?? null);
+    const waitMs = resolveWaitMs(request.query('waitMs')?.[0], longPollTimeoutMs);
+    const connection = request.connection();
+    const isLive = (): boolean => connection?.isLive() ?? true;
+    logger.debug('poll.start', { sessionId: session.id, waitMs, queued: mailbox.size });
+    const result = await mailbox.take({ waitMs, connection });
+    // The client was there for the whole wait: that counts as activity too.
+    if (!session.closed && isLive()) session.touch();
+    if (result.message === undefined) {
+      logger.debug(result.reason === 'abandoned' ? 'poll.abandoned' : 'poll.empty', { sessionId: session.id, reason: result.reason });
+      return EMPTY_204;
+    }
+    const { message } = result;
+    if (!isLive()) {
+      mailbox.putBack(message);
+      logger.debug('poll.abandoned', { sessionId: session.id, reason: 'abandoned' });
+      return EMPTY_204;
+    }
+    return {
+      status: 200,
+      body: `{"message":${JSON.stringify(message)}}`,
+      onLost: () => {
+        mailbox.putBack(message);
+        logger.info('poll.requeued', { sessionId: session.id, type: message.type });
+      },
+    };
+  };
+
+  const disconnect = (request: LoopRequest): LoopResponse => {
+    const id = readSessionId(request.sessionHeader, request.query(SESSION_ID_QUERY));
+    if (id.kind === 'malformed') return error(400, id.error);
+    if (id.kind === 'ok') registry.end(id.id, 'client disconnected');
+    return EMPTY_204;
+  };
+
+  return {
+    connect,
+    send,
+    poll,
+    disconnect,
+    handle(path, request) {
+      const { method } = request;
+      switch (path) {
+        case '/poll':
+          return method === 'GET' || method === 'HEAD' ? poll(request) : EMPTY_404;
+        case '/send':
+          return method === 'POST' ? send(request) : EMPTY_404;
+        case '/connect':
+          return method === 'POST' ? connect(request) : EMPTY_404;
+        case '/disconnect':
+          return method === 'POST' ? disconnect(request) : EMPTY_404;
+        default:
+          return EMPTY_404;
+      }
+    },
+  };
+}
