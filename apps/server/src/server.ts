@@ -45,6 +45,8 @@ function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');
 }
 
+const HTTP_LOOP_PREFIX = '/mdp/http-loop/';
+
 /** Time given to open HTTP connections to finish during close before they are cut, ms. */
 const CLOSE_GRACE_MS = 1000;
 
@@ -71,6 +73,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     maxBodyBytes: maxMessageBytes,
     extractAuth: gate.extract,
     authorize,
+    extraHeaders: (request) => corsHeadersFor(request.headers.origin),
     logger,
   });
 
@@ -124,7 +127,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   app.route('/mdp/http-loop', httpLoop.app);
   app.route('/', createSkillsRoutes(router, { extractAuth: gate.extract, authorize }));
 
-  // The hot paths (skill reads) are answered straight from node's request/response, without the
+  // The hot paths (skill reads and the HTTP loop) are answered straight from node's request/response, without the
   // Fetch Request, URL and Headers objects the Hono adapter builds; everything else, and every
   // preflight, goes through Hono. Both produce the same answers (the Hono routes stay mounted).
   const serveSkill = createNodeSkillsHandler(router, {
@@ -135,7 +138,14 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   });
   const serveWithHono = getRequestListener(app.fetch, { hostname: host });
   const httpServer = createServer((request: IncomingMessage, response: ServerResponse) => {
-    if (request.method !== 'OPTIONS' && serveSkill(request, response)) return;
+    if (request.method !== 'OPTIONS') {
+      const url = request.url ?? '/';
+      if (url.startsWith(HTTP_LOOP_PREFIX)) {
+        const end = url.indexOf('?');
+        return httpLoop.handleNode(request, response, (end < 0 ? url : url.slice(0, end)).slice(HTTP_LOOP_PREFIX.length - 1));
+      }
+      if (serveSkill(request, response)) return;
+    }
     void serveWithHono(request, response);
   });
   httpServer.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {

@@ -12,7 +12,7 @@
  * unknown session is 404 with an empty body, a malformed request 400 `{error}`.
  */
 import { MdpError, type HeaderMap, type Logger } from '@mdp/core';
-import { parseClientMessage, type AuthContext, type ClientToServerMessage, type ParseResult } from '@mdp/protocol';
+import { parseClientMessage, stringifyServerMessage, type AuthContext, type ClientToServerMessage, type ParseResult } from '@mdp/protocol';
 import { parseJsonObject, type BodyResult } from './body.js';
 import type { PollConnection } from './mailbox.js';
 import type { LoopSession, LoopSessionRegistry } from './registry.js';
@@ -179,7 +179,7 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     }
     return {
       status: 200,
-      body: `{"message":${JSON.stringify(message)}}`,
+      body: `{"message":${stringifyServerMessage(message)}}`,
       onLost: () => {
         mailbox.putBack(message);
         logger.info('poll.requeued', { sessionId: session.id, type: message.type });
