@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseMetaDocument } from '@mdp/protocol';
+import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
 import {
   SERVER_CLI,
   answer,
@@ -291,5 +291,43 @@ describe.skipIf(!existsSync(SERVER_CLI))('mdp-probe against a real mdp-server', 
 
     expect((await probe(String(port), '--require-version', '3.0.0')).code).toBe(2);
     expect((await probe(String(port), '--cluster-id', 'surely-not-this-one')).code).toBe(2);
+  });
+});
+
+describe.skipIf(!existsSync(SERVER_CLI))('mdp-probe against a real two-server cluster', () => {
+  /** Poll one server's /mdp/meta (every 50 ms, bounded) until `ready` holds for its cluster view. */
+  async function waitForView(base: string, ready: (meta: MetaDocument) => boolean): Promise<MetaDocument> {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      try {
+        const doc = parseMetaDocument(await (await fetch(`${base}/mdp/meta`, { signal: AbortSignal.timeout(500) })).json());
+        if (doc.ok && ready(doc.value)) return doc.value;
+      } catch {
+        // not answering yet
+      }
+      if (Date.now() > deadline) throw new Error(`${base} never reached the expected cluster view`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  it('reports the leader and the follower of a real auto-mode cluster', async () => {
+    const fast = ['--cluster-heartbeat-interval-ms', '100', '--lease-duration-ms', '800', '--election-timeout-min-ms', '300', '--election-timeout-max-ms', '600', '--discover-interval-ms', '200', '--cluster-state-dir', 'none', '--cluster-id', 'probe-test'];
+    const nobody = await closedPort();
+    const leaderBase = await startMdpServer(['--cluster-mode', 'auto', '--discover-start-port', String(nobody), '--discover-attempts', '1', ...fast]);
+    const leaderMeta = await waitForView(leaderBase, (m) => m.cluster.role === 'leader');
+    const leaderPort = new URL(leaderBase).port;
+    const followerBase = await startMdpServer(['--cluster-mode', 'auto', '--discover-start-port', leaderPort, '--discover-attempts', '1', ...fast]);
+    await waitForView(followerBase, (m) => m.cluster.role === 'follower' && m.cluster.leaderId === leaderMeta.serverId);
+
+    const { code, stdout } = await probe(leaderBase, followerBase, '--cluster-id', 'probe-test');
+    expect(code).toBe(0);
+    const [leaderPart, followerPart] = stdout.split(`${followerBase}  MDP server`);
+    expect(leaderPart).toContain(`role          leader, term ${leaderMeta.cluster.term}`);
+    expect(followerPart).toMatch(/role {10}follower, term \d+/);
+    expect(followerPart).toContain(leaderMeta.serverId);
+
+    const json = JSON.parse((await probe('--json', leaderBase, followerBase)).stdout) as { servers: Array<{ meta: MetaDocument }> };
+    expect(json.servers.map((s) => s.meta.cluster.role).sort()).toEqual(['follower', 'leader']);
+    for (const server of json.servers) expect(parseMetaDocument(server.meta).ok).toBe(true);
   });
 });
