@@ -89,6 +89,9 @@ describe('three mdp-server processes in auto mode', () => {
     const leadersSeen = new Map<number, string>();
 
     const first = await agreedLeader(procs, 20_000, leadersSeen);
+    // A process that started listening a little later may be agreed on (it dialled in and follows)
+    // before the leader's own discovery counts it as a member: wait for that round.
+    await expect.poll(async () => (await clusterOf(first))?.knownMemberCount, { timeout: 5000, interval: 50 }).toBe(3);
     const firstMeta = await clusterOf(first);
     expect(firstMeta).toMatchObject({ id: clusterId, knownMemberCount: 3, quorumSize: 2, hasQuorum: true });
     // Each process printed one line saying whether it leads or whom it follows.
