@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { buildMetaDocument, metaEndpoints, standaloneClusterView, type ClusterView } from '@mdp/protocol';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -89,36 +90,12 @@ export async function closedPort(): Promise<number> {
 }
 
 export function metaDocument(port: number, cluster: Record<string, unknown> = {}): Record<string, unknown> {
-  const base = `http://127.0.0.1:${port}`;
-  return {
-    protocol: 'mdp',
-    protocolVersion: '2.0.0',
-    supportedProtocolRanges: ['^2.0.0'],
-    serverId: `127.0.0.1:${port}`,
-    endpoints: {
-      ws: `ws://127.0.0.1:${port}`,
-      httpLoop: `${base}/mdp/http-loop`,
-      auth: `${base}/mdp/auth`,
-      meta: `${base}/mdp/meta`,
-      cluster: `ws://127.0.0.1:${port}/mdp/cluster`,
-    },
-    features: { upstreamProxy: true, clusterControl: true },
-    cluster: {
-      id: 'default',
-      membershipMode: 'dynamic',
-      membershipFingerprint: 'dynamic',
-      role: 'leader',
-      term: 0,
-      leaderId: `127.0.0.1:${port}`,
-      leaderUrl: `ws://127.0.0.1:${port}`,
-      leaseDurationMs: 4000,
-      knownMemberCount: 1,
-      reachableMemberCount: 1,
-      quorumSize: 1,
-      hasQuorum: true,
-      ...cluster,
-    },
-  };
+  const id = `127.0.0.1:${port}`;
+  const endpoints = metaEndpoints(id);
+  return buildMetaDocument(id, endpoints, { ...standaloneClusterView('default', id, endpoints.ws), ...cluster } as ClusterView, {
+    upstreamProxy: true,
+    clusterControl: true,
+  });
 }
 
 /** Answer `/mdp/meta` with `body` (JSON-encoded unless a string). */

@@ -1,3 +1,4 @@
+import { metaEndpoints } from '@mdp/protocol';
 /** URLs the server advertises. Wildcard binds advertise the host the request came in on. */
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
@@ -16,15 +17,7 @@ export interface ServerUrls {
 }
 
 export function serverUrls(authority: string): ServerUrls {
-  const http = `http://${authority}`;
-  return {
-    http,
-    ws: `ws://${authority}`,
-    httpLoop: `${http}/mdp/http-loop`,
-    auth: `${http}/mdp/auth`,
-    meta: `${http}/mdp/meta`,
-    cluster: `ws://${authority}/mdp/cluster`,
-  };
+  return { http: `http://${authority}`, ...metaEndpoints(authority) };
 }
 
 /** The `host:port` a client should use: the bound one, or the request's Host for wildcard binds. */

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseMetaDocument } from '@mdp/protocol';
+import { buildMetaDocument, metaEndpoints, parseMetaDocument, standaloneClusterView } from '@mdp/protocol';
 import { InvalidTargetError, normalizeTarget, probeMeta, scanRange } from '../src/index.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -42,35 +42,9 @@ async function closedPort(): Promise<number> {
 }
 
 function metaDocument(port: number): Record<string, unknown> {
-  const base = `http://127.0.0.1:${port}`;
-  return {
-    protocol: 'mdp',
-    protocolVersion: '2.0.0',
-    supportedProtocolRanges: ['^2.0.0'],
-    serverId: `127.0.0.1:${port}`,
-    endpoints: {
-      ws: `ws://127.0.0.1:${port}`,
-      httpLoop: `${base}/mdp/http-loop`,
-      auth: `${base}/mdp/auth`,
-      meta: `${base}/mdp/meta`,
-      cluster: `ws://127.0.0.1:${port}/mdp/cluster`,
-    },
-    features: { upstreamProxy: true, clusterControl: true },
-    cluster: {
-      id: 'default',
-      membershipMode: 'dynamic',
-      membershipFingerprint: 'dynamic',
-      role: 'leader',
-      term: 0,
-      leaderId: `127.0.0.1:${port}`,
-      leaderUrl: `ws://127.0.0.1:${port}`,
-      leaseDurationMs: 4000,
-      knownMemberCount: 1,
-      reachableMemberCount: 1,
-      quorumSize: 1,
-      hasQuorum: true,
-    },
-  };
+  const id = `127.0.0.1:${port}`;
+  const endpoints = metaEndpoints(id);
+  return buildMetaDocument(id, endpoints, standaloneClusterView('default', id, endpoints.ws), { upstreamProxy: true, clusterControl: true });
 }
 
 function json(status: number, body: unknown, contentType = 'application/json'): Handler {

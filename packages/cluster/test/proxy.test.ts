@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Router } from '@mdp/core';
+import { buildMetaDocument, metaEndpoints, standaloneClusterView } from '@mdp/protocol';
 import { createClusterNode, mirroredId, upstreamAccepts, type ProxyStatus } from '../src/index.js';
 import { FAST, agreedLeader, attachClient, live, memoryLogger, skillClient, startCluster, startNode, until, type LogLine, type TestNode } from './harness.js';
 
@@ -45,32 +46,12 @@ describe('version check', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({
-          protocol: 'mdp',
+          ...buildMetaDocument(`127.0.0.1:${port}`, metaEndpoints(`127.0.0.1:${port}`), standaloneClusterView('x', `127.0.0.1:${port}`, `ws://127.0.0.1:${port}`), {
+            upstreamProxy: true,
+            clusterControl: false,
+          }),
           protocolVersion: '3.1.0',
           supportedProtocolRanges: ['^3.0.0'],
-          serverId: `127.0.0.1:${port}`,
-          endpoints: {
-            ws: `ws://127.0.0.1:${port}`,
-            httpLoop: `http://127.0.0.1:${port}/mdp/http-loop`,
-            auth: `http://127.0.0.1:${port}/mdp/auth`,
-            meta: `http://127.0.0.1:${port}/mdp/meta`,
-            cluster: `ws://127.0.0.1:${port}/mdp/cluster`,
-          },
-          features: { upstreamProxy: true, clusterControl: false },
-          cluster: {
-            id: 'x',
-            membershipMode: 'dynamic',
-            membershipFingerprint: 'dynamic',
-            role: 'leader',
-            term: 0,
-            leaderId: `127.0.0.1:${port}`,
-            leaderUrl: `ws://127.0.0.1:${port}`,
-            leaseDurationMs: 4000,
-            knownMemberCount: 1,
-            reachableMemberCount: 1,
-            quorumSize: 1,
-            hasQuorum: true,
-          },
         }),
       );
     });

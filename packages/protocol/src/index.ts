@@ -97,3 +97,5 @@ export {
 } from './parse.js';
 export type { ParseResult } from './parse.js';
 export { stringifyServerMessage } from './serialize.js';
+export { buildMetaDocument, metaEndpoints, standaloneClusterView } from './meta.js';
+export type { ClusterView, FeaturesView, MetaEndpoints } from './meta.js';

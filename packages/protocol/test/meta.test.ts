@@ -5,7 +5,10 @@ import {
   PROTOCOL_NAME,
   PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_RANGES,
+  buildMetaDocument,
+  metaEndpoints,
   parseMetaDocument,
+  standaloneClusterView,
 } from '../src/index.js';
 import { metaDocument } from './fixtures.js';
 
@@ -131,5 +134,25 @@ describe('meta document: invalid', () => {
 
   it.each([null, 'mdp', [], 1])('refuses non-object %j', (input) => {
     expect(parseMetaDocument(input).ok).toBe(false);
+  });
+});
+
+describe('metadata builders', () => {
+  it('build a standalone document that the schema accepts', () => {
+    const endpoints = metaEndpoints('127.0.0.1:47372');
+    expect(endpoints).toEqual({
+      ws: 'ws://127.0.0.1:47372',
+      httpLoop: 'http://127.0.0.1:47372/mdp/http-loop',
+      auth: 'http://127.0.0.1:47372/mdp/auth',
+      meta: 'http://127.0.0.1:47372/mdp/meta',
+      cluster: 'ws://127.0.0.1:47372/mdp/cluster',
+    });
+    const doc = buildMetaDocument('127.0.0.1:47372', endpoints, standaloneClusterView('mdp', '127.0.0.1:47372', endpoints.ws), {
+      upstreamProxy: false,
+      clusterControl: false,
+    });
+    expect(parseMetaDocument(doc)).toEqual({ ok: true, value: doc });
+    expect(doc.cluster).toMatchObject({ role: 'leader', term: 0, leaderId: '127.0.0.1:47372', knownMemberCount: 1, quorumSize: 1, hasQuorum: true });
+    expect(doc.supportedProtocolRanges).toEqual(['^2.0.0']);
   });
 });
