@@ -26,7 +26,7 @@ interface Row {
 
 interface Report {
   readonly rows: readonly Row[];
-  readonly comparisons: ReadonlyArray<{ readonly ratio: number }>;
+  readonly comparisons: ReadonlyArray<{ readonly ratio: number; readonly metric: 'cpuUsPerOp' | 'bytesPerConn'; readonly a: string; readonly b: string }>;
 }
 
 function runBench(scenario: string): Promise<{ code: number | null; stderr: string; report: Report | undefined }> {
