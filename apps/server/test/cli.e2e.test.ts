@@ -82,7 +82,7 @@ describe('mdp-server CLI', () => {
   });
 
   it.each(['SIGTERM', 'SIGINT'] as const)('serves /mdp/meta and stops gracefully on %s with exit 0', async (signal) => {
-    const r = run(['--port', '0', '--server-id', 'cli-test', '--log-level', 'silent']);
+    const r = run(['--port', '0', '--cluster-mode', 'standalone', '--server-id', 'cli-test', '--log-level', 'silent']);
     const url = await listening(r);
     const meta = parseMetaDocument(await (await fetch(`${url}/mdp/meta`)).json());
     expect(meta.ok && meta.value.serverId).toBe('cli-test');
@@ -92,7 +92,7 @@ describe('mdp-server CLI', () => {
   });
 
   it('logs structured JSON lines at debug level', async () => {
-    const r = run(['--port', '0', '--log-level', 'debug']);
+    const r = run(['--port', '0', '--cluster-mode', 'standalone', '--log-level', 'debug']);
     await listening(r);
     r.child.kill('SIGTERM');
     await r.exited;
