@@ -1,6 +1,7 @@
 /** Command-line flags of `mdp-server`, parsed and validated into MdpServerOptions. */
 import { parseArgs } from 'node:util';
 import { LOG_LEVELS, isLogLevel } from '@mdp/core';
+import { wholeNumber } from './flag-values.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { CLUSTER_ARG_OPTIONS, CLUSTER_HELP, parseClusterArgs } from './cluster-args.js';
 
@@ -46,13 +47,6 @@ const INT_FLAGS = {
   'long-poll-timeout-ms': 'longPollTimeoutMs',
 } as const;
 
-function positiveInt(flag: string, raw: string): number | string {
-  if (!/^\d+$/.test(raw) || Number(raw) <= 0 || !Number.isSafeInteger(Number(raw))) {
-    return `--${flag} must be a positive whole number, got ${JSON.stringify(raw)}`;
-  }
-  return Number(raw);
-}
-
 export function parseCliArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): CliCommand {
   let values: Record<string, string | boolean | string[] | undefined>;
   try {
@@ -91,10 +85,8 @@ export function parseCliArgs(argv: readonly string[], env: Readonly<Record<strin
     options.host = values.host;
   }
   if (typeof values.port === 'string') {
-    const port = Number(values.port);
-    if (!/^\d+$/.test(values.port) || port > 65535) {
-      return { kind: 'error', message: `--port must be a whole number from 0 to 65535, got ${JSON.stringify(values.port)}` };
-    }
+    const port = wholeNumber('port', values.port, 0, 65535);
+    if (typeof port === 'string') return { kind: 'error', message: port };
     options.port = port;
   }
   if (typeof values['server-id'] === 'string') {
@@ -108,7 +100,7 @@ export function parseCliArgs(argv: readonly string[], env: Readonly<Record<strin
   for (const [flag, key] of Object.entries(INT_FLAGS)) {
     const raw = values[flag];
     if (typeof raw !== 'string') continue;
-    const parsed = positiveInt(flag, raw);
+    const parsed = wholeNumber(flag, raw, 1);
     if (typeof parsed === 'string') return { kind: 'error', message: parsed };
     options[key] = parsed;
   }

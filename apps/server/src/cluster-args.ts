@@ -1,6 +1,7 @@
 /** The cluster flags of `mdp-server` (SPEC §10), parsed into MdpClusterOptions. */
 import { CLUSTER_DEFAULTS, CLUSTER_MODES, DISCOVERY_DEFAULTS, type ClusterMode } from '@mdp/cluster';
 import { defaultStateDir, type MdpClusterOptions } from './cluster.js';
+import { wholeNumber } from './flag-values.js';
 
 export const CLUSTER_HELP = `Cluster (several servers acting as one hub; SPEC §10):
   --cluster-mode <mode>            ${CLUSTER_MODES.join(' | ')} (default auto): auto discovers peers, elects a
@@ -42,14 +43,6 @@ export const CLUSTER_ARG_OPTIONS = {
 } as const;
 
 type Values = Readonly<Record<string, string | boolean | string[] | undefined>>;
-
-function whole(flag: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number | string {
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < min || value > max) {
-    return `--${flag} must be a whole number from ${min} to ${max === Number.MAX_SAFE_INTEGER ? 'any' : max}, got ${JSON.stringify(raw)}`;
-  }
-  return value;
-}
 
 /**
  * Cluster options from parsed flag values; a string is the error to print, undefined when no
@@ -105,7 +98,7 @@ function clusterOptions(values: Values, env: Readonly<Record<string, string | un
   for (const [flag, key, min, max] of numbers) {
     const raw = text(flag);
     if (raw === undefined) continue;
-    const value = whole(flag, raw, min, max);
+    const value = wholeNumber(flag, raw, min, max);
     if (typeof value === 'string') return value;
     discovery[key] = value;
   }
@@ -123,7 +116,7 @@ function clusterOptions(values: Values, env: Readonly<Record<string, string | un
   for (const [flag, key] of timings) {
     const raw = text(flag);
     if (raw === undefined) continue;
-    const value = whole(flag, raw, 1);
+    const value = wholeNumber(flag, raw, 1);
     if (typeof value === 'string') return value;
     (options as Record<string, unknown>)[key] = value;
   }
