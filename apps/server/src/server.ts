@@ -14,11 +14,11 @@ import { createHttpLoopTransport } from '@mdp/transport-http-loop';
 import { createNodeSkillsHandler, createSkillsRoutes } from '@mdp/skills-gateway';
 import { createAuthRoutes } from './auth-routes.js';
 import { corsHeadersFor, mdpCors } from './cors.js';
-import { buildMetaDocument, standaloneCluster, type ClusterView, type FeaturesView } from './meta.js';
 import type { ClusterNode } from '@mdp/cluster';
 import { createServerCluster, fallbackPorts, heldByMdp } from './cluster.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { advertisedAuthority, formatHost, serverUrls, type ServerUrls } from './urls.js';
+import { buildMetaDocument, metaEndpoints, standaloneClusterView, type ClusterView, type FeaturesView } from '@mdp/protocol';
 
 export interface ListeningInfo {
   readonly host: string;
@@ -68,18 +68,19 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     logger,
   });
   const wsTransport: WebSocketTransport = createWebSocketTransport(router, { maxMessageBytes, extractAuth: gate.extract, authorize, logger });
+  const corsFor = (request: IncomingMessage): Record<string, string> => corsHeadersFor(request.headers.origin);
   const httpLoop = createHttpLoopTransport(router, {
     longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs,
     maxBodyBytes: maxMessageBytes,
     extractAuth: gate.extract,
     authorize,
-    extraHeaders: (request) => corsHeadersFor(request.headers.origin),
+    extraHeaders: corsFor,
     logger,
   });
 
   let info: ListeningInfo | undefined;
   // CLUSTER-HOOK: a cluster node replaces these two views and handles /mdp/cluster upgrades.
-  let clusterView = (serverId: string, urls: ServerUrls): ClusterView => standaloneCluster(clusterId, serverId, urls.ws);
+  let clusterView = (serverId: string, urls: ServerUrls): ClusterView => standaloneClusterView(clusterId, serverId, urls.ws);
   let featuresView = (): FeaturesView => ({ upstreamProxy: false, clusterControl: false });
   let handleClusterUpgrade: ((request: IncomingMessage, socket: Duplex, head: Buffer) => void) | undefined;
   let cluster: ClusterNode | undefined;
@@ -113,8 +114,8 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
 
   app.get('/mdp/meta', (c) => {
     if (!info) return c.json({ error: 'Server is not listening' }, 503);
-    const urls = serverUrls(advertisedAuthority(host, info.port, c.req.header('host')));
-    return c.json(buildMetaDocument(info.serverId, urls, clusterView(info.serverId, info.urls), featuresView()));
+    const endpoints = metaEndpoints(advertisedAuthority(host, info.port, c.req.header('host')));
+    return c.json(buildMetaDocument(info.serverId, endpoints, clusterView(info.serverId, info.urls), featuresView()));
   });
   app.all('/mdp/meta', (c) => c.body(null, 405, { allow: 'GET, OPTIONS' }));
 
@@ -133,7 +134,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const serveSkill = createNodeSkillsHandler(router, {
     extractAuth: gate.extract,
     authorize,
-    extraHeaders: (request) => corsHeadersFor(request.headers.origin),
+    extraHeaders: corsFor,
     logger,
   });
   const serveWithHono = getRequestListener(app.fetch, { hostname: host });

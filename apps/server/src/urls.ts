@@ -1,5 +1,5 @@
-import { metaEndpoints } from '@mdp/protocol';
 /** URLs the server advertises. Wildcard binds advertise the host the request came in on. */
+import { metaEndpoints, type MetaEndpoints } from '@mdp/protocol';
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
 
@@ -7,14 +7,8 @@ export function formatHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-export interface ServerUrls {
-  readonly http: string;
-  readonly ws: string;
-  readonly httpLoop: string;
-  readonly auth: string;
-  readonly meta: string;
-  readonly cluster: string;
-}
+/** The endpoints of the metadata document, plus the plain HTTP base. */
+export type ServerUrls = MetaEndpoints & { readonly http: string };
 
 export function serverUrls(authority: string): ServerUrls {
   return { http: `http://${authority}`, ...metaEndpoints(authority) };
