@@ -307,9 +307,18 @@ export class Router {
 
   /** Resolve (clientId, method, path) to a target, or `undefined` when nothing matches. */
   findTarget(clientId: string, method: EndpointMethod, path: string): ResolvedTarget | undefined {
-    const record = this.clients.get(clientId);
-    if (!record || concretePathProblem(path) !== undefined) return undefined;
-    return record.index.resolve(method, path);
+    return this.indexFor(clientId, path)?.resolve(method, path);
+  }
+
+  /** The skill `path` resolves to on `clientId` (GET), or `undefined` when it names no skill. */
+  findSkill(clientId: string, path: string): ResolvedTarget | undefined {
+    return this.indexFor(clientId, path)?.findSkill(path);
+  }
+
+  /** The path index of a connected client, when `path` is a valid concrete path to look up. */
+  private indexFor(clientId: string, path: string): PathIndex | undefined {
+    if (concretePathProblem(path) !== undefined) return undefined;
+    return this.clients.get(clientId)?.index;
   }
 
   /** Resolve and invoke; a target that does not resolve ends as `not_found`. */

@@ -61,11 +61,8 @@ export async function handleSkillRead(router: Router, request: SkillReadRequest,
 
   let target;
   for (const candidate of skillPathCandidates(route.skillPath)) {
-    const found = router.findTarget(route.clientId, 'GET', candidate);
-    if (found && found.kind === 'skill') {
-      target = found;
-      break;
-    }
+    target = router.findSkill(route.clientId, candidate);
+    if (target) break;
   }
   if (!target) return empty(404);
 
