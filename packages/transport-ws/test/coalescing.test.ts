@@ -1,0 +1,74 @@
+/** Frames sent to one client in one turn of the event loop leave in one socket write, in order. */
+import { Socket } from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { InvokeOutcome } from '@mdp/core';
+import { descriptor, openClient, startHarness, type Harness, type TestSocket } from './helpers.js';
+
+let harness: Harness | undefined;
+const sockets: TestSocket[] = [];
+
+afterEach(async () => {
+  vi.restoreAllMocks();
+  for (const socket of sockets.splice(0)) socket.ws.terminate();
+  await harness?.stop();
+  harness = undefined;
+});
+
+async function registered(h: Harness, id: string): Promise<TestSocket> {
+  const socket = await openClient(h.url);
+  sockets.push(socket);
+  socket.send({ type: 'registerClient', client: descriptor(id) });
+  socket.send({ type: 'ping', timestamp: 1 });
+  await socket.next((m) => m.type === 'pong');
+  return socket;
+}
+
+/** Counts the writes node makes on the server's end of `client`'s connection. */
+function countServerWrites(client: TestSocket): () => number {
+  const clientPort = (client.ws as unknown as { _socket: Socket })._socket.localPort;
+  let writes = 0;
+  const isServerEnd = (socket: Socket): boolean => socket.remotePort === clientPort && socket.localPort !== clientPort;
+  for (const method of ['_write', '_writev'] as const) {
+    const original = Socket.prototype[method] as (...args: unknown[]) => void;
+    vi.spyOn(Socket.prototype, method).mockImplementation(function (this: Socket, ...args: unknown[]) {
+      if (isServerEnd(this)) writes++;
+      return original.apply(this, args);
+    });
+  }
+  return () => writes;
+}
+
+describe('write coalescing', () => {
+  it('sends the calls of one turn in a single write, in the order they were made', async () => {
+    harness = await startHarness();
+    const client = await registered(harness, 'c1');
+    const other = await registered(harness, 'c2');
+    const writes = countServerWrites(client);
+
+    const outcomes: Array<Promise<InvokeOutcome>> = [];
+    for (let i = 0; i < 5; i++) outcomes.push(harness.router.invoke('c1', 'GET', '/docs/skill.md', { query: { n: String(i) } }));
+    outcomes.push(harness.router.invoke('c2', 'GET', '/docs/skill.md'));
+    const callsTo = (socket: TestSocket) => socket.messages.filter((m) => m.type === 'callClient');
+    await vi.waitFor(() => expect(callsTo(client)).toHaveLength(5));
+    await vi.waitFor(() => expect(callsTo(other)).toHaveLength(1));
+    const calls = callsTo(client);
+
+    expect(writes()).toBe(1);
+    expect(calls.map((call) => (call.query as Record<string, string>).n)).toEqual(['0', '1', '2', '3', '4']);
+    for (const call of calls) client.send({ type: 'callClientResult', requestId: call.requestId, ok: true, data: 'x' });
+    const settled = await Promise.all(outcomes.slice(0, 5));
+    expect(settled.every((outcome) => outcome.ok)).toBe(true);
+  });
+
+  it('a call made in the same turn as a server-side close still arrives before the close frame', async () => {
+    harness = await startHarness();
+    const client = await registered(harness, 'c1');
+    const outcome = harness.router.invoke('c1', 'GET', '/docs/skill.md');
+    const closing = harness.transport.close();
+    const call = await client.next((m) => m.type === 'callClient');
+    expect(call).toMatchObject({ type: 'callClient', path: '/docs/skill.md' });
+    expect(await client.closed).toEqual({ code: 1001, reason: 'Server shutting down' });
+    await closing;
+    expect(await outcome).toMatchObject({ ok: false, source: 'server', error: { code: 'transport_error' } });
+  });
+});
