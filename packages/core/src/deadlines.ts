@@ -5,6 +5,10 @@
  *
  *   15000 ms: [call 1] ⇄ [call 2] ⇄ [call 3]      timer → call 1's deadline, then re-armed
  *     200 ms: [call 4]                              timer → call 4's deadline
+ *
+ * A list that empties keeps its timer: under steady one-at-a-time traffic every call would
+ * otherwise start and stop a node timer. The timer fires at most once more, finds nothing due,
+ * and the list is dropped then (or re-armed for a later head).
  */
 
 export interface Deadline {
@@ -48,10 +52,9 @@ export class Deadlines {
     if (deadline.next) deadline.next.prev = deadline.prev;
     else list.tail = deadline.prev;
     deadline.prev = deadline.next = undefined;
-    if (!list.head) this.drop(list);
   }
 
-  /** Number of node timers held (one per time-out value in use). */
+  /** Number of node timers held (at most one per time-out value in use or recently used). */
   get timerCount(): number {
     let count = 0;
     for (const list of this.lists.values()) if (list.timer) count++;
@@ -79,9 +82,8 @@ export class Deadlines {
       this.remove(expired);
       expired.onExpire();
     }
-    // remove() drops an emptied list; otherwise re-arm for the new head.
-    if (list.head && this.lists.get(list.ms) === list) {
-      list.timer = setTimeout(() => this.fire(list), Math.max(1, list.head.at - now));
-    }
+    if (this.lists.get(list.ms) !== list) return; // cleared while expiring
+    if (list.head) list.timer = setTimeout(() => this.fire(list), Math.max(1, list.head.at - now));
+    else this.drop(list);
   }
 }

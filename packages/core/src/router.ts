@@ -188,9 +188,11 @@ export class Router {
     this.sessions.delete(session);
     if (session.client) this.removeClient(session.client, `client session ended: ${reason}`);
     this.failPending(session, undefined, `client session ended: ${reason}`);
-    if (this.sessions.size === 0 && this.heartbeat) {
-      clearInterval(this.heartbeat);
+    if (this.sessions.size === 0) {
+      if (this.heartbeat) clearInterval(this.heartbeat);
       this.heartbeat = undefined;
+      // No session, so no pending call: let go of the time-out timers kept for reuse.
+      this.deadlines.clear();
     }
     this.logger.debug('session.end', { sessionId: session.id, reason });
   }
@@ -313,6 +315,14 @@ export class Router {
   /** The skill `path` resolves to on `clientId` (GET), or `undefined` when it names no skill. */
   findSkill(clientId: string, path: string): ResolvedTarget | undefined {
     return this.indexFor(clientId, path)?.findSkill(path);
+  }
+
+  /**
+   * The skill a skill route names on `clientId` (SPEC §8: the name itself when it is a skill
+   * path, then `<name>/skill.md`, `<name>/SKILL.md`, `<name>.skill.md`), or `undefined`.
+   */
+  findSkillRead(clientId: string, name: string): ResolvedTarget | undefined {
+    return this.clients.get(clientId)?.index.resolveSkillRead(name);
   }
 
   /** The path index of a connected client, when `path` is a valid concrete path to look up. */

@@ -34,10 +34,38 @@ describe('Deadlines', () => {
     deadlines.remove(a);
     vi.advanceTimersByTime(100);
     expect(expired).toEqual(['b']);
+    expect(vi.getTimerCount()).toBe(0);
     const c = deadlines.add(50, () => expired.push('c'));
     deadlines.remove(c);
+    // The emptied list keeps its timer until it would have fired, then lets it go.
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(50);
+    expect(expired).toEqual(['b']);
     expect(vi.getTimerCount()).toBe(0);
+    expect(deadlines.timerCount).toBe(0);
     deadlines.remove(b);
+  });
+
+  it('one call at a time reuses a single timer instead of starting one per call', () => {
+    const deadlines = new Deadlines();
+    const expired: number[] = [];
+    const setTimeoutSpy = vi.spyOn(globalThis, 'setTimeout');
+    for (let i = 0; i < 50; i++) {
+      const d = deadlines.add(1000, () => expired.push(i));
+      vi.advanceTimersByTime(5);
+      deadlines.remove(d);
+    }
+    expect(setTimeoutSpy).toHaveBeenCalledTimes(1);
+    expect(vi.getTimerCount()).toBe(1);
+    // A call started after the others settled still expires on time, through a re-armed timer.
+    vi.advanceTimersByTime(100);
+    deadlines.add(1000, () => expired.push(99));
+    vi.advanceTimersByTime(999);
+    expect(expired).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(expired).toEqual([99]);
+    expect(vi.getTimerCount()).toBe(0);
+    setTimeoutSpy.mockRestore();
   });
 
   it('keeps separate queues per time-out value', () => {

@@ -172,12 +172,20 @@ describe('time-outs', () => {
     expect(call.outcome).toMatchObject({ ok: false, error: { code: 'timeout' } });
   });
 
-  it('are cleared when the call is answered (only the liveness timer remains)', () => {
+  it('of answered calls go away: by their time at the latest, at once when the last session ends', async () => {
     const { session, transport } = connectClient(router, 'alpha');
-    void router.invoke('alpha', 'GET', '/ping');
+    const call = track(router.invoke('alpha', 'GET', '/ping'));
     expect(vi.getTimerCount()).toBe(2);
+    session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: true, data: 'pong' });
+    // The time-out timer is kept for the next call until it would have fired; it expires nothing.
+    await vi.advanceTimersByTimeAsync(router.options.invocationTimeoutMs);
+    expect(call.outcome).toEqual({ ok: true, data: 'pong' });
+    expect(vi.getTimerCount()).toBe(1); // only the liveness sweep
+    void router.invoke('alpha', 'GET', '/ping');
     session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: true });
-    expect(vi.getTimerCount()).toBe(1);
+    expect(vi.getTimerCount()).toBe(2);
+    session.end();
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
 
