@@ -11,6 +11,8 @@ export {
   isValidPattern,
   matchPattern,
   patternProblem,
+  skillPathCandidates,
+  skillReadNames,
   splitPath,
   staticPathProblem,
 } from './paths.js';

@@ -72,6 +72,30 @@ export function isSkillPath(path: string): boolean {
   return SKILL_LEAVES.has(leaf) || leaf.endsWith('.skill.md');
 }
 
+/**
+ * The concrete paths a skill route's path names, in the order they are tried (SPEC §8): the path
+ * itself when it is a skill path, then `<path>/skill.md`, `<path>/SKILL.md`, `<path>.skill.md`.
+ */
+export function skillPathCandidates(skillPath: string): string[] {
+  const candidates: string[] = [];
+  if (isSkillPath(skillPath)) candidates.push(skillPath);
+  candidates.push(`${skillPath}/skill.md`, `${skillPath}/SKILL.md`, `${skillPath}.skill.md`);
+  return candidates;
+}
+
+/**
+ * The skill-route names under which the skill at `skillPath` is read, with the position its path
+ * takes among each name's candidates ({@link skillPathCandidates}); lower positions win.
+ */
+export function skillReadNames(skillPath: string): Array<{ readonly name: string; readonly rank: number }> {
+  const names: Array<{ name: string; rank: number }> = [];
+  if (isSkillPath(skillPath)) names.push({ name: skillPath, rank: 0 });
+  if (skillPath.endsWith('/skill.md')) names.push({ name: skillPath.slice(0, -9), rank: 1 });
+  else if (skillPath.endsWith('/SKILL.md')) names.push({ name: skillPath.slice(0, -9), rank: 2 });
+  else if (skillPath.endsWith('.skill.md')) names.push({ name: skillPath.slice(0, -9), rank: 3 });
+  return names;
+}
+
 /** `…/prompt.md`, `…/PROMPT.md` or `….prompt.md`. */
 export function isPromptPath(path: string): boolean {
   const leaf = lastSegment(path);

@@ -133,6 +133,12 @@ describe('client-to-server messages: invalid', () => {
     expect(error).toMatch(/^clientId: .*clientId/);
   });
 
+  it('answers every case exactly as the whole variant schema does (it only picks the schema by type first)', () => {
+    const viaVariant = parserFor(ClientToServerMessageSchema);
+    const inputs = [...cases.map(([, input]) => input), ...Object.values(clientMessages())];
+    for (const input of inputs) expect(parseClientMessage(input), JSON.stringify(input)).toEqual(viaVariant(input));
+  });
+
   it('says an unknown type is unknown', () => {
     expect(expectFailure(parseClientMessage({ type: 'hello' }), 'type')).toBe('type: unknown message type');
   });
