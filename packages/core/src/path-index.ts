@@ -7,7 +7,10 @@ import {
   compareSpecificity,
   compilePattern,
   matchPattern,
+  skillPathCandidates,
+  skillReadNames,
   splitPath,
+  staticPathProblem,
   type CallKind,
   type CompiledPattern,
   type EndpointMethod,
@@ -48,6 +51,8 @@ export class PathIndex {
   // built per call); both are created only when needed, since every connected client holds one.
   private exact: Map<EndpointMethod, Map<string, Entry>> | undefined;
   private patterns: Map<EndpointMethod, PatternEntry[]> | undefined;
+  // Skill-route name → skill, built on the first read (most clients are never read).
+  private skillReads: Map<string, ResolvedTarget> | undefined;
 
   constructor(descriptors: readonly PathDescriptor[]) {
     this.descriptors = descriptors;
@@ -88,9 +93,42 @@ export class PathIndex {
     return undefined;
   }
 
-  /** True when some descriptor of kind `skill` is declared at exactly this pattern or matches it. */
+  /** The skill this concrete path resolves to (GET), or `undefined` when it names no skill. */
   findSkill(path: string): ResolvedTarget | undefined {
     const target = this.resolve('GET', path);
     return target && target.kind === 'skill' ? target : undefined;
+  }
+
+  /**
+   * The skill a skill route's path names (SPEC §8): the first of {@link skillPathCandidates} that
+   * resolves to a skill. Only a name that is a valid static path (what a skill route accepts)
+   * finds anything. Without GET patterns every answer is known up front, so the names are
+   * computed once and a read is one map lookup.
+   */
+  resolveSkillRead(name: string): ResolvedTarget | undefined {
+    if (!this.patterns?.has('GET')) return (this.skillReads ??= this.collectSkillReads()).get(name);
+    if (staticPathProblem(name) !== undefined) return undefined;
+    for (const candidate of skillPathCandidates(name)) {
+      const target = this.findSkill(candidate);
+      if (target) return target;
+    }
+    return undefined;
+  }
+
+  private collectSkillReads(): Map<string, ResolvedTarget> {
+    const reads = new Map<string, ResolvedTarget>();
+    const ranks = new Map<string, number>();
+    for (const [path, entry] of this.exact?.get('GET') ?? []) {
+      if (entry.kind !== 'skill') continue;
+      const target: ResolvedTarget = { descriptor: entry.descriptor, path, method: 'GET', params: NO_PARAMS, kind: 'skill' };
+      for (const { name, rank } of skillReadNames(path)) {
+        // Only names a skill route can carry: the route refuses anything else with 400 first.
+        if (staticPathProblem(name) !== undefined) continue;
+        if ((ranks.get(name) ?? Infinity) <= rank) continue;
+        ranks.set(name, rank);
+        reads.set(name, target);
+      }
+    }
+    return reads;
   }
 }

@@ -1,6 +1,6 @@
 /** Target resolution: specificity, params, methods, scale (SPEC §4 resolution). */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { PathDescriptor } from '@mdp/protocol';
+import { skillPathCandidates, staticPathProblem, type PathDescriptor } from '@mdp/protocol';
 import { PathIndex, Router } from '../src/index.js';
 import { connectClient, endpoint, prompt, skill } from './helpers.js';
 
@@ -129,6 +129,93 @@ describe('PathIndex specificity', () => {
     expect(index.findSkill('/docs/review/skill.md')).toMatchObject({ kind: 'skill', params: { topic: 'review' } });
     expect(index.findSkill('/docs/review/readme')).toBeUndefined();
     expect(index.findSkill('/nothing/skill.md')).toBeUndefined();
+  });
+});
+
+describe('PathIndex.resolveSkillRead', () => {
+  /** The rule as SPEC §8 states it: the first candidate that resolves to a skill. */
+  function reference(index: PathIndex, name: string) {
+    if (staticPathProblem(name) !== undefined) return undefined;
+    for (const candidate of skillPathCandidates(name)) {
+      const target = index.findSkill(candidate);
+      if (target) return target;
+    }
+    return undefined;
+  }
+
+  const CATALOGS: Record<string, PathDescriptor[]> = {
+    'static skills of every form': [
+      skill('/docs/review/skill.md'),
+      skill('/docs/review/SKILL.md'),
+      skill('/docs/review.skill.md'),
+      skill('/guides/SKILL.md'),
+      skill('/setup.skill.md'),
+      skill('/a/b/c/skill.md'),
+      skill('/odd/.skill.md'),
+      skill('/skill.md'),
+    ],
+    'a GET endpoint declared first shadows the skill form': [
+      endpoint('/docs/review/skill.md'),
+      skill('/docs/review/skill.md'),
+      skill('/docs/review/SKILL.md'),
+      prompt('/notes/prompt.md'),
+    ],
+    'with GET patterns': [
+      skill('/docs/:topic/skill.md'),
+      skill('/docs/intro/SKILL.md'),
+      endpoint('/docs/:topic/readme'),
+      skill('/odd/.skill.md'),
+    ],
+  };
+  const NAMES = [
+    '/docs/review',
+    '/docs/review/skill.md',
+    '/docs/review/SKILL.md',
+    '/docs/review.skill.md',
+    '/docs/intro',
+    '/docs/other',
+    '/docs/Other',
+    '/guides',
+    '/setup',
+    '/a/b/c',
+    '/a/b',
+    '/odd/',
+    '/odd',
+    '/',
+    '',
+    '/docs//review',
+    '/docs/../docs/review',
+    '/notes',
+    '/missing',
+  ];
+
+  it.each(Object.entries(CATALOGS))('answers as the candidate rule does: %s', (_name, catalog) => {
+    const index = new PathIndex(catalog);
+    for (const name of NAMES) {
+      const expected = reference(index, name);
+      const actual = index.resolveSkillRead(name);
+      expect({ name, path: actual?.path, descriptor: actual?.descriptor, params: actual?.params, kind: actual?.kind }).toEqual({
+        name,
+        path: expected?.path,
+        descriptor: expected?.descriptor,
+        params: expected?.params,
+        kind: expected?.kind,
+      });
+    }
+  });
+
+  it('prefers the name itself, then /skill.md, /SKILL.md, .skill.md', () => {
+    const index = new PathIndex([skill('/r.skill.md'), skill('/r/SKILL.md'), skill('/r/skill.md')]);
+    expect(index.resolveSkillRead('/r')?.path).toBe('/r/skill.md');
+    expect(index.resolveSkillRead('/r.skill.md')?.path).toBe('/r.skill.md');
+    expect(new PathIndex([skill('/r.skill.md'), skill('/r/SKILL.md')]).resolveSkillRead('/r')?.path).toBe('/r/SKILL.md');
+    expect(new PathIndex([skill('/r.skill.md')]).resolveSkillRead('/r')?.path).toBe('/r.skill.md');
+  });
+
+  it('finds nothing under a name a skill route refuses', () => {
+    // '/odd/.skill.md' is a valid pattern, but its name '/odd/' has an empty segment.
+    expect(new PathIndex([skill('/odd/.skill.md')]).resolveSkillRead('/odd/')).toBeUndefined();
+    expect(new PathIndex([skill('/odd/.skill.md'), skill('/p/:x/skill.md')]).resolveSkillRead('/odd/')).toBeUndefined();
   });
 });
 

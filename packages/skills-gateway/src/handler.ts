@@ -3,8 +3,8 @@
  * description out. The Hono routes (and any faster adapter) are thin wrappers around this.
  */
 import type { AuthContext } from '@mdp/protocol';
-import type { Router } from '@mdp/core';
-import { parseSkillRoute, skillPathCandidates } from './route.js';
+import type { ResolvedTarget, Router } from '@mdp/core';
+import { parseSkillRoute, rawSkillRoute } from './route.js';
 
 export interface SkillReadRequest {
   readonly method: string;
@@ -55,18 +55,23 @@ export async function handleSkillRead(router: Router, request: SkillReadRequest,
   if (request.method === 'OPTIONS') return empty(204, { allow: ALLOW });
   if (options.authorize && !options.authorize(request.auth)) return UNAUTHORIZED;
   if (request.method !== 'GET') return empty(405, { allow: ALLOW });
-  const route = parseSkillRoute(request.pathname);
-  if (!route) return empty(404);
-  if (!route.ok) return json(400, { error: route.error });
-
-  let target;
-  for (const candidate of skillPathCandidates(route.skillPath)) {
-    target = router.findSkill(route.clientId, candidate);
-    if (target) break;
+  const raw = rawSkillRoute(request.pathname);
+  if (!raw) return empty(404);
+  // An unencoded path is looked up as it stands: a skill found under it is a valid static path, so
+  // decoding and grammar checks are needed only when nothing is found (to tell 400 from 404).
+  const plain = !request.pathname.includes('%');
+  let clientId = raw.clientId;
+  let target: ResolvedTarget | undefined = plain ? router.findSkillRead(clientId, raw.skillPath) : undefined;
+  if (!target) {
+    const route = parseSkillRoute(request.pathname);
+    if (!route) return empty(404);
+    if (!route.ok) return json(400, { error: route.error });
+    if (!plain) target = router.findSkillRead(route.clientId, route.skillPath);
+    if (!target) return empty(404);
+    clientId = route.clientId;
   }
-  if (!target) return empty(404);
 
-  const outcome = await router.invokeTarget(route.clientId, target, {
+  const outcome = await router.invokeTarget(clientId, target, {
     query: request.query,
     headers: request.headers,
     auth: request.auth,

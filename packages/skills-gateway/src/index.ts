@@ -1,7 +1,9 @@
 export { DEFAULT_SKILL_CONTENT_TYPE, handleSkillRead, skillContentType } from './handler.js';
 export type { SkillReadOptions, SkillReadRequest, SkillReadResponse } from './handler.js';
-export { isSkillRoutePath, parseSkillRoute, skillPathCandidates } from './route.js';
-export type { SkillRoute } from './route.js';
+export { isSkillRoutePath, parseSkillRoute, rawSkillRoute } from './route.js';
+export type { RawSkillRoute, SkillRoute } from './route.js';
+/** The candidate rule lives in @mdp/protocol; re-exported here where callers first looked. */
+export { skillPathCandidates } from '@mdp/protocol';
 export { createSkillsRoutes, lastValueQuery } from './routes.js';
 export type { SkillsRoutesOptions } from './routes.js';
 export { createNodeSkillsHandler, joinedHeaders } from './node.js';

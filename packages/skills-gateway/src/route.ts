@@ -3,7 +3,7 @@
  *   direct  /skills/:clientId/*skillPath
  *   nested  /:clientId/skills/*skillPath   (clientId never `mdp` or `skills`)
  */
-import { isSkillPath, staticPathProblem } from '@mdp/protocol';
+import { staticPathProblem } from '@mdp/protocol';
 
 export type SkillRoute =
   | { readonly ok: true; readonly clientId: string; readonly skillPath: string }
@@ -11,14 +11,30 @@ export type SkillRoute =
 
 const RESERVED_NESTED_CLIENT_IDS = new Set(['mdp', 'skills']);
 
+/** The client id and skill path of a skill route as they stand in the pathname (still encoded). */
+export interface RawSkillRoute {
+  readonly clientId: string;
+  /** Starts with "/". */
+  readonly skillPath: string;
+}
+
+/** Split a raw pathname that has the shape of a skill route; `undefined` when it has not. */
+export function rawSkillRoute(pathname: string): RawSkillRoute | undefined {
+  if (pathname.startsWith('/skills/')) {
+    const end = pathname.indexOf('/', 8);
+    return end > 8 ? { clientId: pathname.slice(8, end), skillPath: pathname.slice(end) } : undefined;
+  }
+  const second = pathname.indexOf('/', 1);
+  if (second <= 1 || !pathname.startsWith('/skills/', second)) return undefined;
+  // Compare decoded: `/%6Ddp/skills/…` names client `mdp` too.
+  const clientId = pathname.slice(1, second);
+  if (RESERVED_NESTED_CLIENT_IDS.has(decodeSegment(clientId) ?? clientId)) return undefined;
+  return { clientId, skillPath: pathname.slice(second + 7) };
+}
+
 /** True when a raw pathname has the shape of a skill route (before decoding). */
 export function isSkillRoutePath(pathname: string): boolean {
-  if (pathname.startsWith('/skills/')) return pathname.indexOf('/', 8) > 8;
-  const second = pathname.indexOf('/', 1);
-  if (second <= 1 || !pathname.startsWith('/skills/', second)) return false;
-  // Compare decoded: `/%6Ddp/skills/…` names client `mdp` too.
-  const rawClientId = pathname.slice(1, second);
-  return !RESERVED_NESTED_CLIENT_IDS.has(decodeSegment(rawClientId) ?? rawClientId);
+  return rawSkillRoute(pathname) !== undefined;
 }
 
 function decodeSegment(segment: string): string | undefined {
@@ -35,17 +51,13 @@ function decodeSegment(segment: string): string | undefined {
  * `undefined` when the pathname is not a skill route at all, an error when it is but is malformed.
  */
 export function parseSkillRoute(pathname: string): SkillRoute | undefined {
-  if (!isSkillRoutePath(pathname)) return undefined;
-  const raw = pathname.slice(1).split('/');
-  // direct: ['skills', clientId, ...path]; nested: [clientId, 'skills', ...path]
-  const direct = raw[0] === 'skills';
-  const rawClientId = (direct ? raw[1] : raw[0]) as string;
-  const rawPath = raw.slice(2);
-  const clientId = decodeSegment(rawClientId);
+  const raw = rawSkillRoute(pathname);
+  if (!raw) return undefined;
+  const clientId = decodeSegment(raw.clientId);
   if (clientId === undefined) return { ok: false, error: 'clientId has malformed percent-encoding' };
   if (clientId === '') return { ok: false, error: 'clientId must not be empty' };
   const segments: string[] = [];
-  for (const segment of rawPath) {
+  for (const segment of raw.skillPath.slice(1).split('/')) {
     const decoded = decodeSegment(segment);
     if (decoded === undefined) return { ok: false, error: 'skill path has malformed percent-encoding' };
     if (decoded.includes('/')) return { ok: false, error: 'skill path segments must not contain an encoded "/"' };
@@ -56,12 +68,4 @@ export function parseSkillRoute(pathname: string): SkillRoute | undefined {
   const problem = staticPathProblem(skillPath);
   if (problem) return { ok: false, error: `skill path ${problem}` };
   return { ok: true, clientId, skillPath };
-}
-
-/** The concrete paths tried for a skill path, in order (SPEC §8). */
-export function skillPathCandidates(skillPath: string): string[] {
-  const candidates: string[] = [];
-  if (isSkillPath(skillPath)) candidates.push(skillPath);
-  candidates.push(`${skillPath}/skill.md`, `${skillPath}/SKILL.md`, `${skillPath}.skill.md`);
-  return candidates;
 }

@@ -127,6 +127,33 @@ describe('resolution', () => {
     expect(client.calls.map((call) => call.path)).toEqual(['/a.skill.md']);
   });
 
+  it('reads percent-encoded names as their decoded form, and the same skill through both routes', async () => {
+    const client = connectClient(router, 'c 1', [skill('/docs/review/skill.md')]);
+    for (const pathname of ['/skills/c%201/docs/review', '/skills/c%201/%64ocs/review', '/c%201/skills/docs/rev%69ew/skill.md']) {
+      expect((await read(pathname)).status, pathname).toBe(200);
+    }
+    expect(client.calls.map((call) => call.path)).toEqual(Array(3).fill('/docs/review/skill.md'));
+  });
+
+  it('a skill registered at a name no route may carry is never read through it (400 before lookup)', async () => {
+    // '/odd/.skill.md' is a valid descriptor path; its bare name '/odd/' has an empty segment.
+    const client = connectClient(router, 'c1', [skill('/odd/.skill.md'), skill('/odd/skill.md')]);
+    expect((await read('/skills/c1/odd/')).status).toBe(400);
+    expect((await read('/skills/c1/odd%2F')).status).toBe(400);
+    expect((await read('/skills/c1/odd/.skill.md')).status).toBe(200);
+    expect((await read('/skills/c1/odd')).status).toBe(200);
+    expect(client.calls.map((call) => call.path)).toEqual(['/odd/.skill.md', '/odd/skill.md']);
+  });
+
+  it('follows catalog updates: a read resolves against the newest catalog', async () => {
+    const client = connectClient(router, 'c1', [skill('/a/skill.md')]);
+    expect((await read('/skills/c1/a')).status).toBe(200);
+    client.session.handle({ type: 'updateClientCatalog', clientId: 'c1', paths: [skill('/b/SKILL.md')] });
+    expect((await read('/skills/c1/a')).status).toBe(404);
+    expect((await read('/skills/c1/b')).status).toBe(200);
+    expect(client.calls.map((call) => call.path)).toEqual(['/a/skill.md', '/b/SKILL.md']);
+  });
+
   it('passes the values of parameter segments', async () => {
     const client = connectClient(router, 'c1', [skill('/topics/:topic/skill.md')]);
     expect((await read('/skills/c1/topics/billing')).status).toBe(200);
