@@ -6,17 +6,18 @@
  *   15000 ms: [call 1] ⇄ [call 2] ⇄ [call 3]      timer → call 1's deadline, then re-armed
  *     200 ms: [call 4]                              timer → call 4's deadline
  *
- * A list that empties keeps its timer: under steady one-at-a-time traffic every call would
- * otherwise start and stop a node timer. The timer fires at most once more, finds nothing due,
- * and the list is dropped then (or re-armed for a later head).
+ * The list is intrusive: the caller's own object (a pending call) carries the links, so adding a
+ * deadline allocates nothing. A list that empties keeps its timer: under steady one-at-a-time
+ * traffic every call would otherwise start and stop a node timer. The timer fires at most once
+ * more, finds nothing due, and the list is dropped then (or re-armed for a later head).
  */
 
+/** The fields a `Deadlines` keeps on each item. Start them `undefined`/0; only Deadlines writes them. */
 export interface Deadline {
-  readonly at: number;
-  readonly onExpire: () => void;
-  prev: Deadline | undefined;
-  next: Deadline | undefined;
-  list: DeadlineList | undefined;
+  deadlineAt: number;
+  deadlinePrev: Deadline | undefined;
+  deadlineNext: Deadline | undefined;
+  deadlineList: DeadlineList | undefined;
 }
 
 class DeadlineList {
@@ -26,32 +27,37 @@ class DeadlineList {
   constructor(readonly ms: number) {}
 }
 
-export class Deadlines {
+export class Deadlines<T extends Deadline> {
   private readonly lists = new Map<number, DeadlineList>();
 
-  /** Call `onExpire` once `ms` have passed, unless the returned deadline is removed first. */
-  add(ms: number, onExpire: () => void): Deadline {
+  /** `onExpire` is called with each item whose time ran out before it was removed. */
+  constructor(private readonly onExpire: (item: T) => void) {}
+
+  /** Expire `item` once `ms` have passed, unless it is removed first. */
+  add(ms: number, item: T): void {
     let list = this.lists.get(ms);
     if (!list) this.lists.set(ms, (list = new DeadlineList(ms)));
-    const deadline: Deadline = { at: Date.now() + ms, onExpire, prev: list.tail, next: undefined, list };
-    if (list.tail) list.tail.next = deadline;
-    else list.head = deadline;
-    list.tail = deadline;
-    // The pending call's time-out: armed for the oldest call of this time-out value.
+    item.deadlineAt = Date.now() + ms;
+    item.deadlinePrev = list.tail;
+    item.deadlineNext = undefined;
+    item.deadlineList = list;
+    if (list.tail) list.tail.deadlineNext = item;
+    else list.head = item;
+    list.tail = item;
+    // Armed for the oldest item of this time-out value.
     list.timer ??= setTimeout(() => this.fire(list), ms);
-    return deadline;
   }
 
-  /** Forget a deadline (its call settled). Idempotent. */
-  remove(deadline: Deadline): void {
-    const list = deadline.list;
+  /** Forget an item's deadline (its call settled). Idempotent. */
+  remove(item: T): void {
+    const list = item.deadlineList;
     if (!list) return;
-    deadline.list = undefined;
-    if (deadline.prev) deadline.prev.next = deadline.next;
-    else list.head = deadline.next;
-    if (deadline.next) deadline.next.prev = deadline.prev;
-    else list.tail = deadline.prev;
-    deadline.prev = deadline.next = undefined;
+    item.deadlineList = undefined;
+    if (item.deadlinePrev) item.deadlinePrev.deadlineNext = item.deadlineNext;
+    else list.head = item.deadlineNext;
+    if (item.deadlineNext) item.deadlineNext.deadlinePrev = item.deadlinePrev;
+    else list.tail = item.deadlinePrev;
+    item.deadlinePrev = item.deadlineNext = undefined;
   }
 
   /** Number of node timers held (at most one per time-out value in use or recently used). */
@@ -69,7 +75,7 @@ export class Deadlines {
   private drop(list: DeadlineList): void {
     if (list.timer) clearTimeout(list.timer);
     list.timer = undefined;
-    for (let d = list.head; d; d = d.next) d.list = undefined;
+    for (let d = list.head; d; d = d.deadlineNext) d.deadlineList = undefined;
     list.head = list.tail = undefined;
     this.lists.delete(list.ms);
   }
@@ -77,13 +83,14 @@ export class Deadlines {
   private fire(list: DeadlineList): void {
     list.timer = undefined;
     const now = Date.now();
-    while (list.head && list.head.at <= now) {
-      const expired = list.head;
+    while (list.head && list.head.deadlineAt <= now) {
+      const expired = list.head as T;
       this.remove(expired);
-      expired.onExpire();
+      this.onExpire(expired);
     }
     if (this.lists.get(list.ms) !== list) return; // cleared while expiring
-    if (list.head) list.timer = setTimeout(() => this.fire(list), Math.max(1, list.head.at - now));
+    if (list.head) list.timer = setTimeout(() => this.fire(list), Math.max(1, list.head.deadlineAt - now));
     else this.drop(list);
   }
 }
+

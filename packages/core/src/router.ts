@@ -76,12 +76,20 @@ interface ClientRecord {
   readonly registeredAt: number;
 }
 
-interface PendingCall {
-  readonly requestId: string;
-  readonly session: Session;
-  readonly clientId: string;
-  readonly resolve: (outcome: InvokeOutcome) => void;
-  deadline: Deadline | undefined;
+/** A call waiting for its client's answer; it is also the node of its own time-out list. */
+class PendingCall implements Deadline {
+  deadlineAt = 0;
+  deadlinePrev: Deadline | undefined = undefined;
+  deadlineNext: Deadline | undefined = undefined;
+  deadlineList: Deadline['deadlineList'] = undefined;
+
+  constructor(
+    readonly requestId: string,
+    readonly session: Session,
+    readonly clientId: string,
+    readonly timeoutMs: number,
+    readonly done: (outcome: InvokeOutcome) => void,
+  ) {}
 }
 
 /**
@@ -147,7 +155,13 @@ export class Router {
   private readonly sessions = new Set<Session>();
   private readonly clients = new Map<string, ClientRecord>();
   private readonly pending = new Map<string, PendingCall>();
-  private readonly deadlines = new Deadlines();
+  private readonly deadlines = new Deadlines<PendingCall>((call) =>
+    this.finish(call, {
+      ok: false,
+      source: 'server',
+      error: { code: 'timeout', message: `Client ${JSON.stringify(call.clientId)} did not answer within ${call.timeoutMs} ms` },
+    }),
+  );
   private readonly listeners = new Set<Listener>();
   private heartbeat: NodeJS.Timeout | undefined;
   private closing = false;
@@ -346,13 +360,22 @@ export class Router {
 
   /** Send a callClient for a resolved target and wait for its outcome. Never rejects, never hangs. */
   invokeTarget(clientId: string, target: ResolvedTarget, options: InvokeOptions = {}): Promise<InvokeOutcome> {
+    return new Promise((resolve) => this.dispatch(clientId, target, options, resolve));
+  }
+
+  /**
+   * {@link invokeTarget} for callers that take a callback: `done` is called exactly once, possibly
+   * before `dispatch` returns (a client that is not connected).
+   */
+  dispatch(clientId: string, target: ResolvedTarget, options: InvokeOptions, done: (outcome: InvokeOutcome) => void): void {
     const record = this.clients.get(clientId);
     if (!record) {
-      return Promise.resolve({
+      done({
         ok: false,
         source: 'server',
         error: { code: 'not_found', message: `Client ${JSON.stringify(clientId)} is not connected` },
       });
+      return;
     }
     const requestId = randomUUID();
     const message: CallClientMessage = {
@@ -370,21 +393,12 @@ export class Router {
       name: target.path,
       args: { params: target.params, query: options.query, body: options.body, headers: options.headers },
     };
-    const timeoutMs = options.timeoutMs ?? this.options.invocationTimeoutMs;
-    return new Promise<InvokeOutcome>((resolve) => {
-      const session = record.session;
-      const call: PendingCall = { requestId, session, clientId, resolve, deadline: undefined };
-      call.deadline = this.deadlines.add(timeoutMs, () => {
-        this.finish(call, {
-          ok: false,
-          source: 'server',
-          error: { code: 'timeout', message: `Client ${JSON.stringify(clientId)} did not answer within ${timeoutMs} ms` },
-        });
-      });
-      this.pending.set(requestId, call);
-      (session.pending ??= new Set()).add(call);
-      this.deliver(session, message, call);
-    });
+    const session = record.session;
+    const call = new PendingCall(requestId, session, clientId, options.timeoutMs ?? this.options.invocationTimeoutMs, done);
+    this.deadlines.add(call.timeoutMs, call);
+    this.pending.set(requestId, call);
+    (session.pending ??= new Set()).add(call);
+    this.deliver(session, message, call);
   }
 
   /**
@@ -422,8 +436,13 @@ export class Router {
     if (this.pending.get(call.requestId) !== call) return;
     this.pending.delete(call.requestId);
     call.session.pending?.delete(call);
-    if (call.deadline) this.deadlines.remove(call.deadline);
-    call.resolve(outcome);
+    this.deadlines.remove(call);
+    try {
+      call.done(outcome);
+    } catch (error) {
+      // A caller's callback must not break the router (a result would be left half-applied).
+      this.logger.error('call.callback_failed', { requestId: call.requestId, error });
+    }
   }
 
   /** Fail the pending calls of `session` (only those to `clientId`, when given). */

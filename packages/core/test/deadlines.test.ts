@@ -1,17 +1,37 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Deadlines } from '../src/deadlines.js';
+import { Deadlines, type Deadline } from '../src/deadlines.js';
+
+interface Item extends Deadline {
+  readonly name: string;
+}
+
+const item = (name: string): Item => ({ name, deadlineAt: 0, deadlinePrev: undefined, deadlineNext: undefined, deadlineList: undefined });
+
+/** A Deadlines whose expiries are recorded by item name. */
+function recording(): { deadlines: Deadlines<Item>; expired: string[]; add: (ms: number, name: string) => Item } {
+  const expired: string[] = [];
+  const deadlines = new Deadlines<Item>((expiredItem) => expired.push(expiredItem.name));
+  return {
+    deadlines,
+    expired,
+    add: (ms, name) => {
+      const added = item(name);
+      deadlines.add(ms, added);
+      return added;
+    },
+  };
+}
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
 
 describe('Deadlines', () => {
   it('expires calls of one time-out in start order, with one timer', () => {
-    const deadlines = new Deadlines();
-    const expired: string[] = [];
-    deadlines.add(100, () => expired.push('a'));
+    const { deadlines, expired, add } = recording();
+    add(100, 'a');
     vi.advanceTimersByTime(30);
-    deadlines.add(100, () => expired.push('b'));
-    deadlines.add(100, () => expired.push('c'));
+    add(100, 'b');
+    add(100, 'c');
     expect(deadlines.timerCount).toBe(1);
     expect(vi.getTimerCount()).toBe(1);
     vi.advanceTimersByTime(69);
@@ -26,16 +46,15 @@ describe('Deadlines', () => {
   });
 
   it('never expires a removed deadline and drops the timer when none is left', () => {
-    const deadlines = new Deadlines();
-    const expired: string[] = [];
-    const a = deadlines.add(100, () => expired.push('a'));
-    const b = deadlines.add(100, () => expired.push('b'));
+    const { deadlines, expired, add } = recording();
+    const a = add(100, 'a');
+    const b = add(100, 'b');
     deadlines.remove(a);
     deadlines.remove(a);
     vi.advanceTimersByTime(100);
     expect(expired).toEqual(['b']);
     expect(vi.getTimerCount()).toBe(0);
-    const c = deadlines.add(50, () => expired.push('c'));
+    const c = add(50, 'c');
     deadlines.remove(c);
     // The emptied list keeps its timer until it would have fired, then lets it go.
     expect(vi.getTimerCount()).toBe(1);
@@ -47,11 +66,10 @@ describe('Deadlines', () => {
   });
 
   it('one call at a time reuses a single timer instead of starting one per call', () => {
-    const deadlines = new Deadlines();
-    const expired: number[] = [];
+    const { deadlines, expired, add } = recording();
     const setTimeoutSpy = vi.spyOn(globalThis, 'setTimeout');
     for (let i = 0; i < 50; i++) {
-      const d = deadlines.add(1000, () => expired.push(i));
+      const d = add(1000, `call ${i}`);
       vi.advanceTimersByTime(5);
       deadlines.remove(d);
     }
@@ -59,20 +77,19 @@ describe('Deadlines', () => {
     expect(vi.getTimerCount()).toBe(1);
     // A call started after the others settled still expires on time, through a re-armed timer.
     vi.advanceTimersByTime(100);
-    deadlines.add(1000, () => expired.push(99));
+    add(1000, 'late');
     vi.advanceTimersByTime(999);
     expect(expired).toEqual([]);
     vi.advanceTimersByTime(1);
-    expect(expired).toEqual([99]);
+    expect(expired).toEqual(['late']);
     expect(vi.getTimerCount()).toBe(0);
     setTimeoutSpy.mockRestore();
   });
 
   it('keeps separate queues per time-out value', () => {
-    const deadlines = new Deadlines();
-    const expired: string[] = [];
-    deadlines.add(1000, () => expired.push('slow'));
-    deadlines.add(10, () => expired.push('fast'));
+    const { deadlines, expired, add } = recording();
+    add(1000, 'slow');
+    add(10, 'fast');
     expect(deadlines.timerCount).toBe(2);
     vi.advanceTimersByTime(10);
     expect(expired).toEqual(['fast']);
@@ -81,11 +98,10 @@ describe('Deadlines', () => {
   });
 
   it('removing the head re-arms for the next one without expiring it early', () => {
-    const deadlines = new Deadlines();
-    const expired: string[] = [];
-    const head = deadlines.add(100, () => expired.push('head'));
+    const { deadlines, expired, add } = recording();
+    const head = add(100, 'head');
     vi.advanceTimersByTime(50);
-    deadlines.add(100, () => expired.push('next'));
+    add(100, 'next');
     deadlines.remove(head);
     vi.advanceTimersByTime(50);
     expect(expired).toEqual([]);
@@ -94,10 +110,9 @@ describe('Deadlines', () => {
   });
 
   it('clear() stops every timer without expiring anything', () => {
-    const deadlines = new Deadlines();
-    const expired: string[] = [];
-    deadlines.add(10, () => expired.push('x'));
-    deadlines.add(20, () => expired.push('y'));
+    const { deadlines, expired, add } = recording();
+    add(10, 'x');
+    add(20, 'y');
     deadlines.clear();
     expect(vi.getTimerCount()).toBe(0);
     vi.advanceTimersByTime(100);

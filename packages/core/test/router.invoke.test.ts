@@ -235,6 +235,32 @@ describe('unresolvable calls', () => {
   });
 });
 
+describe('dispatch (callback form)', () => {
+  it('calls back once with the result, and at once for a client that is not connected', () => {
+    const { session, transport } = connectClient(router, 'alpha');
+    const target = router.findTarget('alpha', 'GET', '/ping')!;
+    const outcomes: unknown[] = [];
+    router.dispatch('alpha', target, {}, (outcome) => outcomes.push(outcome));
+    expect(outcomes).toEqual([]);
+    session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: true, data: 1 });
+    session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: true, data: 2 });
+    expect(outcomes).toEqual([{ ok: true, data: 1 }]);
+    router.dispatch('nobody', target, {}, (outcome) => outcomes.push(outcome));
+    expect(outcomes[1]).toMatchObject({ ok: false, source: 'server', error: { code: 'not_found' } });
+  });
+
+  it('a callback that throws neither breaks the session nor leaves the call pending', () => {
+    const { session, transport } = connectClient(router, 'alpha');
+    const target = router.findTarget('alpha', 'GET', '/ping')!;
+    router.dispatch('alpha', target, {}, () => {
+      throw new Error('caller bug');
+    });
+    expect(() => session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: true })).not.toThrow();
+    expect(router.pendingCount).toBe(0);
+    expect(session.closed).toBe(false);
+  });
+});
+
 describe('heartbeat messages from the client', () => {
   it('ping gets a pong with the same timestamp', () => {
     const { session, transport } = connect(router);
