@@ -3,7 +3,7 @@
  * description out. The Hono routes (and any faster adapter) are thin wrappers around this.
  */
 import type { AuthContext } from '@mdp/protocol';
-import type { ResolvedTarget, Router } from '@mdp/core';
+import type { InvokeOutcome, ResolvedTarget, Router } from '@mdp/core';
 import { parseSkillRoute, rawSkillRoute } from './route.js';
 
 export interface SkillReadRequest {
@@ -51,7 +51,38 @@ export function skillContentType(declared: string | undefined): string {
   return declared;
 }
 
-export async function handleSkillRead(router: Router, request: SkillReadRequest, options: SkillReadOptions = {}): Promise<SkillReadResponse> {
+/** Read a skill; resolves with the response to send. Never rejects for a client's failure. */
+export function handleSkillRead(router: Router, request: SkillReadRequest, options: SkillReadOptions = {}): Promise<SkillReadResponse> {
+  return new Promise((resolve) => readSkill(router, request, options, resolve));
+}
+
+/**
+ * {@link handleSkillRead} with a callback, for adapters on the hot path: `respond` is called exactly
+ * once, synchronously for answers that need no client (errors, OPTIONS), later for a relayed read.
+ */
+export function readSkill(
+  router: Router,
+  request: SkillReadRequest,
+  options: SkillReadOptions,
+  respond: (response: SkillReadResponse) => void,
+): void {
+  const read = resolveRead(router, request, options);
+  if ('status' in read) return respond(read);
+  const { clientId, target } = read;
+  router.dispatch(
+    clientId,
+    target,
+    { query: request.query, headers: request.headers, auth: request.auth, timeoutMs: options.timeoutMs },
+    (outcome) => respond(responseTo(outcome, target)),
+  );
+}
+
+/** The skill a request reads and on which client, or the response that ends it without a call. */
+function resolveRead(
+  router: Router,
+  request: SkillReadRequest,
+  options: SkillReadOptions,
+): { readonly clientId: string; readonly target: ResolvedTarget } | SkillReadResponse {
   if (request.method === 'OPTIONS') return empty(204, { allow: ALLOW });
   if (options.authorize && !options.authorize(request.auth)) return UNAUTHORIZED;
   if (request.method !== 'GET') return empty(405, { allow: ALLOW });
@@ -60,27 +91,47 @@ export async function handleSkillRead(router: Router, request: SkillReadRequest,
   // An unencoded path is looked up as it stands: a skill found under it is a valid static path, so
   // decoding and grammar checks are needed only when nothing is found (to tell 400 from 404).
   const plain = !request.pathname.includes('%');
-  let clientId = raw.clientId;
-  let target: ResolvedTarget | undefined = plain ? router.findSkillRead(clientId, raw.skillPath) : undefined;
-  if (!target) {
-    const route = parseSkillRoute(request.pathname);
-    if (!route) return empty(404);
-    if (!route.ok) return json(400, { error: route.error });
-    if (!plain) target = router.findSkillRead(route.clientId, route.skillPath);
-    if (!target) return empty(404);
-    clientId = route.clientId;
+  if (plain) {
+    const target = router.findSkillRead(raw.clientId, raw.skillPath);
+    if (target) return { clientId: raw.clientId, target };
   }
+  const route = parseSkillRoute(request.pathname);
+  if (!route) return empty(404);
+  if (!route.ok) return json(400, { error: route.error });
+  const target = plain ? undefined : router.findSkillRead(route.clientId, route.skillPath);
+  return target ? { clientId: route.clientId, target } : empty(404);
+}
 
-  const outcome = await router.invokeTarget(clientId, target, {
-    query: request.query,
-    headers: request.headers,
-    auth: request.auth,
-    timeoutMs: options.timeoutMs,
-  });
+const textHeaders = new Map<string | undefined, Readonly<Record<string, string>>>();
+// What HTTP allows in a header value (RFC 9110 field-value: visible ASCII, obs-text, space, tab).
+const INVALID_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+
+/**
+ * The response headers of a text skill, shared per declared content type (a handful per server);
+ * `undefined` when the declared type cannot be sent as a header (a client's mistake).
+ */
+function textHeadersFor(declared: string | undefined): Record<string, string> | undefined {
+  let headers = textHeaders.get(declared);
+  if (!headers) {
+    const contentType = skillContentType(declared);
+    if (INVALID_HEADER_VALUE.test(contentType)) return undefined;
+    headers = Object.freeze({ 'content-type': contentType });
+    // Declared types come from clients; keep the cache small whatever they declare.
+    if (textHeaders.size < 64) textHeaders.set(declared, headers);
+  }
+  return headers;
+}
+
+function responseTo(outcome: InvokeOutcome, target: ResolvedTarget): SkillReadResponse {
   if (outcome.ok) {
     if (typeof outcome.data === 'string') {
       const declared = target.descriptor.type === 'skill' ? target.descriptor.contentType : undefined;
-      return { status: 200, headers: { 'content-type': skillContentType(declared) }, body: outcome.data };
+      const headers = textHeadersFor(declared);
+      if (!headers) {
+        const message = `Client declared a contentType that is not a valid HTTP header value: ${JSON.stringify(declared)}`;
+        return json(502, { error: { code: 'handler_error', message } });
+      }
+      return { status: 200, headers, body: outcome.data };
     }
     return json(200, { data: outcome.data ?? null });
   }

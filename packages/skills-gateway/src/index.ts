@@ -1,4 +1,4 @@
-export { DEFAULT_SKILL_CONTENT_TYPE, handleSkillRead, skillContentType } from './handler.js';
+export { DEFAULT_SKILL_CONTENT_TYPE, handleSkillRead, readSkill, skillContentType } from './handler.js';
 export type { SkillReadOptions, SkillReadRequest, SkillReadResponse } from './handler.js';
 export { isSkillRoutePath, parseSkillRoute, rawSkillRoute } from './route.js';
 export type { RawSkillRoute, SkillRoute } from './route.js';

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthContext } from '@mdp/protocol';
 import { extractTransportAuth, silentLogger, type HeaderMap, type Logger, type Router } from '@mdp/core';
-import { handleSkillRead, type SkillReadOptions, type SkillReadResponse } from './handler.js';
+import { readSkill, type SkillReadOptions, type SkillReadRequest, type SkillReadResponse } from './handler.js';
 import { isSkillRoutePath } from './route.js';
 import { lastValueQuery } from './routes.js';
 
@@ -13,7 +13,7 @@ export interface NodeSkillsOptions extends SkillReadOptions {
   /** Reads the transport auth of a request. Default: extractTransportAuth. */
   extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
   /** Headers added to every answer (the server's CORS headers, for instance). */
-  extraHeaders?: (request: IncomingMessage) => Record<string, string>;
+  extraHeaders?: (request: IncomingMessage) => Readonly<Record<string, string>>;
   logger?: Logger;
 }
 
@@ -43,8 +43,16 @@ export function createNodeSkillsHandler(
 
   const write = (request: IncomingMessage, response: ServerResponse, answer: SkillReadResponse): void => {
     if (response.destroyed || response.headersSent) return;
-    const headers = options.extraHeaders ? { ...answer.headers, ...options.extraHeaders(request) } : answer.headers;
-    response.writeHead(answer.status, headers);
+    const extra = options.extraHeaders?.(request);
+    try {
+      response.writeHead(answer.status, extra ? { ...answer.headers, ...extra } : answer.headers);
+    } catch (error) {
+      // Nothing was sent yet; never leave the reader waiting on an answer that could not be written.
+      logger.error('skills.write_failed', { error });
+      response.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+      response.end(INTERNAL_ERROR);
+      return;
+    }
     response.end(answer.body);
   };
 
@@ -54,23 +62,19 @@ export function createNodeSkillsHandler(
     const pathname = q < 0 ? url : url.slice(0, q);
     if (!isSkillRoutePath(pathname)) return false;
     const headers = joinedHeaders(request.rawHeaders);
-    handleSkillRead(
-      router,
-      {
-        method: request.method ?? 'GET',
-        pathname,
-        query: q < 0 ? {} : lastValueQuery(new URLSearchParams(url.slice(q + 1))),
-        headers,
-        auth: extractAuth(headers),
-      },
-      options,
-    ).then(
-      (answer) => write(request, response, answer),
-      (error: unknown) => {
-        logger.error('skills.read_failed', { error });
-        write(request, response, { status: 500, headers: { 'content-type': 'application/json; charset=utf-8' }, body: INTERNAL_ERROR });
-      },
-    );
+    const read: SkillReadRequest = {
+      method: request.method ?? 'GET',
+      pathname,
+      query: q < 0 ? {} : lastValueQuery(new URLSearchParams(url.slice(q + 1))),
+      headers,
+      auth: extractAuth(headers),
+    };
+    try {
+      readSkill(router, read, options, (answer) => write(request, response, answer));
+    } catch (error) {
+      logger.error('skills.read_failed', { error });
+      write(request, response, { status: 500, headers: { 'content-type': 'application/json; charset=utf-8' }, body: INTERNAL_ERROR });
+    }
     return true;
   };
 }

@@ -227,7 +227,9 @@ describe('errors', () => {
 
   it('404 when the client is gone by the time the call is made', async () => {
     connectClient(router, 'c1', [skill('/s/skill.md')]);
-    vi.spyOn(router, 'invokeTarget').mockResolvedValueOnce({ ok: false, source: 'server', error: { code: 'not_found', message: 'gone' } });
+    vi.spyOn(router, 'dispatch').mockImplementationOnce((_clientId, _target, _options, done) =>
+      done({ ok: false, source: 'server', error: { code: 'not_found', message: 'gone' } }),
+    );
     expect(await read('/skills/c1/s')).toEqual({ status: 404, headers: {}, body: undefined });
   });
 

@@ -136,6 +136,35 @@ describe('createNodeSkillsHandler', () => {
   });
 });
 
+describe('answers that cannot be made', () => {
+  it('502 for a declared contentType that is no valid header value; the server keeps serving', async () => {
+    connectClient(router, 'bad', [skill('/x/skill.md', { contentType: 'text/plain\r\nx-injected: 1' })]);
+    const port = await listen();
+    const res = await send(port, '/skills/bad/x');
+    expect(res.status).toBe(502);
+    expect(res.headers['x-injected']).toBeUndefined();
+    expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'handler_error', message: expect.stringContaining('contentType') } });
+    expect((await send(port, '/skills/c1/docs/review')).status).toBe(200);
+  });
+
+  it('500 {error} when the read itself throws, and when its answer cannot be written', async () => {
+    const throwing = await listen({
+      authorize: () => {
+        throw new Error('policy bug');
+      },
+    });
+    const res = await send(throwing, '/skills/c1/docs/review');
+    expect(res.status).toBe(500);
+    expect(JSON.parse(res.body)).toEqual({ error: 'Internal error' });
+    await new Promise((resolve) => server!.close(resolve));
+
+    const badExtra = await listen({ extraHeaders: () => ({ 'x-bad': 'a\nb' }) });
+    const written = await send(badExtra, '/skills/c1/docs/review');
+    expect(written.status).toBe(500);
+    expect(JSON.parse(written.body)).toEqual({ error: 'Internal error' });
+  });
+});
+
 describe('joinedHeaders', () => {
   it('lower-cases names and joins repeats', () => {
     expect(joinedHeaders(['A', '1', 'b', '2', 'a', '3'])).toEqual({ a: '1, 3', b: '2' });
