@@ -68,7 +68,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     logger,
   });
   const wsTransport: WebSocketTransport = createWebSocketTransport(router, { maxMessageBytes, extractAuth: gate.extract, authorize, logger });
-  const corsFor = (request: IncomingMessage): Record<string, string> => corsHeadersFor(request.headers.origin);
+  const corsFor = (request: IncomingMessage): Readonly<Record<string, string>> => corsHeadersFor(request.headers.origin);
   const httpLoop = createHttpLoopTransport(router, {
     longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs,
     maxBodyBytes: maxMessageBytes,
