@@ -76,12 +76,17 @@ interface ClientRecord {
   readonly registeredAt: number;
 }
 
-/** A call waiting for its client's answer; it is also the node of its own time-out list. */
-class PendingCall implements Deadline {
+/**
+ * A call waiting for its client's answer. It is also a node of two lists, so keeping it allocates
+ * nothing more: its time-out list, and its session's calls (to fail them when the session ends).
+ */
+export class PendingCall implements Deadline {
   deadlineAt = 0;
   deadlinePrev: Deadline | undefined = undefined;
   deadlineNext: Deadline | undefined = undefined;
   deadlineList: Deadline['deadlineList'] = undefined;
+  sessionPrev: PendingCall | undefined = undefined;
+  sessionNext: PendingCall | undefined = undefined;
 
   constructor(
     readonly requestId: string,
@@ -110,9 +115,8 @@ export class Session implements SessionInfo {
   closed = false;
   /** Client registered on this session, if any. */
   client: ClientRecord | undefined;
-  /** Calls waiting for this session's answer. */
-  /** Calls waiting for this session's answer; created with the first call (most sessions idle). */
-  pending: Set<PendingCall> | undefined;
+  /** Newest call waiting for this session's answer; the calls link to each other (no set per session). */
+  lastCall: PendingCall | undefined;
 
   constructor(
     private readonly router: Router,
@@ -397,7 +401,9 @@ export class Router {
     const call = new PendingCall(requestId, session, clientId, options.timeoutMs ?? this.options.invocationTimeoutMs, done);
     this.deadlines.add(call.timeoutMs, call);
     this.pending.set(requestId, call);
-    (session.pending ??= new Set()).add(call);
+    call.sessionPrev = session.lastCall;
+    if (session.lastCall) session.lastCall.sessionNext = call;
+    session.lastCall = call;
     this.deliver(session, message, call);
   }
 
@@ -435,7 +441,11 @@ export class Router {
   private finish(call: PendingCall, outcome: InvokeOutcome): void {
     if (this.pending.get(call.requestId) !== call) return;
     this.pending.delete(call.requestId);
-    call.session.pending?.delete(call);
+    const { session, sessionPrev, sessionNext } = call;
+    if (sessionPrev) sessionPrev.sessionNext = sessionNext;
+    if (sessionNext) sessionNext.sessionPrev = sessionPrev;
+    else session.lastCall = sessionPrev;
+    call.sessionPrev = call.sessionNext = undefined;
     this.deadlines.remove(call);
     try {
       call.done(outcome);
@@ -447,10 +457,13 @@ export class Router {
 
   /** Fail the pending calls of `session` (only those to `clientId`, when given). */
   private failPending(session: Session, clientId: string | undefined, reason: string): void {
-    if (!session.pending) return;
-    for (const call of [...session.pending]) {
-      if (clientId !== undefined && call.clientId !== clientId) continue;
-      this.finish(call, { ok: false, source: 'server', error: { code: 'transport_error', message: reason } });
+    const calls: PendingCall[] = [];
+    for (let call = session.lastCall; call; call = call.sessionPrev) {
+      if (clientId === undefined || call.clientId === clientId) calls.push(call);
+    }
+    // Oldest first, as they were made; finish() unlinks each one.
+    for (let i = calls.length - 1; i >= 0; i--) {
+      this.finish(calls[i] as PendingCall, { ok: false, source: 'server', error: { code: 'transport_error', message: reason } });
     }
   }
 
