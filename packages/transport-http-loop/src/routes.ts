@@ -163,7 +163,8 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     const waitMs = resolveWaitMs(request.query('waitMs')?.[0], longPollTimeoutMs);
     const connection = request.connection();
     const isLive = (): boolean => connection?.isLive() ?? true;
-    logger.debug('poll.start', { sessionId: session.id, waitMs, queued: mailbox.size });
+    // Every poll passes here: build the fields only when they will be written.
+    if (logger.level === 'debug') logger.debug('poll.start', { sessionId: session.id, waitMs, queued: mailbox.size });
     const result = await mailbox.take({ waitMs, connection });
     // The client was there for the whole wait: that counts as activity too.
     if (!session.closed && isLive()) session.touch();
