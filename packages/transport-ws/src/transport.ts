@@ -43,9 +43,10 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
   });
   let closing: Promise<void> | undefined;
 
-  // Frames sent during one turn of the event loop leave in one write per socket: the first send
-  // corks the socket and the check phase (after every ready socket's callbacks) uncorks them all.
-  // Under load this turns N frame writes to a busy client into one syscall; alone it costs nothing.
+  // Calls to a client that is already answering others are batched: they leave in one write per
+  // socket per turn of the event loop (the socket is corked until the check phase, after every
+  // ready socket's callbacks). Under load this turns N frame writes into one syscall. A lone call
+  // is written at once, so one-at-a-time traffic pays for no deferred flush.
   const corked = new Set<Duplex>();
   let flushScheduled = false;
   const flush = (): void => {
@@ -63,12 +64,14 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     }
   };
 
-  const refuse = (ws: WebSocket, code: number, reason: string): void => {
+  const refuse = (ws: WebSocket, code: number, reason: string): undefined => {
     logger.debug('ws.refused', { code, reason });
     ws.close(code, closeReason(reason));
+    return undefined;
   };
 
-  function onMessage(ws: WebSocket, session: Session, data: RawData, isBinary: boolean): void {
+  /** Handle one frame; returns the type of the message it carried when it was applied. */
+  function onMessage(ws: WebSocket, session: Session, data: RawData, isBinary: boolean): string | undefined {
     // After we decided to close, late frames are not acted upon.
     if (ws.readyState !== WebSocket.OPEN) return;
     if (isBinary) return refuse(ws, WS_CLOSE.unsupportedData, 'Binary frames are not supported; send JSON text');
@@ -82,10 +85,11 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     if (!parsed.ok) return refuse(ws, WS_CLOSE.policyViolation, `Invalid message: ${parsed.error}`);
     try {
       session.handle(parsed.value);
+      return parsed.value.type;
     } catch (error) {
       if (error instanceof MdpError) return refuse(ws, WS_CLOSE.policyViolation, error.message);
       logger.error('ws.handler_failed', { sessionId: session.id, error });
-      refuse(ws, WS_CLOSE.internalError, 'Internal error');
+      return refuse(ws, WS_CLOSE.internalError, 'Internal error');
     }
   }
 
@@ -93,13 +97,15 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     const auth = extractAuth(request.headers);
     if (options.authorize && !options.authorize(auth)) return refuse(ws, WS_CLOSE.unauthorized, 'Unauthorized');
     let session: Session;
+    // Calls sent and not answered yet (as far as this connection saw): the sign of a busy client.
+    let callsInFlight = 0;
     try {
       session = router.openSession(
         {
           kind: 'ws',
           send(message: ServerToClientMessage) {
             if (ws.readyState !== WebSocket.OPEN) return;
-            corkUntilFlush(socket);
+            if (message.type === 'callClient' && callsInFlight++ > 0) corkUntilFlush(socket);
             ws.send(stringifyServerMessage(message));
           },
           close(code: number, reason: string) {
@@ -113,7 +119,9 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
       ws.close(WS_CLOSE.goingAway, error instanceof MdpError ? closeReason(error.message) : 'Unavailable');
       return;
     }
-    ws.on('message', (data, isBinary) => onMessage(ws, session, data, isBinary));
+    ws.on('message', (data, isBinary) => {
+      if (onMessage(ws, session, data, isBinary) === 'callClientResult' && callsInFlight > 0) callsInFlight--;
+    });
     ws.on('close', () => session.end());
     // `ws` closes the socket itself after an error (e.g. 1009 for an oversized frame).
     ws.on('error', (error) => logger.debug('ws.error', { sessionId: session.id, error: error.message }));

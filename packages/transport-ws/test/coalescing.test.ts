@@ -1,4 +1,7 @@
-/** Frames sent to one client in one turn of the event loop leave in one socket write, in order. */
+/**
+ * Calls to a client that already has calls in flight are batched: those made in one turn of the
+ * event loop leave in one socket write, in order. A lone call is written at once.
+ */
 import { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { InvokeOutcome } from '@mdp/core';
@@ -39,7 +42,7 @@ function countServerWrites(client: TestSocket): () => number {
 }
 
 describe('write coalescing', () => {
-  it('sends the calls of one turn in a single write, in the order they were made', async () => {
+  it('batches the calls of one turn to a busy client into one write, in the order they were made', async () => {
     harness = await startHarness();
     const client = await registered(harness, 'c1');
     const other = await registered(harness, 'c2');
@@ -53,11 +56,27 @@ describe('write coalescing', () => {
     await vi.waitFor(() => expect(callsTo(other)).toHaveLength(1));
     const calls = callsTo(client);
 
-    expect(writes()).toBe(1);
+    // The first call went out alone (nothing was in flight); the four after it in one write.
+    expect(writes()).toBe(2);
     expect(calls.map((call) => (call.query as Record<string, string>).n)).toEqual(['0', '1', '2', '3', '4']);
     for (const call of calls) client.send({ type: 'callClientResult', requestId: call.requestId, ok: true, data: 'x' });
     const settled = await Promise.all(outcomes.slice(0, 5));
     expect(settled.every((outcome) => outcome.ok)).toBe(true);
+  });
+
+  it('writes a lone call at once, and stops batching once the client has answered', async () => {
+    harness = await startHarness();
+    const client = await registered(harness, 'c1');
+    const writes = countServerWrites(client);
+    const callsTo = () => client.messages.filter((m) => m.type === 'callClient');
+    for (let round = 1; round <= 3; round++) {
+      const outcome = harness.router.invoke('c1', 'GET', '/docs/skill.md');
+      // Written before invoke returned control: no deferred flush for a client with nothing in flight.
+      expect(writes()).toBe(round);
+      await vi.waitFor(() => expect(callsTo()).toHaveLength(round));
+      client.send({ type: 'callClientResult', requestId: callsTo()[round - 1]!.requestId, ok: true, data: 'x' });
+      expect(await outcome).toEqual({ ok: true, data: 'x' });
+    }
   });
 
   it('a call made in the same turn as a server-side close still arrives before the close frame', async () => {
