@@ -36,4 +36,6 @@ export interface Population {
   readonly prefix: string;
   readonly clients: number;
   readonly skills: number;
+  /** How many of the clients (the first ones) the load reads from; default all of them. */
+  readonly readClients?: number;
 }

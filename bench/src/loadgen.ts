@@ -32,7 +32,7 @@ export interface LoadResult {
 
 function targetPaths(population: Population): string[] {
   const paths: string[] = [];
-  for (let i = 0; i < population.clients; i++) {
+  for (let i = 0; i < (population.readClients ?? population.clients); i++) {
     for (let j = 0; j < population.skills; j++) paths.push(skillReadPath(clientId(population.prefix, i), j));
   }
   return paths;

@@ -134,6 +134,14 @@ export function scenarios(sizes: Sizes): Scenario[] {
           subjects: [
             { label: `${MDP}, ${many}`, server: 'mdp', transport: 'ws', population: population(sizes.catalogClients, sizes.catalogSkills) },
             { label: `${MDP}, 1 client`, server: 'mdp', transport: 'ws', population: population(1, sizes.catalogSkills) },
+            // The registry alone: as many clients registered, every read to one of them, so the
+            // socket fan-out of random targets (see the controls) is left out.
+            {
+              label: `${MDP}, ${many}, reads to 1`,
+              server: 'mdp',
+              transport: 'ws',
+              population: { ...population(sizes.catalogClients, sizes.catalogSkills), readClients: 1 },
+            },
             // Control: the same spread over many sockets through the bare relay, which has no
             // catalog at all, shows what 2,000 sockets cost any relay (fewer reads and writes batched).
             { label: `bare relay, ${many}`, server: 'bare-relay', transport: 'ws', population: population(sizes.catalogClients, sizes.catalogSkills) },
@@ -142,6 +150,7 @@ export function scenarios(sizes: Sizes): Scenario[] {
           loads: [{ concurrency: 32 }],
           comparisons: [
             { a: `${MDP}, ${many}`, b: `${MDP}, 1 client`, target: 1.1 },
+            { a: `${MDP}, ${many}, reads to 1`, b: `${MDP}, 1 client` },
             { a: `bare relay, ${many}`, b: 'bare relay, 1 client' },
             { a: `${MDP}, ${many}`, b: `bare relay, ${many}` },
           ],
