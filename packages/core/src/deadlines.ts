@@ -89,6 +89,9 @@ export class Deadlines<T extends Deadline> {
       this.onExpire(expired);
     }
     if (this.lists.get(list.ms) !== list) return; // cleared while expiring
+    // An expiry callback may have added an item and armed a timer for it: one timer per list.
+    if (list.timer) clearTimeout(list.timer);
+    list.timer = undefined;
     if (list.head) list.timer = setTimeout(() => this.fire(list), Math.max(1, list.head.deadlineAt - now));
     else this.drop(list);
   }

@@ -117,6 +117,8 @@ export class Session implements SessionInfo {
   client: ClientRecord | undefined;
   /** Newest call waiting for this session's answer; the calls link to each other (no set per session). */
   lastCall: PendingCall | undefined;
+  /** How many calls are waiting for this session's answer (sent, not yet answered, failed or timed out). */
+  pendingCount = 0;
 
   constructor(
     private readonly router: Router,
@@ -404,6 +406,7 @@ export class Router {
     call.sessionPrev = session.lastCall;
     if (session.lastCall) session.lastCall.sessionNext = call;
     session.lastCall = call;
+    session.pendingCount++;
     this.deliver(session, message, call);
   }
 
@@ -446,6 +449,7 @@ export class Router {
     if (sessionNext) sessionNext.sessionPrev = sessionPrev;
     else session.lastCall = sessionPrev;
     call.sessionPrev = call.sessionNext = undefined;
+    session.pendingCount--;
     this.deadlines.remove(call);
     try {
       call.done(outcome);

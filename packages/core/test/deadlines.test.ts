@@ -109,6 +109,23 @@ describe('Deadlines', () => {
     expect(expired).toEqual(['next']);
   });
 
+  it('an item added by an expiry callback shares the one timer, and clear() stops it', () => {
+    const expired: string[] = [];
+    const deadlines: Deadlines<Item> = new Deadlines<Item>((done) => {
+      expired.push(done.name);
+      if (done.name === 'first') deadlines.add(50, item('retry'));
+    });
+    deadlines.add(50, item('first'));
+    vi.advanceTimersByTime(50);
+    expect(expired).toEqual(['first']);
+    expect(vi.getTimerCount()).toBe(1);
+    expect(deadlines.timerCount).toBe(1);
+    deadlines.clear();
+    expect(vi.getTimerCount()).toBe(0);
+    vi.advanceTimersByTime(100);
+    expect(expired).toEqual(['first']);
+  });
+
   it('clear() stops every timer without expiring anything', () => {
     const { deadlines, expired, add } = recording();
     add(10, 'x');

@@ -235,6 +235,23 @@ describe('unresolvable calls', () => {
   });
 });
 
+describe('Session.pendingCount', () => {
+  it('counts calls until they are answered, time out or fail with their session', async () => {
+    const { session, transport } = connectClient(router, 'alpha');
+    const answered = router.invoke('alpha', 'GET', '/ping');
+    void router.invoke('alpha', 'GET', '/ping', { timeoutMs: 10 });
+    void router.invoke('alpha', 'GET', '/ping');
+    expect(session.pendingCount).toBe(3);
+    session.handle({ type: 'callClientResult', requestId: transport.calls[0]!.requestId, ok: true });
+    await answered;
+    expect(session.pendingCount).toBe(2);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(session.pendingCount).toBe(1);
+    session.end();
+    expect(session.pendingCount).toBe(0);
+  });
+});
+
 describe('dispatch (callback form)', () => {
   it('calls back once with the result, and at once for a client that is not connected', () => {
     const { session, transport } = connectClient(router, 'alpha');
