@@ -64,14 +64,12 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     }
   };
 
-  const refuse = (ws: WebSocket, code: number, reason: string): undefined => {
+  const refuse = (ws: WebSocket, code: number, reason: string): void => {
     logger.debug('ws.refused', { code, reason });
     ws.close(code, closeReason(reason));
-    return undefined;
   };
 
-  /** Handle one frame; returns the type of the message it carried when it was applied. */
-  function onMessage(ws: WebSocket, session: Session, data: RawData, isBinary: boolean): string | undefined {
+  function onMessage(ws: WebSocket, session: Session, data: RawData, isBinary: boolean): void {
     // After we decided to close, late frames are not acted upon.
     if (ws.readyState !== WebSocket.OPEN) return;
     if (isBinary) return refuse(ws, WS_CLOSE.unsupportedData, 'Binary frames are not supported; send JSON text');
@@ -85,11 +83,10 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     if (!parsed.ok) return refuse(ws, WS_CLOSE.policyViolation, `Invalid message: ${parsed.error}`);
     try {
       session.handle(parsed.value);
-      return parsed.value.type;
     } catch (error) {
       if (error instanceof MdpError) return refuse(ws, WS_CLOSE.policyViolation, error.message);
       logger.error('ws.handler_failed', { sessionId: session.id, error });
-      return refuse(ws, WS_CLOSE.internalError, 'Internal error');
+      refuse(ws, WS_CLOSE.internalError, 'Internal error');
     }
   }
 
@@ -97,15 +94,14 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     const auth = extractAuth(request.headers);
     if (options.authorize && !options.authorize(auth)) return refuse(ws, WS_CLOSE.unauthorized, 'Unauthorized');
     let session: Session;
-    // Calls sent and not answered yet (as far as this connection saw): the sign of a busy client.
-    let callsInFlight = 0;
     try {
       session = router.openSession(
         {
           kind: 'ws',
           send(message: ServerToClientMessage) {
             if (ws.readyState !== WebSocket.OPEN) return;
-            if (message.type === 'callClient' && callsInFlight++ > 0) corkUntilFlush(socket);
+            // The router counts this call already: more than one pending means a busy client.
+            if (message.type === 'callClient' && session.pendingCount > 1) corkUntilFlush(socket);
             ws.send(stringifyServerMessage(message));
           },
           close(code: number, reason: string) {
@@ -119,9 +115,7 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
       ws.close(WS_CLOSE.goingAway, error instanceof MdpError ? closeReason(error.message) : 'Unavailable');
       return;
     }
-    ws.on('message', (data, isBinary) => {
-      if (onMessage(ws, session, data, isBinary) === 'callClientResult' && callsInFlight > 0) callsInFlight--;
-    });
+    ws.on('message', (data, isBinary) => onMessage(ws, session, data, isBinary));
     ws.on('close', () => session.end());
     // `ws` closes the socket itself after an error (e.g. 1009 for an oversized frame).
     ws.on('error', (error) => logger.debug('ws.error', { sessionId: session.id, error: error.message }));

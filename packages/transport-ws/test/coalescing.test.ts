@@ -77,6 +77,12 @@ describe('write coalescing', () => {
       client.send({ type: 'callClientResult', requestId: callsTo()[round - 1]!.requestId, ok: true, data: 'x' });
       expect(await outcome).toEqual({ ok: true, data: 'x' });
     }
+    // A call the client never answers stops counting once it times out.
+    const unanswered = harness.router.invoke('c1', 'GET', '/docs/skill.md', { timeoutMs: 20 });
+    expect(writes()).toBe(4);
+    expect(await unanswered).toMatchObject({ ok: false, error: { code: 'timeout' } });
+    void harness.router.invoke('c1', 'GET', '/docs/skill.md');
+    expect(writes()).toBe(5);
   });
 
   it('a call made in the same turn as a server-side close still arrives before the close frame', async () => {
