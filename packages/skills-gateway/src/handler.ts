@@ -19,7 +19,8 @@ export interface SkillReadRequest {
 
 export interface SkillReadResponse {
   readonly status: number;
-  readonly headers: Record<string, string>;
+  /** Possibly shared between answers: copy before changing. */
+  readonly headers: Readonly<Record<string, string>>;
   /** `undefined` for an empty body. */
   readonly body: string | undefined;
 }
@@ -40,7 +41,7 @@ const json = (status: number, value: unknown): SkillReadResponse => ({
   headers: { 'content-type': JSON_TYPE },
   body: JSON.stringify(value),
 });
-const empty = (status: number, headers: Record<string, string> = {}): SkillReadResponse => ({ status, headers, body: undefined });
+const empty = (status: number, headers: Readonly<Record<string, string>> = {}): SkillReadResponse => ({ status, headers, body: undefined });
 
 const UNAUTHORIZED: SkillReadResponse = json(401, { error: 'Unauthorized' });
 
@@ -110,7 +111,7 @@ const INVALID_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
  * The response headers of a text skill, shared per declared content type (a handful per server);
  * `undefined` when the declared type cannot be sent as a header (a client's mistake).
  */
-function textHeadersFor(declared: string | undefined): Record<string, string> | undefined {
+function textHeadersFor(declared: string | undefined): Readonly<Record<string, string>> | undefined {
   let headers = textHeaders.get(declared);
   if (!headers) {
     const contentType = skillContentType(declared);

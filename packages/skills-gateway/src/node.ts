@@ -43,13 +43,18 @@ export function createNodeSkillsHandler(
 
   const write = (request: IncomingMessage, response: ServerResponse, answer: SkillReadResponse): void => {
     if (response.destroyed || response.headersSent) return;
-    const extra = options.extraHeaders?.(request);
+    let extra: Readonly<Record<string, string>> | undefined;
     try {
+      extra = options.extraHeaders?.(request);
       response.writeHead(answer.status, extra ? { ...answer.headers, ...extra } : answer.headers);
     } catch (error) {
       // Nothing was sent yet; never leave the reader waiting on an answer that could not be written.
       logger.error('skills.write_failed', { error });
-      response.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+      try {
+        response.writeHead(500, { ...extra, 'content-type': 'application/json; charset=utf-8' });
+      } catch {
+        response.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+      }
       response.end(INTERNAL_ERROR);
       return;
     }

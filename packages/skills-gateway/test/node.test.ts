@@ -158,10 +158,22 @@ describe('answers that cannot be made', () => {
     expect(JSON.parse(res.body)).toEqual({ error: 'Internal error' });
     await new Promise((resolve) => server!.close(resolve));
 
+    await new Promise((resolve) => server!.close(resolve));
+
     const badExtra = await listen({ extraHeaders: () => ({ 'x-bad': 'a\nb' }) });
     const written = await send(badExtra, '/skills/c1/docs/review');
     expect(written.status).toBe(500);
     expect(JSON.parse(written.body)).toEqual({ error: 'Internal error' });
+    await new Promise((resolve) => server!.close(resolve));
+
+    const throwingExtra = await listen({
+      extraHeaders: () => {
+        throw new Error('cors bug');
+      },
+    });
+    const thrown = await send(throwingExtra, '/skills/c1/docs/review');
+    expect(thrown.status).toBe(500);
+    expect(JSON.parse(thrown.body)).toEqual({ error: 'Internal error' });
   });
 });
 
