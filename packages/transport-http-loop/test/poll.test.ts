@@ -173,21 +173,6 @@ describe('poll', () => {
     await router.close();
     await outcome;
   });
-
-  it('refreshes last-seen and replaces the transport auth on every send and poll', async () => {
-    const sessionId = await client.connect();
-    const session = router.session(sessionId);
-    session.lastSeen = 0;
-    await client.poll(sessionId, 0, { headers: { authorization: 'Bearer p1' } });
-    expect(session.lastSeen).toBeGreaterThan(0);
-    expect(session.transportAuth).toMatchObject({ scheme: 'Bearer', token: 'p1' });
-    session.lastSeen = 0;
-    await client.send(sessionId, { type: 'pong' }, { 'x-mdp-auth-tenant': 't2' });
-    expect(session.lastSeen).toBeGreaterThan(0);
-    expect(session.transportAuth).toEqual({ headers: { 'x-mdp-auth-tenant': 't2' } });
-    await client.poll(sessionId, 0);
-    expect(session.transportAuth).toBeUndefined();
-  });
 });
 
 describe('poll time-out', () => {

@@ -1,53 +1,83 @@
 /**
- * On a real socket with @hono/node-server: a poll the client aborted must not take the message
- * that arrives afterwards.
+ * What both adapters must do alike on a real socket: the Hono routes under @hono/node-server and
+ * `handleNode` under a bare node:http listener. A poll the client aborted must not take the message
+ * that arrives afterwards; every send and poll refreshes the session.
  */
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpLoopTransport, type HttpLoopTransport } from '../src/index.js';
 import { SpyRouter, loopClient, polledMessage, watchLogs, type LogWatcher, type LoopClient } from './helpers.js';
 
-let router: SpyRouter;
-let transport: HttpLoopTransport;
-let server: Server;
-let client: LoopClient;
-let logs: LogWatcher;
+const MOUNT = '/mdp/http-loop';
 
-beforeEach(async () => {
-  router = new SpyRouter();
-  logs = watchLogs();
-  transport = createHttpLoopTransport(router, { logger: logs.logger });
-  const app = new Hono();
-  app.route('/mdp/http-loop', transport.app);
-  const port = await new Promise<number>((resolve) => {
-    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => resolve(info.port)) as Server;
+/** Serve the transport on 127.0.0.1:0 through one adapter; resolves with the port. */
+type Adapter = (transport: HttpLoopTransport, onServer: (server: Server) => void) => Promise<number>;
+
+const ADAPTERS: Array<[string, Adapter]> = [
+  [
+    'Hono routes on @hono/node-server',
+    (transport, onServer) => {
+      const app = new Hono();
+      app.route(MOUNT, transport.app);
+      return new Promise<number>((resolve) => {
+        onServer(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => resolve(info.port)) as Server);
+      });
+    },
+  ],
+  [
+    'handleNode on node:http',
+    (transport, onServer) => {
+      const server = createServer((req, res) => {
+        const url = req.url ?? '/';
+        const mark = url.indexOf('?');
+        const path = mark < 0 ? url : url.slice(0, mark);
+        if (path.startsWith(`${MOUNT}/`)) return transport.handleNode(req, res, path.slice(MOUNT.length));
+        res.writeHead(404, { 'content-length': 0 });
+        res.end();
+      });
+      onServer(server);
+      return new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+    },
+  ],
+];
+
+describe.each(ADAPTERS)('HTTP loop over a socket: %s', (_name, adapter) => {
+  let router: SpyRouter;
+  let transport: HttpLoopTransport;
+  let server: Server;
+  let client: LoopClient;
+  let logs: LogWatcher;
+
+  async function setUp(): Promise<void> {
+    router = new SpyRouter();
+    logs = watchLogs();
+    transport = createHttpLoopTransport(router, { logger: logs.logger });
+    const port = await adapter(transport, (started) => (server = started));
+    client = loopClient((path, init) => fetch(`http://127.0.0.1:${port}${MOUNT}${path}`, init));
+  }
+
+  afterEach(async () => {
+    await transport.close();
+    await router.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
   });
-  client = loopClient((path, init) => fetch(`http://127.0.0.1:${port}/mdp/http-loop${path}`, init));
-});
 
-afterEach(async () => {
-  await transport.close();
-  await router.close();
-  server.closeAllConnections();
-  await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-});
+  /** Start a long poll, wait until the server holds it, abort it from the client side. */
+  async function abortedPoll(sessionId: string): Promise<void> {
+    const controller = new AbortController();
+    const started = logs.next('poll.start');
+    const poll = client.poll(sessionId, 60_000, { signal: controller.signal });
+    await started;
+    controller.abort();
+    await expect(poll).rejects.toThrow();
+  }
 
-/** Start a long poll, wait until the server holds it, abort it from the client side. */
-async function abortedPoll(sessionId: string): Promise<AbortController> {
-  const controller = new AbortController();
-  const started = logs.next('poll.start');
-  const poll = client.poll(sessionId, 60_000, { signal: controller.signal });
-  await started;
-  controller.abort();
-  await expect(poll).rejects.toThrow();
-  return controller;
-}
-
-describe('HTTP loop over a socket', () => {
   it('runs connect, register, poll, result and disconnect', async () => {
+    await setUp();
     const sessionId = await client.register();
     const outcome = router.invoke('c1', 'GET', '/hello', { query: { q: 'x' } });
     const message = await polledMessage(await client.poll(sessionId, 1000));
@@ -59,6 +89,7 @@ describe('HTTP loop over a socket', () => {
   });
 
   it('does not lose a callClient to a poll aborted before it arrived', async () => {
+    await setUp();
     const sessionId = await client.register();
     const gone = logs.next('poll.abandoned');
     await abortedPoll(sessionId);
@@ -71,6 +102,7 @@ describe('HTTP loop over a socket', () => {
   });
 
   it('does not lose a callClient that arrives right as the poll is aborted', async () => {
+    await setUp();
     const sessionId = await client.register();
     await abortedPoll(sessionId);
     // No waiting for the server to notice: the message races the connection close.
@@ -79,5 +111,21 @@ describe('HTTP loop over a socket', () => {
     expect(message.type).toBe('callClient');
     await client.send(sessionId, { type: 'callClientResult', requestId: message.requestId, ok: true, data: 1 });
     expect(await outcome).toEqual({ ok: true, data: 1 });
+  });
+
+  it('refreshes last-seen and replaces the transport auth on every send and poll', async () => {
+    await setUp();
+    const sessionId = await client.connect();
+    const session = router.session(sessionId);
+    session.lastSeen = 0;
+    await client.poll(sessionId, 0, { headers: { authorization: 'Bearer p1' } });
+    expect(session.lastSeen).toBeGreaterThan(0);
+    expect(session.transportAuth).toMatchObject({ scheme: 'Bearer', token: 'p1' });
+    session.lastSeen = 0;
+    await client.send(sessionId, { type: 'pong' }, { 'x-mdp-auth-tenant': 't2' });
+    expect(session.lastSeen).toBeGreaterThan(0);
+    expect(session.transportAuth).toEqual({ headers: { 'x-mdp-auth-tenant': 't2' } });
+    await client.poll(sessionId, 0);
+    expect(session.transportAuth).toBeUndefined();
   });
 });
