@@ -327,14 +327,10 @@ export class Router {
   // ------------------------------------------------------------------------------------------
   // Invocations
 
-  /** Resolve (clientId, method, path) to a target, or `undefined` when nothing matches. */
+  /** Resolve (clientId, method, path) to a target; `undefined` when nothing matches or `path` is not a valid concrete path. */
   findTarget(clientId: string, method: EndpointMethod, path: string): ResolvedTarget | undefined {
-    return this.indexFor(clientId, path)?.resolve(method, path);
-  }
-
-  /** The skill `path` resolves to on `clientId` (GET), or `undefined` when it names no skill. */
-  findSkill(clientId: string, path: string): ResolvedTarget | undefined {
-    return this.indexFor(clientId, path)?.findSkill(path);
+    if (concretePathProblem(path) !== undefined) return undefined;
+    return this.clients.get(clientId)?.index.resolve(method, path);
   }
 
   /**
@@ -343,12 +339,6 @@ export class Router {
    */
   findSkillRead(clientId: string, name: string): ResolvedTarget | undefined {
     return this.clients.get(clientId)?.index.resolveSkillRead(name);
-  }
-
-  /** The path index of a connected client, when `path` is a valid concrete path to look up. */
-  private indexFor(clientId: string, path: string): PathIndex | undefined {
-    if (concretePathProblem(path) !== undefined) return undefined;
-    return this.clients.get(clientId)?.index;
   }
 
   /** Resolve and invoke; a target that does not resolve ends as `not_found`. */
