@@ -48,20 +48,16 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
   // ready socket's callbacks). Under load this turns N frame writes into one syscall. A lone call
   // is written at once, so one-at-a-time traffic pays for no deferred flush.
   const corked = new Set<Duplex>();
-  let flushScheduled = false;
   const flush = (): void => {
-    flushScheduled = false;
     for (const socket of corked) socket.uncork();
     corked.clear();
   };
   const corkUntilFlush = (socket: Duplex): void => {
     if (corked.has(socket)) return;
+    // The first socket corked in this turn schedules the one flush for all of them.
+    if (corked.size === 0) setImmediate(flush);
     socket.cork();
     corked.add(socket);
-    if (!flushScheduled) {
-      flushScheduled = true;
-      setImmediate(flush);
-    }
   };
 
   const refuse = (ws: WebSocket, code: number, reason: string): void => {
