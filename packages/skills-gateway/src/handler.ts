@@ -44,6 +44,8 @@ const json = (status: number, value: unknown): SkillReadResponse => ({
 const empty = (status: number, headers: Readonly<Record<string, string>> = {}): SkillReadResponse => ({ status, headers, body: undefined });
 
 const UNAUTHORIZED: SkillReadResponse = json(401, { error: 'Unauthorized' });
+/** What an adapter answers when a read fails inside the server; the cause is logged, never echoed. */
+export const INTERNAL_ERROR: SkillReadResponse = json(500, { error: 'Internal error' });
 
 /** `text/*` without a charset gets `; charset=utf-8`; no content type means Markdown. */
 export function skillContentType(declared: string | undefined): string {

@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthContext } from '@mdp/protocol';
 import { extractTransportAuth, silentLogger, type HeaderMap, type Logger, type Router } from '@mdp/core';
-import { readSkill, type SkillReadOptions, type SkillReadRequest, type SkillReadResponse } from './handler.js';
+import { INTERNAL_ERROR, readSkill, type SkillReadOptions, type SkillReadRequest, type SkillReadResponse } from './handler.js';
 import { isSkillRoutePath } from './route.js';
 import { lastValueQuery } from './routes.js';
 
@@ -32,7 +32,6 @@ export function joinedHeaders(rawHeaders: readonly string[]): Record<string, str
   return headers;
 }
 
-const INTERNAL_ERROR = JSON.stringify({ error: 'Internal error' });
 
 export function createNodeSkillsHandler(
   router: Router,
@@ -51,11 +50,11 @@ export function createNodeSkillsHandler(
       // Nothing was sent yet; never leave the reader waiting on an answer that could not be written.
       logger.error('skills.write_failed', { error });
       try {
-        response.writeHead(500, { ...extra, 'content-type': 'application/json; charset=utf-8' });
+        response.writeHead(INTERNAL_ERROR.status, { ...extra, ...INTERNAL_ERROR.headers });
       } catch {
-        response.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+        response.writeHead(INTERNAL_ERROR.status, INTERNAL_ERROR.headers);
       }
-      response.end(INTERNAL_ERROR);
+      response.end(INTERNAL_ERROR.body);
       return;
     }
     response.end(answer.body);
@@ -78,7 +77,7 @@ export function createNodeSkillsHandler(
       readSkill(router, read, options, (answer) => write(request, response, answer));
     } catch (error) {
       logger.error('skills.read_failed', { error });
-      write(request, response, { status: 500, headers: { 'content-type': 'application/json; charset=utf-8' }, body: INTERNAL_ERROR });
+      write(request, response, INTERNAL_ERROR);
     }
     return true;
   };
