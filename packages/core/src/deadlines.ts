@@ -96,4 +96,3 @@ export class Deadlines<T extends Deadline> {
     else this.drop(list);
   }
 }
-
