@@ -3,7 +3,6 @@
  * invocations (SPEC §4). Transport-agnostic: transports open a session with a SessionTransport,
  * feed it parsed messages and report when the connection ends.
  */
-import { randomUUID } from 'node:crypto';
 import {
   concretePathProblem,
   type AuthContext,
@@ -17,6 +16,7 @@ import {
   type ServerToClientMessage,
 } from '@mdp/protocol';
 import { Deadlines, type Deadline } from './deadlines.js';
+import { randomUuid } from './uuid.js';
 import { MdpError } from './errors.js';
 import { silentLogger, type Logger } from './logger.js';
 import { PathIndex, type ResolvedTarget } from './path-index.js';
@@ -97,18 +97,9 @@ export class PendingCall implements Deadline {
   ) {}
 }
 
-/**
- * A random UUID as one flat string. node builds `randomUUID()` by concatenation, and V8 keeps
- * such a string as a tree of pieces (about 500 bytes) for as long as it lives, here the session's
- * lifetime; a round trip through a Buffer stores it flat (36 bytes).
- */
-function flatUuid(): string {
-  return Buffer.from(randomUUID(), 'latin1').toString('latin1');
-}
-
 /** One connection as core sees it. Transports keep the object and call its methods. */
 export class Session implements SessionInfo {
-  readonly id: string = flatUuid();
+  readonly id: string = randomUuid();
   lastSeen: number = Date.now();
   transportAuth: AuthContext | undefined;
   messageAuth: AuthContext | undefined;
@@ -373,7 +364,7 @@ export class Router {
       });
       return;
     }
-    const requestId = randomUUID();
+    const requestId = randomUuid();
     const message: CallClientMessage = {
       type: 'callClient',
       requestId,
