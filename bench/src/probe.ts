@@ -4,6 +4,8 @@
  * process's own (getrusage through process.cpuUsage: all threads, microsecond resolution) and
  * memory is measured after a full collection. Nothing here runs on the server's request path.
  */
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector';
 import { serveRpc } from './rpc.js';
 
 export interface ProcessUsage {
@@ -29,6 +31,11 @@ function usage(): ProcessUsage {
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
+/** The inspector session of an allocation sampling in progress (`tools/alloc-one.mjs`). */
+let sampling: Session | undefined;
+const post = (session: Session, method: string, params?: object): Promise<unknown> =>
+  new Promise((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+
 serveRpc(
   {
     usage,
@@ -40,6 +47,27 @@ serveRpc(
         await new Promise((resolve) => setImmediate(resolve));
       }
       return usage();
+    },
+    /** Sample allocations every `intervalBytes`, objects that die young included, until `stopAllocations`. */
+    async startAllocations({ intervalBytes }: { intervalBytes: number }) {
+      if (sampling) throw new Error('allocation sampling already started');
+      sampling = new Session();
+      sampling.connect();
+      await post(sampling, 'HeapProfiler.enable');
+      await post(sampling, 'HeapProfiler.startSampling', {
+        samplingInterval: intervalBytes,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
+    },
+    /** Stop sampling and write the sampling heap profile (JSON) to `file`. */
+    async stopAllocations({ file }: { file: string }) {
+      if (!sampling) throw new Error('allocation sampling not started');
+      const session = sampling;
+      sampling = undefined;
+      const { profile } = (await post(session, 'HeapProfiler.stopSampling')) as { profile: unknown };
+      session.disconnect();
+      await writeFile(file, JSON.stringify(profile));
     },
   },
   // Orchestrator gone: stop through the server's own graceful path.
