@@ -109,6 +109,48 @@ function loopReadCase(clients: number): ReadCase {
   };
 }
 
+/**
+ * Catalog scale. Besides the target pair (many clients against one), the same many clients with
+ * every read sent to one of them (the registry alone) and to a few of them (the socket fan-out
+ * without cold per-client data), each also through the bare relay, which has no catalog at all:
+ * together they split the growth into its parts.
+ */
+function catalogCase(sizes: Sizes): ReadCase {
+  const many = `${sizes.catalogClients.toLocaleString('en-US')} clients`;
+  const few = Math.min(sizes.manyClients, sizes.catalogClients);
+  const all = population(sizes.catalogClients, sizes.catalogSkills);
+  const subject = (server: 'mdp' | 'bare-relay', name: string, pop: Population): SubjectSpec => ({ label: name, server, transport: 'ws', population: pop });
+  const labels = (name: string) => ({ many: `${name}, ${many}`, one: `${name}, 1 client`, toOne: `${name}, ${many}, reads to 1`, toFew: `${name}, ${many}, reads to ${few}` });
+  const mdp = labels(MDP);
+  const bare = labels('bare relay');
+  return {
+    label: `${sizes.catalogSkills} skills each`,
+    subjects: [
+      subject('mdp', mdp.many, all),
+      subject('mdp', mdp.one, population(1, sizes.catalogSkills)),
+      subject('mdp', mdp.toOne, { ...all, readClients: 1 }),
+      subject('mdp', mdp.toFew, { ...all, readClients: few }),
+      subject('bare-relay', bare.many, all),
+      subject('bare-relay', bare.one, population(1, sizes.catalogSkills)),
+      subject('bare-relay', bare.toFew, { ...all, readClients: few }),
+    ],
+    loads: [{ concurrency: 32 }],
+    comparisons: [
+      { a: mdp.many, b: mdp.one, target: 1.1 },
+      // The registry: as many clients held, reads to one socket.
+      { a: mdp.toOne, b: mdp.one },
+      // The fan-out: calls and results spread over a few sockets, whose objects stay in cache.
+      { a: mdp.toFew, b: mdp.one },
+      { a: bare.toFew, b: bare.one },
+      // Cold per-client data: the same fan-out over all of them.
+      { a: mdp.many, b: mdp.toFew },
+      { a: bare.many, b: bare.toFew },
+      { a: bare.many, b: bare.one },
+      { a: mdp.many, b: bare.many },
+    ],
+  };
+}
+
 export function scenarios(sizes: Sizes): Scenario[] {
   const many = `${sizes.catalogClients.toLocaleString('en-US')} clients`;
   return [
@@ -128,34 +170,7 @@ export function scenarios(sizes: Sizes): Scenario[] {
       name: 'catalog',
       kind: 'read',
       title: `Catalog scale: ${many} × ${sizes.catalogSkills} skills, random targets`,
-      cases: [
-        {
-          label: `${sizes.catalogSkills} skills each`,
-          subjects: [
-            { label: `${MDP}, ${many}`, server: 'mdp', transport: 'ws', population: population(sizes.catalogClients, sizes.catalogSkills) },
-            { label: `${MDP}, 1 client`, server: 'mdp', transport: 'ws', population: population(1, sizes.catalogSkills) },
-            // The registry alone: as many clients registered, every read to one of them, so the
-            // socket fan-out of random targets (see the controls) is left out.
-            {
-              label: `${MDP}, ${many}, reads to 1`,
-              server: 'mdp',
-              transport: 'ws',
-              population: { ...population(sizes.catalogClients, sizes.catalogSkills), readClients: 1 },
-            },
-            // Control: the same spread over many sockets through the bare relay, which has no
-            // catalog at all, shows what 2,000 sockets cost any relay (fewer reads and writes batched).
-            { label: `bare relay, ${many}`, server: 'bare-relay', transport: 'ws', population: population(sizes.catalogClients, sizes.catalogSkills) },
-            { label: 'bare relay, 1 client', server: 'bare-relay', transport: 'ws', population: population(1, sizes.catalogSkills) },
-          ],
-          loads: [{ concurrency: 32 }],
-          comparisons: [
-            { a: `${MDP}, ${many}`, b: `${MDP}, 1 client`, target: 1.1 },
-            { a: `${MDP}, ${many}, reads to 1`, b: `${MDP}, 1 client` },
-            { a: `bare relay, ${many}`, b: 'bare relay, 1 client' },
-            { a: `${MDP}, ${many}`, b: `bare relay, ${many}` },
-          ],
-        },
-      ],
+      cases: [catalogCase(sizes)],
     },
     {
       name: 'idle-memory',

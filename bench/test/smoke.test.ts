@@ -48,7 +48,15 @@ describe('pnpm bench --smoke', () => {
   const subjects: Record<string, string[]> = {
     'ws-read': ['mdp-server', 'bare relay', 'bare http'],
     'loop-read': ['mdp-server', 'bare loop relay'],
-    catalog: ['mdp-server, 20 clients', 'mdp-server, 1 client', 'mdp-server, 20 clients, reads to 1', 'bare relay, 20 clients', 'bare relay, 1 client'],
+    catalog: [
+      'mdp-server, 20 clients',
+      'mdp-server, 1 client',
+      'mdp-server, 20 clients, reads to 1',
+      'mdp-server, 20 clients, reads to 5',
+      'bare relay, 20 clients',
+      'bare relay, 1 client',
+      'bare relay, 20 clients, reads to 5',
+    ],
     'idle-memory': ['mdp-server', 'bare ws'],
     registration: ['mdp-server', 'bare ws'],
   };
