@@ -142,10 +142,14 @@ export function rawRequest(
   base: string,
   path: string,
   method = 'GET',
+  /** Extra headers in the `rawHeaders` form, `[name, value, name, value, …]`, sent as given (repeats too). */
+  extraHeaders?: string[],
 ): Promise<{ status: number; headers: import('node:http').IncomingHttpHeaders; body: string }> {
   const url = new URL(base);
+  // node sends an array of headers as it is, without adding Host.
+  const headers = extraHeaders && ['Host', url.host, ...extraHeaders];
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: url.hostname, port: url.port, path, method }, (res) => {
+    const req = httpRequest({ host: url.hostname, port: url.port, path, method, headers }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));

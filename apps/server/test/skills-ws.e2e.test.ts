@@ -163,6 +163,29 @@ describe('skill routes over a websocket client', () => {
     expect(options.headers.get('access-control-allow-credentials')).toBe('true');
   });
 
+  it('answers a read with CORS headers for its Origin: echoed with credentials, `*` without one, repeats joined', async () => {
+    const t = await startServer();
+    await registeredClient(t, descriptor('c6b', [skill('/s/skill.md')]));
+    const plain = await rawRequest(t.http, '/skills/c6b/s');
+    expect(plain.status).toBe(200);
+    expect(plain.headers['access-control-allow-origin']).toBe('*');
+    expect(plain.headers['access-control-allow-credentials']).toBeUndefined();
+    for (const name of ['Origin', 'origin', 'ORIGIN']) {
+      const read = await rawRequest(t.http, '/skills/c6b/s', 'GET', [name, 'http://example.test']);
+      expect(read.status, name).toBe(200);
+      expect(read.headers['access-control-allow-origin'], name).toBe('http://example.test');
+      expect(read.headers['access-control-allow-credentials'], name).toBe('true');
+      expect(read.headers.vary, name).toBe('Origin');
+    }
+    // Two Origin headers read as node's request.headers would give them (and a browser never sends).
+    const twice = await rawRequest(t.http, '/skills/c6b/s', 'GET', ['Origin', 'http://a.test', 'origin', 'http://b.test']);
+    expect(twice.headers['access-control-allow-origin']).toBe('http://a.test, http://b.test');
+    // The failure answers carry them too.
+    const missing = await rawRequest(t.http, '/skills/c6b/nothing', 'GET', ['Origin', 'http://example.test']);
+    expect(missing.status).toBe(404);
+    expect(missing.headers['access-control-allow-origin']).toBe('http://example.test');
+  });
+
   it('answers 400 {error} for malformed encoding and bad paths, without crashing', async () => {
     const t = await startServer();
     const client = await registeredClient(t, descriptor('c7', [skill('/s/skill.md')]));
