@@ -117,8 +117,17 @@ export class ControlLink {
 
   private sendRaw(message: ClusterMessage): boolean {
     if (this.ws.readyState !== this.ws.OPEN) return false;
+    let text: string;
     try {
-      this.ws.send(JSON.stringify(message));
+      text = JSON.stringify(message);
+    } catch (error) {
+      // A message carrying a client's data nested too deeply to serialise: that message is lost,
+      // the link is fine.
+      this.logger.warn('cluster.message_unsendable', { link: this.describe(), type: message.type, error });
+      return false;
+    }
+    try {
+      this.ws.send(text);
       return true;
     } catch (error) {
       this.logger.debug('cluster.link_send_failed', { link: this.describe(), error });

@@ -8,6 +8,7 @@ import type { RawData } from 'ws';
 import { WebSocket } from 'ws';
 import type { ClientInfo, Logger, Router } from '@mdp/core';
 import {
+  UNSENDABLE_DATA_ERROR,
   parseServerMessage,
   type CallClientMessage,
   type ClientDescriptor,
@@ -216,7 +217,10 @@ export class Mirror {
       reply = { type: 'callClientResult', requestId: call.requestId, ok: false, error: { code: 'handler_error', message: 'Internal error' } };
     }
     // Answer on the socket the call came on; if it has closed, the upstream already failed the call.
-    this.sendOn(ws, reply);
+    // A result that cannot be serialised (data nested too deeply) is answered with an error instead.
+    if (!this.sendOn(ws, reply) && ws.readyState === ws.OPEN) {
+      this.sendOn(ws, { type: 'callClientResult', requestId: call.requestId, ok: false, error: UNSENDABLE_DATA_ERROR });
+    }
   }
 
   private send(message: ClientToServerMessage): boolean {

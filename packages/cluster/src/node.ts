@@ -8,7 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { MdpError, type InvokeOutcome } from '@mdp/core';
-import { ERROR_CODES, type ClusterHello, type ClusterMessage, type ErrorCode, type MetaDocument } from '@mdp/protocol';
+import { ERROR_CODES, UNSENDABLE_DATA_ERROR, type ClusterHello, type ClusterMessage, type ErrorCode, type MetaDocument } from '@mdp/protocol';
 import { TimerSet } from './clock.js';
 import { fromWire, helloMessage, toWire, type WireHeader } from './codec.js';
 import { Discovery } from './discovery.js';
@@ -250,15 +250,12 @@ function createMember(o: ResolvedOptions): ClusterNode {
     if (message.type === 'clusterRpcRequest') {
       serveRpc(local, message).then((answer) => {
         if (!header) return;
-        send(peerId, {
-          type: 'clusterRpcResponse',
-          clusterId: header.clusterId,
-          serverId: header.serverId,
-          term: driver?.view().term ?? 0,
-          timestamp: Date.now(),
-          requestId: message.requestId,
-          ...answer,
-        });
+        const { clusterId, serverId } = header;
+        const respond = (body: typeof answer): boolean =>
+          send(peerId, { type: 'clusterRpcResponse', clusterId, serverId, term: driver?.view().term ?? 0, timestamp: Date.now(), requestId: message.requestId, ...body });
+        // A result that cannot be sent (a client's data nested too deeply to serialise) is answered
+        // with an error, so the caller does not wait for its time-out.
+        if (!respond(answer)) respond({ ok: false, error: UNSENDABLE_DATA_ERROR });
       }).catch((error: unknown) => logger.error('cluster.rpc_failed', { error }));
       return;
     }

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Router } from '@mdp/core';
-import { buildMetaDocument, metaEndpoints, standaloneClusterView } from '@mdp/protocol';
+import { UNSENDABLE_DATA_ERROR, buildMetaDocument, metaEndpoints, standaloneClusterView } from '@mdp/protocol';
 import { createClusterNode, mirroredId, upstreamAccepts, type ProxyStatus } from '../src/index.js';
 import { FAST, agreedLeader, attachClient, live, memoryLogger, skillClient, startCluster, startNode, until, type LogLine, type TestNode } from './harness.js';
 
@@ -27,6 +27,13 @@ function statusIs(node: TestNode, state: ProxyStatus['state']): () => boolean {
 }
 
 const SKILL = '/docs/review/skill.md';
+
+/** Data nested deeper than JSON.stringify can go. */
+function tooDeep(): unknown {
+  let deep: unknown = 'bottom';
+  for (let i = 0; i < 100_000; i++) deep = [deep];
+  return deep;
+}
 const CONVERGE_MS = FAST.leaseDurationMs + FAST.electionTimeoutMaxMs + 4000;
 
 describe('version check', () => {
@@ -117,6 +124,21 @@ describe('mirroring into an explicit upstream', () => {
     await until([], () => hub.router.getClient(upstreamId) === undefined, 3000, 'the removal');
   });
 
+  it('answers a call whose result cannot be serialised (nested too deeply) with an error, and keeps mirroring', async () => {
+    const hub = await track(startNode({ mode: 'standalone' }));
+    const edge = await track(startNode({ mode: 'standalone', upstreamUrl: hub.baseUrl }));
+    let answer: unknown = 'fine';
+    attachClient(edge.router, skillClient('deep'), () => answer);
+    const id = mirroredId(edge.id, 'deep');
+    await until([], () => hub.router.getClient(id) !== undefined, 3000, 'the mirror');
+    answer = tooDeep();
+    const started = Date.now();
+    expect(await hub.router.invoke(id, 'GET', SKILL, { timeoutMs: 10_000 })).toEqual({ ok: false, source: 'client', error: UNSENDABLE_DATA_ERROR });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    answer = 'fine again';
+    expect(await hub.router.invoke(id, 'GET', SKILL)).toEqual({ ok: true, data: 'fine again' });
+  });
+
   it('re-establishes a dropped upstream link with back-off and registers again', async () => {
     const hub = await track(startNode({ mode: 'standalone' }));
     const edge = await track(startNode({ mode: 'standalone', upstreamUrl: hub.baseUrl }));
@@ -164,6 +186,10 @@ describe('mirroring in a cluster', () => {
     expect(paths).toContainEqual(expect.objectContaining({ clientId: mirrored, type: 'skill', method: 'GET', path: SKILL }));
     expect(await f2.node.host.callPath({ clientId: mirrored, method: 'GET', path: SKILL })).toEqual({ ok: true, data: 'from one' });
     expect(await f2.node.host.callPath({ clientId: 'nobody', method: 'GET', path: SKILL })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    // An answer the leader cannot serialise comes back as an error at once, and the link stays up.
+    attachClient(leader.router, skillClient('deep'), () => tooDeep());
+    expect(await f2.node.host.callPath({ clientId: 'deep', method: 'GET', path: SKILL })).toMatchObject({ ok: false, error: UNSENDABLE_DATA_ERROR });
+    expect(await f2.node.host.callPath({ clientId: mirrored, method: 'GET', path: SKILL })).toEqual({ ok: true, data: 'from one' });
 
     // The leader stops: the survivors elect, and f1 mirrors into whoever leads now (unless it leads).
     await leader.stop();

@@ -98,6 +98,6 @@ export {
   parserFor,
 } from './parse.js';
 export type { ParseResult } from './parse.js';
-export { stringifyServerMessage } from './serialize.js';
+export { UNSENDABLE_DATA_ERROR, stringifyServerMessage } from './serialize.js';
 export { buildMetaDocument, metaEndpoints, standaloneClusterView } from './meta.js';
 export type { ClusterView, FeaturesView, MetaEndpoints } from './meta.js';

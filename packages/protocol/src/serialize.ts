@@ -3,7 +3,17 @@
  * (the path form and the named form's `args`, SPEC §3); they are serialised once and spliced into
  * both places, which matters on the hot path where headers are the bulk of the message.
  */
-import type { ServerToClientMessage } from './schemas.js';
+import type { SerializedError, ServerToClientMessage } from './schemas.js';
+
+/**
+ * The error that stands for a client's result that cannot be serialised again. A client's data was
+ * parsed from JSON, so this happens only when it nests deeper than `JSON.stringify` can go (about
+ * 10,000 levels in V8). Whoever relays the result answers with this error instead of failing silently.
+ */
+export const UNSENDABLE_DATA_ERROR: SerializedError = Object.freeze({
+  code: 'handler_error',
+  message: 'The client answered with data that cannot be sent on as JSON (nested too deeply)',
+});
 
 const field = (name: string, value: unknown): string => (value === undefined ? '' : `,"${name}":${JSON.stringify(value)}`);
 

@@ -2,7 +2,7 @@
  * Skill reads, independent of any HTTP framework: a request description in, a response
  * description out. The Hono routes (and any faster adapter) are thin wrappers around this.
  */
-import type { AuthContext } from '@mdp/protocol';
+import { UNSENDABLE_DATA_ERROR, type AuthContext } from '@mdp/protocol';
 import type { InvokeOutcome, ResolvedTarget, Router } from '@mdp/core';
 import { parseSkillRoute, rawSkillRoute } from './route.js';
 
@@ -76,7 +76,7 @@ export function readSkill(
     clientId,
     target,
     { query: request.query, headers: request.headers, auth: request.auth, timeoutMs: options.timeoutMs },
-    (outcome) => respond(responseTo(outcome, target)),
+    (outcome) => respond(answerTo(outcome, target)),
   );
 }
 
@@ -123,6 +123,17 @@ function textHeadersFor(declared: string | undefined): Readonly<Record<string, s
     if (textHeaders.size < 64) textHeaders.set(declared, headers);
   }
   return headers;
+}
+
+// A throw here would leave the read hanging: the router has already let go of the call.
+const UNSENDABLE_DATA: SkillReadResponse = json(502, { error: UNSENDABLE_DATA_ERROR });
+
+function answerTo(outcome: InvokeOutcome, target: ResolvedTarget): SkillReadResponse {
+  try {
+    return responseTo(outcome, target);
+  } catch {
+    return UNSENDABLE_DATA;
+  }
 }
 
 function responseTo(outcome: InvokeOutcome, target: ResolvedTarget): SkillReadResponse {

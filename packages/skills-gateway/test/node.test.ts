@@ -147,6 +147,25 @@ describe('answers that cannot be made', () => {
     expect((await send(port, '/skills/c1/docs/review')).status).toBe(200);
   });
 
+  it('502 for data nested too deeply to serialise again (ok or error details); never a hung read', async () => {
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(() => JSON.stringify(deep)).toThrow(RangeError);
+    const port = await listen();
+    client.reply = () => ({ ok: true, data: deep });
+    const ok = await send(port, '/skills/c1/docs/review');
+    expect(ok.status).toBe(502);
+    expect(JSON.parse(ok.body)).toMatchObject({ error: { code: 'handler_error', message: expect.stringContaining('nested too deeply') } });
+    client.reply = () => ({ ok: false, error: { code: 'handler_error', message: 'x', details: deep } });
+    const failed = await send(port, '/skills/c1/docs/review');
+    expect(failed.status).toBe(502);
+    expect(JSON.parse(failed.body)).toMatchObject({ error: { code: 'handler_error', message: expect.stringContaining('nested too deeply') } });
+    client.reply = () => ({ ok: true, data: [[['fine']]] });
+    const next = await send(port, '/skills/c1/docs/review');
+    expect(next.status).toBe(200);
+    expect(JSON.parse(next.body)).toEqual({ data: [[['fine']]] });
+  });
+
   it('500 {error} when the read itself throws, and when its answer cannot be written', async () => {
     const throwing = await listen({
       authorize: () => {
@@ -156,8 +175,6 @@ describe('answers that cannot be made', () => {
     const res = await send(throwing, '/skills/c1/docs/review');
     expect(res.status).toBe(500);
     expect(JSON.parse(res.body)).toEqual({ error: 'Internal error' });
-    await new Promise((resolve) => server!.close(resolve));
-
     await new Promise((resolve) => server!.close(resolve));
 
     const badExtra = await listen({ extraHeaders: () => ({ 'x-bad': 'a\nb' }) });
