@@ -60,29 +60,32 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     corked.add(socket);
   };
 
-  const refuse = (ws: WebSocket, code: number, reason: string): void => {
+  // The session (when there is one) ends at once: its client is gone and its calls fail now, not
+  // when the peer answers the close frame, which a misbehaving peer may never do (ws then waits 30 s).
+  const refuse = (ws: WebSocket, code: number, reason: string, session?: Session): void => {
     logger.debug('ws.refused', { code, reason });
     ws.close(code, closeReason(reason));
+    session?.end();
   };
 
   function onMessage(ws: WebSocket, session: Session, data: RawData, isBinary: boolean): void {
     // After we decided to close, late frames are not acted upon.
     if (ws.readyState !== WebSocket.OPEN) return;
-    if (isBinary) return refuse(ws, WS_CLOSE.unsupportedData, 'Binary frames are not supported; send JSON text');
+    if (isBinary) return refuse(ws, WS_CLOSE.unsupportedData, 'Binary frames are not supported; send JSON text', session);
     let json: unknown;
     try {
       json = JSON.parse(data.toString());
     } catch {
-      return refuse(ws, WS_CLOSE.policyViolation, 'Frame is not valid JSON');
+      return refuse(ws, WS_CLOSE.policyViolation, 'Frame is not valid JSON', session);
     }
     const parsed = parseClientMessage(json);
-    if (!parsed.ok) return refuse(ws, WS_CLOSE.policyViolation, `Invalid message: ${parsed.error}`);
+    if (!parsed.ok) return refuse(ws, WS_CLOSE.policyViolation, `Invalid message: ${parsed.error}`, session);
     try {
       session.handle(parsed.value);
     } catch (error) {
-      if (error instanceof MdpError) return refuse(ws, WS_CLOSE.policyViolation, error.message);
+      if (error instanceof MdpError) return refuse(ws, WS_CLOSE.policyViolation, error.message, session);
       logger.error('ws.handler_failed', { sessionId: session.id, error });
-      refuse(ws, WS_CLOSE.internalError, 'Internal error');
+      refuse(ws, WS_CLOSE.internalError, 'Internal error', session);
     }
   }
 

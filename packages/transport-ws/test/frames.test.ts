@@ -1,7 +1,7 @@
 /** What each kind of bad frame closes the socket with (SPEC §5), and that the session ends with it. */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ClientToServerMessage } from '@mdp/protocol';
-import { SpyRouter, ROUTER_OPTIONS, descriptor, openClient, recordingLogger, startHarness, type Harness, type TestSocket } from './helpers.js';
+import { SpyRouter, ROUTER_OPTIONS, descriptor, openClient, rawUpgrade, recordingLogger, sendRawText, startHarness, type Harness, type TestSocket } from './helpers.js';
 
 let harness: Harness | undefined;
 const sockets: TestSocket[] = [];
@@ -101,6 +101,24 @@ describe('close codes', () => {
     expect(closed.code).toBe(1008);
     expect(Buffer.byteLength(closed.reason)).toBe(123);
     expect(closed.reason).toMatch(/^Client "x+\.\.\.$/);
+  });
+
+  it('a refused session ends at once, even when the peer never answers the close frame', async () => {
+    harness = await startHarness();
+    const h = harness;
+    const raw = await rawUpgrade(h.port);
+    sendRawText(raw, JSON.stringify({ type: 'registerClient', client: { id: 'raw', name: 'raw', paths: [{ type: 'skill', path: '/s/skill.md' }] } }));
+    await vi.waitFor(() => expect(h.router.getClient('raw')).toBeDefined());
+    const pending = h.router.invoke('raw', 'GET', '/s/skill.md');
+    sendRawText(raw, '{nope');
+    expect(await raw.closeFrame).toEqual({ code: 1008, reason: 'Frame is not valid JSON' });
+    // No close handshake from the peer, and the socket is still open: the session is over anyway.
+    await h.router.ended(h.router.onlySession);
+    expect(raw.socket.destroyed).toBe(false);
+    expect(h.router.getClient('raw')).toBeUndefined();
+    expect(await pending).toMatchObject({ ok: false, source: 'server', error: { code: 'transport_error' } });
+    expect(await h.router.invoke('raw', 'GET', '/s/skill.md')).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    raw.socket.destroy();
   });
 
   it('ignores frames that arrive after the socket was refused', async () => {

@@ -158,8 +158,8 @@ export function descriptor(id: string): ClientDescriptor {
 }
 
 /**
- * A TCP client that performs the websocket upgrade by hand and then never writes again: it never
- * answers a close frame, so only the server can end the connection.
+ * A TCP client that performs the websocket upgrade by hand and then writes only what a test sends
+ * with {@link sendRawText}: it never answers a close frame, so only the server can end the connection.
  */
 export interface RawClient {
   readonly socket: Socket;
@@ -169,6 +169,16 @@ export interface RawClient {
   readonly closeFrame: Promise<Closed>;
   /** Resolves when the TCP connection is gone. */
   readonly ended: Promise<void>;
+}
+
+/** Write one masked text frame on a raw client's socket, as a browser would. */
+export function sendRawText(raw: RawClient, text: string): void {
+  const payload = Buffer.from(text, 'utf8');
+  if (payload.length > 0xffff) throw new Error('sendRawText: payload too long for this helper');
+  const head = payload.length < 126 ? Buffer.from([0x81, 0x80 | payload.length]) : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+  const mask = Buffer.from([0x12, 0x34, 0x56, 0x78]);
+  const masked = Buffer.from(payload.map((byte, i) => byte ^ (mask[i % 4] as number)));
+  raw.socket.write(Buffer.concat([head, mask, masked]));
 }
 
 export async function rawUpgrade(port: number): Promise<RawClient> {
@@ -190,12 +200,18 @@ export async function rawUpgrade(port: number): Promise<RawClient> {
       onUpgrade(buffer.subarray(0, end).toString('latin1'));
       buffer = buffer.subarray(end + 4);
     }
-    // An unmasked server frame: FIN|opcode, 7-bit length (close payloads are at most 125 bytes).
-    if (buffer.length >= 4 && (buffer[0] as number) === 0x88) {
-      const length = (buffer[1] as number) & 0x7f;
-      if (buffer.length >= 2 + length) {
-        onCloseFrame({ code: buffer.readUInt16BE(2), reason: buffer.subarray(4, 2 + length).toString('utf8') });
+    // Unmasked server frames, in order: FIN|opcode, then a 7-bit length or 126 and a 16-bit one.
+    for (let at = 0; at + 2 <= buffer.length; ) {
+      const short = (buffer[at + 1] as number) & 0x7f;
+      const headLength = short === 126 ? 4 : 2;
+      if (at + headLength > buffer.length) break;
+      const length = short === 126 ? buffer.readUInt16BE(at + 2) : short;
+      const start = at + headLength;
+      if (start + length > buffer.length) break;
+      if (((buffer[at] as number) & 0x0f) === 0x8) {
+        onCloseFrame({ code: buffer.readUInt16BE(start), reason: buffer.subarray(start + 2, start + length).toString('utf8') });
       }
+      at = start + length;
     }
   });
   await new Promise<void>((resolve, reject) => {
