@@ -95,7 +95,7 @@ export function extractTransportAuth(headers: HeaderMap, options: ExtractAuthOpt
 
 /** Turn a Fetch `Headers` into the lower-case map {@link extractTransportAuth} takes. */
 export function headersToMap(headers: { forEach(cb: (value: string, name: string) => void): void }): Record<string, string> {
-  const map: Record<string, string> = {};
+  const map = Object.create(null) as Record<string, string>;
   headers.forEach((value, name) => {
     map[name.toLowerCase()] = value;
   });

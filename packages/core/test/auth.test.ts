@@ -156,4 +156,8 @@ describe('headersToMap', () => {
     expect(map).toEqual({ authorization: 'Bearer z', 'x-mdp-auth-tenant': 'acme' });
     expect(extractTransportAuth(map)).toMatchObject({ scheme: 'Bearer', token: 'z', headers: { 'x-mdp-auth-tenant': 'acme' } });
   });
+
+  it('keeps a header named __proto__ as a header', () => {
+    expect(JSON.stringify(headersToMap(new Headers([['__proto__', 'y']])))).toBe('{"__proto__":"y"}');
+  });
 });

@@ -22,7 +22,8 @@ export interface NodeSkillsOptions extends SkillReadOptions {
  * `rawHeaders`: node's `headers` joins cookies with "; " and keeps only the first of some repeats.
  */
 export function joinedHeaders(rawHeaders: readonly string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
+  // No prototype: a header named `constructor` or `__proto__` is a header like any other.
+  const headers = Object.create(null) as Record<string, string>;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = (rawHeaders[i] as string).toLowerCase();
     const value = rawHeaders[i + 1] as string;

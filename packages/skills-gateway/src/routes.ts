@@ -11,7 +11,8 @@ export interface SkillsRoutesOptions extends SkillReadOptions {
 
 /** Query parameters of a URL; the last value of a repeated key wins. */
 export function lastValueQuery(search: URLSearchParams): Record<string, string> {
-  const query: Record<string, string> = {};
+  // No prototype: `__proto__` or `constructor` is a query key like any other.
+  const query = Object.create(null) as Record<string, string>;
   for (const [key, value] of search) query[key] = value;
   return query;
 }
@@ -41,7 +42,7 @@ export function createSkillsRoutes(router: Router, options: SkillsRoutesOptions 
     const url = new URL(c.req.url);
     const pathname = rawPathname(c.env, url);
     if (!isSkillRoutePath(pathname)) return next();
-    const headers: Record<string, string> = {};
+    const headers = Object.create(null) as Record<string, string>;
     c.req.raw.headers.forEach((value, name) => {
       headers[name] = value;
     });

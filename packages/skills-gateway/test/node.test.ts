@@ -98,6 +98,13 @@ describe('createNodeSkillsHandler', () => {
     expect(client.lastCall.headers).toMatchObject({ 'x-trace': 'one, two', cookie: 'a=1, b=2' });
   });
 
+  it('forwards a header or query key named like an Object built-in as sent', async () => {
+    const port = await listen();
+    await send(port, '/skills/c1/docs/review?__proto__=1&constructor=2&a=3', { rawHeaders: [['constructor', 'x'], ['__proto__', 'y']] });
+    expect(JSON.stringify(client.lastCall.query)).toBe('{"__proto__":"1","constructor":"2","a":"3"}');
+    expect(JSON.stringify(client.lastCall.headers)).toMatch(/"constructor":"x","__proto__":"y"/);
+  });
+
   it('wraps non-string data as JSON {data} and adds extra headers to every answer', async () => {
     client.reply = () => ({ ok: true, data: { n: 1 } });
     const port = await listen({ extraHeaders: () => ({ 'access-control-allow-origin': '*' }) });
@@ -197,5 +204,10 @@ describe('answers that cannot be made', () => {
 describe('joinedHeaders', () => {
   it('lower-cases names and joins repeats', () => {
     expect(joinedHeaders(['A', '1', 'b', '2', 'a', '3'])).toEqual({ a: '1, 3', b: '2' });
+  });
+
+  it('keeps headers named like Object built-ins as plain headers', () => {
+    const headers = joinedHeaders(['Constructor', 'x', '__proto__', 'y', 'toString', 'z', 'constructor', 'w']);
+    expect(JSON.stringify(headers)).toBe('{"constructor":"x, w","__proto__":"y","tostring":"z"}');
   });
 });

@@ -21,9 +21,20 @@ describe('lastValueQuery', () => {
   it('keeps the last value of a repeated key', () => {
     expect(lastValueQuery(new URLSearchParams('x=1&y=a&x=2&x=3&empty='))).toEqual({ x: '3', y: 'a', empty: '' });
   });
+
+  it('keeps keys named like Object built-ins', () => {
+    expect(JSON.stringify(lastValueQuery(new URLSearchParams('__proto__=1&constructor=2&toString=3')))).toBe('{"__proto__":"1","constructor":"2","toString":"3"}');
+  });
 });
 
 describe('createSkillsRoutes', () => {
+  it('forwards headers named like Object built-ins as sent', async () => {
+    const app = createSkillsRoutes(router);
+    await app.request('/skills/c1/a', { headers: new Headers([['__proto__', 'y'], ['constructor', 'x']]) });
+    expect(JSON.stringify(client.lastCall.headers)).toMatch(/"__proto__":"y"/);
+    expect(JSON.stringify(client.lastCall.headers)).toMatch(/"constructor":"x"/);
+  });
+
   it('reads a skill and answers with the handler status, headers and body', async () => {
     const app = createSkillsRoutes(router);
     client.reply = () => ({ ok: true, data: '# A' });
