@@ -22,13 +22,16 @@ export interface NodeSkillsOptions extends SkillReadOptions {
  * `rawHeaders`: node's `headers` joins cookies with "; " and keeps only the first of some repeats.
  */
 export function joinedHeaders(rawHeaders: readonly string[]): Record<string, string> {
-  // No prototype: a header named `constructor` or `__proto__` is a header like any other.
-  const headers = Object.create(null) as Record<string, string>;
+  // A header named like an Object built-in (`constructor`, `__proto__`) is a header like any other:
+  // own properties only. (A prototype-free object would do too, but it is a slow dictionary object
+  // on this per-read path.)
+  const headers: Record<string, string> = {};
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = (rawHeaders[i] as string).toLowerCase();
     const value = rawHeaders[i + 1] as string;
-    const previous = headers[name];
-    headers[name] = previous === undefined ? value : `${previous}, ${value}`;
+    if (Object.hasOwn(headers, name)) headers[name] = `${headers[name]}, ${value}`;
+    else if (name === '__proto__') Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
+    else headers[name] = value;
   }
   return headers;
 }
