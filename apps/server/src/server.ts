@@ -11,7 +11,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { Router, createAuthGate, createLogger, createTokenPolicy, type Logger } from '@mdp/core';
 import { createWebSocketTransport, type WebSocketTransport } from '@mdp/transport-ws';
 import { createHttpLoopTransport } from '@mdp/transport-http-loop';
-import { createNodeSkillsHandler, createSkillsRoutes } from '@mdp/skills-gateway';
+import { createNodeSkillsHandler, createSkillsRoutes, originForm } from '@mdp/skills-gateway';
 import { createAuthRoutes } from './auth-routes.js';
 import { corsHeadersFor, mdpCors } from './cors.js';
 import type { ClusterNode } from '@mdp/cluster';
@@ -140,7 +140,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const serveWithHono = getRequestListener(app.fetch, { hostname: host });
   const httpServer = createServer((request: IncomingMessage, response: ServerResponse) => {
     if (request.method !== 'OPTIONS') {
-      const url = request.url ?? '/';
+      const url = originForm(request.url ?? '/');
       if (url.startsWith(HTTP_LOOP_PREFIX)) {
         const end = url.indexOf('?');
         return httpLoop.handleNode(request, response, (end < 0 ? url : url.slice(0, end)).slice(HTTP_LOOP_PREFIX.length - 1));

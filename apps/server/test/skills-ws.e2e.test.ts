@@ -196,8 +196,14 @@ describe('skill routes over a websocket client', () => {
       const body = JSON.parse(res.body) as { error: unknown };
       expect(typeof body.error, route).toBe('string');
     }
+    // The same checks for absolute-form targets (RFC 9112 §3.2.2), which reach the server as sent.
+    for (const route of ['/skills/c7/x/../s', '/skills/c7/x/%2e%2e/s', '/c7/skills/x/../s']) {
+      const res = await rawRequest(t.http, `${t.http}${route}`);
+      expect(res.status, `absolute ${route}`).toBe(400);
+    }
     expect(client.calls).toHaveLength(0);
     expect((await fetch(`${t.http}/skills/c7/s`)).status).toBe(200);
+    expect((await rawRequest(t.http, `${t.http}/skills/c7/s`)).status).toBe(200);
   });
 
   it('answers 502 {error} with the client error when the skill fails on the client', async () => {

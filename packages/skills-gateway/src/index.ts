@@ -1,6 +1,6 @@
 export { DEFAULT_SKILL_CONTENT_TYPE, handleSkillRead, readSkill, skillContentType } from './handler.js';
 export type { SkillReadOptions, SkillReadRequest, SkillReadResponse } from './handler.js';
-export { isSkillRoutePath, parseSkillRoute, rawSkillRoute } from './route.js';
+export { isSkillRoutePath, originForm, parseSkillRoute, rawSkillRoute } from './route.js';
 export type { RawSkillRoute, SkillRoute } from './route.js';
 /** The candidate rule lives in @mdp/protocol; re-exported here where callers first looked. */
 export { skillPathCandidates } from '@mdp/protocol';

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthContext } from '@mdp/protocol';
 import { extractTransportAuth, silentLogger, type HeaderMap, type Logger, type Router } from '@mdp/core';
 import { INTERNAL_ERROR, readSkill, type SkillReadOptions, type SkillReadRequest, type SkillReadResponse } from './handler.js';
-import { isSkillRoutePath } from './route.js';
+import { isSkillRoutePath, originForm } from './route.js';
 import { lastValueQuery } from './routes.js';
 
 export interface NodeSkillsOptions extends SkillReadOptions {
@@ -65,7 +65,7 @@ export function createNodeSkillsHandler(
   };
 
   return (request, response) => {
-    const url = request.url ?? '/';
+    const url = originForm(request.url ?? '/');
     const q = url.indexOf('?');
     const pathname = q < 0 ? url : url.slice(0, q);
     if (!isSkillRoutePath(pathname)) return false;

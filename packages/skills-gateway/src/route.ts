@@ -18,6 +18,19 @@ export interface RawSkillRoute {
   readonly skillPath: string;
 }
 
+/**
+ * The origin form (`/path?query`) of a raw request target. The absolute form
+ * (`http://host/path?query`, which servers must accept, RFC 9112 §3.2.2) loses its scheme and
+ * authority and nothing else: dot segments and percent-encoding stay as sent, for the route checks.
+ */
+export function originForm(target: string): string {
+  if (target.startsWith('/')) return target;
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(target);
+  if (!authority) return target;
+  const rest = target.slice(authority[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
 /** Split a raw pathname that has the shape of a skill route; `undefined` when it has not. */
 export function rawSkillRoute(pathname: string): RawSkillRoute | undefined {
   if (pathname.startsWith('/skills/')) {

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import type { AuthContext } from '@mdp/protocol';
 import { extractTransportAuth, type HeaderMap, type Router } from '@mdp/core';
 import { handleSkillRead, type SkillReadOptions } from './handler.js';
-import { isSkillRoutePath } from './route.js';
+import { isSkillRoutePath, originForm } from './route.js';
 
 export interface SkillsRoutesOptions extends SkillReadOptions {
   /** Reads the transport auth of a request. Default: extractTransportAuth. */
@@ -23,8 +23,9 @@ export function lastValueQuery(search: URLSearchParams): Record<string, string> 
  * adapter exposes the raw request target, so use it when it is there.
  */
 function rawPathname(env: unknown, url: URL): string {
-  const raw = (env as { incoming?: { url?: unknown } } | undefined)?.incoming?.url;
-  if (typeof raw === 'string' && raw.startsWith('/')) {
+  const target = (env as { incoming?: { url?: unknown } } | undefined)?.incoming?.url;
+  const raw = typeof target === 'string' ? originForm(target) : undefined;
+  if (raw?.startsWith('/')) {
     const end = raw.indexOf('?');
     return end < 0 ? raw : raw.slice(0, end);
   }

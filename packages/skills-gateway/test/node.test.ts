@@ -118,6 +118,12 @@ describe('createNodeSkillsHandler', () => {
   it('answers 400 for a raw dot segment, 404, 405 with Allow, OPTIONS 204', async () => {
     const port = await listen();
     expect((await send(port, '/skills/c1/docs/../review')).status).toBe(400);
+    // The absolute form of the same target (RFC 9112 §3.2.2) is checked the same way.
+    expect((await send(port, `http://127.0.0.1:${port}/skills/c1/docs/../review`)).status).toBe(400);
+    expect((await send(port, `http://127.0.0.1:${port}/skills/c1/docs/%2e%2e/review`)).status).toBe(400);
+    const absolute = await send(port, `http://127.0.0.1:${port}/skills/c1/docs/review?a=1`);
+    expect(absolute.status).toBe(200);
+    expect(client.lastCall.query).toEqual({ a: '1' });
     const missing = await send(port, '/skills/c1/none');
     expect(missing.status).toBe(404);
     expect(missing.body).toBe('');

@@ -1,6 +1,6 @@
 /** Parsing the two skill routes and the candidate target paths (SPEC §8). No router involved. */
 import { describe, expect, it } from 'vitest';
-import { isSkillRoutePath, parseSkillRoute, skillPathCandidates } from '../src/index.js';
+import { isSkillRoutePath, originForm, parseSkillRoute, skillPathCandidates } from '../src/index.js';
 
 describe('parseSkillRoute', () => {
   it.each([
@@ -68,6 +68,18 @@ describe('parseSkillRoute', () => {
     const route = parseSkillRoute(pathname);
     expect(route?.ok).toBe(false);
     if (route && !route.ok) expect(route.error).toMatch(error);
+  });
+});
+
+describe('originForm', () => {
+  it('drops the scheme and authority of an absolute-form target and keeps the rest as sent', () => {
+    expect(originForm('/skills/a/b?x=1')).toBe('/skills/a/b?x=1');
+    expect(originForm('http://h:1/skills/a/../b?x')).toBe('/skills/a/../b?x');
+    expect(originForm('HTTPS://h/%2e%2e')).toBe('/%2e%2e');
+    expect(originForm('http://h')).toBe('/');
+    expect(originForm('http://h?x=1')).toBe('/?x=1');
+    expect(originForm('*')).toBe('*');
+    expect(originForm('skills/a')).toBe('skills/a');
   });
 });
 
