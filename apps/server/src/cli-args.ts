@@ -1,6 +1,7 @@
 /** Command-line flags of `mdp-server`, parsed and validated into MdpServerOptions. */
 import { parseArgs } from 'node:util';
-import { LOG_LEVELS, isLogLevel } from '@mdp/core';
+import { LOG_LEVELS, MAX_TIMER_MS, isLogLevel } from '@mdp/core';
+import { MAX_WAIT_MS } from '@mdp/transport-http-loop';
 import { wholeNumber } from './flag-values.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { CLUSTER_ARG_OPTIONS, CLUSTER_HELP, parseClusterArgs } from './cluster-args.js';
@@ -18,7 +19,7 @@ Options:
   --heartbeat-interval-ms <ms>     ping interval for every session (default ${SERVER_DEFAULTS.heartbeatIntervalMs})
   --heartbeat-timeout-ms <ms>      close sessions silent this long (default ${SERVER_DEFAULTS.heartbeatTimeoutMs})
   --max-message-bytes <n>          largest websocket frame / HTTP loop body (default ${SERVER_DEFAULTS.maxMessageBytes})
-  --long-poll-timeout-ms <ms>      default HTTP loop poll wait (default ${SERVER_DEFAULTS.longPollTimeoutMs})
+  --long-poll-timeout-ms <ms>      default HTTP loop poll wait, at most 60000 (default ${SERVER_DEFAULTS.longPollTimeoutMs})
   --cluster-id <id>                cluster id reported in /mdp/meta (default ${SERVER_DEFAULTS.clusterId})
   --auth-token <token>             accept only credentials carrying this token (repeatable); also
                                    MDP_AUTH_TOKENS (comma-separated). Off by default; with it, the
@@ -46,6 +47,15 @@ const INT_FLAGS = {
   'max-message-bytes': 'maxMessageBytes',
   'long-poll-timeout-ms': 'longPollTimeoutMs',
 } as const;
+
+/** Upper bounds: node's longest timer, and SPEC §6's longest poll for the poll's default wait. */
+const INT_FLAG_MAX: Record<keyof typeof INT_FLAGS, number> = {
+  'invocation-timeout-ms': MAX_TIMER_MS,
+  'heartbeat-interval-ms': MAX_TIMER_MS,
+  'heartbeat-timeout-ms': MAX_TIMER_MS,
+  'max-message-bytes': Number.MAX_SAFE_INTEGER,
+  'long-poll-timeout-ms': MAX_WAIT_MS,
+};
 
 export function parseCliArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): CliCommand {
   let values: Record<string, string | boolean | string[] | undefined>;
@@ -100,7 +110,7 @@ export function parseCliArgs(argv: readonly string[], env: Readonly<Record<strin
   for (const [flag, key] of Object.entries(INT_FLAGS)) {
     const raw = values[flag];
     if (typeof raw !== 'string') continue;
-    const parsed = wholeNumber(flag, raw, 1);
+    const parsed = wholeNumber(flag, raw, 1, INT_FLAG_MAX[flag as keyof typeof INT_FLAGS]);
     if (typeof parsed === 'string') return { kind: 'error', message: parsed };
     options[key] = parsed;
   }

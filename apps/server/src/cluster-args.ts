@@ -1,6 +1,7 @@
 /** The cluster flags of `mdp-server` (SPEC §10), parsed into MdpClusterOptions. */
 import { CLUSTER_DEFAULTS, CLUSTER_MODES, DISCOVERY_DEFAULTS, type ClusterMode } from '@mdp/cluster';
 import { defaultStateDir, type MdpClusterOptions } from './cluster.js';
+import { MAX_TIMER_MS } from '@mdp/core';
 import { wholeNumber } from './flag-values.js';
 
 export const CLUSTER_HELP = `Cluster (several servers acting as one hub; SPEC §10):
@@ -92,8 +93,8 @@ function clusterOptions(values: Values, env: Readonly<Record<string, string | un
   const numbers: [string, string, number, number?][] = [
     ['discover-start-port', 'startPort', 1, 65535],
     ['discover-attempts', 'attempts', 0, 65535],
-    ['discover-interval-ms', 'intervalMs', 1],
-    ['discover-timeout-ms', 'probeTimeoutMs', 1],
+    ['discover-interval-ms', 'intervalMs', 1, MAX_TIMER_MS],
+    ['discover-timeout-ms', 'probeTimeoutMs', 1, MAX_TIMER_MS],
   ];
   for (const [flag, key, min, max] of numbers) {
     const raw = text(flag);
@@ -116,7 +117,7 @@ function clusterOptions(values: Values, env: Readonly<Record<string, string | un
   for (const [flag, key] of timings) {
     const raw = text(flag);
     if (raw === undefined) continue;
-    const value = wholeNumber(flag, raw, 1);
+    const value = wholeNumber(flag, raw, 1, MAX_TIMER_MS);
     if (typeof value === 'string') return value;
     (options as Record<string, unknown>)[key] = value;
   }

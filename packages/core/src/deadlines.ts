@@ -12,6 +12,12 @@
  * more, finds nothing due, and the list is dropped then (or re-armed for a later head).
  */
 
+/**
+ * The longest delay node's timers take (2^31 − 1 ms, about 24.8 days). Node runs a timer with a
+ * longer delay after 1 ms instead, with a warning: longer waits are made of several timers.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /** The fields a `Deadlines` keeps on each item. Start them `undefined`/0; only Deadlines writes them. */
 export interface Deadline {
   deadlineAt: number;
@@ -45,7 +51,7 @@ export class Deadlines<T extends Deadline> {
     else list.head = item;
     list.tail = item;
     // Armed for the oldest item of this time-out value.
-    list.timer ??= setTimeout(() => this.fire(list), ms);
+    list.timer ??= setTimeout(() => this.fire(list), Math.min(ms, MAX_TIMER_MS));
   }
 
   /** Forget an item's deadline (its call settled). Idempotent. */
@@ -92,7 +98,7 @@ export class Deadlines<T extends Deadline> {
     // An expiry callback may have added an item and armed a timer for it: one timer per list.
     if (list.timer) clearTimeout(list.timer);
     list.timer = undefined;
-    if (list.head) list.timer = setTimeout(() => this.fire(list), Math.max(1, list.head.deadlineAt - now));
+    if (list.head) list.timer = setTimeout(() => this.fire(list), Math.min(Math.max(1, list.head.deadlineAt - now), MAX_TIMER_MS));
     else this.drop(list);
   }
 }

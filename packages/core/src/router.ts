@@ -15,7 +15,7 @@ import {
   type SerializedError,
   type ServerToClientMessage,
 } from '@mdp/protocol';
-import { Deadlines, type Deadline } from './deadlines.js';
+import { Deadlines, MAX_TIMER_MS, type Deadline } from './deadlines.js';
 import { randomUuid } from './uuid.js';
 import { MdpError } from './errors.js';
 import { silentLogger, type Logger } from './logger.js';
@@ -183,7 +183,7 @@ export class Router {
     const session = new Session(this, transport, transportAuth);
     this.sessions.add(session);
     // The liveness sweep runs only while there are sessions, so an idle router holds no timer.
-    this.heartbeat ??= setInterval(() => this.sweep(), this.options.heartbeatIntervalMs);
+    this.heartbeat ??= setInterval(() => this.sweep(), Math.min(this.options.heartbeatIntervalMs, MAX_TIMER_MS));
     this.logger.debug('session.open', { sessionId: session.id, transport: transport.kind });
     return session;
   }

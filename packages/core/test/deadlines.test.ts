@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Deadlines, type Deadline } from '../src/deadlines.js';
+import { Deadlines, MAX_TIMER_MS, type Deadline } from '../src/deadlines.js';
 
 interface Item extends Deadline {
   readonly name: string;
@@ -43,6 +43,36 @@ describe('Deadlines', () => {
     vi.advanceTimersByTime(1);
     expect(expired).toEqual(['a', 'b', 'c']);
     expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('arms a time-out longer than the longest node timer in steps, never as a spinning 1 ms timer', async () => {
+    // Real timers: node runs a longer delay after 1 ms with a TimeoutOverflowWarning each time.
+    vi.useRealTimers();
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    const { deadlines, expired, add } = recording();
+    try {
+      add(3_000_000_000, 'far');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      deadlines.clear();
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
+    expect(expired).toEqual([]);
+  });
+
+  it('expires a time-out longer than the longest node timer when it is due, in two timer steps', () => {
+    const { expired, add } = recording();
+    const start = Date.now();
+    add(3_000_000_000, 'far');
+    vi.advanceTimersToNextTimer();
+    expect(Date.now() - start).toBe(MAX_TIMER_MS);
+    expect(expired).toEqual([]);
+    vi.advanceTimersToNextTimer();
+    expect(Date.now() - start).toBe(3_000_000_000);
+    expect(expired).toEqual(['far']);
   });
 
   it('never expires a removed deadline and drops the timer when none is left', () => {

@@ -29,6 +29,11 @@ describe('resolveWaitMs', () => {
     expect(resolveWaitMs('-Infinity', 7)).toBe(7);
   });
 
+  it('clamps a configured fallback above 60000 the same way', () => {
+    expect(resolveWaitMs(undefined, 3_000_000_000)).toBe(60_000);
+    expect(resolveWaitMs('soon', 120_000)).toBe(60_000);
+  });
+
   it('rounds fractions down', () => {
     expect(resolveWaitMs('10.9', 25_000)).toBe(10);
   });
