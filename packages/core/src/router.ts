@@ -456,6 +456,11 @@ export class Router {
     return this.pending.size;
   }
 
+  /** Whether the call with this request id still waits for its client's answer. */
+  isPending(requestId: string): boolean {
+    return this.pending.has(requestId);
+  }
+
   // ------------------------------------------------------------------------------------------
   // Listings and events
 

@@ -40,11 +40,22 @@ interface Waiter {
   readonly cleanup: () => void;
 }
 
+/** Queued messages are checked for staleness once the queue reaches this length, then at twice what is left. */
+const PRUNE_FROM = 64;
+
 export class Mailbox {
-  private readonly queue: ServerToClientMessage[] = [];
+  private queue: ServerToClientMessage[] = [];
   private waiter: Waiter | undefined;
   private flushing: NodeJS.Immediate | undefined;
   private closed = false;
+  private pruneAt = PRUNE_FROM;
+
+  /**
+   * @param isStale A queued message no longer worth delivering (a call that has already ended by
+   *   time-out). Stale messages are skipped when polled and dropped as the queue grows, so a client
+   *   that stops polling but keeps its session alive does not make the queue grow without end.
+   */
+  constructor(private readonly isStale: (message: ServerToClientMessage) => boolean = () => false) {}
 
   /** Messages waiting to be polled. */
   get size(): number {
@@ -58,7 +69,13 @@ export class Mailbox {
   /** Queue a message behind the others. Dropped once closed (the session is gone). */
   push(message: ServerToClientMessage): void {
     if (this.closed) return;
+    // Only the newest ping is worth answering.
+    if (message.type === 'ping') this.queue = this.queue.filter((queued) => queued.type !== 'ping');
     this.queue.push(message);
+    if (this.queue.length >= this.pruneAt) {
+      this.queue = this.queue.filter((queued) => !this.isStale(queued));
+      this.pruneAt = Math.max(PRUNE_FROM, 2 * this.queue.length);
+    }
     this.scheduleFlush();
   }
 
@@ -76,7 +93,7 @@ export class Mailbox {
     const { connection, signal, isLive } = options;
     const live = (): boolean => !(signal?.aborted ?? false) && (isLive?.() ?? true) && (connection?.isLive() ?? true);
     if (!live()) return Promise.resolve({ reason: 'abandoned' });
-    const head = this.queue.shift();
+    const head = this.next();
     if (head !== undefined) return Promise.resolve({ message: head });
     if (options.waitMs <= 0) return Promise.resolve({ reason: 'timeout' });
     return new Promise<TakeResult>((resolve) => {
@@ -141,7 +158,14 @@ export class Mailbox {
       this.answer({ reason: 'abandoned' });
       return;
     }
-    const message = this.queue.shift() as ServerToClientMessage;
-    this.answer({ message });
+    const message = this.next();
+    if (message) this.answer({ message });
+  }
+
+  /** The first message that is not stale; stale ones before it are dropped. */
+  private next(): ServerToClientMessage | undefined {
+    let message = this.queue.shift();
+    while (message !== undefined && this.isStale(message)) message = this.queue.shift();
+    return message;
   }
 }

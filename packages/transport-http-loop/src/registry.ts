@@ -26,7 +26,8 @@ export class LoopSessionRegistry {
 
   /** Open a core session whose messages queue in a mailbox. Throws MdpError(not_ready) while the router closes. */
   open(transportAuth: AuthContext | undefined): LoopSession {
-    const mailbox = new Mailbox();
+    // A call that ended (timed out) while queued is not delivered: its answer would be ignored.
+    const mailbox = new Mailbox((message) => message.type === 'callClient' && !this.router.isPending(message.requestId));
     let id: string | undefined;
     const transport: SessionTransport = {
       kind: 'http-loop',

@@ -94,6 +94,24 @@ describe('closed by core', () => {
   });
 });
 
+describe('calls that end while queued', () => {
+  it('are not delivered to a later poll: a call that timed out is gone from the queue', async () => {
+    const sessionId = await client.register();
+    const outcomes = Array.from({ length: 3 }, () => router.invoke('c1', 'GET', '/hello', { timeoutMs: 10 }));
+    await vi.advanceTimersByTimeAsync(15);
+    for (const outcome of outcomes) expect(await outcome).toMatchObject({ ok: false, error: { code: 'timeout' } });
+    const live = router.invoke('c1', 'GET', '/hello', { timeoutMs: 1_000 });
+    const poll = await client.poll(sessionId, 0);
+    expect(poll.status).toBe(200);
+    const { message } = (await poll.json()) as { message: { type: string; requestId: string } };
+    expect(message.type).toBe('callClient');
+    expect(router.isPending(message.requestId)).toBe(true);
+    await client.send(sessionId, { type: 'callClientResult', requestId: message.requestId, ok: true, data: 'hi' });
+    expect(await live).toEqual({ ok: true, data: 'hi' });
+    expect((await client.poll(sessionId, 0)).status).toBe(204);
+  });
+});
+
 describe('close()', () => {
   it('ends every session, fails pending calls, answers waiting polls and refuses new connects', async () => {
     const sessionId = await client.register();

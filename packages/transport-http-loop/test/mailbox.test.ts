@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Mailbox } from '../src/mailbox.js';
 
 const ping = (timestamp: number): ServerToClientMessage => ({ type: 'ping', timestamp });
+const call = (requestId: string): ServerToClientMessage => ({ type: 'callClient', requestId, clientId: 'c1', method: 'GET', path: '/s' });
 
 /** Run the two event-loop turns (setImmediate twice) after which a waiting take gets its message. */
 async function handOver(): Promise<void> {
@@ -25,11 +26,57 @@ describe('Mailbox', () => {
   });
 
   it('hands out queued messages in order', async () => {
+    mailbox.push(call('a'));
     mailbox.push(ping(1));
-    mailbox.push(ping(2));
+    mailbox.push(call('b'));
+    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: call('a') });
     expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: ping(1) });
-    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: ping(2) });
+    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: call('b') });
     expect(await mailbox.take({ waitMs: 0 })).toEqual({ reason: 'timeout' });
+  });
+
+  it('keeps only the newest ping', async () => {
+    mailbox.push(ping(1));
+    mailbox.push(call('a'));
+    mailbox.push(ping(2));
+    expect(mailbox.size).toBe(2);
+    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: call('a') });
+    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: ping(2) });
+  });
+
+  describe('stale messages', () => {
+    const ended = new Set<string>();
+    const isStale = (message: ServerToClientMessage): boolean => message.type === 'callClient' && ended.has(message.requestId);
+    beforeEach(() => {
+      ended.clear();
+      mailbox = new Mailbox(isStale);
+    });
+
+    it('are skipped when polled, queued or waited for', async () => {
+      mailbox.push(call('a'));
+      mailbox.push(call('b'));
+      mailbox.push(call('c'));
+      ended.add('a').add('b');
+      expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: call('c') });
+      const taken = mailbox.take({ waitMs: 1000 });
+      mailbox.push(call('d'));
+      ended.add('d');
+      await handOver();
+      expect(mailbox.hasWaiter).toBe(true);
+      mailbox.push(call('e'));
+      await handOver();
+      expect(await taken).toEqual({ message: call('e') });
+    });
+
+    it('are dropped as the queue grows, so a session nobody polls keeps only live calls', () => {
+      for (let i = 0; i < 10_000; i++) {
+        mailbox.push(call(`r${i}`));
+        if (i >= 5) ended.add(`r${i - 5}`); // each call ends a little after it was queued
+      }
+      expect(mailbox.size).toBeLessThan(128);
+      ended.clear();
+      expect(mailbox.size).toBeGreaterThanOrEqual(5);
+    });
   });
 
   it('answers a waiting take after a push, once a full event-loop turn has passed', async () => {
