@@ -1,7 +1,6 @@
 /**
  * One session's outbound queue and its single waiting poll. No HTTP here: the poll route hands in
- * its connection (or an abort signal and a liveness check), and puts a message back when its
- * response did not reach the client.
+ * its connection, and puts a message back when its response did not reach the client.
  *
  *   core ──send──▶ queue ──(after one I/O phase)──▶ waiting poll ──▶ 200 {message}
  *                   ▲                                    │
@@ -26,12 +25,8 @@ export interface PollConnection {
 export interface TakeOptions {
   /** How long to wait for a message, ms; 0 answers at once. */
   readonly waitMs: number;
-  /** The poll's connection: a poll whose client went away takes nothing. */
+  /** The poll's connection: a poll whose client went away takes nothing. Without one the client counts as always there. */
   readonly connection?: PollConnection;
-  /** Aborts when the poll's client goes away; an aborted poll takes nothing. */
-  readonly signal?: AbortSignal;
-  /** Whether the poll's response can still reach its client; checked before a message is handed over. */
-  readonly isLive?: () => boolean;
 }
 
 interface Waiter {
@@ -90,8 +85,8 @@ export class Mailbox {
   take(options: TakeOptions): Promise<TakeResult> {
     this.answer({ reason: 'replaced' });
     if (this.closed) return Promise.resolve({ reason: 'closed' });
-    const { connection, signal, isLive } = options;
-    const live = (): boolean => !(signal?.aborted ?? false) && (isLive?.() ?? true) && (connection?.isLive() ?? true);
+    const { connection } = options;
+    const live = (): boolean => connection?.isLive() ?? true;
     if (!live()) return Promise.resolve({ reason: 'abandoned' });
     const head = this.next();
     if (head !== undefined) return Promise.resolve({ message: head });
@@ -111,12 +106,10 @@ export class Mailbox {
         cleanup: () => {
           clearTimeout(timer);
           unwatch?.();
-          signal?.removeEventListener('abort', onAbort);
         },
       };
       this.waiter = waiter;
       unwatch = connection?.onGone(onAbort);
-      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 

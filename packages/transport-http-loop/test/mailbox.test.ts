@@ -1,9 +1,20 @@
 import type { ServerToClientMessage } from '@mdp/protocol';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Mailbox } from '../src/mailbox.js';
+import { Mailbox, type PollConnection } from '../src/mailbox.js';
 
 const ping = (timestamp: number): ServerToClientMessage => ({ type: 'ping', timestamp });
 const call = (requestId: string): ServerToClientMessage => ({ type: 'callClient', requestId, clientId: 'c1', method: 'GET', path: '/s' });
+
+/** A poll connection that goes away when `controller` aborts. */
+function abortable(controller: AbortController): PollConnection {
+  return {
+    isLive: () => !controller.signal.aborted,
+    onGone(listener) {
+      controller.signal.addEventListener('abort', listener, { once: true });
+      return () => controller.signal.removeEventListener('abort', listener);
+    },
+  };
+}
 
 /** Run the two event-loop turns (setImmediate twice) after which a waiting take gets its message. */
 async function handOver(): Promise<void> {
@@ -110,18 +121,18 @@ describe('Mailbox', () => {
 
   it('takes nothing for an aborted waiter', async () => {
     const controller = new AbortController();
-    const taken = mailbox.take({ waitMs: 1000, signal: controller.signal });
+    const taken = mailbox.take({ waitMs: 1000, connection: abortable(controller) });
     controller.abort();
     expect(await taken).toEqual({ reason: 'abandoned' });
     mailbox.push(ping(1));
     expect(mailbox.size).toBe(1);
-    expect(await mailbox.take({ waitMs: 0, signal: controller.signal })).toEqual({ reason: 'abandoned' });
+    expect(await mailbox.take({ waitMs: 0, connection: abortable(controller) })).toEqual({ reason: 'abandoned' });
     expect(mailbox.size).toBe(1);
   });
 
   it('keeps the message when the waiter turns out dead at hand-over', async () => {
     let live = true;
-    const taken = mailbox.take({ waitMs: 1000, isLive: () => live });
+    const taken = mailbox.take({ waitMs: 1000, connection: { isLive: () => live, onGone: () => () => {} } });
     mailbox.push(ping(1));
     live = false;
     await handOver();
