@@ -3,6 +3,7 @@
  * `x-mdp-auth-*` headers, folded into one AuthContext.
  */
 import { parseAuthContext, type AuthContext } from '@mdp/protocol';
+import { setOwn } from './records.js';
 
 export const AUTH_COOKIE_NAME = 'mdp_auth';
 export const AUTH_HEADER_PREFIX = 'x-mdp-auth-';
@@ -95,9 +96,7 @@ export function extractTransportAuth(headers: HeaderMap, options: ExtractAuthOpt
 
 /** Turn a Fetch `Headers` into the lower-case map {@link extractTransportAuth} takes. */
 export function headersToMap(headers: { forEach(cb: (value: string, name: string) => void): void }): Record<string, string> {
-  const map = Object.create(null) as Record<string, string>;
-  headers.forEach((value, name) => {
-    map[name.toLowerCase()] = value;
-  });
+  const map: Record<string, string> = {};
+  headers.forEach((value, name) => setOwn(map, name.toLowerCase(), value));
   return map;
 }

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthContext } from '@mdp/protocol';
-import { extractTransportAuth, silentLogger, type HeaderMap, type Logger, type Router } from '@mdp/core';
+import { extractTransportAuth, setOwn, silentLogger, type HeaderMap, type Logger, type Router } from '@mdp/core';
 import { INTERNAL_ERROR, readSkill, type SkillReadOptions, type SkillReadRequest, type SkillReadResponse } from './handler.js';
 import { isSkillRoutePath, originForm } from './route.js';
 import { lastValueQuery } from './routes.js';
@@ -22,20 +22,15 @@ export interface NodeSkillsOptions extends SkillReadOptions {
  * `rawHeaders`: node's `headers` joins cookies with "; " and keeps only the first of some repeats.
  */
 export function joinedHeaders(rawHeaders: readonly string[]): Record<string, string> {
-  // A header named like an Object built-in (`constructor`, `__proto__`) is a header like any other:
-  // own properties only. (A prototype-free object would do too, but it is a slow dictionary object
-  // on this per-read path.)
   const headers: Record<string, string> = {};
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const name = (rawHeaders[i] as string).toLowerCase();
     const value = rawHeaders[i + 1] as string;
-    if (Object.hasOwn(headers, name)) headers[name] = `${headers[name]}, ${value}`;
-    else if (name === '__proto__') Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true });
-    else headers[name] = value;
+    // Own properties only: a header named `constructor` has no earlier value to join.
+    setOwn(headers, name, Object.hasOwn(headers, name) ? `${headers[name]}, ${value}` : value);
   }
   return headers;
 }
-
 
 export function createNodeSkillsHandler(
   router: Router,

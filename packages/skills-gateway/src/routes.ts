@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import type { AuthContext } from '@mdp/protocol';
-import { extractTransportAuth, type HeaderMap, type Router } from '@mdp/core';
+import { extractTransportAuth, setOwn, type HeaderMap, type Router } from '@mdp/core';
 import { handleSkillRead, type SkillReadOptions } from './handler.js';
 import { isSkillRoutePath, originForm } from './route.js';
 
@@ -11,9 +11,8 @@ export interface SkillsRoutesOptions extends SkillReadOptions {
 
 /** Query parameters of a URL; the last value of a repeated key wins. */
 export function lastValueQuery(search: URLSearchParams): Record<string, string> {
-  // No prototype: `__proto__` or `constructor` is a query key like any other.
-  const query = Object.create(null) as Record<string, string>;
-  for (const [key, value] of search) query[key] = value;
+  const query: Record<string, string> = {};
+  for (const [key, value] of search) setOwn(query, key, value);
   return query;
 }
 
@@ -43,10 +42,8 @@ export function createSkillsRoutes(router: Router, options: SkillsRoutesOptions 
     const url = new URL(c.req.url);
     const pathname = rawPathname(c.env, url);
     if (!isSkillRoutePath(pathname)) return next();
-    const headers = Object.create(null) as Record<string, string>;
-    c.req.raw.headers.forEach((value, name) => {
-      headers[name] = value;
-    });
+    const headers: Record<string, string> = {};
+    c.req.raw.headers.forEach((value, name) => setOwn(headers, name, value));
     const auth = extractAuth(headers);
     const response = await handleSkillRead(
       router,
