@@ -1,7 +1,7 @@
 /** The cluster flags of `mdp-server` (SPEC §10), parsed into MdpClusterOptions. */
 import { CLUSTER_DEFAULTS, CLUSTER_MODES, DISCOVERY_DEFAULTS, type ClusterMode } from '@mdp/cluster';
-import { defaultStateDir, type MdpClusterOptions } from './cluster.js';
 import { MAX_TIMER_MS } from '@mdp/core';
+import { defaultStateDir, type MdpClusterOptions } from './cluster.js';
 import { wholeNumber } from './flag-values.js';
 
 export const CLUSTER_HELP = `Cluster (several servers acting as one hub; SPEC §10):
