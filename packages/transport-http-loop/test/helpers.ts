@@ -1,6 +1,40 @@
-/** Test helpers: a log watcher to wait on server-side events, and an HTTP loop client over any fetch. */
+/**
+ * Test helpers: a log watcher to wait on server-side events, an HTTP loop client over any fetch,
+ * and a node:http server for `handleNode`.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Router, createLogger, type Logger, type Session, type SessionTransport } from '@mdp/core';
 import type { AuthContext, ClientDescriptor } from '@mdp/protocol';
+import type { HttpLoopTransport } from '../src/index.js';
+
+/** Where the servers of these tests mount the transport. */
+export const MOUNT = '/mdp/http-loop';
+
+/**
+ * A node:http server on 127.0.0.1, port 0, that hands `${MOUNT}/*` to `transport.handleNode` and
+ * answers every other path with `otherStatus` and an empty body.
+ */
+export async function serveHandleNode(transport: HttpLoopTransport, otherStatus = 404): Promise<{ server: Server; port: number }> {
+  const server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    const mark = url.indexOf('?');
+    const path = mark < 0 ? url : url.slice(0, mark);
+    if (path.startsWith(`${MOUNT}/`)) return transport.handleNode(req, res, path.slice(MOUNT.length));
+    res.writeHead(otherStatus, { 'content-length': 0 });
+    res.end();
+  });
+  const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+  return { server, port };
+}
+
+/** Stop what a socket test started: the transport and the router, then the server and its connections. */
+export async function stopServing(transport: HttpLoopTransport, router: Router, server: Server): Promise<void> {
+  await transport.close();
+  await router.close();
+  server.closeAllConnections();
+  await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+}
 
 export const CLIENT: ClientDescriptor = {
   id: 'c1',

@@ -2,14 +2,13 @@
  * `handleNode` on a real `node:http` server whose listener hands it `/mdp/http-loop/*`: every
  * status of SPEC §6, the mailbox rules over real connections, body limits, auth, extra headers.
  */
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders, type Server } from 'node:http';
-import { connect as netConnect, type AddressInfo } from 'node:net';
+import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders, type Server } from 'node:http';
+import { connect as netConnect } from 'node:net';
 import type { AuthContext } from '@mdp/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpLoopTransport, type HttpLoopOptions, type HttpLoopTransport } from '../src/index.js';
-import { CLIENT, SpyRouter, loopClient, polledMessage, watchLogs, type LogWatcher, type LoopClient } from './helpers.js';
+import { CLIENT, MOUNT, SpyRouter, loopClient, polledMessage, serveHandleNode, stopServing, watchLogs, type LogWatcher, type LoopClient } from './helpers.js';
 
-const MOUNT = '/mdp/http-loop';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CORS = { 'access-control-allow-origin': '*', 'x-extra': 'yes' };
 
@@ -24,24 +23,11 @@ async function setUp(options: HttpLoopOptions = {}, spy: SpyRouter = new SpyRout
   router = spy;
   logs = watchLogs();
   transport = createHttpLoopTransport(router, { maxBodyBytes: 1024, extraHeaders: () => CORS, logger: logs.logger, ...options });
-  server = createServer((req, res) => {
-    const url = req.url ?? '/';
-    const mark = url.indexOf('?');
-    const path = mark < 0 ? url : url.slice(0, mark);
-    if (path.startsWith(`${MOUNT}/`)) return transport.handleNode(req, res, path.slice(MOUNT.length));
-    res.writeHead(418, { 'content-length': 0 });
-    res.end();
-  });
-  port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+  ({ server, port } = await serveHandleNode(transport, 418));
   client = loopClient((path, init) => fetch(`http://127.0.0.1:${port}${MOUNT}${path}`, init));
 }
 
-afterEach(async () => {
-  await transport.close();
-  await router.close();
-  server.closeAllConnections();
-  await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-});
+afterEach(() => stopServing(transport, router, server));
 
 interface RawResponse {
   readonly status: number;

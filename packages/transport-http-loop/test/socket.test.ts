@@ -3,15 +3,14 @@
  * `handleNode` under a bare node:http listener. A poll the client aborted must not take the message
  * that arrives afterwards; every send and poll refreshes the session.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpLoopTransport, type HttpLoopTransport } from '../src/index.js';
-import { SpyRouter, loopClient, polledMessage, watchLogs, type LogWatcher, type LoopClient } from './helpers.js';
+import { MOUNT, SpyRouter, loopClient, polledMessage, serveHandleNode, stopServing, watchLogs, type LogWatcher, type LoopClient } from './helpers.js';
 
-const MOUNT = '/mdp/http-loop';
 
 /** Serve the transport on 127.0.0.1:0 through one adapter; resolves with the port. */
 type Adapter = (transport: HttpLoopTransport, onServer: (server: Server) => void) => Promise<number>;
@@ -29,17 +28,10 @@ const ADAPTERS: Array<[string, Adapter]> = [
   ],
   [
     'handleNode on node:http',
-    (transport, onServer) => {
-      const server = createServer((req, res) => {
-        const url = req.url ?? '/';
-        const mark = url.indexOf('?');
-        const path = mark < 0 ? url : url.slice(0, mark);
-        if (path.startsWith(`${MOUNT}/`)) return transport.handleNode(req, res, path.slice(MOUNT.length));
-        res.writeHead(404, { 'content-length': 0 });
-        res.end();
-      });
+    async (transport, onServer) => {
+      const { server, port } = await serveHandleNode(transport);
       onServer(server);
-      return new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+      return port;
     },
   ],
 ];
@@ -59,12 +51,7 @@ describe.each(ADAPTERS)('HTTP loop over a socket: %s', (_name, adapter) => {
     client = loopClient((path, init) => fetch(`http://127.0.0.1:${port}${MOUNT}${path}`, init));
   }
 
-  afterEach(async () => {
-    await transport.close();
-    await router.close();
-    server.closeAllConnections();
-    await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-  });
+  afterEach(() => stopServing(transport, router, server));
 
   /** Start a long poll, wait until the server holds it, abort it from the client side. */
   async function abortedPoll(sessionId: string): Promise<void> {
