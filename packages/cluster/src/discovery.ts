@@ -1,8 +1,9 @@
 /**
  * Dynamic discovery (SPEC §10): every interval, probe `GET /mdp/meta` on a port range of one host
- * and on seed URLs. Each probe has its own short time-out and reports as soon as it answers, so a
- * frozen peer delays nothing but its own answer. Rounds never overlap.
+ * and on seed URLs. The probes of a round start together under one short deadline, and each reports
+ * as soon as it answers, so a frozen peer delays nothing but its own answer. Rounds never overlap.
  */
+import { setMaxListeners } from 'node:events';
 import type { Logger } from '@mdp/core';
 import type { MetaDocument } from '@mdp/protocol';
 import type { Clock, TimerSet } from './clock.js';
@@ -84,8 +85,14 @@ export class Discovery {
     const startedAt = this.clock.now();
     const targets = this.targets();
     let timedOut: string[] = targets;
+    // One deadline (and one signal) for the whole round rather than a pair per probe: a round is a
+    // hundred probes every two seconds for as long as the server runs.
+    const deadline = AbortSignal.timeout(this.options.probeTimeoutMs);
+    const signal = AbortSignal.any([deadline, this.abort.signal]);
+    // Every probe of the round listens to it.
+    setMaxListeners(0, signal);
     try {
-      const outcomes = await Promise.all(targets.map((url) => this.probeOne(url)));
+      const outcomes = await Promise.all(targets.map((url) => this.probeOne(url, deadline, signal)));
       timedOut = targets.filter((_, i) => outcomes[i] === 'timed-out');
     } catch (error) {
       this.logger.error('cluster.discovery_round_failed', { error });
@@ -103,12 +110,10 @@ export class Discovery {
   }
 
   /** Probe one address; says whether it answered in time (whatever it answered). */
-  private async probeOne(url: string): Promise<'answered' | 'timed-out'> {
-    // Our own deadline, so that "no answer in time" is told apart from "refused" or "not MDP".
-    const deadline = AbortSignal.timeout(this.options.probeTimeoutMs);
-    const signal = AbortSignal.any([deadline, this.abort.signal]);
+  private async probeOne(url: string, deadline: AbortSignal, signal: AbortSignal): Promise<'answered' | 'timed-out'> {
     const result = await this.probe(url, { timeoutMs: this.options.probeTimeoutMs + 1000, signal });
     if (this.closed) return 'answered';
+    // The round's deadline tells "no answer in time" apart from "refused" or "not MDP".
     if (!result.ok) return deadline.aborted ? 'timed-out' : 'answered';
     try {
       this.hooks.found(result.meta, result.url);

@@ -215,15 +215,6 @@ describe('probeMeta', () => {
     });
   });
 
-  it('names the ports fetch refuses to connect to', async () => {
-    expect(await probeMeta('127.0.0.1:6000')).toEqual({
-      ok: false,
-      url: 'http://127.0.0.1:6000',
-      kind: 'unreachable',
-      reason: 'port blocked by fetch (WHATWG bad port list)',
-    });
-  });
-
   it('gives up on a silent server after timeoutMs', async () => {
     const { url } = await serve(() => undefined); // accepts, never answers
     const started = performance.now();
@@ -242,6 +233,23 @@ describe('probeMeta', () => {
       res.write('{"protocol":');
     });
     expect(await probeMeta(url, { timeoutMs: 100 })).toMatchObject({ kind: 'unreachable', reason: 'no answer within 100 ms' });
+  });
+
+  it('reports an answer cut off mid-body as unreachable', async () => {
+    const { url } = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': 100 });
+      res.write('{"protocol":');
+      setTimeout(() => res.socket?.destroy(), 10);
+    });
+    expect(await probeMeta(url)).toMatchObject({ ok: false, kind: 'unreachable', reason: expect.stringMatching(/^answer cut short/) });
+  });
+
+  it('leaves no connection open behind it', async () => {
+    const { url, port, server } = await serve((req, res) => json(200, metaDocument(port))(req, res));
+    expect(await probeMeta(url)).toMatchObject({ ok: true });
+    const open = () => new Promise<number>((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+    for (let i = 0; i < 100 && (await open()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(await open()).toBe(0);
   });
 
   it('stops when the caller aborts', async () => {
@@ -281,28 +289,6 @@ describe('scanRange', () => {
       Array.from({ length: port + 2 - from + 1 }, (_, i) => `http://127.0.0.1:${from + i}`),
     );
     expect(results[port - from]).toMatchObject({ ok: true, meta: { serverId: `127.0.0.1:${port}` } });
-  });
-
-  it('keeps to the concurrency limit', async () => {
-    let inFlight = 0;
-    let peak = 0;
-    const { port } = await serve((req, res) => json(200, metaDocument(port))(req, res));
-    const original = globalThis.fetch;
-    globalThis.fetch = async (...args: Parameters<typeof fetch>) => {
-      peak = Math.max(peak, ++inFlight);
-      try {
-        return await original(...args);
-      } finally {
-        inFlight--;
-      }
-    };
-    try {
-      const results = await scanRange('127.0.0.1', Math.max(1, port - 5), port, { concurrency: 2 });
-      expect(results).toHaveLength(port - Math.max(1, port - 5) + 1);
-    } finally {
-      globalThis.fetch = original;
-    }
-    expect(peak).toBeLessThanOrEqual(2);
   });
 
   it('finishes the default 100-port range well under 2 s', async () => {
