@@ -24,6 +24,10 @@ switch (command.kind) {
     process.exit(1);
     break;
   case 'run': {
+    // stdout and stderr carry information, not the service: when whoever read them goes away (a
+    // closed pipe: EPIPE), writes are dropped and the server keeps serving instead of crashing on
+    // an unhandled 'error' event.
+    for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
     const options = { ...command.options };
     if (command.authTokensFile !== undefined) {
       let tokens: string[];

@@ -101,4 +101,26 @@ describe('mdp-server CLI', () => {
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
     expect(lines.map((l) => (JSON.parse(l) as { event: string }).event)).toContain('server.listening');
   });
+  it('keeps serving when whoever read its stdout and stderr went away', async () => {
+    // A short election, so the leadership line is written to stdout after the pipe is gone;
+    // debug logs write to stderr for every request below.
+    const r = run(['--port', '0', '--log-level', 'debug', '--discover-attempts', '0', '--election-timeout-min-ms', '300', '--election-timeout-max-ms', '400']);
+    const url = await listening(r);
+    r.child.stdout!.destroy();
+    r.child.stderr!.destroy();
+    let role = '';
+    for (let i = 0; i < 100 && role !== 'leader'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const meta = parseMetaDocument(await (await fetch(`${url}/mdp/meta`)).json());
+      role = meta.ok ? meta.value.cluster.role : '';
+    }
+    expect(role).toBe('leader');
+    for (let i = 0; i < 5; i++) expect((await fetch(`${url}/skills/nobody/x`)).status).toBe(404);
+    // Past the write that failed: a crash would have ended the process by now.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(r.child.exitCode).toBeNull();
+    expect((await fetch(`${url}/mdp/meta`)).status).toBe(200);
+    r.child.kill('SIGTERM');
+    expect(await r.exited).toEqual({ code: 0, signal: null });
+  });
 });
