@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { Subject } from '../dist/subjects.js';
 import { Child, stopAll } from '../dist/proc.js';
 const [server, transport, clients, skills, concurrency, seconds, out] = process.argv.slice(2);
-const population = { prefix: 'c', clients: Number(clients), skills: Number(skills) };
+const population = { prefix: "c", clients: Number(clients), skills: Number(skills), ...(process.env.READ_CLIENTS ? { readClients: Number(process.env.READ_CLIENTS) } : {}) };
 const subject = await Subject.start({ label: server, server, transport, population }, { nodeArgs: ['--perf-basic-prof'] });
 const loadgen = new Child('loadgen', new URL('../dist/loadgen.js', import.meta.url).pathname, []);
 try {
