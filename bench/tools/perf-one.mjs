@@ -5,6 +5,7 @@
 //   python3 bench/tools/perf-areas.py <out.data> <requests> <cpuUsPerReq>
 //
 // e.g. node bench/tools/perf-one.mjs mdp ws 1 1 32 10 /tmp/mdp.data
+// READ_CLIENTS=N sends every read to the first N clients (the catalog's "reads to N" subjects).
 // Prints the run's requests and server CPU µs/request (getrusage) as JSON.
 import { spawn } from 'node:child_process';
 import { Subject } from '../dist/subjects.js';
