@@ -85,18 +85,26 @@ export class Discovery {
     const startedAt = this.clock.now();
     const targets = this.targets();
     let timedOut: string[] = targets;
-    // One deadline (and one signal) for the whole round rather than a pair per probe: a round is a
-    // hundred probes every two seconds for as long as the server runs.
-    const deadline = AbortSignal.timeout(this.options.probeTimeoutMs);
-    const signal = AbortSignal.any([deadline, this.abort.signal]);
-    // Every probe of the round listens to it.
-    setMaxListeners(0, signal);
+    // One deadline and one signal for the whole round, rather than a pair per probe: a round is a
+    // hundred probes every two seconds for as long as the server runs. Not `AbortSignal.any` with
+    // the long-lived close signal either: node 20 keeps every signal ever derived from it.
+    const roundAbort = new AbortController();
+    setMaxListeners(0, roundAbort.signal);
+    let pastDeadline = false;
+    const deadline = this.clock.setTimeout(() => {
+      pastDeadline = true;
+      roundAbort.abort();
+    }, this.options.probeTimeoutMs);
+    const onClose = (): void => roundAbort.abort();
+    this.abort.signal.addEventListener('abort', onClose, { once: true });
     try {
-      const outcomes = await Promise.all(targets.map((url) => this.probeOne(url, deadline, signal)));
+      const outcomes = await Promise.all(targets.map((url) => this.probeOne(url, roundAbort.signal, () => pastDeadline)));
       timedOut = targets.filter((_, i) => outcomes[i] === 'timed-out');
     } catch (error) {
       this.logger.error('cluster.discovery_round_failed', { error });
     } finally {
+      this.clock.clearTimeout(deadline);
+      this.abort.signal.removeEventListener('abort', onClose);
       this.running = false;
     }
     if (this.closed) return;
@@ -110,11 +118,11 @@ export class Discovery {
   }
 
   /** Probe one address; says whether it answered in time (whatever it answered). */
-  private async probeOne(url: string, deadline: AbortSignal, signal: AbortSignal): Promise<'answered' | 'timed-out'> {
+  private async probeOne(url: string, signal: AbortSignal, pastDeadline: () => boolean): Promise<'answered' | 'timed-out'> {
     const result = await this.probe(url, { timeoutMs: this.options.probeTimeoutMs + 1000, signal });
     if (this.closed) return 'answered';
     // The round's deadline tells "no answer in time" apart from "refused" or "not MDP".
-    if (!result.ok) return deadline.aborted ? 'timed-out' : 'answered';
+    if (!result.ok) return pastDeadline() ? 'timed-out' : 'answered';
     try {
       this.hooks.found(result.meta, result.url);
     } catch (error) {

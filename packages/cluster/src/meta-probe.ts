@@ -5,9 +5,11 @@
  * and never throws: whatever goes wrong becomes a failed `ProbeResult` whose `kind` separates
  * "nothing answered" (`unreachable`) from "something answered, but it is not MDP" (`not-mdp`).
  */
+import { setMaxListeners } from 'node:events';
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect, isIPv6, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
 import { mapLimited } from './map-limited.js';
 
@@ -120,6 +122,7 @@ function baseFromUrl(arg: string, text: string): string {
   const scheme = { 'http:': 'http:', 'https:': 'https:', 'ws:': 'http:', 'wss:': 'https:' }[url.protocol];
   if (!scheme) throw new InvalidTargetError(arg, `unsupported scheme '${url.protocol}' (expected http, https, ws or wss)`);
   if (!url.hostname) throw new InvalidTargetError(arg, `URL '${text}' has no host`);
+  if (url.port === '0') throw new InvalidTargetError(arg, "bad port '0' (expected 1-65535)");
   const path = url.pathname.replace(ENDPOINT_SUFFIX, '').replace(/\/+$/, '');
   return `${scheme}//${url.host}${path}`;
 }
@@ -205,14 +208,8 @@ function getText(target: string, timeoutMs: number, maxBodyBytes: number, signal
     signal?.addEventListener('abort', onAbort, { once: true });
 
     const onResponse = (response: IncomingMessage): void => {
-      const status = response.statusCode ?? 0;
-      const head = {
-        status,
-        statusText: response.statusMessage ?? '',
-        contentType: response.headers['content-type'] ?? '',
-        location: response.headers.location,
-        maxBodyBytes,
-      };
+      const head = headOf(response, maxBodyBytes);
+      const { status } = head;
       const declared = Number(response.headers['content-length']);
       // The body of a non-2xx answer, or of one declared too large, is never read.
       if (status < 200 || status > 299) return settle({ ...head, text: '' });
@@ -232,12 +229,20 @@ function getText(target: string, timeoutMs: number, maxBodyBytes: number, signal
 
     const send = (url: URL, connected?: Socket): void => {
       const get = url.protocol === 'https:' ? httpsRequest : httpRequest;
-      // `connection: close` and no agent: an idle keep-alive socket would outlive the probe.
-      const options: RequestOptions = { method: 'GET', agent: false, headers: { accept: 'application/json', connection: 'close' } };
+      // `connection: close` and no pooling: an idle keep-alive socket would outlive the probe. With
+      // a connected socket that takes no agent at all (an agent, even `agent: false`, ignores
+      // `createConnection` and dials a second connection of its own).
+      const options: RequestOptions = { method: 'GET', headers: { accept: 'application/json', connection: 'close' } };
       if (connected) options.createConnection = () => connected;
+      else options.agent = false;
       request = get(url, options, onResponse);
       // Stays attached: a request destroyed after it settled may still report an error.
       request.on('error', (error) => settle({ failure: describeRequestError(error) }));
+      // A 101 goes to 'upgrade', not to the response callback: it is an answer, and not MDP's.
+      request.on('upgrade', (response: IncomingMessage, upgraded: Duplex) => {
+        upgraded.destroy();
+        settle({ ...headOf(response, maxBodyBytes), text: '' });
+      });
       request.end();
     };
     let url: URL;
@@ -250,14 +255,24 @@ function getText(target: string, timeoutMs: number, maxBodyBytes: number, signal
     // Most ports of a discovery range are closed. A bare TCP connect learns that for half the CPU
     // of an HTTP request; only a port that accepts gets the GET, on that same connection.
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-    const socket = (tcp = connect({ host, port: Number(url.port) || 80 }));
-    const onConnectError = (error: Error): void => settle({ failure: describeRequestError(error) });
-    socket.once('error', onConnectError);
+    const socket = (tcp = connect({ host, port: url.port === '' ? 80 : Number(url.port) }));
+    // Stays attached for the socket's whole life: a reset may come at any time, also after settle.
+    socket.on('error', (error) => settle({ failure: describeRequestError(error) }));
     socket.once('connect', () => {
-      socket.off('error', onConnectError);
       if (!settled) send(url, socket);
     });
   });
+}
+
+/** Status line and headers of an answer, as a {@link Fetched} reports them. */
+function headOf(response: IncomingMessage, maxBodyBytes: number) {
+  return {
+    status: response.statusCode ?? 0,
+    statusText: response.statusMessage ?? '',
+    contentType: response.headers['content-type'] ?? '',
+    location: response.headers.location,
+    maxBodyBytes,
+  };
 }
 
 /** Kind and wording for an error the request reported before any answer arrived. */
@@ -307,5 +322,18 @@ export async function scanRange(
   const first = normalizeTarget(isIPv6(bare) ? `[${bare}]:${fromPort}` : `${bare}:${fromPort}`);
   const hostPart = new URL(first).hostname;
   const urls = Array.from({ length: toPort - fromPort + 1 }, (_, i) => `http://${hostPart}:${fromPort + i}`);
-  return mapLimited(urls, options.concurrency ?? PROBE_DEFAULTS.concurrency, (url) => probeMeta(url, options));
+  // Every probe listens to the signal it gets: give them one of our own, so the caller's signal
+  // carries one listener for the whole scan instead of one per probe in flight.
+  const { signal } = options;
+  if (!signal) return mapLimited(urls, options.concurrency ?? PROBE_DEFAULTS.concurrency, (url) => probeMeta(url, options));
+  const scan = new AbortController();
+  setMaxListeners(0, scan.signal);
+  const stop = (): void => scan.abort();
+  if (signal.aborted) stop();
+  else signal.addEventListener('abort', stop, { once: true });
+  try {
+    return await mapLimited(urls, options.concurrency ?? PROBE_DEFAULTS.concurrency, (url) => probeMeta(url, { ...options, signal: scan.signal }));
+  } finally {
+    signal.removeEventListener('abort', stop);
+  }
 }

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { getEventListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildMetaDocument, metaEndpoints, parseMetaDocument, standaloneClusterView } from '@mdp/protocol';
@@ -98,6 +99,7 @@ describe('normalizeTarget', () => {
     ['ftp://host:1', /unsupported scheme 'ftp:'/],
     ['http://', /bad URL/],
     ['http://127.0.0.1:70000', /bad URL/],
+    ['http://127.0.0.1:0', /bad port '0'/],
   ])('refuses %j', (input, message) => {
     expect(() => normalizeTarget(input)).toThrow(InvalidTargetError);
     expect(() => normalizeTarget(input)).toThrow(message);
@@ -252,6 +254,39 @@ describe('probeMeta', () => {
     expect(await open()).toBe(0);
   });
 
+  it('makes one connection per probe, and the GET goes on it', async () => {
+    let connections = 0;
+    let requests = 0;
+    const { url, port, server } = await serve((req, res) => {
+      requests++;
+      json(200, metaDocument(port))(req, res);
+    });
+    server.on('connection', () => connections++);
+    const results = await Promise.all(Array.from({ length: 10 }, () => probeMeta(url)));
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect({ connections, requests }).toEqual({ connections: 10, requests: 10 });
+  });
+
+  it.each([0, 20])('survives a port that resets every connection after %i ms', async (delayMs) => {
+    const { url, server } = await serve(() => undefined);
+    server.on('connection', (socket) => setTimeout(() => socket.resetAndDestroy(), delayMs));
+    const results = await Promise.all(Array.from({ length: 20 }, () => probeMeta(url, { timeoutMs: 2000 })));
+    for (const result of results) {
+      expect(result.ok).toBe(false);
+      expect(!result.ok && result.reason).toMatch(/connection reset|closed the connection without an HTTP answer/);
+    }
+    // Long enough for an error on a forgotten socket to surface (vitest fails the run on one).
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  });
+
+  it('reports a 101 Switching Protocols as not MDP at once', async () => {
+    // node hands a 101 to the client's 'upgrade' event, not to its response callback.
+    const { url } = await serve((_req, res) => res.socket?.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: other\r\nConnection: Upgrade\r\n\r\n'));
+    const started = performance.now();
+    expect(await probeMeta(url, { timeoutMs: 5000 })).toEqual({ ok: false, url, kind: 'not-mdp', reason: 'HTTP 101 Switching Protocols' });
+    expect(performance.now() - started).toBeLessThan(4000);
+  });
+
   it('stops when the caller aborts', async () => {
     const { url } = await serve(() => undefined);
     const controller = new AbortController();
@@ -296,6 +331,27 @@ describe('scanRange', () => {
     const results = await scanRange('127.0.0.1', 47372, 47471);
     expect(results).toHaveLength(100);
     expect(performance.now() - started).toBeLessThan(1500);
+  });
+
+  it("puts one listener on the caller's signal, however many probes are in flight, and stops on abort", async () => {
+    const { url } = await serve(() => undefined); // accepts, never answers
+    const port = Number(new URL(url).port);
+    const controller = new AbortController();
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const scan = scanRange('127.0.0.1', Math.max(1, port - 20), port, { signal: controller.signal, timeoutMs: 10_000 });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(getEventListeners(controller.signal, 'abort').length).toBeLessThanOrEqual(1);
+      controller.abort();
+      const results = await scan;
+      expect(results.at(-1)).toMatchObject({ ok: false, kind: 'unreachable', reason: 'probe aborted' });
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
   });
 
   it('accepts an IPv6 host with or without brackets', async () => {

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '@mdp/core';
+import { buildMetaDocument, metaEndpoints, standaloneClusterView, type MetaDocument } from '@mdp/protocol';
+import { systemClock, TimerSet } from '../src/clock.js';
+import { Discovery, DISCOVERY_DEFAULTS, type Probe } from '../src/discovery.js';
+import type { ProbeResult } from '../src/meta-probe.js';
+
+const META: MetaDocument = (() => {
+  const id = '127.0.0.1:1';
+  const endpoints = metaEndpoints(id);
+  return buildMetaDocument(id, endpoints, standaloneClusterView('mdp', id, endpoints.ws), { upstreamProxy: true, clusterControl: true }) as MetaDocument;
+})();
+
+/** Seeds that behave three ways: `ok` answers MDP at once, `refused` fails at once, `silent` answers only when aborted. */
+function fakeProbe(signals: Map<string, AbortSignal>): Probe {
+  return (url, { signal }) => {
+    signals.set(url, signal);
+    if (url === 'ok') return Promise.resolve<ProbeResult>({ ok: true, url, meta: META });
+    if (url === 'refused') return Promise.resolve<ProbeResult>({ ok: false, url, kind: 'unreachable', reason: 'connection refused' });
+    return new Promise<ProbeResult>((resolve) =>
+      signal.addEventListener('abort', () => resolve({ ok: false, url, kind: 'unreachable', reason: 'probe aborted' }), { once: true }),
+    );
+  };
+}
+
+function start(probe: Probe, rounds: Array<{ round: number; timedOut: readonly string[] }>, found: string[]) {
+  const timers = new TimerSet(systemClock);
+  const discovery = new Discovery(
+    { ...DISCOVERY_DEFAULTS, attempts: 0, seedUrls: ['ok', 'refused', 'silent'], intervalMs: 60_000, probeTimeoutMs: 80 },
+    { found: (_meta, url) => found.push(url), roundDone: (round, timedOut) => rounds.push({ round, timedOut }) },
+    systemClock,
+    timers,
+    silentLogger,
+    probe,
+  );
+  discovery.start();
+  return { discovery, timers };
+}
+
+describe('Discovery', () => {
+  it('ends a round at its deadline: only the probe still without an answer counts as timed out', async () => {
+    const signals = new Map<string, AbortSignal>();
+    const rounds: Array<{ round: number; timedOut: readonly string[] }> = [];
+    const found: string[] = [];
+    const { discovery, timers } = start(fakeProbe(signals), rounds, found);
+    try {
+      for (let i = 0; i < 100 && rounds.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(rounds).toEqual([{ round: 1, timedOut: ['silent'] }]);
+      expect(found).toEqual(['ok']);
+      // The probes of a round share one signal, aborted by the deadline.
+      expect(new Set(signals.values()).size).toBe(1);
+      expect(signals.get('silent')?.aborted).toBe(true);
+      // Only the timer of the next round is left.
+      expect(timers.size).toBe(1);
+    } finally {
+      discovery.close();
+    }
+    expect(timers.size).toBe(0);
+  });
+
+  it('close() aborts the probes in flight and reports no round', async () => {
+    const signals = new Map<string, AbortSignal>();
+    const rounds: Array<{ round: number; timedOut: readonly string[] }> = [];
+    const { discovery } = start(fakeProbe(signals), rounds, []);
+    await new Promise((r) => setTimeout(r, 10));
+    discovery.close();
+    expect(signals.get('silent')?.aborted).toBe(true);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(rounds).toEqual([]);
+  });
+});
