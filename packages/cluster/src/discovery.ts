@@ -83,8 +83,8 @@ export class Discovery {
     this.running = true;
     const round = ++this.round;
     const startedAt = this.clock.now();
-    const targets = this.targets();
-    let timedOut: string[] = targets;
+    let targets: string[] = [];
+    let timedOut: string[] = [];
     // One deadline and one signal for the whole round, rather than a pair per probe: a round is a
     // hundred probes every two seconds for as long as the server runs. Not `AbortSignal.any` with
     // the long-lived close signal either: node 20 keeps every signal ever derived from it.
@@ -98,12 +98,16 @@ export class Discovery {
     const onClose = (): void => roundAbort.abort();
     this.abort.signal.addEventListener('abort', onClose, { once: true });
     try {
+      targets = this.targets();
       const outcomes = await Promise.all(targets.map((url) => this.probeOne(url, roundAbort.signal, () => pastDeadline)));
       timedOut = targets.filter((_, i) => outcomes[i] === 'timed-out');
     } catch (error) {
       this.logger.error('cluster.discovery_round_failed', { error });
+      timedOut = targets;
     } finally {
       this.clock.clearTimeout(deadline);
+      // Nothing of a round outlives it, whatever ended it.
+      roundAbort.abort();
       this.abort.signal.removeEventListener('abort', onClose);
       this.running = false;
     }
@@ -119,7 +123,14 @@ export class Discovery {
 
   /** Probe one address; says whether it answered in time (whatever it answered). */
   private async probeOne(url: string, signal: AbortSignal, pastDeadline: () => boolean): Promise<'answered' | 'timed-out'> {
-    const result = await this.probe(url, { timeoutMs: this.options.probeTimeoutMs + 1000, signal });
+    let result: ProbeResult;
+    try {
+      result = await this.probe(url, { timeoutMs: this.options.probeTimeoutMs + 1000, signal });
+    } catch (error) {
+      // A probe is not supposed to throw; if one does, it is one address without an answer.
+      this.logger.error('cluster.discovery_probe_failed', { url, error });
+      return pastDeadline() && !this.closed ? 'timed-out' : 'answered';
+    }
     if (this.closed) return 'answered';
     // The round's deadline tells "no answer in time" apart from "refused" or "not MDP".
     if (!result.ok) return pastDeadline() ? 'timed-out' : 'answered';

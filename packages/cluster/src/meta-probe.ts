@@ -259,7 +259,12 @@ function getText(target: string, timeoutMs: number, maxBodyBytes: number, signal
     // Stays attached for the socket's whole life: a reset may come at any time, also after settle.
     socket.on('error', (error) => settle({ failure: describeRequestError(error) }));
     socket.once('connect', () => {
-      if (!settled) send(url, socket);
+      if (settled) return;
+      try {
+        send(url, socket);
+      } catch (error) {
+        settle({ failure: ['unreachable', messageOf(error)] });
+      }
     });
   });
 }

@@ -58,6 +58,55 @@ describe('Discovery', () => {
     expect(timers.size).toBe(0);
   });
 
+  it('a probe that throws is one address without an answer; the round still ends at its deadline', async () => {
+    const signals = new Map<string, AbortSignal>();
+    const base = fakeProbe(signals);
+    const probe: Probe = (url, options) => {
+      if (url === 'ok') throw new Error('probe bug');
+      return base(url, options);
+    };
+    const rounds: Array<{ round: number; timedOut: readonly string[] }> = [];
+    const { discovery } = start(probe, rounds, []);
+    try {
+      for (let i = 0; i < 100 && rounds.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(rounds).toEqual([{ round: 1, timedOut: ['silent'] }]);
+      expect(signals.get('silent')?.aborted).toBe(true);
+    } finally {
+      discovery.close();
+    }
+  });
+
+  it('keeps running after a round whose targets could not be listed', async () => {
+    const rounds: Array<{ round: number; timedOut: readonly string[] }> = [];
+    let calls = 0;
+    const discovery = new Discovery(
+      { ...DISCOVERY_DEFAULTS, attempts: 0, seedUrls: ['refused'], intervalMs: 20, probeTimeoutMs: 50 },
+      {
+        found: () => undefined,
+        roundDone: (round, timedOut) => rounds.push({ round, timedOut }),
+        extraTargets: () => {
+          if (++calls === 1) throw new Error('directory bug');
+          return [];
+        },
+      },
+      systemClock,
+      new TimerSet(systemClock),
+      silentLogger,
+      fakeProbe(new Map()),
+    );
+    discovery.start();
+    try {
+      for (let i = 0; i < 100 && rounds.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      // The failed round reports no targets; the next one runs as usual.
+      expect(rounds.slice(0, 2)).toEqual([
+        { round: 1, timedOut: [] },
+        { round: 2, timedOut: [] },
+      ]);
+    } finally {
+      discovery.close();
+    }
+  });
+
   it('close() aborts the probes in flight and reports no round', async () => {
     const signals = new Map<string, AbortSignal>();
     const rounds: Array<{ round: number; timedOut: readonly string[] }> = [];
