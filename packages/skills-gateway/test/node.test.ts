@@ -179,31 +179,28 @@ describe('answers that cannot be made', () => {
     expect(JSON.parse(next.body)).toEqual({ data: [[['fine']]] });
   });
 
-  it('500 {error} when the read itself throws, and when its answer cannot be written', async () => {
-    const throwing = await listen({
-      authorize: () => {
-        throw new Error('policy bug');
+  it.each<[string, NodeSkillsOptions]>([
+    [
+      'the read itself throws',
+      {
+        authorize: () => {
+          throw new Error('policy bug');
+        },
       },
-    });
-    const res = await send(throwing, '/skills/c1/docs/review');
+    ],
+    ['its answer cannot be written', { extraHeaders: () => ({ 'x-bad': 'a\nb' }) }],
+    [
+      'the extra headers throw',
+      {
+        extraHeaders: () => {
+          throw new Error('cors bug');
+        },
+      },
+    ],
+  ])('500 {error} when %s', async (_case, options) => {
+    const res = await send(await listen(options), '/skills/c1/docs/review');
     expect(res.status).toBe(500);
     expect(JSON.parse(res.body)).toEqual({ error: 'Internal error' });
-    await new Promise((resolve) => server!.close(resolve));
-
-    const badExtra = await listen({ extraHeaders: () => ({ 'x-bad': 'a\nb' }) });
-    const written = await send(badExtra, '/skills/c1/docs/review');
-    expect(written.status).toBe(500);
-    expect(JSON.parse(written.body)).toEqual({ error: 'Internal error' });
-    await new Promise((resolve) => server!.close(resolve));
-
-    const throwingExtra = await listen({
-      extraHeaders: () => {
-        throw new Error('cors bug');
-      },
-    });
-    const thrown = await send(throwingExtra, '/skills/c1/docs/review');
-    expect(thrown.status).toBe(500);
-    expect(JSON.parse(thrown.body)).toEqual({ error: 'Internal error' });
   });
 });
 
