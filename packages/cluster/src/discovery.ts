@@ -3,9 +3,9 @@
  * and on seed URLs. The probes of a round start together under one short deadline, and each reports
  * as soon as it answers, so a frozen peer delays nothing but its own answer. Rounds never overlap.
  */
-import { setMaxListeners } from 'node:events';
 import type { Logger } from '@mdp/core';
 import type { MetaDocument } from '@mdp/protocol';
+import { childSignal } from './child-signal.js';
 import type { Clock, TimerSet } from './clock.js';
 import { probeMeta, type ProbeResult } from './meta-probe.js';
 
@@ -86,20 +86,16 @@ export class Discovery {
     let targets: string[] = [];
     let timedOut: string[] = [];
     // One deadline and one signal for the whole round, rather than a pair per probe: a round is a
-    // hundred probes every two seconds for as long as the server runs. Not `AbortSignal.any` with
-    // the long-lived close signal either: node 20 keeps every signal ever derived from it.
-    const roundAbort = new AbortController();
-    setMaxListeners(0, roundAbort.signal);
+    // hundred probes every two seconds for as long as the server runs.
+    const roundAbort = childSignal(this.abort.signal);
     let pastDeadline = false;
     const deadline = this.clock.setTimeout(() => {
       pastDeadline = true;
-      roundAbort.abort();
+      roundAbort.controller.abort();
     }, this.options.probeTimeoutMs);
-    const onClose = (): void => roundAbort.abort();
-    this.abort.signal.addEventListener('abort', onClose, { once: true });
     try {
       targets = this.targets();
-      const outcomes = await Promise.all(targets.map((url) => this.probeOne(url, roundAbort.signal, () => pastDeadline)));
+      const outcomes = await Promise.all(targets.map((url) => this.probeOne(url, roundAbort.controller.signal, () => pastDeadline)));
       timedOut = targets.filter((_, i) => outcomes[i] === 'timed-out');
     } catch (error) {
       this.logger.error('cluster.discovery_round_failed', { error });
@@ -107,8 +103,8 @@ export class Discovery {
     } finally {
       this.clock.clearTimeout(deadline);
       // Nothing of a round outlives it, whatever ended it.
-      roundAbort.abort();
-      this.abort.signal.removeEventListener('abort', onClose);
+      roundAbort.controller.abort();
+      roundAbort.release();
       this.running = false;
     }
     if (this.closed) return;

@@ -5,12 +5,12 @@
  * and never throws: whatever goes wrong becomes a failed `ProbeResult` whose `kind` separates
  * "nothing answered" (`unreachable`) from "something answered, but it is not MDP" (`not-mdp`).
  */
-import { setMaxListeners } from 'node:events';
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { connect, isIPv6, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
+import { childSignal } from './child-signal.js';
 import { mapLimited } from './map-limited.js';
 
 export const PROBE_DEFAULTS = Object.freeze({
@@ -144,7 +144,8 @@ export async function probeMeta(url: string, options: ProbeOptions = {}): Promis
     return { ok: false, url, kind: 'unreachable', reason: (error as Error).message };
   }
   const fail = (kind: ProbeFailureKind, reason: string): ProbeResult => ({ ok: false, url: base, kind, reason });
-  const answer = await getText(metaUrlOf(base), options.timeoutMs ?? PROBE_DEFAULTS.timeoutMs, options.maxBodyBytes ?? PROBE_DEFAULTS.maxBodyBytes, options.signal);
+  const maxBodyBytes = options.maxBodyBytes ?? PROBE_DEFAULTS.maxBodyBytes;
+  const answer = await getText(metaUrlOf(base), options.timeoutMs ?? PROBE_DEFAULTS.timeoutMs, maxBodyBytes, options.signal);
   if ('failure' in answer) return fail(...answer.failure);
 
   const { status, statusText, contentType, location, text } = answer;
@@ -152,7 +153,7 @@ export async function probeMeta(url: string, options: ProbeOptions = {}): Promis
     const redirect = status >= 300 && status < 400 && location ? ` (redirect to ${location})` : '';
     return fail('not-mdp', `HTTP ${status}${statusText ? ` ${statusText}` : ''}${redirect}`);
   }
-  if (text === undefined) return fail('not-mdp', `answer larger than ${answer.maxBodyBytes} bytes`);
+  if (text === undefined) return fail('not-mdp', `answer larger than ${maxBodyBytes} bytes`);
 
   let json: unknown;
   try {
@@ -177,7 +178,6 @@ type Fetched =
       readonly location: string | undefined;
       /** UTF-8 body of a 2xx answer; `undefined` once it exceeds `maxBodyBytes`. */
       readonly text: string | undefined;
-      readonly maxBodyBytes: number;
     }
   | { readonly failure: [ProbeFailureKind, string] };
 
@@ -208,7 +208,7 @@ function getText(target: string, timeoutMs: number, maxBodyBytes: number, signal
     signal?.addEventListener('abort', onAbort, { once: true });
 
     const onResponse = (response: IncomingMessage): void => {
-      const head = headOf(response, maxBodyBytes);
+      const head = headOf(response);
       const { status } = head;
       const declared = Number(response.headers['content-length']);
       // The body of a non-2xx answer, or of one declared too large, is never read.
@@ -241,7 +241,7 @@ function getText(target: string, timeoutMs: number, maxBodyBytes: number, signal
       // A 101 goes to 'upgrade', not to the response callback: it is an answer, and not MDP's.
       request.on('upgrade', (response: IncomingMessage, upgraded: Duplex) => {
         upgraded.destroy();
-        settle({ ...headOf(response, maxBodyBytes), text: '' });
+        settle({ ...headOf(response), text: '' });
       });
       request.end();
     };
@@ -270,13 +270,12 @@ function getText(target: string, timeoutMs: number, maxBodyBytes: number, signal
 }
 
 /** Status line and headers of an answer, as a {@link Fetched} reports them. */
-function headOf(response: IncomingMessage, maxBodyBytes: number) {
+function headOf(response: IncomingMessage) {
   return {
     status: response.statusCode ?? 0,
     statusText: response.statusMessage ?? '',
     contentType: response.headers['content-type'] ?? '',
     location: response.headers.location,
-    maxBodyBytes,
   };
 }
 
@@ -327,18 +326,15 @@ export async function scanRange(
   const first = normalizeTarget(isIPv6(bare) ? `[${bare}]:${fromPort}` : `${bare}:${fromPort}`);
   const hostPart = new URL(first).hostname;
   const urls = Array.from({ length: toPort - fromPort + 1 }, (_, i) => `http://${hostPart}:${fromPort + i}`);
+  const limit = options.concurrency ?? PROBE_DEFAULTS.concurrency;
+  const { signal } = options;
+  if (!signal) return mapLimited(urls, limit, (url) => probeMeta(url, options));
   // Every probe listens to the signal it gets: give them one of our own, so the caller's signal
   // carries one listener for the whole scan instead of one per probe in flight.
-  const { signal } = options;
-  if (!signal) return mapLimited(urls, options.concurrency ?? PROBE_DEFAULTS.concurrency, (url) => probeMeta(url, options));
-  const scan = new AbortController();
-  setMaxListeners(0, scan.signal);
-  const stop = (): void => scan.abort();
-  if (signal.aborted) stop();
-  else signal.addEventListener('abort', stop, { once: true });
+  const scan = childSignal(signal);
   try {
-    return await mapLimited(urls, options.concurrency ?? PROBE_DEFAULTS.concurrency, (url) => probeMeta(url, { ...options, signal: scan.signal }));
+    return await mapLimited(urls, limit, (url) => probeMeta(url, { ...options, signal: scan.controller.signal }));
   } finally {
-    signal.removeEventListener('abort', stop);
+    scan.release();
   }
 }
