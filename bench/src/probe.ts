@@ -48,8 +48,11 @@ serveRpc(
       }
       return usage();
     },
-    /** Sample allocations every `intervalBytes`, objects that die young included, until `stopAllocations`. */
-    async startAllocations({ intervalBytes }: { intervalBytes: number }) {
+    /**
+     * Sample allocations every `intervalBytes` until `stopAllocations`: every object, or with
+     * `survivorsOnly` only those that outlived a young-generation collection (the promoted ones).
+     */
+    async startAllocations({ intervalBytes, survivorsOnly = false }: { intervalBytes: number; survivorsOnly?: boolean }) {
       if (sampling) throw new Error('allocation sampling already started');
       sampling = new Session();
       sampling.connect();
@@ -57,7 +60,7 @@ serveRpc(
       await post(sampling, 'HeapProfiler.startSampling', {
         samplingInterval: intervalBytes,
         includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: true,
+        includeObjectsCollectedByMinorGC: !survivorsOnly,
       });
     },
     /** Stop sampling and write the sampling heap profile (JSON) to `file`. */

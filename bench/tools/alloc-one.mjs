@@ -4,6 +4,8 @@
 //   node bench/tools/alloc-one.mjs <server> <ws|loop> <clients> <skills> <concurrency> [top]
 //
 // e.g. node bench/tools/alloc-one.mjs mdp ws 1 20 32
+// SURVIVORS=1 counts only objects that outlived a young-generation GC (promoted: what makes
+// scavenges and old-space collections cost more), by the site that allocated them.
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +24,7 @@ try {
   const load = (durationMs) => loadgen.call('run', { port: subject.server.port, population, concurrency: Number(concurrency), durationMs }, durationMs + 60000);
   await load(2000);
   // Sampled: one measured run after a 2 s warm-up (start-up and registration are not in it).
-  await subject.server.child.call('startAllocations', { intervalBytes: 512 });
+  await subject.server.child.call('startAllocations', { intervalBytes: 512, survivorsOnly: process.env.SURVIVORS === '1' });
   const result = await load(sampleMs);
   await subject.server.child.call('stopAllocations', { file: out }, 60000);
   requests = result.requests;
@@ -38,12 +40,12 @@ const frameName = (f) => `${f.functionName || '(anonymous)'} ${f.url.replace(/^.
 const walk = (node, stack) => {
   const here = [frameName(node.callFrame), ...stack];
   if (node.selfSize) {
-    const key = here.slice(0, 3).join(' < ');
+    const key = here.slice(0, Number(process.env.DEPTH ?? 3)).join(' < ');
     sites.set(key, (sites.get(key) ?? 0) + node.selfSize);
     total += node.selfSize;
   }
   for (const child of node.children) walk(child, here);
 };
 walk(profile.head, []);
-console.log(`${server} ${transport} ${clients}×${skills} c${concurrency}: ${requests} requests, ${(total / requests).toFixed(0)} B allocated per request`);
+console.log(`${server} ${transport} ${clients}×${skills} c${concurrency}: ${requests} requests, ${(total / requests).toFixed(0)} B ${process.env.SURVIVORS === '1' ? 'surviving a young GC' : 'allocated'} per request`);
 for (const [key, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, Number(top))) console.log(`${(bytes / requests).toFixed(0).padStart(7)} B  ${key}`);
