@@ -7,7 +7,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { describeMachine, machineInfo } from './machine.js';
-import { Child, killAllNow, stopAll } from './proc.js';
+import { LoadGenerator } from './load-generator.js';
+import { killAllNow, stopAll } from './proc.js';
 import { summarizeProfileDir } from './profile.js';
 import { compare, renderTables, summarize } from './report.js';
 import { runScenario, type RunRecord } from './runner.js';
@@ -141,7 +142,7 @@ async function main(): Promise<number> {
   }, limitMs);
   watchdog.unref();
 
-  const loadgen = new Child('load generator', fileURLToPath(new URL('./loadgen.js', import.meta.url)), []);
+  const loadgen = new LoadGenerator();
   const records: RunRecord[] = [];
   try {
     for (const scenario of options.scenarios) {

@@ -4,8 +4,7 @@
  * server's own CPU time and memory around every run.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Child } from './proc.js';
-import type { LoadResult } from './loadgen.js';
+import type { LoadGenerator } from './load-generator.js';
 import type { ReadCase, Scenario } from './scenarios.js';
 import { join } from 'node:path';
 import { ClientProcess, RunningServer, Subject, churn, profileSlug, type ServerOptions, type SubjectSpec } from './subjects.js';
@@ -54,14 +53,10 @@ function serverOptions(options: RunOptions, ...names: string[]): ServerOptions {
 
 const alternate = <T>(items: readonly T[], round: number): T[] => (round % 2 === 0 ? [...items] : [...items].reverse());
 
-async function readRun(loadgen: Child, subject: Subject, concurrency: number, durationMs: number, seed: number): Promise<Omit<RunRecord, 'scenario' | 'caseLabel' | 'load' | 'subject' | 'round'>> {
+async function readRun(loadgen: LoadGenerator, subject: Subject, concurrency: number, durationMs: number, seed: number): Promise<Omit<RunRecord, 'scenario' | 'caseLabel' | 'load' | 'subject' | 'round'>> {
   const before = await subject.clientErrors();
   const u0 = await subject.server.usage();
-  const result = await loadgen.call<LoadResult>(
-    'run',
-    { port: subject.server.port, population: subject.spec.population, concurrency, durationMs, seed },
-    durationMs + 60_000,
-  );
+  const result = await loadgen.run({ port: subject.server.port, population: subject.spec.population, concurrency, durationMs, seed });
   const u1 = await subject.server.usage();
   const after = await subject.clientErrors();
   const clientErrors = after.errors - before.errors;
@@ -77,7 +72,7 @@ async function readRun(loadgen: Child, subject: Subject, concurrency: number, du
   };
 }
 
-async function runReadCase(scenario: string, readCase: ReadCase, loadgen: Child, options: RunOptions): Promise<RunRecord[]> {
+async function runReadCase(scenario: string, readCase: ReadCase, loadgen: LoadGenerator, options: RunOptions): Promise<RunRecord[]> {
   const records: RunRecord[] = [];
   const subjects: Subject[] = [];
   try {
@@ -142,7 +137,7 @@ async function memoryRun(spec: SubjectSpec, options: RunOptions): Promise<Omit<R
   }
 }
 
-export async function runScenario(scenario: Scenario, loadgen: Child, options: RunOptions): Promise<RunRecord[]> {
+export async function runScenario(scenario: Scenario, loadgen: LoadGenerator, options: RunOptions): Promise<RunRecord[]> {
   options.log(`${scenario.name}: ${scenario.title}`);
   if (scenario.kind === 'read') {
     const records: RunRecord[] = [];

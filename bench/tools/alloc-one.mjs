@@ -10,7 +10,8 @@ import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Subject } from '../dist/subjects.js';
-import { Child, stopAll } from '../dist/proc.js';
+import { LoadGenerator } from '../dist/load-generator.js';
+import { stopAll } from '../dist/proc.js';
 
 const [server, transport, clients, skills, concurrency, top = '30'] = process.argv.slice(2);
 const population = { prefix: 'c', clients: Number(clients), skills: Number(skills) };
@@ -18,10 +19,10 @@ const dir = mkdtempSync(join(tmpdir(), 'mdp-alloc-'));
 const out = join(dir, 'profile.json');
 const sampleMs = 3000;
 const subject = await Subject.start({ label: server, server, transport, population }, {});
-const loadgen = new Child('loadgen', new URL('../dist/loadgen.js', import.meta.url).pathname, []);
+const loadgen = new LoadGenerator();
 let requests = 0;
 try {
-  const load = (durationMs) => loadgen.call('run', { port: subject.server.port, population, concurrency: Number(concurrency), durationMs }, durationMs + 60000);
+  const load = (durationMs) => loadgen.run({ port: subject.server.port, population, concurrency: Number(concurrency), durationMs });
   await load(2000);
   // Sampled: one measured run after a 2 s warm-up (start-up and registration are not in it).
   await subject.server.child.call('startAllocations', { intervalBytes: 512, survivorsOnly: process.env.SURVIVORS === '1' });

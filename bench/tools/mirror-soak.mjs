@@ -9,6 +9,7 @@ import { readdirSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { ClientProcess, churn } from '../dist/subjects.js';
+import { LoadGenerator } from '../dist/load-generator.js';
 import { Child, stopAll } from '../dist/proc.js';
 
 const [rounds = '6', seconds = '10'] = process.argv.slice(2);
@@ -32,10 +33,10 @@ const heapMB = async (server) => +((await server.child.call('gc')).heapUsed / 1e
 const hub = await start('hub', ['--cluster-mode', 'standalone']);
 const edge = await start('edge', ['--server-id', 'edge', '--cluster-mode', 'proxy-required', '--upstream-url', `http://127.0.0.1:${hub.port}`, '--discover-attempts', '0']);
 const clients = new ClientProcess('edge');
-const loadgen = new Child('loadgen', new URL('../dist/loadgen.js', import.meta.url).pathname, []);
+const loadgen = new LoadGenerator();
 const population = { prefix: 'c', clients: 50, skills: 5 };
 const throughHub = { ...population, prefix: 'edge.c' };
-const read = (durationMs) => loadgen.call('run', { port: hub.port, population: throughHub, concurrency: 32, durationMs }, durationMs + 60000);
+const read = (durationMs) => loadgen.run({ port: hub.port, population: throughHub, concurrency: 32, durationMs });
 try {
   await clients.connect(`ws://127.0.0.1:${edge.port}`, 'ws', population, 60000);
   // Mirrors register in the background: wait until reads through the hub stop failing.

@@ -4,16 +4,17 @@
 //
 //   node bench/tools/soak.mjs [ws|loop] [rounds=7] [read seconds=12]
 import { Subject, churn } from '../dist/subjects.js';
-import { Child, stopAll } from '../dist/proc.js';
+import { LoadGenerator } from '../dist/load-generator.js';
+import { stopAll } from '../dist/proc.js';
 
 const [transport = 'ws', rounds = '7', seconds = '12'] = process.argv.slice(2);
 const population = { prefix: 'c', clients: 50, skills: 5 };
 const subject = await Subject.start({ label: 'mdp', server: 'mdp', transport, population }, {});
-const loadgen = new Child('loadgen', new URL('../dist/loadgen.js', import.meta.url).pathname, []);
+const loadgen = new LoadGenerator();
 try {
   for (let round = 0; round < Number(rounds); round++) {
     const durationMs = Number(seconds) * 1000;
-    const reads = await loadgen.call('run', { port: subject.server.port, population, concurrency: 32, durationMs }, durationMs + 60000);
+    const reads = await loadgen.run({ port: subject.server.port, population, concurrency: 32, durationMs });
     const registrations = transport === 'ws' ? await churn(subject, 8, 4000, 5) : undefined;
     const usage = await subject.server.collectedUsage();
     console.log(
