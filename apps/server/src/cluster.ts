@@ -2,6 +2,7 @@
  * The server's side of @mdp/cluster (SPEC §10): cluster options, the node built once the server
  * listens, the default-port fallback of `auto` mode and the startup line that says who leads.
  */
+import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -48,6 +49,8 @@ export function createServerCluster(params: {
   readonly clusterId: string;
   readonly options: MdpClusterOptions | undefined;
   readonly authTokens: readonly string[] | undefined;
+  /** With an auth policy: whether a peer's control link upgrade carries an accepted credential. */
+  readonly authorizePeer?: ((request: IncomingMessage) => boolean) | undefined;
   readonly logger: Logger;
 }): ClusterNode {
   const o = params.options;
@@ -68,8 +71,9 @@ export function createServerCluster(params: {
     ...(o?.electionTimeoutMaxMs !== undefined ? { electionTimeoutMaxMs: o.electionTimeoutMaxMs } : {}),
     ...(o?.stateDir ? { stateFile: stateFileOf(o.stateDir, params.clusterId, params.serverId) } : {}),
     ...(o?.secret ? { clusterSecret: o.secret } : {}),
-    // A hub with a token policy wants a credential on the mirrors' websockets too.
-    ...(token ? { upstreamHeaders: { authorization: `Bearer ${token}` } } : {}),
+    // Peers with a token policy want a credential on control links and mirrors alike.
+    ...(token ? { peerHeaders: { authorization: `Bearer ${token}` } } : {}),
+    ...(params.authorizePeer ? { authorizePeer: params.authorizePeer } : {}),
   });
 }
 

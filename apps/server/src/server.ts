@@ -92,6 +92,8 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
       clusterId,
       options: options.cluster,
       authTokens: options.authTokens,
+      // The control link serves RPCs that list and call clients: it needs a credential like any websocket.
+      authorizePeer: authorize && ((request: IncomingMessage) => authorize(gate.extract(request.headers))),
       logger: logger.child({ serverId: listening.serverId }),
     });
     cluster = node;

@@ -6,7 +6,8 @@
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
-import { createMdpServer, type MdpServer } from '../src/index.js';
+import { WebSocket } from 'ws';
+import { createMdpServer, type MdpServer, type MdpServerOptions } from '../src/index.js';
 import type { MdpClusterOptions } from '../src/cluster.js';
 import { TestClient, clientChange, descriptor, skill, stopAll } from './harness.js';
 import { freePorts } from './ports.js';
@@ -26,11 +27,16 @@ const FAST: MdpClusterOptions = {
   electionTimeoutMaxMs: 600,
 };
 
-async function startClusterServers(count: number, extra: (i: number) => Partial<MdpClusterOptions> = () => ({})): Promise<MdpServer[]> {
+async function startClusterServers(
+  count: number,
+  extra: (i: number) => Partial<MdpClusterOptions> = () => ({}),
+  serverOptions: Partial<MdpServerOptions> = {},
+): Promise<MdpServer[]> {
   const ports = await freePorts(count);
   const started: MdpServer[] = [];
   for (const [i, port] of ports.entries()) {
     const server = createMdpServer({
+      ...serverOptions,
       host: '127.0.0.1',
       port,
       logLevel: 'silent',
@@ -71,6 +77,30 @@ function agreedLeader(group: MdpServer[], timeoutMs = 6000): Promise<MdpServer> 
     const tick = setInterval(check, 20);
     for (const s of group) offs.push((s.cluster as NonNullable<MdpServer['cluster']>).onLeaderChange(check));
     check();
+  });
+}
+
+/**
+ * A raw control link to `server` with these upgrade headers: a hello, then a listClients RPC. Resolves
+ * with every message received and the close code once the link closes (or after the RPC's answer).
+ */
+function rawControlLink(server: MdpServer, headers: Record<string, string>): Promise<{ code: number; types: string[] }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${server.info?.urls.ws}/mdp/cluster`, { headers });
+    const types: string[] = [];
+    const h = { clusterId: 'e2e', serverId: '127.0.0.1:2', term: 0, timestamp: Date.now() };
+    ws.on('open', () => {
+      const hello = { type: 'clusterHello', ...h, membershipMode: 'dynamic', membershipFingerprint: 'dynamic', role: 'follower' };
+      ws.send(JSON.stringify({ ...hello, wsUrl: 'ws://127.0.0.1:2', clusterUrl: 'ws://127.0.0.1:2/mdp/cluster' }));
+      ws.send(JSON.stringify({ type: 'clusterRpcRequest', ...h, requestId: 'r1', method: 'listClients' }));
+    });
+    ws.on('message', (data) => {
+      const type = (JSON.parse(String(data)) as { type: string }).type;
+      types.push(type);
+      if (type === 'clusterRpcResponse') ws.close(1000);
+    });
+    ws.on('close', (code) => resolve({ code, types }));
+    ws.on('error', reject);
   });
 }
 
@@ -117,6 +147,33 @@ describe('cluster of mdp servers', () => {
     await client.close();
     await gone;
     expect((await fetch(`${leader.info?.urls.http}/skills/${encodeURIComponent(mirroredId)}/review`)).status).toBe(404);
+  });
+
+  it('with --auth-token: members holding the token link and mirror; a control link without it closes with 4401 before any RPC', async () => {
+    const token = 'cluster-token';
+    const bearer = { authorization: `Bearer ${token}` };
+    const group = await startClusterServers(2, () => ({}), { authTokens: [token] });
+    const leader = await agreedLeader(group);
+    const follower = group.find((s) => s !== leader) as MdpServer;
+
+    const client = await TestClient.connect(follower.info?.urls.ws as string, { headers: bearer });
+    client.handler = () => 'guarded text';
+    const mirroredId = `${follower.info?.serverId}.guarded`;
+    const mirrored = clientChange(leader, mirroredId, true);
+    client.send({ type: 'registerClient', client: descriptor('guarded', [skill('/g/skill.md')]) });
+    await mirrored;
+    const url = `${leader.info?.urls.http}/skills/${encodeURIComponent(mirroredId)}/g`;
+    expect((await fetch(url)).status).toBe(401);
+    expect(await (await fetch(url, { headers: bearer })).text()).toBe('guarded text');
+
+    for (const headers of [{}, { authorization: 'Bearer wrong' }] as Record<string, string>[]) {
+      expect(await rawControlLink(leader, headers)).toEqual({ code: 4401, types: [] });
+    }
+    // The same exchange with the token is answered: the refusals above are the policy, not a bad hello.
+    const allowed = await rawControlLink(leader, bearer);
+    expect(allowed.types).toContain('clusterHello');
+    expect(allowed.types).toContain('clusterRpcResponse');
+    expect(client.calls).toHaveLength(1);
   });
 
   it('a leader that shuts down resigns and the others elect at once', async () => {

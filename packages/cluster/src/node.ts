@@ -148,7 +148,7 @@ function newProxy(o: ResolvedOptions, timers: TimerSet): UpstreamProxy {
     reconnectMaxMs: o.proxyReconnectMaxMs,
     connectTimeoutMs: Math.max(1000, o.discovery.probeTimeoutMs * 2),
     maxPayloadBytes: o.maxPayloadBytes,
-    ...(o.upstreamHeaders ? { headers: o.upstreamHeaders } : {}),
+    ...(o.peerHeaders ? { headers: o.peerHeaders } : {}),
     probeTimeoutMs: Math.max(1000, o.discovery.probeTimeoutMs),
     recheckMs: Math.max(o.discovery.intervalMs, 1000),
   });
@@ -465,6 +465,8 @@ function createMember(o: ResolvedOptions): ClusterNode {
           redialMaxMs: Math.max(o.leaseDurationMs, o.discovery.intervalMs),
           maxPayloadBytes: o.maxPayloadBytes,
           faults: o.faults,
+          dialHeaders: o.peerHeaders,
+          authorize: o.authorizePeer,
           hello: () => {
             const view = d.view();
             const timestamp = Date.now();

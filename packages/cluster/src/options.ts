@@ -1,4 +1,5 @@
 /** Options of `createClusterNode`, their defaults (SPEC §10) and validation. */
+import type { IncomingMessage } from 'node:http';
 import type { Logger, Router } from '@mdp/core';
 import { silentLogger } from '@mdp/core';
 import { systemClock, type Clock } from './clock.js';
@@ -55,8 +56,17 @@ export interface ClusterNodeOptions {
    * without a valid proof is refused (close 1008). Default none.
    */
   readonly clusterSecret?: string;
-  /** Headers sent when a mirror opens its websocket to the hub (e.g. `authorization` for an auth policy). */
-  readonly upstreamHeaders?: Readonly<Record<string, string>>;
+  /**
+   * Headers sent on every websocket this node opens to another server: its control links and its
+   * mirrors' links to the hub (e.g. `authorization` when the peers have an auth policy).
+   */
+  readonly peerHeaders?: Readonly<Record<string, string>>;
+  /**
+   * Whether an incoming control link's upgrade request may join (e.g. it carries a credential the
+   * server's auth policy accepts). Refused links close with 4401 before any cluster message is read.
+   * Default: every link may try its hello.
+   */
+  readonly authorizePeer?: (request: IncomingMessage) => boolean;
   readonly logger?: Logger;
   /** Randomness in [0, 1) for time-outs and jitter. Default Math.random. */
   readonly random?: () => number;
@@ -85,7 +95,8 @@ export interface ResolvedOptions {
   readonly proxyReconnectMaxMs: number;
   readonly maxPayloadBytes: number;
   readonly clusterSecret: string | undefined;
-  readonly upstreamHeaders: Readonly<Record<string, string>> | undefined;
+  readonly peerHeaders: Readonly<Record<string, string>> | undefined;
+  readonly authorizePeer: ((request: IncomingMessage) => boolean) | undefined;
   readonly logger: Logger;
   readonly random: () => number;
   readonly clock: Clock;
@@ -154,7 +165,8 @@ export function resolveOptions(options: ClusterNodeOptions): ResolvedOptions {
     proxyReconnectMaxMs: positive('proxyReconnectMaxMs', options.proxyReconnectMaxMs ?? CLUSTER_DEFAULTS.proxyReconnectMaxMs),
     maxPayloadBytes: positive('maxPayloadBytes', options.maxPayloadBytes ?? CLUSTER_DEFAULTS.maxPayloadBytes),
     clusterSecret: options.clusterSecret || undefined,
-    upstreamHeaders: options.upstreamHeaders,
+    peerHeaders: options.peerHeaders,
+    authorizePeer: options.authorizePeer,
     logger: options.logger ?? silentLogger,
     random: options.random ?? Math.random,
     clock: options.clock ?? systemClock,

@@ -172,6 +172,22 @@ describe('membership', () => {
     expect((await helloExchange(a, {})).code).toBe(1008);
   });
 
+  it('with authorizePeer: members that send the expected credential link and elect; others are refused with 4401', async () => {
+    const nodes = await track(
+      // c holds another token: its links to a and b are refused both ways.
+      startCluster(3, (i) => {
+        const credential = i < 2 ? 'Bearer k' : 'Bearer other';
+        return { authorizePeer: (request) => request.headers.authorization === credential, peerHeaders: { authorization: credential } };
+      }),
+    );
+    const [a, b, c] = nodes as [TestNode, TestNode, TestNode];
+    await until([a, b], () => agreedLeader([a, b]) !== undefined, FAST.electionTimeoutMaxMs + 4000, 'a leader among a and b');
+    await until([c], () => c.logs.some((l) => l.event === 'cluster.refused_by_peer' && l.reason === 'Unauthorized'), 3000, 'the refusal reported');
+    expect(c.node.meta().role).not.toBe('leader');
+    expect(c.node.meta().reachableMemberCount).toBe(1);
+    expect(await helloExchange(a, {})).toEqual({ code: 4401, reason: 'Unauthorized', reply: undefined });
+  });
+
   it('rejects a static member list that does not name this server', () => {
     const router = new Router();
     expect(() => createClusterNode({ router, serverId: 'a:1', clusterId: 'c', membership: { mode: 'static', members: ['b:2'] } })).toThrow(
