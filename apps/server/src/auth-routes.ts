@@ -6,6 +6,12 @@ import { AUTH_COOKIE_NAME, headersToMap, type AuthGate } from '@mdp/core';
 /** Cookie lifetime, seconds (one hour). */
 export const AUTH_COOKIE_MAX_AGE_S = 3600;
 
+/**
+ * Largest `mdp_auth=<value>` pair issued, bytes. Browsers keep cookies up to 4096 bytes of name and
+ * value and drop larger ones silently, so a bigger one could never authenticate anything.
+ */
+export const MAX_AUTH_COOKIE_BYTES = 4096;
+
 function cookieAttributes(secure: boolean, maxAge: number): string {
   return `Path=/; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 }
@@ -49,9 +55,20 @@ export function createAuthRoutes(gate: AuthGate): Hono {
     if (!auth) return c.json({ error: 'No auth given: send {"auth": {...}} or an Authorization header' }, 400);
     // Under an auth policy a cookie is only minted for a credential the policy accepts.
     if (gate.policy && !gate.allows(auth)) return c.json({ error: 'Unauthorized' }, 401);
+    let value: string;
+    try {
+      value = gate.encodeCookie(auth);
+    } catch {
+      // JSON.stringify gives up on nesting that JSON.parse still accepted (thousands of levels).
+      return c.json({ error: 'auth is nested too deeply to be stored in a cookie' }, 400);
+    }
+    const pairBytes = AUTH_COOKIE_NAME.length + 1 + value.length;
+    if (pairBytes > MAX_AUTH_COOKIE_BYTES) {
+      return c.json({ error: `auth is too large for a cookie: ${pairBytes} bytes encoded, at most ${MAX_AUTH_COOKIE_BYTES}` }, 400);
+    }
     const secure = new URL(c.req.url).protocol === 'https:';
     c.header('cache-control', 'no-store');
-    c.header('set-cookie', `${AUTH_COOKIE_NAME}=${gate.encodeCookie(auth)}; ${cookieAttributes(secure, AUTH_COOKIE_MAX_AGE_S)}`);
+    c.header('set-cookie', `${AUTH_COOKIE_NAME}=${value}; ${cookieAttributes(secure, AUTH_COOKIE_MAX_AGE_S)}`);
     return c.body(null, 204);
   });
   app.delete('/', (c) => {

@@ -45,6 +45,24 @@ describe('/mdp/auth', () => {
     }
   });
 
+  it('refuses auth that cannot make a usable cookie with 400 {error}: nested too deeply, or over 4096 bytes', async () => {
+    const t = await startServer();
+    const post = (body: string): Promise<Response> =>
+      fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    // 100,000 levels: JSON.parse takes it, JSON.stringify cannot write it back.
+    const deep = await post(`{"auth":{"token":"t","metadata":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}}`);
+    expect(deep.status).toBe(400);
+    expect(await deep.json()).toEqual({ error: 'auth is nested too deeply to be stored in a cookie' });
+    const big = await post(JSON.stringify({ auth: { token: 't', metadata: { blob: 'x'.repeat(4000) } } }));
+    expect(big.status).toBe(400);
+    expect(((await big.json()) as { error: string }).error).toMatch(/^auth is too large for a cookie: \d+ bytes encoded, at most 4096$/);
+    expect(big.headers.get('set-cookie')).toBeNull();
+    // Just under the limit is still issued.
+    const fits = await post(JSON.stringify({ auth: { token: 't', metadata: { blob: 'x'.repeat(2900) } } }));
+    expect(fits.status).toBe(204);
+    expect(`mdp_auth=${cookieOf(fits).value}`.length).toBeLessThanOrEqual(4096);
+  });
+
   it('DELETE clears the cookie', async () => {
     const t = await startServer();
     const res = await fetch(`${t.http}/mdp/auth`, { method: 'DELETE' });
