@@ -50,6 +50,18 @@ const HTTP_LOOP_PREFIX = '/mdp/http-loop/';
 /** Time given to open HTTP connections to finish during close before they are cut, ms. */
 const CLOSE_GRACE_MS = 1000;
 
+/** The raw answer to a request node's HTTP parser refused (`clientError`), by node's error code. */
+export function clientErrorAnswer(code: string | undefined): string {
+  const [status, reason, message] =
+    code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'Request line and headers exceed the server limit']
+      : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'Request not received in time']
+        : [400, 'Bad Request', 'Malformed HTTP request'];
+  const body = JSON.stringify({ error: message });
+  return `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+}
+
 export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const host = options.host ?? SERVER_DEFAULTS.host;
   const port = options.port ?? SERVER_DEFAULTS.port;
@@ -161,10 +173,11 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     }
     wsTransport.handleUpgrade(request, socket, head);
   });
-  httpServer.on('clientError', (error, socket) => {
-    logger.debug('http.client_error', { error: error.message });
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-    else socket.destroy();
+  httpServer.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    logger.debug('http.client_error', { error: error.message, code: error.code });
+    if (!socket.writable) return void socket.destroy();
+    // node's parser refused the request before any route saw it; answer in the routes' {error} shape.
+    socket.end(clientErrorAnswer(error.code));
   });
 
   let closing: Promise<void> | undefined;

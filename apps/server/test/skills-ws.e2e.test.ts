@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMetaDocument } from '@mdp/protocol';
 import {
@@ -12,6 +13,7 @@ import {
   startServer,
   stopAll,
 } from './harness.js';
+import { clientErrorAnswer } from '../src/server.js';
 
 afterEach(stopAll);
 
@@ -204,6 +206,30 @@ describe('skill routes over a websocket client', () => {
     expect(client.calls).toHaveLength(0);
     expect((await fetch(`${t.http}/skills/c7/s`)).status).toBe(200);
     expect((await rawRequest(t.http, `${t.http}/skills/c7/s`)).status).toBe(200);
+  });
+
+  it("answers requests node's parser refuses with {error}: 431 for oversized headers, 400 for garbage; the server goes on", async () => {
+    const t = await startServer();
+    const client = await registeredClient(t, descriptor('c8', [skill('/s/skill.md')]));
+    client.handler = () => 'still here';
+    const send = (text: string): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const socket = connect(t.port, '127.0.0.1', () => socket.end(text));
+        let answer = '';
+        socket.setEncoding('utf8');
+        socket.on('data', (chunk: string) => (answer += chunk));
+        socket.on('close', () => resolve(answer));
+        socket.on('error', reject);
+      });
+    const oversized = await send(`GET /skills/c8/s HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(oversized).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    expect(oversized).toContain('Content-Type: application/json\r\n');
+    expect(JSON.parse(oversized.slice(oversized.indexOf('\r\n\r\n') + 4))).toEqual({ error: 'Request line and headers exceed the server limit' });
+    const garbage = await send('NOT HTTP AT ALL\r\n\r\n');
+    expect(garbage).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(JSON.parse(garbage.slice(garbage.indexOf('\r\n\r\n') + 4))).toEqual({ error: 'Malformed HTTP request' });
+    expect(clientErrorAnswer('ERR_HTTP_REQUEST_TIMEOUT')).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[^]*\r\n\r\n\{"error":"Request not received in time"\}$/);
+    expect(await (await fetch(`${t.http}/skills/c8/s`)).text()).toBe('still here');
   });
 
   it('answers 502 {error} with the client error when the skill fails on the client', async () => {
