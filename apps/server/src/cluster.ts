@@ -36,6 +36,12 @@ export interface MdpClusterOptions {
   /** *beyond*: secret every member proves in its hello. */
   secret?: string;
   /**
+   * Credential headers this server sends on the control links and mirrors it opens to its peers.
+   * Default with `authTokens`: `authorization: Bearer <first token>`; set it when an `authPolicy`
+   * of your own decides who may connect.
+   */
+  peerHeaders?: Readonly<Record<string, string>>;
+  /**
    * When the port to bind is held by an MDP server, bind the next free port of the discovery range
    * instead and follow it. Default: in `auto` mode, when no port was given explicitly.
    */
@@ -56,6 +62,7 @@ export function createServerCluster(params: {
   const o = params.options;
   const mode = o === undefined ? 'standalone' : (o.mode ?? 'auto');
   const token = params.authTokens?.[0];
+  const peerHeaders = o?.peerHeaders ?? (token ? { authorization: `Bearer ${token}` } : undefined);
   return createClusterNode({
     router: params.router,
     serverId: params.serverId,
@@ -72,7 +79,7 @@ export function createServerCluster(params: {
     ...(o?.stateDir ? { stateFile: stateFileOf(o.stateDir, params.clusterId, params.serverId) } : {}),
     ...(o?.secret ? { clusterSecret: o.secret } : {}),
     // Peers with a token policy want a credential on control links and mirrors alike.
-    ...(token ? { peerHeaders: { authorization: `Bearer ${token}` } } : {}),
+    ...(peerHeaders ? { peerHeaders } : {}),
     ...(params.authorizePeer ? { authorizePeer: params.authorizePeer } : {}),
   });
 }

@@ -5,7 +5,7 @@
  */
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
+import { parseMetaDocument, type AuthContext, type MetaDocument } from '@mdp/protocol';
 import { WebSocket } from 'ws';
 import { createMdpServer, type MdpServer, type MdpServerOptions } from '../src/index.js';
 import type { MdpClusterOptions } from '../src/cluster.js';
@@ -149,10 +149,17 @@ describe('cluster of mdp servers', () => {
     expect((await fetch(`${leader.info?.urls.http}/skills/${encodeURIComponent(mirroredId)}/review`)).status).toBe(404);
   });
 
-  it('with --auth-token: members holding the token link and mirror; a control link without it closes with 4401 before any RPC', async () => {
-    const token = 'cluster-token';
-    const bearer = { authorization: `Bearer ${token}` };
-    const group = await startClusterServers(2, () => ({}), { authTokens: [token] });
+  const token = 'cluster-token';
+  const bearer = { authorization: `Bearer ${token}` };
+  it.each([
+    { policy: 'authTokens', cluster: {}, server: { authTokens: [token] } },
+    {
+      policy: 'an authPolicy of its own with cluster.peerHeaders',
+      cluster: { peerHeaders: bearer },
+      server: { authPolicy: { verify: (auth: AuthContext | undefined) => auth?.token === token, cookieSecret: Buffer.alloc(32, 7) } },
+    },
+  ])('with $policy: members holding the credential link and mirror; a control link without it closes with 4401 before any RPC', async ({ cluster, server }) => {
+    const group = await startClusterServers(2, () => cluster, server);
     const leader = await agreedLeader(group);
     const follower = group.find((s) => s !== leader) as MdpServer;
 
