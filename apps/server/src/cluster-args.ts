@@ -21,7 +21,9 @@ export const CLUSTER_HELP = `Cluster (several servers acting as one hub; SPEC §
   --election-timeout-min-ms <ms>   shortest random election time-out (default ${CLUSTER_DEFAULTS.electionTimeoutMinMs})
   --election-timeout-max-ms <ms>   longest random election time-out (default ${CLUSTER_DEFAULTS.electionTimeoutMaxMs})
   --cluster-state-dir <dir|none>   where term and vote survive restarts (default ${defaultStateDir()})
-  --cluster-secret <secret>        shared secret members prove in their hello; also MDP_CLUSTER_SECRET
+  --cluster-secret <secret>        shared secret members prove in their hello; also MDP_CLUSTER_SECRET.
+                                   Default with --auth-token: the tokens (a member proves its first
+                                   one, so that token must be among every other member's tokens)
   In auto mode, when --port is not given and the default port is held by an MDP hub, the server
   takes the next free port of the discovery range and follows that hub.`;
 

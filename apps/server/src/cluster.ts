@@ -2,7 +2,6 @@
  * The server's side of @mdp/cluster (SPEC §10): cluster options, the node built once the server
  * listens, the default-port fallback of `auto` mode and the startup line that says who leads.
  */
-import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -33,14 +32,17 @@ export interface MdpClusterOptions {
   electionTimeoutMaxMs?: number;
   /** Directory where term and vote survive restarts (one small file per cluster and server id). Default none. */
   stateDir?: string;
-  /** *beyond*: secret every member proves in its hello. */
+  /**
+   * *beyond*: secret every member proves in its hello; links whose peer does not prove it are refused
+   * in both directions. Default with `authTokens`: the tokens themselves (this server proves its
+   * first and accepts a proof of any), so a token policy keeps out peers without a token.
+   */
   secret?: string;
   /**
-   * Credential headers this server sends on the control links and mirrors it opens to its peers.
-   * Default with `authTokens`: `authorization: Bearer <first token>`; set it when an `authPolicy`
-   * of your own decides who may connect.
+   * Headers the mirrors send to the hub's websocket. Default with `authTokens`:
+   * `authorization: Bearer <first token>`; set it when an `authPolicy` of your own guards the hub.
    */
-  peerHeaders?: Readonly<Record<string, string>>;
+  upstreamHeaders?: Readonly<Record<string, string>>;
   /**
    * When the port to bind is held by an MDP server, bind the next free port of the discovery range
    * instead and follow it. Default: in `auto` mode, when no port was given explicitly.
@@ -55,14 +57,15 @@ export function createServerCluster(params: {
   readonly clusterId: string;
   readonly options: MdpClusterOptions | undefined;
   readonly authTokens: readonly string[] | undefined;
-  /** With an auth policy: whether a peer's control link upgrade carries an accepted credential. */
-  readonly authorizePeer?: ((request: IncomingMessage) => boolean) | undefined;
   readonly logger: Logger;
 }): ClusterNode {
   const o = params.options;
   const mode = o === undefined ? 'standalone' : (o.mode ?? 'auto');
-  const token = params.authTokens?.[0];
-  const peerHeaders = o?.peerHeaders ?? (token ? { authorization: `Bearer ${token}` } : undefined);
+  const tokens = (params.authTokens ?? []).filter((t) => t !== '');
+  const token = tokens[0];
+  // Tokens prove membership in hellos (never sent as such); a dialled address learns nothing from them.
+  const secrets = o?.secret ? [o.secret] : tokens.map(tokenSecret);
+  const upstreamHeaders = o?.upstreamHeaders ?? (token ? { authorization: `Bearer ${token}` } : undefined);
   return createClusterNode({
     router: params.router,
     serverId: params.serverId,
@@ -77,11 +80,31 @@ export function createServerCluster(params: {
     ...(o?.electionTimeoutMinMs !== undefined ? { electionTimeoutMinMs: o.electionTimeoutMinMs } : {}),
     ...(o?.electionTimeoutMaxMs !== undefined ? { electionTimeoutMaxMs: o.electionTimeoutMaxMs } : {}),
     ...(o?.stateDir ? { stateFile: stateFileOf(o.stateDir, params.clusterId, params.serverId) } : {}),
-    ...(o?.secret ? { clusterSecret: o.secret } : {}),
-    // Peers with a token policy want a credential on control links and mirrors alike.
-    ...(peerHeaders ? { peerHeaders } : {}),
-    ...(params.authorizePeer ? { authorizePeer: params.authorizePeer } : {}),
+    ...(secrets.length > 0 ? { clusterSecret: secrets } : {}),
+    // A hub with a token policy wants a credential on the mirrors' websockets too.
+    ...(upstreamHeaders ? { upstreamHeaders } : {}),
   });
+}
+
+/** The cluster secret an auth token stands for (kept apart from the token's other use). */
+export function tokenSecret(token: string): string {
+  return `mdp-auth-token\n${token}`;
+}
+
+/**
+ * Why these options cannot run a cluster safely, or `undefined`. An auth policy of the caller's own
+ * has no token to prove membership with: without a cluster secret, anyone who can reach the
+ * control websocket could join and list or call clients through it.
+ */
+export function clusterAuthProblem(options: {
+  readonly authPolicy?: unknown;
+  readonly authTokens?: readonly string[] | undefined;
+  readonly cluster?: MdpClusterOptions | undefined;
+}): string | undefined {
+  const cluster = options.cluster;
+  if (!options.authPolicy || !cluster || (cluster.mode ?? 'auto') === 'standalone') return undefined;
+  if (cluster.secret || options.authTokens?.some((t) => t !== '')) return undefined;
+  return 'an authPolicy without authTokens needs cluster.secret: cluster peers prove membership with it';
 }
 
 /** Default directory for `stateDir` used by the CLI. */

@@ -22,9 +22,9 @@ export interface MdpServerOptions {
   /** Cluster id reported in /mdp/meta. Default `mdp`. */
   clusterId?: string;
   /**
-   * *beyond* (SPEC §7): refuse websocket upgrades (close 4401; the cluster control link too), HTTP
-   * loop connects and skill reads (401) without a credential the policy accepts, and sign the
-   * `mdp_auth` cookie. Default: none. Cluster peers then need `cluster.peerHeaders`.
+   * *beyond* (SPEC §7): refuse websocket upgrades (close 4401), HTTP loop connects and skill
+   * reads (401) without a credential the policy accepts, and sign the `mdp_auth` cookie. Default:
+   * none. A cluster under it needs `cluster.secret` (and `cluster.upstreamHeaders` for the mirrors).
    */
   authPolicy?: AuthPolicy;
   /** Shorthand for a token policy: credentials whose `token` is one of these. */

@@ -15,7 +15,7 @@ import { createNodeSkillsHandler, createSkillsRoutes, originForm } from '@mdp/sk
 import { createAuthRoutes } from './auth-routes.js';
 import { corsHeadersFor, mdpCors } from './cors.js';
 import type { ClusterNode } from '@mdp/cluster';
-import { createServerCluster, fallbackPorts, heldByMdp } from './cluster.js';
+import { clusterAuthProblem, createServerCluster, fallbackPorts, heldByMdp } from './cluster.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { advertisedAuthority, formatHost, serverUrls, type ServerUrls } from './urls.js';
 import { buildMetaDocument, metaEndpoints, standaloneClusterView, type ClusterView, type FeaturesView } from '@mdp/protocol';
@@ -70,6 +70,8 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const logger = options.logger ?? createLogger({ level: options.logLevel ?? SERVER_DEFAULTS.logLevel });
 
   const policy = options.authPolicy ?? (options.authTokens?.length ? createTokenPolicy(options.authTokens) : undefined);
+  const clusterProblem = clusterAuthProblem(options);
+  if (clusterProblem) throw new RangeError(clusterProblem);
   const gate = createAuthGate(policy);
   const authorize = policy ? gate.allows : undefined;
 
@@ -104,8 +106,6 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
       clusterId,
       options: options.cluster,
       authTokens: options.authTokens,
-      // The control link serves RPCs that list and call clients: it needs a credential like any websocket.
-      authorizePeer: authorize && ((request: IncomingMessage) => authorize(gate.extract(request.headers))),
       logger: logger.child({ serverId: listening.serverId }),
     });
     cluster = node;

@@ -1,7 +1,7 @@
 /** *beyond* (SPEC §7): the optional auth policy, on every edge. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeAuthCookie } from '@mdp/core';
-import { parseCliArgs, parseTokensFile } from '../src/index.js';
+import { createMdpServer, parseCliArgs, parseTokensFile } from '../src/index.js';
 import { TestClient, clientChange, descriptor, registeredClient, skill, startServer, stopAll, type TestServer } from './harness.js';
 
 afterEach(stopAll);
@@ -63,6 +63,17 @@ describe('with --auth-token', () => {
     for (const cookie of [tampered, `${forgedPayload}.${signature}`, forgedPayload]) {
       const bad = await TestClient.connect(t.ws, { headers: { cookie: `mdp_auth=${cookie}` } });
       expect((await bad.closed).code).toBe(4401);
+    }
+  });
+});
+
+describe('an auth policy of the caller\'s own', () => {
+  it('cannot cluster without a secret: peers would have nothing to prove membership with', () => {
+    const authPolicy = { verify: () => true, cookieSecret: Buffer.alloc(32, 1) };
+    expect(() => createMdpServer({ authPolicy, cluster: {} })).toThrow('an authPolicy without authTokens needs cluster.secret');
+    expect(() => createMdpServer({ authPolicy, cluster: { mode: 'proxy-required' } })).toThrow(RangeError);
+    for (const ok of [{ cluster: { secret: 's' } }, { cluster: { mode: 'standalone' as const } }, {}, { cluster: {}, authTokens: ['t'] }]) {
+      expect(() => createMdpServer({ authPolicy, ...ok })).not.toThrow();
     }
   });
 });

@@ -3,12 +3,14 @@
  * elect a leader and mirror their clients into it, so a follower's client is readable through the
  * leader's skill routes.
  */
+import { createHmac } from 'node:crypto';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket, WebSocketServer } from 'ws';
 import { parseMetaDocument, type AuthContext, type MetaDocument } from '@mdp/protocol';
-import { WebSocket } from 'ws';
 import { createMdpServer, type MdpServer, type MdpServerOptions } from '../src/index.js';
-import type { MdpClusterOptions } from '../src/cluster.js';
+import { tokenSecret, type MdpClusterOptions } from '../src/cluster.js';
 import { TestClient, clientChange, descriptor, skill, stopAll } from './harness.js';
 import { freePorts } from './ports.js';
 
@@ -31,8 +33,11 @@ async function startClusterServers(
   count: number,
   extra: (i: number) => Partial<MdpClusterOptions> = () => ({}),
   serverOptions: Partial<MdpServerOptions> = {},
+  /** Ports after the servers' that discovery probes too (for a fake peer to listen on). */
+  spare = 0,
 ): Promise<MdpServer[]> {
-  const ports = await freePorts(count);
+  const range = await freePorts(count + spare);
+  const ports = range.slice(0, count);
   const started: MdpServer[] = [];
   for (const [i, port] of ports.entries()) {
     const server = createMdpServer({
@@ -41,7 +46,7 @@ async function startClusterServers(
       port,
       logLevel: 'silent',
       clusterId: 'e2e',
-      cluster: { ...FAST, discovery: { startPort: ports[0], attempts: count, intervalMs: 150, probeTimeoutMs: 200 }, ...extra(i) },
+      cluster: { ...FAST, discovery: { startPort: range[0], attempts: count + spare, intervalMs: 150, probeTimeoutMs: 200 }, ...extra(i) },
     });
     servers.push(server);
     started.push(server);
@@ -80,18 +85,25 @@ function agreedLeader(group: MdpServer[], timeoutMs = 6000): Promise<MdpServer> 
   });
 }
 
+const HELLO = { membershipMode: 'dynamic', membershipFingerprint: 'dynamic', role: 'follower' } as const;
+
+/** The hello proof of a cluster secret (the HMAC `@mdp/cluster` checks). */
+function proofOf(secret: string, serverId: string, timestamp: number): string {
+  return createHmac('sha256', secret).update(`e2e\n${serverId}\n${timestamp}`).digest('base64url');
+}
+
 /**
- * A raw control link to `server` with these upgrade headers: a hello, then a listClients RPC. Resolves
- * with every message received and the close code once the link closes (or after the RPC's answer).
+ * A raw control link to `server`: a hello (with `auth` when given), then a listClients RPC. Resolves
+ * with the types of the messages received and the close code, once the link closes or the RPC is answered.
  */
-function rawControlLink(server: MdpServer, headers: Record<string, string>): Promise<{ code: number; types: string[] }> {
+function rawControlLink(server: MdpServer, headers: Record<string, string>, secret?: string): Promise<{ code: number; types: string[] }> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`${server.info?.urls.ws}/mdp/cluster`, { headers });
     const types: string[] = [];
     const h = { clusterId: 'e2e', serverId: '127.0.0.1:2', term: 0, timestamp: Date.now() };
     ws.on('open', () => {
-      const hello = { type: 'clusterHello', ...h, membershipMode: 'dynamic', membershipFingerprint: 'dynamic', role: 'follower' };
-      ws.send(JSON.stringify({ ...hello, wsUrl: 'ws://127.0.0.1:2', clusterUrl: 'ws://127.0.0.1:2/mdp/cluster' }));
+      const auth = secret === undefined ? {} : { auth: proofOf(secret, h.serverId, h.timestamp) };
+      ws.send(JSON.stringify({ type: 'clusterHello', ...h, ...HELLO, ...auth, wsUrl: 'ws://127.0.0.1:2', clusterUrl: 'ws://127.0.0.1:2/mdp/cluster' }));
       ws.send(JSON.stringify({ type: 'clusterRpcRequest', ...h, requestId: 'r1', method: 'listClients' }));
     });
     ws.on('message', (data) => {
@@ -102,6 +114,46 @@ function rawControlLink(server: MdpServer, headers: Record<string, string>): Pro
     ws.on('close', (code) => resolve({ code, types }));
     ws.on('error', reject);
   });
+}
+
+/**
+ * A fake peer on `port` that the servers' discovery finds: it serves a copy of `template` as its
+ * /mdp/meta, and on every control link they open it records the upgrade's Authorization header,
+ * answers with a hello that proves nothing and asks for listClients.
+ */
+async function fakePeer(port: number, template: MetaDocument) {
+  const seen = { dials: 0, authorizations: [] as (string | undefined)[], rpcAnswers: 0 };
+  const base = `127.0.0.1:${port}`;
+  const meta: MetaDocument = {
+    ...template,
+    serverId: base,
+    endpoints: { ws: `ws://${base}`, httpLoop: `http://${base}/mdp/http-loop`, auth: `http://${base}/mdp/auth`, meta: `http://${base}/mdp/meta`, cluster: `ws://${base}/mdp/cluster` },
+    cluster: { ...template.cluster, role: 'follower', leaderId: '', leaderUrl: '' },
+  };
+  const wss = new WebSocketServer({ noServer: true });
+  const http = createHttpServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(meta)));
+  http.on('upgrade', (req, socket, head) =>
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      seen.dials += 1;
+      seen.authorizations.push(req.headers.authorization);
+      const h = { clusterId: 'e2e', serverId: base, term: 0, timestamp: Date.now() };
+      ws.on('message', (data) => {
+        const type = (JSON.parse(String(data)) as { type: string }).type;
+        if (type === 'clusterRpcResponse') seen.rpcAnswers += 1;
+        if (type !== 'clusterHello') return;
+        ws.send(JSON.stringify({ type: 'clusterHello', ...h, ...HELLO, wsUrl: `ws://${base}`, clusterUrl: `ws://${base}/mdp/cluster` }));
+        ws.send(JSON.stringify({ type: 'clusterRpcRequest', ...h, requestId: 'f1', method: 'listClients' }));
+      });
+    }),
+  );
+  await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
+  return {
+    seen,
+    close: async (): Promise<void> => {
+      for (const ws of wss.clients) ws.terminate();
+      await new Promise((resolve) => http.close(resolve));
+    },
+  };
 }
 
 describe('cluster of mdp servers', () => {
@@ -152,14 +204,15 @@ describe('cluster of mdp servers', () => {
   const token = 'cluster-token';
   const bearer = { authorization: `Bearer ${token}` };
   it.each([
-    { policy: 'authTokens', cluster: {}, server: { authTokens: [token] } },
+    { policy: 'authTokens', secret: tokenSecret(token), cluster: {}, server: { authTokens: [token] } },
     {
-      policy: 'an authPolicy of its own with cluster.peerHeaders',
-      cluster: { peerHeaders: bearer },
+      policy: 'an authPolicy of its own with cluster.secret',
+      secret: 'shared secret',
+      cluster: { secret: 'shared secret', upstreamHeaders: bearer },
       server: { authPolicy: { verify: (auth: AuthContext | undefined) => auth?.token === token, cookieSecret: Buffer.alloc(32, 7) } },
     },
-  ])('with $policy: members holding the credential link and mirror; a control link without it closes with 4401 before any RPC', async ({ cluster, server }) => {
-    const group = await startClusterServers(2, () => cluster, server);
+  ])('with $policy: members link, elect and mirror; a peer that cannot prove the secret gets no RPC answered and no token, either way', async ({ secret, cluster, server }) => {
+    const group = await startClusterServers(2, () => cluster, server, 1);
     const leader = await agreedLeader(group);
     const follower = group.find((s) => s !== leader) as MdpServer;
 
@@ -173,13 +226,27 @@ describe('cluster of mdp servers', () => {
     expect((await fetch(url)).status).toBe(401);
     expect(await (await fetch(url, { headers: bearer })).text()).toBe('guarded text');
 
-    for (const headers of [{}, { authorization: 'Bearer wrong' }] as Record<string, string>[]) {
-      expect(await rawControlLink(leader, headers)).toEqual({ code: 4401, types: [] });
+    // Links to the servers: without a proof (a bearer token is not one) the hello is refused, and the RPC after it never read.
+    for (const headers of [{}, bearer]) expect(await rawControlLink(leader, headers)).toEqual({ code: 1008, types: [] });
+    expect((await rawControlLink(leader, {}, 'wrong secret')).code).toBe(1008);
+    // The same exchange with the proof is answered: the refusals above are the secret, not a bad hello.
+    expect((await rawControlLink(leader, {}, secret)).types).toEqual(['clusterHello', 'clusterRpcResponse']);
+
+    // Links from the servers: a fake peer in the discovery range is dialled, but sees no token and gets no answer.
+    const template = parseMetaDocument(await (await fetch(`${leader.info?.urls.http}/mdp/meta`)).json());
+    if (!template.ok) throw new Error(template.error);
+    const fake = await fakePeer(Math.max(...group.map((s) => s.info?.port as number)) + 1, template.value);
+    try {
+      for (let waited = 0; fake.seen.dials < 2; waited += 50) {
+        if (waited > 4000) throw new Error('the servers did not dial the fake peer');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await new Promise((r) => setTimeout(r, 300));
+      expect(fake.seen.authorizations.every((a) => a === undefined)).toBe(true);
+      expect(fake.seen.rpcAnswers).toBe(0);
+    } finally {
+      await fake.close();
     }
-    // The same exchange with the token is answered: the refusals above are the policy, not a bad hello.
-    const allowed = await rawControlLink(leader, bearer);
-    expect(allowed.types).toContain('clusterHello');
-    expect(allowed.types).toContain('clusterRpcResponse');
     expect(client.calls).toHaveLength(1);
   });
 

@@ -14,8 +14,6 @@ export const LINK_CLOSE = {
   binary: { code: 1003, reason: 'Binary frames are not accepted' },
   policy: 1008,
   duplicate: { code: 1008, reason: 'Duplicate control link' },
-  /** The peer's upgrade carried no credential the server's auth policy accepts (SPEC §7). */
-  unauthorized: { code: 4401, reason: 'Unauthorized' },
 } as const;
 
 export type LinkState = 'handshake' | 'open' | 'closed';

@@ -35,10 +35,6 @@ export interface LinkManagerOptions {
   /** Largest control frame, bytes. */
   readonly maxPayloadBytes: number;
   readonly faults?: LinkFaults;
-  /** Headers sent with every dial (a credential for the peers' auth policy). */
-  readonly dialHeaders?: Readonly<Record<string, string>> | undefined;
-  /** Whether an incoming upgrade may become a link; refused ones close with 4401. Default: all. */
-  readonly authorize?: ((request: IncomingMessage) => boolean) | undefined;
   hello(): ClusterMessage;
   check(hello: ClusterHello, direction: 'in' | 'out'): string | undefined;
 }
@@ -87,14 +83,7 @@ export class LinkManager {
       return;
     }
     try {
-      this.wss.handleUpgrade(request, socket, head, (ws) => {
-        if (this.options.authorize && !this.options.authorize(request)) {
-          this.options.logger.debug('cluster.link_unauthorized', { remote: request.socket.remoteAddress });
-          ws.close(LINK_CLOSE.unauthorized.code, LINK_CLOSE.unauthorized.reason);
-          return;
-        }
-        this.adopt(ws, 'in', undefined);
-      });
+      this.wss.handleUpgrade(request, socket, head, (ws) => this.adopt(ws, 'in', undefined));
     } catch (error) {
       this.options.logger.warn('cluster.upgrade_failed', { error });
       socket.destroy();
@@ -110,12 +99,7 @@ export class LinkManager {
     if (dial.link || this.options.clock.now() < dial.nextAt) return;
     let ws: WebSocket;
     try {
-      const headers = this.options.dialHeaders;
-      ws = new WebSocket(url, {
-        maxPayload: this.options.maxPayloadBytes,
-        handshakeTimeout: this.options.handshakeTimeoutMs,
-        ...(headers ? { headers: { ...headers } } : {}),
-      });
+      ws = new WebSocket(url, { maxPayload: this.options.maxPayloadBytes, handshakeTimeout: this.options.handshakeTimeoutMs });
     } catch (error) {
       this.options.logger.warn('cluster.dial_failed', { url, error });
       this.failedDial(dial);
@@ -219,8 +203,7 @@ export class LinkManager {
         // Refused or never opened: wait before trying that address again.
         if (link.peerId === undefined || link.closedBecause !== undefined || code === LINK_CLOSE.policy) this.failedDial(dial);
       }
-      const refusal = code === LINK_CLOSE.policy || code === LINK_CLOSE.unauthorized.code;
-      if (refusal && link.closedBecause === undefined && !this.closed) {
+      if (code === LINK_CLOSE.policy && link.closedBecause === undefined && !this.closed) {
         this.events.refused(link.url, reason);
       }
     }

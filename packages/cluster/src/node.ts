@@ -148,7 +148,7 @@ function newProxy(o: ResolvedOptions, timers: TimerSet): UpstreamProxy {
     reconnectMaxMs: o.proxyReconnectMaxMs,
     connectTimeoutMs: Math.max(1000, o.discovery.probeTimeoutMs * 2),
     maxPayloadBytes: o.maxPayloadBytes,
-    ...(o.peerHeaders ? { headers: o.peerHeaders } : {}),
+    ...(o.upstreamHeaders ? { headers: o.upstreamHeaders } : {}),
     probeTimeoutMs: Math.max(1000, o.discovery.probeTimeoutMs),
     recheckMs: Math.max(o.discovery.intervalMs, 1000),
   });
@@ -265,7 +265,7 @@ function createMember(o: ResolvedOptions): ClusterNode {
   };
 
   const checkHello = (hello: ClusterHello): string | undefined => {
-    if (o.clusterSecret !== undefined && !validProof(o.clusterSecret, hello)) {
+    if (o.clusterSecrets.length > 0 && !o.clusterSecrets.some((secret) => validProof(secret, hello))) {
       reportOnce(`secret|${hello.clusterUrl}`, 'cluster.peer_refused', { peer: hello.serverId, url: hello.clusterUrl, reason: 'no valid cluster secret proof' });
       return 'cluster secret not proven';
     }
@@ -465,8 +465,6 @@ function createMember(o: ResolvedOptions): ClusterNode {
           redialMaxMs: Math.max(o.leaseDurationMs, o.discovery.intervalMs),
           maxPayloadBytes: o.maxPayloadBytes,
           faults: o.faults,
-          dialHeaders: o.peerHeaders,
-          authorize: o.authorizePeer,
           hello: () => {
             const view = d.view();
             const timestamp = Date.now();
@@ -484,7 +482,8 @@ function createMember(o: ResolvedOptions): ClusterNode {
               },
               timestamp,
             );
-            return o.clusterSecret === undefined ? message : { ...message, auth: helloProof(o.clusterSecret, o.clusterId, o.serverId, timestamp) };
+            const [secret] = o.clusterSecrets;
+            return secret === undefined ? message : { ...message, auth: helloProof(secret, o.clusterId, o.serverId, timestamp) };
           },
           check: (hello) => checkHello(hello),
         },

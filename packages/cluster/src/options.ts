@@ -1,5 +1,4 @@
 /** Options of `createClusterNode`, their defaults (SPEC §10) and validation. */
-import type { IncomingMessage } from 'node:http';
 import type { Logger, Router } from '@mdp/core';
 import { silentLogger } from '@mdp/core';
 import { systemClock, type Clock } from './clock.js';
@@ -53,20 +52,13 @@ export interface ClusterNodeOptions {
   readonly maxPayloadBytes?: number;
   /**
    * *beyond*: a secret every member shares; each hello carries an HMAC proof of it and a hello
-   * without a valid proof is refused (close 1008). Default none.
+   * without a valid proof is refused (close 1008) before any other cluster message is read, on
+   * links in both directions. Several secrets: this node proves the first, and accepts a proof of
+   * any of them. Default none.
    */
-  readonly clusterSecret?: string;
-  /**
-   * Headers sent on every websocket this node opens to another server: its control links and its
-   * mirrors' links to the hub (e.g. `authorization` when the peers have an auth policy).
-   */
-  readonly peerHeaders?: Readonly<Record<string, string>>;
-  /**
-   * Whether an incoming control link's upgrade request may join (e.g. it carries a credential the
-   * server's auth policy accepts). Refused links close with 4401 before any cluster message is read.
-   * Default: every link may try its hello.
-   */
-  readonly authorizePeer?: (request: IncomingMessage) => boolean;
+  readonly clusterSecret?: string | readonly string[];
+  /** Headers sent when a mirror opens its websocket to the hub (e.g. `authorization` for an auth policy). */
+  readonly upstreamHeaders?: Readonly<Record<string, string>>;
   readonly logger?: Logger;
   /** Randomness in [0, 1) for time-outs and jitter. Default Math.random. */
   readonly random?: () => number;
@@ -94,9 +86,9 @@ export interface ResolvedOptions {
   readonly proxyReconnectMinMs: number;
   readonly proxyReconnectMaxMs: number;
   readonly maxPayloadBytes: number;
-  readonly clusterSecret: string | undefined;
-  readonly peerHeaders: Readonly<Record<string, string>> | undefined;
-  readonly authorizePeer: ((request: IncomingMessage) => boolean) | undefined;
+  /** Accepted secrets, the one this node proves first; empty for none. */
+  readonly clusterSecrets: readonly string[];
+  readonly upstreamHeaders: Readonly<Record<string, string>> | undefined;
   readonly logger: Logger;
   readonly random: () => number;
   readonly clock: Clock;
@@ -164,9 +156,8 @@ export function resolveOptions(options: ClusterNodeOptions): ResolvedOptions {
     proxyReconnectMinMs: positive('proxyReconnectMinMs', options.proxyReconnectMinMs ?? CLUSTER_DEFAULTS.proxyReconnectMinMs),
     proxyReconnectMaxMs: positive('proxyReconnectMaxMs', options.proxyReconnectMaxMs ?? CLUSTER_DEFAULTS.proxyReconnectMaxMs),
     maxPayloadBytes: positive('maxPayloadBytes', options.maxPayloadBytes ?? CLUSTER_DEFAULTS.maxPayloadBytes),
-    clusterSecret: options.clusterSecret || undefined,
-    peerHeaders: options.peerHeaders,
-    authorizePeer: options.authorizePeer,
+    clusterSecrets: (typeof options.clusterSecret === 'string' ? [options.clusterSecret] : (options.clusterSecret ?? [])).filter((s) => s !== ''),
+    upstreamHeaders: options.upstreamHeaders,
     logger: options.logger ?? silentLogger,
     random: options.random ?? Math.random,
     clock: options.clock ?? systemClock,
