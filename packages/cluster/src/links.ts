@@ -18,6 +18,9 @@ export interface LinkFaults {
   subscribe(listener: () => void): () => void;
 }
 
+/** Time the accepted links get to finish their closing handshakes at shutdown, ms. */
+const CLOSE_GRACE_MS = 1000;
+
 export interface LinkManagerOptions {
   readonly selfId: string;
   readonly clock: Clock;
@@ -139,7 +142,13 @@ export class LinkManager {
     this.links.clear();
     this.byPeer.clear();
     this.dials.clear();
+    // `ws` waits 30 s for a closing handshake; a peer that never answers (or one refused a moment
+    // ago, already gone from `links`) must not hold up shutdown that long.
+    const grace = setTimeout(() => {
+      for (const ws of this.wss.clients) ws.terminate();
+    }, CLOSE_GRACE_MS);
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    clearTimeout(grace);
   }
 
   private adopt(ws: WebSocket, direction: 'in' | 'out', url: string | undefined): ControlLink {

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { ClusterHello } from '@mdp/protocol';
@@ -182,6 +183,20 @@ describe('membership', () => {
     expect(c.node.meta().role).not.toBe('leader');
     expect(c.node.meta().reachableMemberCount).toBe(1);
     expect((await helloExchange(a, {})).code).toBe(1008);
+  });
+
+  it('shuts down without waiting on a control link whose peer never answers the closing handshake', async () => {
+    const n = await track(startNode({}));
+    // A raw upgrade that then reads nothing and never sends a frame: refused at its handshake
+    // time-out, it would hold `ws`'s close for 30 s.
+    const socket = connect(n.port, '127.0.0.1');
+    const upgraded = new Promise<string>((resolve) => socket.once('data', (data) => resolve(String(data))));
+    socket.write('GET /mdp/cluster HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
+    expect(await upgraded).toMatch(/^HTTP\/1\.1 101 /);
+    socket.on('data', () => undefined); // reads what it is sent, answers nothing
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await n.node.close(); // the test's 5 s time-out is the bound: without the grace this takes 30 s
+    await closed;
   });
 
   it('rejects a static member list that does not name this server', () => {
