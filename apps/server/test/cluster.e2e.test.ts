@@ -87,23 +87,32 @@ function agreedLeader(group: MdpServer[], timeoutMs = 6000): Promise<MdpServer> 
 
 const HELLO = { membershipMode: 'dynamic', membershipFingerprint: 'dynamic', role: 'follower' } as const;
 
-/** The hello proof of a cluster secret (the HMAC `@mdp/cluster` checks). */
-function proofOf(secret: string, serverId: string, timestamp: number): string {
-  return createHmac('sha256', secret).update(`e2e\n${serverId}\n${timestamp}`).digest('base64url');
+/** The hello proof of a cluster secret for a hello from `serverId` to `to` (the HMAC `@mdp/cluster` checks). */
+function proofOf(secret: string, serverId: string, timestamp: number, to: string): string {
+  return createHmac('sha256', secret).update(`e2e\n${serverId}\n${timestamp}\n${to}`).digest('base64url');
 }
 
 /**
- * A raw control link to `server`: a hello (with `auth` when given), then a listClients RPC. Resolves
- * with the types of the messages received and the close code, once the link closes or the RPC is answered.
+ * A raw control link to `server`: a hello (proving `secret` for the hello's addressee `to`, when
+ * given; or `replay`, a hello sent as it is), then a listClients RPC. Resolves with the types of the
+ * messages received and the close code, once the link closes or the RPC is answered.
  */
-function rawControlLink(server: MdpServer, headers: Record<string, string>, secret?: string): Promise<{ code: number; types: string[] }> {
+function rawControlLink(
+  server: MdpServer,
+  headers: Record<string, string>,
+  proof?: { secret: string; to: string } | { replay: string },
+): Promise<{ code: number; types: string[] }> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`${server.info?.urls.ws}/mdp/cluster`, { headers });
     const types: string[] = [];
-    const h = { clusterId: 'e2e', serverId: '127.0.0.1:2', term: 0, timestamp: Date.now() };
+    const replayed = proof && 'replay' in proof ? (JSON.parse(proof.replay) as { serverId: string; timestamp: number }) : undefined;
+    const h = { clusterId: 'e2e', serverId: replayed?.serverId ?? '127.0.0.1:2', term: 0, timestamp: replayed?.timestamp ?? Date.now() };
     ws.on('open', () => {
-      const auth = secret === undefined ? {} : { auth: proofOf(secret, h.serverId, h.timestamp) };
-      ws.send(JSON.stringify({ type: 'clusterHello', ...h, ...HELLO, ...auth, wsUrl: 'ws://127.0.0.1:2', clusterUrl: 'ws://127.0.0.1:2/mdp/cluster' }));
+      if (proof && 'replay' in proof) ws.send(proof.replay);
+      else {
+        const auth = proof === undefined ? {} : { auth: proofOf(proof.secret, h.serverId, h.timestamp, proof.to) };
+        ws.send(JSON.stringify({ type: 'clusterHello', ...h, ...HELLO, ...auth, wsUrl: 'ws://127.0.0.1:2', clusterUrl: 'ws://127.0.0.1:2/mdp/cluster' }));
+      }
       ws.send(JSON.stringify({ type: 'clusterRpcRequest', ...h, requestId: 'r1', method: 'listClients' }));
     });
     ws.on('message', (data) => {
@@ -122,7 +131,7 @@ function rawControlLink(server: MdpServer, headers: Record<string, string>, secr
  * answers with a hello that proves nothing and asks for listClients.
  */
 async function fakePeer(port: number, template: MetaDocument) {
-  const seen = { dials: 0, authorizations: [] as (string | undefined)[], rpcAnswers: 0 };
+  const seen = { dials: 0, authorizations: [] as (string | undefined)[], hellos: [] as string[], rpcAnswers: 0 };
   const base = `127.0.0.1:${port}`;
   const meta: MetaDocument = {
     ...template,
@@ -141,6 +150,7 @@ async function fakePeer(port: number, template: MetaDocument) {
         const type = (JSON.parse(String(data)) as { type: string }).type;
         if (type === 'clusterRpcResponse') seen.rpcAnswers += 1;
         if (type !== 'clusterHello') return;
+        seen.hellos.push(String(data));
         ws.send(JSON.stringify({ type: 'clusterHello', ...h, ...HELLO, wsUrl: `ws://${base}`, clusterUrl: `ws://${base}/mdp/cluster` }));
         ws.send(JSON.stringify({ type: 'clusterRpcRequest', ...h, requestId: 'f1', method: 'listClients' }));
       });
@@ -227,10 +237,15 @@ describe('cluster of mdp servers', () => {
     expect(await (await fetch(url, { headers: bearer })).text()).toBe('guarded text');
 
     // Links to the servers: without a proof (a bearer token is not one) the hello is refused, and the RPC after it never read.
+    const self = leader.info?.serverId as string;
     for (const headers of [{}, bearer]) expect(await rawControlLink(leader, headers)).toEqual({ code: 1008, types: [] });
-    expect((await rawControlLink(leader, {}, 'wrong secret')).code).toBe(1008);
+    expect((await rawControlLink(leader, {}, { secret: 'wrong secret', to: self })).code).toBe(1008);
+    // A proof of the right secret addressed to another server is refused too.
+    expect((await rawControlLink(leader, {}, { secret, to: follower.info?.serverId as string })).code).toBe(1008);
     // The same exchange with the proof is answered: the refusals above are the secret, not a bad hello.
-    expect((await rawControlLink(leader, {}, secret)).types).toEqual(['clusterHello', 'clusterRpcResponse']);
+    const allowed = await rawControlLink(leader, {}, { secret, to: self });
+    expect(allowed.types[0]).toBe('clusterHello');
+    expect(allowed.types).toContain('clusterRpcResponse');
 
     // Links from the servers: a fake peer in the discovery range is dialled, but sees no token and gets no answer.
     const template = parseMetaDocument(await (await fetch(`${leader.info?.urls.http}/mdp/meta`)).json());
@@ -244,6 +259,10 @@ describe('cluster of mdp servers', () => {
       await new Promise((r) => setTimeout(r, 300));
       expect(fake.seen.authorizations.every((a) => a === undefined)).toBe(true);
       expect(fake.seen.rpcAnswers).toBe(0);
+      // What the fake was sent cannot be replayed to a member: each hello was addressed to the fake.
+      const fromFollower = fake.seen.hellos.find((text) => text.includes(`"serverId":"${follower.info?.serverId}"`));
+      expect(fromFollower).toBeDefined();
+      expect(await rawControlLink(leader, {}, { replay: fromFollower as string })).toEqual({ code: 1008, types: [] });
     } finally {
       await fake.close();
     }

@@ -19,8 +19,8 @@ export const LINK_CLOSE = {
 export type LinkState = 'handshake' | 'open' | 'closed';
 
 export interface ControlLinkHooks {
-  /** Our hello, built fresh for each link. */
-  hello(): ClusterMessage;
+  /** Our hello, built fresh for each link, addressed to the peer (its id, when known). */
+  hello(to: string | undefined): ClusterMessage;
   /** Why the peer's hello is refused, or undefined to accept it. */
   check(hello: ClusterHello, link: ControlLink): string | undefined;
   onOpen(link: ControlLink): void;
@@ -44,6 +44,8 @@ export class ControlLink {
     private readonly ws: WebSocket,
     readonly direction: 'in' | 'out',
     readonly url: string | undefined,
+    /** For a dialled link, the server id the address was dialled as. */
+    readonly expectedPeerId: string | undefined,
     private readonly hooks: ControlLinkHooks,
     private readonly now: () => number,
     private readonly logger: Logger,
@@ -59,7 +61,7 @@ export class ControlLink {
     ws.on('error', (error) => this.logger.debug('cluster.link_error', { link: this.describe(), error: error.message }));
     ws.on('close', (code, reason) => this.guard('close', () => this.closed(code, reason.toString())));
     if (direction === 'out') {
-      ws.on('open', () => this.guard('open', () => this.sendRaw(this.hooks.hello())));
+      ws.on('open', () => this.guard('open', () => this.sendRaw(this.hooks.hello(this.expectedPeerId))));
     }
   }
 
@@ -100,11 +102,15 @@ export class ControlLink {
 
   private handshake(message: ClusterMessage): void {
     if (message.type !== 'clusterHello') return this.close(LINK_CLOSE.policy, 'Expected clusterHello first');
+    // A dialled address must answer as the server it was dialled as (what its /mdp/meta said).
+    if (this.expectedPeerId !== undefined && message.serverId !== this.expectedPeerId) {
+      return this.close(LINK_CLOSE.policy, truncate(`Dialled ${this.expectedPeerId}, answered by ${message.serverId}`));
+    }
     const refusal = this.hooks.check(message, this);
     if (refusal) return this.close(LINK_CLOSE.policy, truncate(refusal));
     this.peerId = message.serverId;
     this.peerHello = message;
-    if (this.direction === 'in') this.sendRaw(this.hooks.hello());
+    if (this.direction === 'in') this.sendRaw(this.hooks.hello(message.serverId));
     if (this.state !== 'handshake') return; // the hello could not be sent
     this.state = 'open';
     this.hooks.onOpen(this);

@@ -38,7 +38,8 @@ export interface LinkManagerOptions {
   /** Largest control frame, bytes. */
   readonly maxPayloadBytes: number;
   readonly faults?: LinkFaults;
-  hello(): ClusterMessage;
+  /** Our hello, addressed to `to` (the peer's server id, when known). */
+  hello(to: string | undefined): ClusterMessage;
   check(hello: ClusterHello, direction: 'in' | 'out'): string | undefined;
 }
 
@@ -108,7 +109,7 @@ export class LinkManager {
       this.failedDial(dial);
       return;
     }
-    dial.link = this.adopt(ws, 'out', url);
+    dial.link = this.adopt(ws, 'out', url, peerId);
   }
 
   isUp(peerId: string): boolean {
@@ -151,14 +152,15 @@ export class LinkManager {
     clearTimeout(grace);
   }
 
-  private adopt(ws: WebSocket, direction: 'in' | 'out', url: string | undefined): ControlLink {
+  private adopt(ws: WebSocket, direction: 'in' | 'out', url: string | undefined, peerId?: string): ControlLink {
     const { logger, clock, timers } = this.options;
     const link: ControlLink = new ControlLink(
       ws,
       direction,
       url,
+      peerId,
       {
-        hello: () => this.options.hello(),
+        hello: (to) => this.options.hello(to),
         check: (hello) => {
           if (this.isBlocked(hello.serverId)) return 'link blocked';
           return this.options.check(hello, direction);

@@ -124,15 +124,20 @@ export class MemberDirectory {
   }
 }
 
-/** HMAC-SHA256 (base64url) of cluster id, server id and timestamp under the shared cluster secret. */
-export function helloProof(secret: string, clusterId: string, serverId: string, timestamp: number): string {
-  return createHmac('sha256', secret).update(`${clusterId}\n${serverId}\n${timestamp}`).digest('base64url');
+/**
+ * HMAC-SHA256 (base64url) under the shared cluster secret of cluster id, server id, timestamp and the
+ * id of the server the hello is for. Naming the addressee means a hello cannot be replayed to
+ * another member: an address that is dialled (any port of the discovery range may answer) learns
+ * only a proof meant for itself.
+ */
+export function helloProof(secret: string, clusterId: string, serverId: string, timestamp: number, to: string): string {
+  return createHmac('sha256', secret).update(`${clusterId}\n${serverId}\n${timestamp}\n${to}`).digest('base64url');
 }
 
-/** Whether a hello proves the secret. */
-export function validProof(secret: string, hello: { clusterId: string; serverId: string; timestamp: number; auth?: string }): boolean {
+/** Whether a hello proves the secret, and was meant for `self`. */
+export function validProof(secret: string, hello: { clusterId: string; serverId: string; timestamp: number; auth?: string }, self: string): boolean {
   if (typeof hello.auth !== 'string') return false;
-  const expected = Buffer.from(helloProof(secret, hello.clusterId, hello.serverId, hello.timestamp));
+  const expected = Buffer.from(helloProof(secret, hello.clusterId, hello.serverId, hello.timestamp, self));
   const actual = Buffer.from(hello.auth);
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }

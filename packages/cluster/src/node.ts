@@ -265,7 +265,7 @@ function createMember(o: ResolvedOptions): ClusterNode {
   };
 
   const checkHello = (hello: ClusterHello): string | undefined => {
-    if (o.clusterSecrets.length > 0 && !o.clusterSecrets.some((secret) => validProof(secret, hello))) {
+    if (o.clusterSecrets.length > 0 && !o.clusterSecrets.some((secret) => validProof(secret, hello, o.serverId))) {
       reportOnce(`secret|${hello.clusterUrl}`, 'cluster.peer_refused', { peer: hello.serverId, url: hello.clusterUrl, reason: 'no valid cluster secret proof' });
       return 'cluster secret not proven';
     }
@@ -465,7 +465,7 @@ function createMember(o: ResolvedOptions): ClusterNode {
           redialMaxMs: Math.max(o.leaseDurationMs, o.discovery.intervalMs),
           maxPayloadBytes: o.maxPayloadBytes,
           faults: o.faults,
-          hello: () => {
+          hello: (to) => {
             const view = d.view();
             const timestamp = Date.now();
             const message = helloMessage(
@@ -483,7 +483,7 @@ function createMember(o: ResolvedOptions): ClusterNode {
               timestamp,
             );
             const [secret] = o.clusterSecrets;
-            return secret === undefined ? message : { ...message, auth: helloProof(secret, o.clusterId, o.serverId, timestamp) };
+            return secret === undefined ? message : { ...message, auth: helloProof(secret, o.clusterId, o.serverId, timestamp, to ?? '') };
           },
           check: (hello) => checkHello(hello),
         },
