@@ -100,13 +100,14 @@ function proofOf(secret: string, serverId: string, timestamp: number, to: string
 function rawControlLink(
   server: MdpServer,
   headers: Record<string, string>,
-  proof?: { secret: string; to: string } | { replay: string },
+  proof?: { secret: string; to: string; ageMs?: number } | { replay: string },
 ): Promise<{ code: number; types: string[] }> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`${server.info?.urls.ws}/mdp/cluster`, { headers });
     const types: string[] = [];
     const replayed = proof && 'replay' in proof ? (JSON.parse(proof.replay) as { serverId: string; timestamp: number }) : undefined;
-    const h = { clusterId: 'e2e', serverId: replayed?.serverId ?? '127.0.0.1:2', term: 0, timestamp: replayed?.timestamp ?? Date.now() };
+    const age = proof && 'ageMs' in proof ? (proof.ageMs ?? 0) : 0;
+    const h = { clusterId: 'e2e', serverId: replayed?.serverId ?? '127.0.0.1:2', term: 0, timestamp: replayed?.timestamp ?? Date.now() - age };
     ws.on('open', () => {
       if (proof && 'replay' in proof) ws.send(proof.replay);
       else {
@@ -240,7 +241,8 @@ describe('cluster of mdp servers', () => {
     const self = leader.info?.serverId as string;
     for (const headers of [{}, bearer]) expect(await rawControlLink(leader, headers)).toEqual({ code: 1008, types: [] });
     expect((await rawControlLink(leader, {}, { secret: 'wrong secret', to: self })).code).toBe(1008);
-    // A proof of the right secret addressed to another server is refused too.
+    // A proof of the right secret addressed to another server is refused too, and so is one 10 minutes old.
+    expect((await rawControlLink(leader, {}, { secret, to: self, ageMs: 10 * 60_000 })).code).toBe(1008);
     expect((await rawControlLink(leader, {}, { secret, to: follower.info?.serverId as string })).code).toBe(1008);
     // The same exchange with the proof is answered: the refusals above are the secret, not a bad hello.
     const allowed = await rawControlLink(leader, {}, { secret, to: self });

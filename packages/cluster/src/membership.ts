@@ -134,9 +134,17 @@ export function helloProof(secret: string, clusterId: string, serverId: string, 
   return createHmac('sha256', secret).update(`${clusterId}\n${serverId}\n${timestamp}\n${to}`).digest('base64url');
 }
 
-/** Whether a hello proves the secret, and was meant for `self`. */
-export function validProof(secret: string, hello: { clusterId: string; serverId: string; timestamp: number; auth?: string }, self: string): boolean {
-  if (typeof hello.auth !== 'string') return false;
+/** Largest distance between a hello's timestamp and this clock, ms: an old hello is not replayed. */
+export const HELLO_MAX_AGE_MS = 5 * 60_000;
+
+/** Whether a hello proves the secret, was meant for `self`, and is recent (`now`, default this clock). */
+export function validProof(
+  secret: string,
+  hello: { clusterId: string; serverId: string; timestamp: number; auth?: string },
+  self: string,
+  now = Date.now(),
+): boolean {
+  if (typeof hello.auth !== 'string' || !(Math.abs(now - hello.timestamp) <= HELLO_MAX_AGE_MS)) return false;
   const expected = Buffer.from(helloProof(secret, hello.clusterId, hello.serverId, hello.timestamp, self));
   const actual = Buffer.from(hello.auth);
   return actual.length === expected.length && timingSafeEqual(actual, expected);

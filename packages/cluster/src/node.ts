@@ -283,6 +283,12 @@ function createMember(o: ResolvedOptions): ClusterNode {
       return;
     }
     if (!meta.features.clusterControl) return;
+    // A document must describe the address it came from. One naming another address's endpoint
+    // would let any port of the range speak for that server (and steer mirrors to itself).
+    if (endpointKey(url) !== endpointKey(clusterUrl)) {
+      reportOnce(`elsewhere|${url}|${clusterUrl}`, 'cluster.meta_elsewhere', { url, clusterUrl, reason: 'metadata names another address; ignored' });
+      return;
+    }
     const claim: PeerClaim = {
       serverId: meta.serverId,
       clusterId: meta.cluster.id,

@@ -1,10 +1,11 @@
-import { connect } from 'node:net';
+import { createServer } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { ClusterHello } from '@mdp/protocol';
 import { Router } from '@mdp/core';
 import { createClusterNode, membershipFingerprint, type ClusterConfigError } from '../src/index.js';
-import { FAST, agreedLeader, startCluster, startNode, until, type TestNode } from './harness.js';
+import { FAST, agreedLeader, metaDocumentOf, startCluster, startNode, until, type TestNode } from './harness.js';
 
 const running: TestNode[] = [];
 
@@ -183,6 +184,22 @@ describe('membership', () => {
     expect(c.node.meta().role).not.toBe('leader');
     expect(c.node.meta().reachableMemberCount).toBe(1);
     expect((await helloExchange(a, {})).code).toBe(1008);
+  });
+
+  it('ignores metadata that names another address than the one it came from (a port speaking for another server)', async () => {
+    const b = await track(startNode({}));
+    // A fake answers /mdp/meta with b's document, endpoints and all.
+    const fake = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(metaDocumentOf(b.id, b.port, b.node))));
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+    try {
+      const fakeUrl = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+      const a = await track(startNode({ discovery: { seedUrls: [fakeUrl] } }));
+      await until([a], () => a.logs.some((l) => l.event === 'cluster.meta_elsewhere' && l.url === fakeUrl), 3000, 'the sighting ignored');
+      expect(a.node.meta().knownMemberCount).toBe(1);
+      expect(b.node.meta().knownMemberCount).toBe(1);
+    } finally {
+      await new Promise((resolve) => fake.close(resolve));
+    }
   });
 
   it('shuts down without waiting on a control link whose peer never answers the closing handshake', async () => {
