@@ -61,7 +61,7 @@ export function createServerCluster(params: {
 }): ClusterNode {
   const o = params.options;
   const mode = o === undefined ? 'standalone' : (o.mode ?? 'auto');
-  const tokens = (params.authTokens ?? []).filter((t) => t !== '');
+  const tokens = usableTokens(params.authTokens);
   const token = tokens[0];
   // Tokens prove membership in hellos (never sent as such); a dialled address learns nothing from them.
   const secrets = o?.secret ? [o.secret] : tokens.map(tokenSecret);
@@ -86,6 +86,11 @@ export function createServerCluster(params: {
   });
 }
 
+/** The auth tokens that can prove anything (an empty one never can). */
+function usableTokens(tokens: readonly string[] | undefined): string[] {
+  return (tokens ?? []).filter((t) => t !== '');
+}
+
 /** The cluster secret an auth token stands for (kept apart from the token's other use). */
 export function tokenSecret(token: string): string {
   return `mdp-auth-token\n${token}`;
@@ -103,7 +108,7 @@ export function clusterAuthProblem(options: {
 }): string | undefined {
   const cluster = options.cluster;
   if (!options.authPolicy || !cluster || (cluster.mode ?? 'auto') === 'standalone') return undefined;
-  if (cluster.secret || options.authTokens?.some((t) => t !== '')) return undefined;
+  if (cluster.secret || usableTokens(options.authTokens).length > 0) return undefined;
   return 'an authPolicy without authTokens needs cluster.secret: cluster peers prove membership with it';
 }
 

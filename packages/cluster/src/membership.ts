@@ -137,14 +137,9 @@ export function helloProof(secret: string, clusterId: string, serverId: string, 
 /** Largest distance between a hello's timestamp and this clock, ms: an old hello is not replayed. */
 export const HELLO_MAX_AGE_MS = 5 * 60_000;
 
-/** Whether a hello proves the secret, was meant for `self`, and is recent (`now`, default this clock). */
-export function validProof(
-  secret: string,
-  hello: { clusterId: string; serverId: string; timestamp: number; auth?: string },
-  self: string,
-  now = Date.now(),
-): boolean {
-  if (typeof hello.auth !== 'string' || !(Math.abs(now - hello.timestamp) <= HELLO_MAX_AGE_MS)) return false;
+/** Whether a hello proves the secret, was meant for `self`, and is recent. */
+export function validProof(secret: string, hello: { clusterId: string; serverId: string; timestamp: number; auth?: string }, self: string): boolean {
+  if (typeof hello.auth !== 'string' || !(Math.abs(Date.now() - hello.timestamp) <= HELLO_MAX_AGE_MS)) return false;
   const expected = Buffer.from(helloProof(secret, hello.clusterId, hello.serverId, hello.timestamp, self));
   const actual = Buffer.from(hello.auth);
   return actual.length === expected.length && timingSafeEqual(actual, expected);
