@@ -1,0 +1,44 @@
+/** The shared part every feature gets (feature.ts): router, logger, auth gate, limits. */
+import type { IncomingMessage } from 'node:http';
+import { Router, createAuthGate, createLogger, createTokenPolicy } from '@mdp/core';
+import { clusterAuthProblem } from './cluster.js';
+import { corsHeadersFor } from './cors.js';
+import type { ListeningInfo, ServerContext } from './feature.js';
+import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
+
+export interface OwnedContext extends ServerContext {
+  /** Whether an auth policy guards the server. */
+  readonly guarded: boolean;
+  /** Record where the server listens (undefined when it stopped before serving). */
+  setInfo(info: ListeningInfo | undefined): void;
+}
+
+/** Build the context; throws RangeError for options that cannot run safely. */
+export function createServerContext(options: MdpServerOptions): OwnedContext {
+  const logger = options.logger ?? createLogger({ level: options.logLevel ?? SERVER_DEFAULTS.logLevel });
+  const policy = options.authPolicy ?? (options.authTokens?.length ? createTokenPolicy(options.authTokens) : undefined);
+  const clusterProblem = clusterAuthProblem(options);
+  if (clusterProblem) throw new RangeError(clusterProblem);
+  const gate = createAuthGate(policy);
+  const router = new Router({
+    invocationTimeoutMs: options.invocationTimeoutMs ?? SERVER_DEFAULTS.invocationTimeoutMs,
+    heartbeatIntervalMs: options.heartbeatIntervalMs ?? SERVER_DEFAULTS.heartbeatIntervalMs,
+    heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? SERVER_DEFAULTS.heartbeatTimeoutMs,
+    logger,
+  });
+  let info: ListeningInfo | undefined;
+  return {
+    router,
+    logger,
+    gate,
+    guarded: policy !== undefined,
+    extractAuth: gate.extract,
+    authorize: policy ? gate.allows : undefined,
+    corsFor: (request: IncomingMessage) => corsHeadersFor(request.headers.origin),
+    maxMessageBytes: options.maxMessageBytes ?? SERVER_DEFAULTS.maxMessageBytes,
+    info: () => info,
+    setInfo: (value) => {
+      info = value;
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * The server is assembled from features (STYLE: "server features compose like hono sub-apps").
+ * Each feature owns its routes, its upgrade paths, what it starts once the port is known and what
+ * it releases on close; `createMdpServer` only lists them. A request goes, in list order, to each
+ * feature's node fast path (`handle`), then to the Hono app that holds every feature's `routes`;
+ * an upgrade goes to the first feature whose `upgrade` takes it.
+ *
+ *   request ─▶ handle? (hot paths, no Fetch objects) ─▶ Hono app (routes of every feature) ─▶ 404
+ *   upgrade ─▶ upgrade? of each feature, in order ─────────────────────────────────────────▶ 404
+ *
+ * Lifecycle: `start` runs in list order once the server listens; `close` runs in reverse list
+ * order (the last feature listed closes first), after the listener stopped accepting.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Hono } from 'hono';
+import type { AuthContext } from '@mdp/protocol';
+import type { AuthGate, HeaderMap, Logger, Router } from '@mdp/core';
+import type { ServerUrls } from './urls.js';
+
+/** Where the server listens; known once it does. */
+export interface ListeningInfo {
+  readonly host: string;
+  readonly port: number;
+  readonly serverId: string;
+  readonly urls: ServerUrls;
+}
+
+/** What every feature may use: the router, the auth gate, the logger and the listening info. */
+export interface ServerContext {
+  readonly router: Router;
+  readonly logger: Logger;
+  readonly gate: AuthGate;
+  /** Reads the transport auth of a request (the signed cookie is checked under a policy). */
+  readonly extractAuth: (headers: HeaderMap) => AuthContext | undefined;
+  /** Whether a credential may connect or read; `undefined` when there is no auth policy. */
+  readonly authorize: ((auth: AuthContext | undefined) => boolean) | undefined;
+  /** CORS headers of an answer to `request` (SPEC §6). */
+  readonly corsFor: (request: IncomingMessage) => Readonly<Record<string, string>>;
+  /** Largest websocket frame and HTTP body, bytes. */
+  readonly maxMessageBytes: number;
+  /** Set once the server listens. */
+  info(): ListeningInfo | undefined;
+}
+
+export interface ServerFeature {
+  /** For logs and errors. */
+  readonly name: string;
+  /** Mount this feature's Hono routes (the paths that are not hot). */
+  routes?(app: Hono): void;
+  /**
+   * Node fast path: answer `request` and return true, or return false to let the next feature (and
+   * finally the Hono app) have it. `url` is the origin form of the request target. Never called for
+   * OPTIONS (CORS preflights belong to the Hono app).
+   */
+  handle?(request: IncomingMessage, response: ServerResponse, url: string): boolean;
+  /** Take a websocket upgrade of `path` (no query) and return true, or return false. */
+  upgrade?(request: IncomingMessage, socket: Duplex, head: Buffer, path: string): boolean;
+  /** The server listens. Throwing aborts `listen()` (nothing half-started is left serving). */
+  start?(info: ListeningInfo): void;
+  /** Release everything; idempotent. */
+  close?(): Promise<void> | void;
+}

@@ -1,0 +1,57 @@
+/**
+ * Cluster membership (SPEC §10): the node is built once the port, hence the default server id, is
+ * known; it takes `/mdp/cluster` upgrades and gives `/mdp/meta` its cluster view. Without cluster
+ * options the node is standalone (leader of one, term 0).
+ */
+import { standaloneClusterView, type ClusterView, type FeaturesView } from '@mdp/protocol';
+import type { ClusterNode } from '@mdp/cluster';
+import type { ListeningInfo, ServerContext, ServerFeature } from '../feature.js';
+import { createServerCluster, type MdpClusterOptions } from '../cluster.js';
+
+const NOT_FOUND = 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
+
+export interface ClusterFeature extends ServerFeature {
+  /** Set once the server listens. */
+  readonly node: ClusterNode | undefined;
+  /** The `cluster` object of the metadata document. */
+  view(info: ListeningInfo): ClusterView;
+  /** The `features` object of the metadata document. */
+  features(): FeaturesView;
+}
+
+export interface ClusterFeatureOptions {
+  readonly clusterId: string;
+  readonly cluster: MdpClusterOptions | undefined;
+  readonly authTokens: readonly string[] | undefined;
+}
+
+export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOptions): ClusterFeature {
+  let node: ClusterNode | undefined;
+  return {
+    name: 'cluster',
+    get node() {
+      return node;
+    },
+    view: (info) => node?.meta() ?? standaloneClusterView(options.clusterId, info.serverId, info.urls.ws),
+    features: () => node?.features() ?? { upstreamProxy: false, clusterControl: false },
+    upgrade(request, socket, head, path) {
+      if (path !== '/mdp/cluster') return false;
+      if (node) node.handleUpgrade(request, socket, head);
+      else socket.end(NOT_FOUND);
+      return true;
+    },
+    start(info) {
+      node = createServerCluster({
+        router: ctx.router,
+        serverId: info.serverId,
+        clusterId: options.clusterId,
+        options: options.cluster,
+        authTokens: options.authTokens,
+        logger: ctx.logger.child({ serverId: info.serverId }),
+      });
+      node.start({ wsUrl: info.urls.ws, clusterUrl: info.urls.cluster, metaUrl: info.urls.meta });
+    },
+    // A leader resigns while its links are still up.
+    close: () => node?.close(),
+  };
+}

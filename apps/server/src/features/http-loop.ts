@@ -1,0 +1,31 @@
+/** The HTTP loop (SPEC §6) at `/mdp/http-loop/*`, answered on node's request without Hono. */
+import { createHttpLoopTransport } from '@mdp/transport-http-loop';
+import type { ServerContext, ServerFeature } from '../feature.js';
+
+const PREFIX = '/mdp/http-loop/';
+
+export interface HttpLoopFeatureOptions {
+  /** Default long-poll wait, ms. */
+  readonly longPollTimeoutMs: number;
+}
+
+export function httpLoopFeature(ctx: ServerContext, options: HttpLoopFeatureOptions): ServerFeature {
+  const transport = createHttpLoopTransport(ctx.router, {
+    longPollTimeoutMs: options.longPollTimeoutMs,
+    maxBodyBytes: ctx.maxMessageBytes,
+    extractAuth: ctx.extractAuth,
+    authorize: ctx.authorize,
+    extraHeaders: ctx.corsFor,
+    logger: ctx.logger,
+  });
+  return {
+    name: 'http-loop',
+    handle(request, response, url) {
+      if (!url.startsWith(PREFIX)) return false;
+      const end = url.indexOf('?');
+      transport.handleNode(request, response, (end < 0 ? url : url.slice(0, end)).slice(PREFIX.length - 1));
+      return true;
+    },
+    close: () => transport.close(),
+  };
+}

@@ -1,0 +1,20 @@
+/** `GET /mdp/meta` (SPEC §9): the metadata document, with the cluster's live view. */
+import { buildMetaDocument, metaEndpoints } from '@mdp/protocol';
+import type { ServerContext, ServerFeature } from '../feature.js';
+import { advertisedAuthority } from '../urls.js';
+import type { ClusterFeature } from './cluster.js';
+
+export function metaFeature(ctx: ServerContext, cluster: ClusterFeature, bindHost: string): ServerFeature {
+  return {
+    name: 'meta',
+    routes(app) {
+      app.get('/mdp/meta', (c) => {
+        const info = ctx.info();
+        if (!info) return c.json({ error: 'Server is not listening' }, 503);
+        const endpoints = metaEndpoints(advertisedAuthority(bindHost, info.port, c.req.header('host')));
+        return c.json(buildMetaDocument(info.serverId, endpoints, cluster.view(info), cluster.features()));
+      });
+      app.all('/mdp/meta', (c) => c.body(null, 405, { allow: 'GET, OPTIONS' }));
+    },
+  };
+}

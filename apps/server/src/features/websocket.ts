@@ -1,0 +1,24 @@
+/** The MDP websocket endpoint (SPEC §5): upgrades on any path but `/mdp/cluster`. */
+import { createWebSocketTransport } from '@mdp/transport-ws';
+import type { ServerContext, ServerFeature } from '../feature.js';
+
+/** The cluster control websocket's path, which is not an MDP client endpoint. */
+const CLUSTER_PATH = '/mdp/cluster';
+
+export function websocketFeature(ctx: ServerContext): ServerFeature {
+  const transport = createWebSocketTransport(ctx.router, {
+    maxMessageBytes: ctx.maxMessageBytes,
+    extractAuth: ctx.extractAuth,
+    authorize: ctx.authorize,
+    logger: ctx.logger,
+  });
+  return {
+    name: 'websocket',
+    upgrade(request, socket, head, path) {
+      if (path === CLUSTER_PATH) return false;
+      transport.handleUpgrade(request, socket, head);
+      return true;
+    },
+    close: () => transport.close(),
+  };
+}

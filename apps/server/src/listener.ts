@@ -1,0 +1,149 @@
+/**
+ * The node HTTP server under every feature: requests go to the features' fast paths, then to the
+ * Hono app; upgrades to the first feature that takes them; requests node's parser refuses get an
+ * `{error}` answer. Binding (with the port fallback of auto mode) and closing live here too.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { getRequestListener } from '@hono/node-server';
+import { Hono } from 'hono';
+import type { Logger } from '@mdp/core';
+import { originForm } from '@mdp/skills-gateway';
+import { heldByMdp } from './cluster.js';
+import { mdpCors } from './cors.js';
+import type { ServerFeature } from './feature.js';
+
+/** Time given to open HTTP connections to finish during close before they are cut, ms. */
+const CLOSE_GRACE_MS = 1000;
+
+const NOT_FOUND = 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
+
+/** The raw answer to a request node's HTTP parser refused (`clientError`), by node's error code. */
+export function clientErrorAnswer(code: string | undefined): string {
+  const [status, reason, message] =
+    code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'Request line and headers exceed the server limit']
+      : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'Request not received in time']
+        : [400, 'Bad Request', 'Malformed HTTP request'];
+  const body = JSON.stringify({ error: message });
+  return `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+}
+
+/** The Hono app of every feature's routes: CORS first, a plain 500 for what they throw, an empty 404. */
+export function createApp(features: readonly ServerFeature[], logger: Logger): Hono {
+  const app = new Hono();
+  app.onError((error, c) => {
+    logger.error('http.unhandled_error', { method: c.req.method, path: c.req.path, error });
+    return c.json({ error: 'Internal error' }, 500);
+  });
+  app.notFound((c) => c.body(null, 404));
+  app.use('*', mdpCors());
+  for (const feature of features) feature.routes?.(app);
+  return app;
+}
+
+/** A node HTTP server that dispatches to `features` and then to `app`. */
+export function createListener(features: readonly ServerFeature[], app: Hono, host: string, logger: Logger): Server {
+  const fast = features.filter((f) => f.handle !== undefined);
+  const upgraders = features.filter((f) => f.upgrade !== undefined);
+  const serveWithHono = getRequestListener(app.fetch, { hostname: host });
+  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    if (request.method !== 'OPTIONS') {
+      const url = originForm(request.url ?? '/');
+      for (const feature of fast) if (feature.handle?.(request, response, url)) return;
+    }
+    void serveWithHono(request, response);
+  });
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', (error) => logger.debug('upgrade.socket_error', { error: error.message }));
+    const path = (request.url ?? '/').split('?')[0] ?? '/';
+    for (const feature of upgraders) if (feature.upgrade?.(request, socket, head, path)) return;
+    socket.end(NOT_FOUND);
+  });
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    logger.debug('http.client_error', { error: error.message, code: error.code });
+    if (!socket.writable) return void socket.destroy();
+    // node's parser refused the request before any route saw it; answer in the routes' {error} shape.
+    socket.end(clientErrorAnswer(error.code));
+  });
+  return server;
+}
+
+/** Bind `server` to `host:port`; rejects (e.g. EADDRINUSE) with nothing left listening. */
+export function bind(server: Server, host: string, port: number): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error): void => {
+      server.off('listening', onListening);
+      reject(error);
+    };
+    const onListening = (): void => {
+      server.off('error', onError);
+      resolve(server.address() as AddressInfo);
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}
+
+export interface BindOptions {
+  readonly host: string;
+  readonly port: number;
+  /** When the port is held by an MDP server, try these ports in turn (auto mode's fallback). */
+  readonly fallbackPorts: (() => readonly number[]) | undefined;
+  readonly logger: Logger;
+}
+
+/**
+ * Bind the port, or in auto mode the next free port of the range when an MDP server holds it (this
+ * one then follows that server). `start` runs once bound; what it throws rejects with nothing left
+ * listening.
+ */
+export async function bindServing<T>(server: Server, options: BindOptions, start: (port: number) => T): Promise<T> {
+  const { host, port, logger } = options;
+  const started = (address: AddressInfo): T => {
+    try {
+      return start(address.port);
+    } catch (error) {
+      server.close();
+      throw error;
+    }
+  };
+  try {
+    return started(await bind(server, host, port));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || !options.fallbackPorts || !(await heldByMdp(host, port))) throw error;
+    for (const next of options.fallbackPorts()) {
+      let address: AddressInfo;
+      try {
+        address = await bind(server, host, next);
+      } catch (retry) {
+        if ((retry as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw retry;
+        continue;
+      }
+      logger.info('server.port_fallback', { heldPort: port, port: next, message: 'the port is held by an MDP server; this one follows it' });
+      return started(address);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Stop accepting connections and resolve once every open one has ended. `afterStop` runs between:
+ * it ends what the connections wait for (sessions, long polls), so that they can finish; whatever
+ * is still open `CLOSE_GRACE_MS` after it is cut.
+ */
+export async function closeListener(server: Server, afterStop: () => Promise<void>): Promise<void> {
+  const stopped = new Promise<void>((resolve) => {
+    if (!server.listening) return resolve();
+    server.close(() => resolve());
+  });
+  await afterStop();
+  server.closeIdleConnections();
+  const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+  cut.unref();
+  await stopped;
+  clearTimeout(cut);
+}
