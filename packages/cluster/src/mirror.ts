@@ -9,6 +9,8 @@ import { WebSocket } from 'ws';
 import type { ClientInfo, Logger, Router } from '@mdp/core';
 import {
   UNSENDABLE_DATA_ERROR,
+  mirroredId,
+  type MdpProxyMetadata,
   parseServerMessage,
   type CallClientMessage,
   type ClientDescriptor,
@@ -32,24 +34,6 @@ export interface MirrorOptions {
   readonly maxPayloadBytes: number;
   /** Sent with the websocket upgrade (credentials for a hub with an auth policy). */
   readonly headers?: Readonly<Record<string, string>>;
-}
-
-/** `metadata.mdpProxy` of a mirrored client. */
-export interface MdpProxyMetadata {
-  readonly serverId: string;
-  readonly clientId: string;
-}
-
-export function mirroredId(serverId: string, clientId: string): string {
-  return `${serverId}.${clientId}`;
-}
-
-/** The proxy marker of a descriptor, when it is itself a mirror (such clients are never mirrored on). */
-export function proxyMarker(descriptor: ClientDescriptor): MdpProxyMetadata | undefined {
-  const marker = descriptor.metadata?.mdpProxy;
-  if (typeof marker !== 'object' || marker === null) return undefined;
-  const { serverId, clientId } = marker as Record<string, unknown>;
-  return typeof serverId === 'string' && typeof clientId === 'string' ? { serverId, clientId } : undefined;
 }
 
 export function mirroredDescriptor(serverId: string, descriptor: ClientDescriptor): ClientDescriptor {

@@ -5,10 +5,10 @@
  * `supportedProtocolRanges`; an incompatible hub is refused and logged, and checked again later.
  */
 import type { ClientEvent, ClientInfo, Logger, Router } from '@mdp/core';
-import { PROTOCOL_VERSION } from '@mdp/protocol';
+import { PROTOCOL_VERSION, proxyMarker } from '@mdp/protocol';
 import type { TimerSet } from './clock.js';
 import { probeMeta, type ProbeResult } from './meta-probe.js';
-import { Mirror, proxyMarker, type MirrorOptions } from './mirror.js';
+import { Mirror, type MirrorOptions } from './mirror.js';
 import { upstreamAccepts } from './version.js';
 
 export type ProxyStatus =

@@ -21,3 +21,7 @@ export { ROUTER_DEFAULTS, Router, Session } from './router.js';
 export { MAX_TIMER_MS } from './deadlines.js';
 export { setOwn } from './records.js';
 export type { ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, RouterOptions } from './router.js';
+export { createLocalHost } from './host.js';
+export type { CallOptions, HostApi } from './host.js';
+export { aliasFinder, baseId, resolveClientId } from './aliases.js';
+export type { IdResolution } from './aliases.js';

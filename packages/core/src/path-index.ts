@@ -7,6 +7,7 @@ import {
   compareSpecificity,
   compilePattern,
   matchPattern,
+  methodOf,
   skillPathCandidates,
   skillReadNames,
   splitPath,
@@ -33,10 +34,6 @@ interface Entry {
 
 interface PatternEntry extends Entry {
   readonly compiled: CompiledPattern;
-}
-
-function methodOf(descriptor: PathDescriptor): EndpointMethod {
-  return descriptor.type === 'endpoint' ? descriptor.method : 'GET';
 }
 
 function kindOf(descriptor: PathDescriptor): CallKind {

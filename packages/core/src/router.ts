@@ -47,6 +47,10 @@ export interface ClientInfo {
   readonly transportKind: string;
   readonly authSource: AuthSource;
   readonly registeredAt: number;
+  /** Last message (or poll) on its session, ms since the epoch. */
+  readonly lastSeen: number;
+  /** Its connection is encrypted (TLS). */
+  readonly secure: boolean;
 }
 
 export type ClientEvent =
@@ -66,6 +70,11 @@ export interface InvokeOptions {
   auth?: AuthContext;
   /** Overrides the router's invocation time-out for this call, ms. */
   timeoutMs?: number;
+  /**
+   * The caller went away (an aborted HTTP request, a cancelled MCP call): the call ends at once and
+   * is not delivered later (a queued HTTP loop message whose call ended is dropped).
+   */
+  signal?: AbortSignal;
 }
 
 interface ClientRecord {
@@ -87,6 +96,8 @@ export class PendingCall implements Deadline {
   deadlineList: Deadline['deadlineList'] = undefined;
   sessionPrev: PendingCall | undefined = undefined;
   sessionNext: PendingCall | undefined = undefined;
+  /** Set while the caller's abort signal is watched. */
+  unwatch: (() => void) | undefined = undefined;
 
   constructor(
     readonly requestId: string,
@@ -145,6 +156,13 @@ export class Session implements SessionInfo {
 }
 
 type Listener = (event: ClientEvent) => void;
+
+/** The outcome of a call whose caller went away before it was answered. */
+const CALLER_GONE: InvokeOutcome = Object.freeze({
+  ok: false,
+  source: 'server',
+  error: Object.freeze({ code: 'transport_error', message: 'The caller went away before the client answered' }),
+});
 
 export class Router {
   readonly options: Required<Omit<RouterOptions, 'logger'>>;
@@ -356,6 +374,10 @@ export class Router {
    */
   dispatch(clientId: string, target: ResolvedTarget, options: InvokeOptions, done: (outcome: InvokeOutcome) => void): void {
     const record = this.clients.get(clientId);
+    if (options.signal?.aborted) {
+      done(CALLER_GONE);
+      return;
+    }
     if (!record) {
       done({
         ok: false,
@@ -388,6 +410,12 @@ export class Router {
     if (session.lastCall) session.lastCall.sessionNext = call;
     session.lastCall = call;
     session.pendingCount++;
+    const { signal } = options;
+    if (signal) {
+      const onAbort = (): void => this.finish(call, CALLER_GONE);
+      signal.addEventListener('abort', onAbort, { once: true });
+      call.unwatch = () => signal.removeEventListener('abort', onAbort);
+    }
     this.deliver(session, message, call);
   }
 
@@ -432,6 +460,10 @@ export class Router {
     call.sessionPrev = call.sessionNext = undefined;
     session.pendingCount--;
     this.deadlines.remove(call);
+    if (call.unwatch) {
+      call.unwatch();
+      call.unwatch = undefined;
+    }
     try {
       call.done(outcome);
     } catch (error) {
@@ -464,6 +496,10 @@ export class Router {
   // ------------------------------------------------------------------------------------------
   // Listings and events
 
+  hasClient(clientId: string): boolean {
+    return this.clients.has(clientId);
+  }
+
   getClient(clientId: string): ClientInfo | undefined {
     const record = this.clients.get(clientId);
     return record && this.info(record);
@@ -486,6 +522,8 @@ export class Router {
       transportKind: record.session.transport.kind,
       authSource: authSourceOf(record.session),
       registeredAt: record.registeredAt,
+      lastSeen: record.session.lastSeen,
+      secure: record.session.transport.secure === true,
     };
   }
 

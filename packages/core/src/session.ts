@@ -13,6 +13,8 @@ export interface SessionTransport {
   close(code: number, reason: string): void;
   /** Whether core should send heartbeat pings on this transport (default true). */
   readonly wantsPing?: boolean;
+  /** The connection is encrypted (TLS); listings report it. Default false. */
+  readonly secure?: boolean;
 }
 
 /** Why core closed a session, with the websocket close status each maps to. */

@@ -40,6 +40,7 @@ export {
   JsonObjectSchema,
   MEMBERSHIP_MODES,
   MetaDocumentSchema,
+  NonEmptyString,
   PathCatalogSchema,
   PathDescriptorSchema,
   PingMessageSchema,
@@ -50,6 +51,7 @@ export {
   SerializedErrorSchema,
   ServerToClientMessageSchema,
   SkillDescriptorSchema,
+  StringRecordSchema,
   UnregisterClientMessageSchema,
   UpdateClientCatalogMessageSchema,
 } from './schemas.js';
@@ -89,9 +91,13 @@ export type {
 } from './schemas.js';
 export {
   parseAuthContext,
+  parseCallPathRequest,
+  parseCallPathsRequest,
   parseClientDescriptor,
   parseClientMessage,
   parseClusterMessage,
+  parseListClientsRequest,
+  parseListPathsRequest,
   parseMetaDocument,
   parsePathCatalog,
   parseServerMessage,
@@ -101,3 +107,27 @@ export type { ParseResult } from './parse.js';
 export { UNSENDABLE_DATA_ERROR, stringifyServerMessage } from './serialize.js';
 export { buildMetaDocument, metaEndpoints, standaloneClusterView } from './meta.js';
 export type { ClusterView, FeaturesView, MetaEndpoints } from './meta.js';
+export {
+  CallPathRequestSchema,
+  CallPathsRequestSchema,
+  ListClientsRequestSchema,
+  ListPathsRequestSchema,
+  methodOf,
+  pathDepth,
+} from './host.js';
+export type {
+  CallManyEntry,
+  CallPathRequest,
+  CallPathsRequest,
+  CallPathsResult,
+  CallResult,
+  ClientConnection,
+  ListClientsRequest,
+  ListClientsResult,
+  ListPathsRequest,
+  ListPathsResult,
+  ListedClient,
+  ListedPath,
+} from './host.js';
+export { mirroredId, proxyMarker } from './proxy.js';
+export type { MdpProxyMetadata } from './proxy.js';

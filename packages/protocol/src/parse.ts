@@ -1,5 +1,15 @@
 import * as v from 'valibot';
 import {
+  CallPathRequestSchema,
+  CallPathsRequestSchema,
+  ListClientsRequestSchema,
+  ListPathsRequestSchema,
+  type CallPathRequest,
+  type CallPathsRequest,
+  type ListClientsRequest,
+  type ListPathsRequest,
+} from './host.js';
+import {
   AuthContextSchema,
   ClientDescriptorSchema,
   ClientToServerMessageSchema,
@@ -71,3 +81,7 @@ export const parsePathCatalog: (input: unknown) => ParseResult<PathDescriptor[]>
 export const parseAuthContext: (input: unknown) => ParseResult<AuthContext> = parserFor(AuthContextSchema);
 export const parseMetaDocument: (input: unknown) => ParseResult<MetaDocument> = parserFor(MetaDocumentSchema);
 export const parseClusterMessage: (input: unknown) => ParseResult<ClusterMessage> = parserFor(ClusterMessageSchema);
+export const parseListClientsRequest: (input: unknown) => ParseResult<ListClientsRequest> = parserFor(ListClientsRequestSchema);
+export const parseListPathsRequest: (input: unknown) => ParseResult<ListPathsRequest> = parserFor(ListPathsRequestSchema);
+export const parseCallPathRequest: (input: unknown) => ParseResult<CallPathRequest> = parserFor(CallPathRequestSchema);
+export const parseCallPathsRequest: (input: unknown) => ParseResult<CallPathsRequest> = parserFor(CallPathsRequestSchema);

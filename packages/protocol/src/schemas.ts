@@ -14,10 +14,10 @@ export const JsonObjectSchema = v.custom<Record<string, unknown>>(
   'must be an object',
 );
 
-const NonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
+export const NonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
 
 /** String-to-string map (headers, query, params). `v.record` alone would accept an array as `{0: …}`. */
-const StringRecordSchema = v.pipe(JsonObjectSchema, v.record(v.string(), v.string()));
+export const StringRecordSchema = v.pipe(JsonObjectSchema, v.record(v.string(), v.string()));
 
 const PatternSchema = v.pipe(
   v.string(),

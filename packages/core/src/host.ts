@@ -1,0 +1,158 @@
+/**
+ * The host contract (SPEC §12): what programs and agents need — list clients, list paths, call a
+ * path, call a path on many clients — as one interface. `createLocalHost` answers it from this
+ * process' router; a cluster follower answers it through its leader with the same interface, so
+ * the host API, the MCP bridge and the inspector never know which one they hold.
+ */
+import {
+  methodOf,
+  pathDepth,
+  type CallPathRequest,
+  type CallPathsRequest,
+  type CallPathsResult,
+  type CallResult,
+  type ListClientsRequest,
+  type ListClientsResult,
+  type ListPathsRequest,
+  type ListPathsResult,
+  type ListedClient,
+  type ListedPath,
+  type PathDescriptor,
+} from '@mdp/protocol';
+import { aliasFinder, resolveClientId } from './aliases.js';
+import { MdpError } from './errors.js';
+import type { ClientInfo, InvokeOutcome, Router } from './router.js';
+
+/** In-process extras of a call; they never travel over the wire. */
+export interface CallOptions {
+  /** The caller went away: the call ends at once and is never delivered later. */
+  readonly signal?: AbortSignal;
+  /** Time the client has to answer, ms; default the router's invocation time-out. */
+  readonly timeoutMs?: number;
+}
+
+export interface HostApi {
+  /** Every client, or those matching `search`. */
+  listClients(request?: ListClientsRequest): Promise<ListClientsResult>;
+  /** Paths of one client or all; rejects with MdpError `not_found` for an unknown client. */
+  listPaths(request?: ListPathsRequest): Promise<ListPathsResult>;
+  /** Call one path; never rejects for the client's or the call's failure (`ok: false`). */
+  callPath(request: CallPathRequest, options?: CallOptions): Promise<CallResult>;
+  /** Call one path on many clients in parallel; rejects with MdpError `not_found` when no client has it. */
+  callPaths(request: CallPathsRequest, options?: CallOptions): Promise<CallPathsResult>;
+  /** Called after clients register, change their catalog or leave (possibly once for several). Returns the unsubscribe. */
+  onChange(listener: () => void): () => void;
+}
+
+/** Case-insensitive substring search over what describes a client and its paths. */
+function matcher(search: string | undefined): ((...texts: Array<string | undefined>) => boolean) | undefined {
+  const needle = search?.trim().toLowerCase();
+  if (!needle) return undefined;
+  return (...texts) => texts.some((text) => text !== undefined && text.toLowerCase().includes(needle));
+}
+
+function pathTexts(path: PathDescriptor): Array<string | undefined> {
+  const contentType = 'contentType' in path && typeof path.contentType === 'string' ? path.contentType : undefined;
+  return [path.path, methodOf(path), path.type, path.description, contentType];
+}
+
+function listed(info: ClientInfo, aliases: (client: ClientInfo['descriptor']) => string[]): ListedClient {
+  return {
+    ...info.descriptor,
+    status: 'online',
+    connectedAt: new Date(info.registeredAt).toISOString(),
+    lastSeenAt: new Date(info.lastSeen).toISOString(),
+    connection: { mode: info.transportKind, secure: info.secure, authSource: info.authSource },
+    aliases: aliases(info.descriptor),
+  };
+}
+
+function outcome(result: InvokeOutcome): CallResult {
+  return result.ok ? { ok: true, data: result.data } : { ok: false, error: result.error, source: result.source };
+}
+
+/** The host contract answered from `router`. */
+export function createLocalHost(router: Router): HostApi {
+  /** The registered id `requested` reaches, or the MdpError saying why none. */
+  const resolve = (requested: string): string | MdpError => {
+    const found = resolveClientId(requested, (id) => router.hasClient(id), () => router.listClients().map((c) => c.descriptor));
+    switch (found.kind) {
+      case 'exact':
+      case 'alias':
+        return found.id;
+      case 'missing':
+        return new MdpError('not_found', `No client ${JSON.stringify(requested)} is connected`);
+      case 'ambiguous':
+        return new MdpError('not_found', `Client id ${JSON.stringify(requested)} could mean several clients; use one of their ids`, {
+          details: { candidates: found.candidates },
+        });
+    }
+  };
+
+  const callOne = async (clientId: string, request: Omit<CallPathRequest, 'clientId'>, options: CallOptions): Promise<CallResult> => {
+    const id = resolve(clientId);
+    if (id instanceof MdpError) return { ok: false, error: id.toJSON(), source: 'server' };
+    const result = await router.invoke(id, request.method, request.path, {
+      query: request.query,
+      body: request.body,
+      headers: request.headers,
+      auth: request.auth,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+    });
+    return outcome(result);
+  };
+
+  return {
+    async listClients(request = {}) {
+      const all = router.listClients();
+      const match = matcher(request.search);
+      const chosen = match
+        ? all.filter((c) => match(c.id, c.descriptor.name, c.descriptor.description) || c.paths.some((p) => match(...pathTexts(p))))
+        : all;
+      const aliases = aliasFinder(all.map((c) => c.descriptor));
+      return { clients: chosen.map((c) => listed(c, aliases)) };
+    },
+
+    async listPaths(request = {}) {
+      let clients = router.listClients();
+      if (request.clientId !== undefined) {
+        const id = resolve(request.clientId);
+        if (id instanceof MdpError) throw id;
+        clients = clients.filter((c) => c.id === id);
+      }
+      const match = matcher(request.search);
+      // Progressive disclosure: without a search or a depth, only the first level is listed.
+      const depth = request.depth ?? (match ? Infinity : 1);
+      const paths: ListedPath[] = [];
+      for (const client of clients) {
+        for (const path of client.paths) {
+          if (pathDepth(path.path) > depth) continue;
+          if (match && !match(client.id, client.descriptor.name, ...pathTexts(path))) continue;
+          paths.push({ ...path, clientId: client.id, clientName: client.descriptor.name });
+        }
+      }
+      return { paths };
+    },
+
+    callPath(request, options = {}) {
+      return callOne(request.clientId, request, options);
+    },
+
+    async callPaths(request, options = {}) {
+      const ids =
+        request.clientIds ??
+        router
+          .listClients()
+          .filter((c) => router.findTarget(c.id, request.method, request.path) !== undefined)
+          .map((c) => c.id);
+      if (ids.length === 0) throw new MdpError('not_found', `No connected client has ${request.method} ${request.path}`);
+      const results = await Promise.all(ids.map(async (clientId) => ({ clientId, ...(await callOne(clientId, request, options)) })));
+      return { results };
+    },
+
+    onChange(listener) {
+      return router.onClientEvent(() => listener());
+    },
+  };
+}
