@@ -5,12 +5,13 @@
  * shutdown.
  */
 import type { Hono } from 'hono';
-import type { Logger, Router } from '@mdp/core';
+import { createLocalHost, type Logger, type Router } from '@mdp/core';
 import type { ClusterNode } from '@mdp/cluster';
 import { fallbackPorts } from './cluster.js';
 import { createServerContext } from './context.js';
 import type { ListeningInfo, ServerFeature } from './feature.js';
 import { authFeature } from './features/auth.js';
+import { hostApiFeature } from './features/host-api.js';
 import { clusterFeature } from './features/cluster.js';
 import { httpLoopFeature } from './features/http-loop.js';
 import { metaFeature } from './features/meta.js';
@@ -63,6 +64,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     httpLoopFeature(ctx, { longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs }),
     metaFeature(ctx, cluster, host),
     authFeature(ctx),
+    hostApiFeature(ctx, createLocalHost(router)),
     websocketFeature(ctx),
     sessionsFeature(ctx),
     cluster,

@@ -159,3 +159,85 @@ export function rawRequest(
     req.end();
   });
 }
+
+/**
+ * A minimal HTTP loop client for tests: connects, registers, and keeps one long poll open,
+ * answering each `callClient` with `handler` (the same contract as {@link TestClient}).
+ */
+export class LoopTestClient {
+  readonly calls: CallClientMessage[] = [];
+  handler: CallHandler = () => 'ok';
+  private stopped = false;
+  private readonly polling: Promise<void>;
+  private readonly abort = new AbortController();
+
+  private constructor(
+    private readonly http: string,
+    readonly sessionId: string,
+    private readonly headers: Record<string, string>,
+  ) {
+    this.polling = this.pollLoop();
+  }
+
+  /** Connect, register `desc` and wait until `server` lists it. */
+  static async register(t: TestServer, desc: ClientDescriptor, headers: Record<string, string> = {}): Promise<LoopTestClient> {
+    const res = await fetch(`${t.http}/mdp/http-loop/connect`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' });
+    if (res.status !== 200) throw new Error(`connect answered ${res.status}`);
+    const { sessionId } = (await res.json()) as { sessionId: string };
+    const listed = clientChange(t.server, desc.id, true);
+    const client = new LoopTestClient(t.http, sessionId, headers);
+    started.push({ close: () => client.close() });
+    await client.send({ type: 'registerClient', client: desc });
+    await listed;
+    return client;
+  }
+
+  async send(message: unknown): Promise<Response> {
+    return fetch(`${this.http}/mdp/http-loop/send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-mdp-session-id': this.sessionId, ...this.headers },
+      body: JSON.stringify({ message }),
+    });
+  }
+
+  private async pollLoop(): Promise<void> {
+    while (!this.stopped) {
+      let res: Response;
+      try {
+        res = await fetch(`${this.http}/mdp/http-loop/poll?waitMs=20000`, {
+          headers: { 'x-mdp-session-id': this.sessionId, ...this.headers },
+          signal: this.abort.signal,
+        });
+      } catch {
+        return; // stopped, or the server went away
+      }
+      if (res.status === 404) return;
+      if (res.status !== 200) continue;
+      const { message } = (await res.json()) as { message: Record<string, unknown> };
+      if (message.type === 'ping') void this.send({ type: 'pong', timestamp: message.timestamp });
+      if (message.type === 'callClient') void this.answer(message as unknown as CallClientMessage);
+    }
+  }
+
+  private async answer(call: CallClientMessage): Promise<void> {
+    this.calls.push(call);
+    let reply: Record<string, unknown>;
+    try {
+      const result = await this.handler(call);
+      if (result === NO_ANSWER) return;
+      reply = result instanceof ClientFailure ? { ok: false, error: result.error } : { ok: true, data: result };
+    } catch (error) {
+      reply = { ok: false, error: { code: 'handler_error', message: String(error) } };
+    }
+    await this.send({ type: 'callClientResult', requestId: call.requestId, ...reply }).catch(() => undefined);
+  }
+
+  /** Disconnect (the server drops the client) and stop polling. */
+  async close(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await fetch(`${this.http}/mdp/http-loop/disconnect`, { method: 'POST', headers: { 'x-mdp-session-id': this.sessionId } }).catch(() => undefined);
+    this.abort.abort();
+    await this.polling;
+  }
+}

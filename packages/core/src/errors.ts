@@ -27,3 +27,26 @@ export function serializeError(error: unknown): SerializedError {
   }
   return { code: 'handler_error', message: 'Internal error' };
 }
+
+/**
+ * The HTTP status of a failure, for every HTTP edge (SPEC §12): the client answering `ok: false` is
+ * a bad gateway whatever its code; a failure of the server's own is mapped by its code.
+ */
+export function httpStatusOf(error: Pick<SerializedError, 'code'>, source: 'client' | 'server' = 'server'): number {
+  if (source === 'client') return 502;
+  switch (error.code) {
+    case 'bad_request':
+      return 400;
+    case 'not_found':
+      return 404;
+    case 'timeout':
+      return 504;
+    case 'not_ready':
+      return 503;
+    case 'handler_error':
+      return 500;
+    default:
+      // transport_error (the client went away) and codes a peer server passed on.
+      return 502;
+  }
+}

@@ -1,4 +1,4 @@
-export { MdpError, serializeError } from './errors.js';
+export { MdpError, httpStatusOf, serializeError } from './errors.js';
 export { LOG_LEVELS, createLogger, isLogLevel, silentLogger } from './logger.js';
 export type { LogFields, LogLevel, Logger, LoggerOptions } from './logger.js';
 export {
