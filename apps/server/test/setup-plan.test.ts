@@ -25,7 +25,7 @@ function entryOf(id: HostId, text: string, name = 'mdp'): unknown {
 
 describe('the entry each host gets', () => {
   it.each([
-    ['claude-code', { type: 'stdio', command: STDIO.command, args: [...(STDIO as { args: string[] }).args] }, { type: 'http', url: HTTP.url }],
+    ['claude-code', { type: 'stdio', command: STDIO.command, args: ['/opt/mdp/apps/server/dist/cli.js', 'mcp'] }, { type: 'http', url: HTTP.url }],
     ['codex', { command: STDIO.command, args: ['/opt/mdp/apps/server/dist/cli.js', 'mcp'] }, { url: HTTP.url }],
     ['cursor', { command: STDIO.command, args: ['/opt/mdp/apps/server/dist/cli.js', 'mcp'] }, { url: HTTP.url }],
     ['vscode', { type: 'stdio', command: STDIO.command, args: ['/opt/mdp/apps/server/dist/cli.js', 'mcp'] }, { type: 'http', url: HTTP.url }],
@@ -77,6 +77,15 @@ describe('JSON and JSONC files', () => {
     expect(ok(planConfig(HOSTS.zed, USER, 'mdp', undefined)).status).toBe('absent');
   });
 
+  it('puts our entry first, so comments stay with the entries they describe, and --remove keeps them', () => {
+    const text = '{\n  "mcpServers": {\n    // the docs server\n    "docs": { "command": "npx" }, // pinned\n    "git": { "command": "uvx" } // last\n  }\n}\n';
+    const added = ok(planConfig(HOSTS.cursor, text, 'mdp', HTTP));
+    expect(added.text).toBe(
+      '{\n  "mcpServers": {\n    "mdp": {\n      "url": "http://127.0.0.1:47372/mcp"\n    },\n    // the docs server\n    "docs": { "command": "npx" }, // pinned\n    "git": { "command": "uvx" } // last\n  }\n}\n',
+    );
+    expect(ok(planConfig(HOSTS.cursor, added.text, 'mdp', undefined)).text).toBe(text);
+  });
+
   it('updates an entry of ours in place, keeps keys the user added to it, and says what changed', () => {
     const text = '{\n  "mcpServers": {\n    "mdp": {\n      "command": "/opt/node/bin/node",\n      "args": ["/old/cli.js", "mcp"],\n      "env": { "DEBUG": "1" } // mine\n    }\n  }\n}\n';
     const plan = ok(planConfig(HOSTS.cursor, text, 'mdp', STDIO));
@@ -91,7 +100,7 @@ describe('JSON and JSONC files', () => {
   it('switching to http drops command and args but not the user\'s keys', () => {
     const stdio = ok(planConfig(HOSTS.vscode, '{\n  "servers": {\n    "mdp": { "type": "stdio", "command": "n", "args": ["a"], "env": {} }\n  }\n}\n', 'mdp', HTTP));
     expect(entryOf('vscode', stdio.text)).toEqual({ type: 'http', url: HTTP.url, env: {} });
-    expect(stdio.changed.sort()).toEqual(['args', 'command', 'type', 'url']);
+    expect([...stdio.changed].sort()).toEqual(['args', 'command', 'type', 'url']);
   });
 
   it('keeps tabs and CRLF line endings', () => {

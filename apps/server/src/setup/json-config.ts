@@ -75,7 +75,9 @@ function insert(text: string, path: JSONPath, value: unknown, options: Formattin
   // The deepest object that already exists on the path: if it is empty, its braces get formatted too.
   const before = text === '' ? undefined : parseTree(text, [], { allowTrailingComma: true });
   const host = deepestObject(before, path);
-  const edits = modify(text, path, value, {});
+  // New keys go first: a comment the user wrote after their last entry (`"docs": {…}, // docs`)
+  // stays on that entry's line instead of ending up after ours.
+  const edits = modify(text, path, value, { getInsertionIndex: () => 0 });
   let next = applyEdits(text, edits);
   const after = parseTree(next, [], { allowTrailingComma: true });
   let range: { offset: number; length: number } | undefined;
@@ -85,21 +87,52 @@ function insert(text: string, path: JSONPath, value: unknown, options: Formattin
     const grown = after && findNodeAtLocation(after, host.path);
     range = grown && { offset: grown.offset, length: grown.length };
   } else {
+    // From the object's brace to the end of what we inserted: puts our entry on its own lines
+    // without touching the user's entries after it.
     const edit = edits[0];
-    range = edit && { offset: edit.offset, length: edit.content.length };
+    range = edit && { offset: host.node.offset, length: edit.offset + edit.content.length - host.node.offset };
   }
   if (range) next = applyEdits(next, format(next, range, options));
   return next;
 }
 
-/** Removes the property at `path`; an object this leaves empty is written as `{}`. */
+/**
+ * Removes the property at `path`. When it sits on lines of its own (as setup writes it), exactly
+ * those lines go, so the comments and blank lines around it stay; otherwise jsonc-parser removes
+ * it. An object this leaves empty is written as `{}`.
+ */
 function remove(text: string, path: JSONPath, options: FormattingOptions): string {
-  let next = applyEdits(text, modify(text, path, undefined, {}));
+  const property = findNodeAtLocation(parseTree(text, [], { allowTrailingComma: true })!, path)?.parent;
+  const lines = property && ownLines(text, property);
+  let next = applyEdits(text, lines ? [{ ...lines, content: '' }] : modify(text, path, undefined, {}));
   const parent = findNodeAtLocation(parseTree(next, [], { allowTrailingComma: true })!, path.slice(0, -1));
   if (parent && parent.type === 'object' && objectIsEmpty(parent) && path.length > 1) {
     next = applyEdits(next, format(next, { offset: parent.offset, length: parent.length }, options));
   }
   return next;
+}
+
+/**
+ * The lines a property takes up, when nothing else shares them: only indentation before it, and
+ * after it at most a comma before the line break. A property that is its object's last (no comma
+ * after it) does not qualify: the comma to remove is then the one before it, and jsonc-parser
+ * knows how to do that.
+ */
+function ownLines(text: string, property: Node): { offset: number; length: number } | undefined {
+  const start = text.lastIndexOf('\n', property.offset - 1) + 1;
+  if (!/^[ \t]*$/.test(text.slice(start, property.offset))) return undefined;
+  let end = property.offset + property.length;
+  const skipBlanks = (): void => {
+    while (text[end] === ' ' || text[end] === '\t') end++;
+  };
+  skipBlanks();
+  if (text[end] !== ',') return undefined;
+  end++;
+  skipBlanks();
+  if (text.startsWith('\r\n', end)) end += 2;
+  else if (text[end] === '\n') end += 1;
+  else return undefined;
+  return { offset: start, length: end - start };
 }
 
 function deepestObject(root: Node | undefined, path: JSONPath): { node: Node; path: JSONPath } | undefined {
