@@ -94,6 +94,23 @@ const JSONC_OWN = (key: string): string => `{
 `;
 const JSON_BROKEN = '{\n  "theme": "dark"\n  "mcpServers": {}\n}\n';
 
+/** The four JSONC hosts differ only in their files, their key and their entry. */
+function jsoncCase(id: HostId, user: HostCase['user'], project: HostCase['project'], key: string, entry: Record<string, unknown>): HostCase {
+  return {
+    id,
+    flag: `--${id}`,
+    user,
+    ...(project ? { project } : {}),
+    key,
+    parse: jsonc,
+    entry,
+    own: JSONC_OWN(key),
+    ownServer: { command: 'npx', args: ['-y', 'docs-server'] },
+    broken: JSON_BROKEN,
+    brokenLine: 3,
+  };
+}
+
 const CASES: HostCase[] = [
   {
     id: 'claude-code',
@@ -121,57 +138,10 @@ const CASES: HostCase[] = [
     broken: 'model = "o3"\n\n[mcp_servers.docs]\ncommand = \n',
     brokenLine: 4,
   },
-  {
-    id: 'cursor',
-    flag: '--cursor',
-    user: (w) => join(w.home, '.cursor', 'mcp.json'),
-    project: (w) => join(w.project, '.cursor', 'mcp.json'),
-    key: 'mcpServers',
-    parse: jsonc,
-    entry: { command: NODE, args: [CLI, 'mcp'] },
-    own: JSONC_OWN('mcpServers'),
-    ownServer: { command: 'npx', args: ['-y', 'docs-server'] },
-    broken: JSON_BROKEN,
-    brokenLine: 3,
-  },
-  {
-    id: 'vscode',
-    flag: '--vscode',
-    user: (w) => join(w.home, '.config', 'Code', 'User', 'mcp.json'),
-    project: (w) => join(w.project, '.vscode', 'mcp.json'),
-    key: 'servers',
-    parse: jsonc,
-    entry: { type: 'stdio', command: NODE, args: [CLI, 'mcp'] },
-    own: JSONC_OWN('servers'),
-    ownServer: { command: 'npx', args: ['-y', 'docs-server'] },
-    broken: JSON_BROKEN,
-    brokenLine: 3,
-  },
-  {
-    id: 'windsurf',
-    flag: '--windsurf',
-    user: (w) => join(w.home, '.codeium', 'windsurf', 'mcp_config.json'),
-    key: 'mcpServers',
-    parse: jsonc,
-    entry: { command: NODE, args: [CLI, 'mcp'] },
-    own: JSONC_OWN('mcpServers'),
-    ownServer: { command: 'npx', args: ['-y', 'docs-server'] },
-    broken: JSON_BROKEN,
-    brokenLine: 3,
-  },
-  {
-    id: 'zed',
-    flag: '--zed',
-    user: (w) => join(w.home, '.config', 'zed', 'settings.json'),
-    project: (w) => join(w.project, '.zed', 'settings.json'),
-    key: 'context_servers',
-    parse: jsonc,
-    entry: { command: NODE, args: [CLI, 'mcp'] },
-    own: JSONC_OWN('context_servers'),
-    ownServer: { command: 'npx', args: ['-y', 'docs-server'] },
-    broken: JSON_BROKEN,
-    brokenLine: 3,
-  },
+  jsoncCase('cursor', (w) => join(w.home, '.cursor', 'mcp.json'), (w) => join(w.project, '.cursor', 'mcp.json'), 'mcpServers', { command: NODE, args: [CLI, 'mcp'] }),
+  jsoncCase('vscode', (w) => join(w.home, '.config', 'Code', 'User', 'mcp.json'), (w) => join(w.project, '.vscode', 'mcp.json'), 'servers', { type: 'stdio', command: NODE, args: [CLI, 'mcp'] }),
+  jsoncCase('windsurf', (w) => join(w.home, '.codeium', 'windsurf', 'mcp_config.json'), undefined, 'mcpServers', { command: NODE, args: [CLI, 'mcp'] }),
+  jsoncCase('zed', (w) => join(w.home, '.config', 'zed', 'settings.json'), (w) => join(w.project, '.zed', 'settings.json'), 'context_servers', { command: NODE, args: [CLI, 'mcp'] }),
 ];
 
 const servers = (c: HostCase, text: string): Record<string, unknown> => c.parse(text)[c.key] as Record<string, unknown>;

@@ -67,13 +67,20 @@ function zedConfigDir(p: SetupPlace): string {
 const codexHome = (p: SetupPlace): string => p.env['CODEX_HOME'] || join(p.home, '.codex');
 const claudeUserFile = (p: SetupPlace): string => join(p.env['CLAUDE_CONFIG_DIR'] || p.home, '.claude.json');
 
-const stdio = (launch: Launch): launch is Extract<Launch, { transport: 'stdio' }> => launch.transport === 'stdio';
+/** `command` + `args` for stdio, the URL under `urlKey` for http: the shape most hosts use. */
+const untyped =
+  (urlKey: string) =>
+  (l: Launch): Record<string, unknown> =>
+    l.transport === 'stdio' ? { command: l.command, args: [...l.args] } : { [urlKey]: l.url };
+/** The same with a `type` ("stdio" | "http"), which Claude Code and VS Code want. */
+const typed = (l: Launch): Record<string, unknown> => ({ type: l.transport, ...untyped('url')(l) });
 
 export const HOSTS: Readonly<Record<HostId, HostSpec>> = {
   // https://code.claude.com/docs/en/mcp — `claude mcp add|add-json|remove --scope user|project`;
-  // user scope lives in ~/.claude.json (top-level `mcpServers`), project scope in `.mcp.json` at the
-  // project root. Entries carry `type` ("stdio" | "http"). Setup prefers the `claude` CLI and edits
-  // the file itself only when `claude` is not on PATH.
+  // user scope lives in ~/.claude.json (top-level `mcpServers`; $CLAUDE_CONFIG_DIR moves the
+  // file), project scope in `.mcp.json` at the project root. Entries carry `type` ("stdio" |
+  // "http"). Setup prefers the `claude` CLI and edits the file itself only when `claude` is not on
+  // PATH.
   'claude-code': {
     id: 'claude-code',
     label: 'Claude Code',
@@ -82,7 +89,7 @@ export const HOSTS: Readonly<Record<HostId, HostSpec>> = {
     key: 'mcpServers',
     scopes: ['user', 'project'],
     file: (scope, p) => (scope === 'user' ? claudeUserFile(p) : join(p.cwd, '.mcp.json')),
-    entry: (l) => (stdio(l) ? { type: 'stdio', command: l.command, args: [...l.args] } : { type: 'http', url: l.url }),
+    entry: typed,
     owned: ['type', 'command', 'args', 'url'],
     commands: ['claude'],
     markers: (p) => [claudeUserFile(p), join(p.home, '.claude')],
@@ -99,7 +106,7 @@ export const HOSTS: Readonly<Record<HostId, HostSpec>> = {
     key: 'mcp_servers',
     scopes: ['user', 'project'],
     file: (scope, p) => (scope === 'user' ? join(codexHome(p), 'config.toml') : join(p.cwd, '.codex', 'config.toml')),
-    entry: (l) => (stdio(l) ? { command: l.command, args: [...l.args] } : { url: l.url }),
+    entry: untyped('url'),
     owned: ['command', 'args', 'url'],
     commands: ['codex'],
     markers: (p) => [codexHome(p)],
@@ -114,7 +121,7 @@ export const HOSTS: Readonly<Record<HostId, HostSpec>> = {
     key: 'mcpServers',
     scopes: ['user', 'project'],
     file: (scope, p) => join(scope === 'user' ? p.home : p.cwd, '.cursor', 'mcp.json'),
-    entry: (l) => (stdio(l) ? { command: l.command, args: [...l.args] } : { url: l.url }),
+    entry: untyped('url'),
     owned: ['command', 'args', 'url'],
     commands: ['cursor'],
     markers: (p) => [join(p.home, '.cursor')],
@@ -130,7 +137,7 @@ export const HOSTS: Readonly<Record<HostId, HostSpec>> = {
     key: 'servers',
     scopes: ['user', 'project'],
     file: (scope, p) => (scope === 'user' ? join(vscodeUserDir(p), 'mcp.json') : join(p.cwd, '.vscode', 'mcp.json')),
-    entry: (l) => (stdio(l) ? { type: 'stdio', command: l.command, args: [...l.args] } : { type: 'http', url: l.url }),
+    entry: typed,
     owned: ['type', 'command', 'args', 'url'],
     commands: ['code'],
     markers: (p) => [vscodeUserDir(p)],
@@ -145,7 +152,7 @@ export const HOSTS: Readonly<Record<HostId, HostSpec>> = {
     key: 'mcpServers',
     scopes: ['user'],
     file: (_scope, p) => join(p.home, '.codeium', 'windsurf', 'mcp_config.json'),
-    entry: (l) => (stdio(l) ? { command: l.command, args: [...l.args] } : { serverUrl: l.url }),
+    entry: untyped('serverUrl'),
     owned: ['command', 'args', 'serverUrl'],
     commands: ['windsurf'],
     markers: (p) => [join(p.home, '.codeium', 'windsurf')],
@@ -162,7 +169,7 @@ export const HOSTS: Readonly<Record<HostId, HostSpec>> = {
     key: 'context_servers',
     scopes: ['user', 'project'],
     file: (scope, p) => (scope === 'user' ? join(zedConfigDir(p), 'settings.json') : join(p.cwd, '.zed', 'settings.json')),
-    entry: (l) => (stdio(l) ? { command: l.command, args: [...l.args] } : { url: l.url }),
+    entry: untyped('url'),
     owned: ['command', 'args', 'url'],
     commands: ['zed', 'zeditor'],
     markers: (p) => [zedConfigDir(p)],
