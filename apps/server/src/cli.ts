@@ -7,6 +7,9 @@ import { createMdpServer } from './server.js';
 import { announceLeadership } from './cluster.js';
 import { cliClusterDefaults } from './cluster-args.js';
 
+// `mdp-server setup …` writes agent hosts' MCP config and exits; it never starts a server.
+if (process.argv[2] === 'setup') process.exit(await (await import('./setup/index.js')).setupMain(process.argv.slice(3), import.meta.url));
+
 const command = parseCliArgs(process.argv.slice(2), process.env);
 switch (command.kind) {
   case 'help':
