@@ -1,4 +1,5 @@
 /** The settings table of `mdp-server`: flags, MDP_* variables, config files, one schema. No processes. */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CLUSTER_DEFAULTS, DISCOVERY_DEFAULTS } from '@mdp/cluster';
 import { HELP, SERVER_DEFAULTS, parseCliArgs, type CliCommand, type MdpServerOptions } from '../src/index.js';
@@ -311,6 +312,20 @@ describe('--print-config', () => {
   it('does not start a server, whatever else is set', () => {
     expect(parse(['--print-config', '--port', '1']).kind).toBe('print-config');
     expect(parse(['--print-config', '--port', 'x']).kind).toBe('error');
+  });
+});
+
+describe('the README', () => {
+  it('"Configure it": its config file and command line start the server it describes', () => {
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Configure it'));
+    const file = /```jsonc\n\/\/ mdp\.jsonc\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(file).toBeDefined();
+    expect(section).toContain('MDP_SERVER_ID=node-a pnpm start --config mdp.jsonc --print-config');
+    const o = options(['--config', 'mdp.jsonc'], { MDP_SERVER_ID: 'node-a' }, { 'mdp.jsonc': file! });
+    expect(o).toMatchObject({ host: '0.0.0.0', port: 47372, serverId: 'node-a', authTokens: ['change-me'], cluster: { members: ['node-a', 'node-b', 'node-c'] } });
+    const out = printed(['--config', 'mdp.jsonc'], { MDP_SERVER_ID: 'node-a' }, { 'mdp.jsonc': file! });
+    expect(out).not.toContain('change-me');
   });
 });
 
