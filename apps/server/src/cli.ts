@@ -3,7 +3,7 @@
 import { createRequire } from 'node:module';
 import { HELP, parseCliArgs } from './cli-args.js';
 import { EXIT, bindFailure, exposureWarning, usageLines } from './cli-notices.js';
-import { createMdpServer } from './server.js';
+import { createMdpServer, type ListeningInfo } from './server.js';
 import { announceLeadership, heldByMdp } from './cluster.js';
 import { SERVER_DEFAULTS } from './options.js';
 
@@ -34,13 +34,9 @@ switch (command.kind) {
     for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
     const { options } = command;
     const server = createMdpServer(options);
+    let info: ListeningInfo;
     try {
-      const info = await server.listen();
-      process.stdout.write(`mdp-server listening on ${info.urls.http} (websocket ${info.urls.ws}, server id ${info.serverId})\n`);
-      const warning = exposureWarning(info.host, info.port, (options.authTokens?.length ?? 0) > 0);
-      if (warning) process.stdout.write(`mdp-server: ${warning}\n`);
-      // One line once the cluster knows who leads; later changes of leader go to the log.
-      if (server.cluster) announceLeadership(server.cluster, (line) => process.stdout.write(`mdp-server: ${line}\n`));
+      info = await server.listen();
     } catch (error) {
       // Nothing listens and nothing was served: there is nothing to close (and no `server.closed` to log).
       const host = options.host ?? SERVER_DEFAULTS.host;
@@ -66,8 +62,14 @@ switch (command.kind) {
         },
       );
     };
+    // Before the first line is printed: whoever reads it may signal at once.
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    process.stdout.write(`mdp-server listening on ${info.urls.http} (websocket ${info.urls.ws}, server id ${info.serverId})\n`);
+    const warning = exposureWarning(info.host, info.port, (options.authTokens?.length ?? 0) > 0);
+    if (warning) process.stdout.write(`mdp-server: ${warning}\n`);
+    // One line once the cluster knows who leads; later changes of leader go to the log.
+    if (server.cluster) announceLeadership(server.cluster, (line) => process.stdout.write(`mdp-server: ${line}\n`));
     break;
   }
 }
