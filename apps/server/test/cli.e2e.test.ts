@@ -232,7 +232,7 @@ describe("the reference server's command lines", () => {
   it('--cluster-mode auto --server-id edge-01 follows the hub it discovers', async () => {
     const hub = await startServer({
       serverId: 'hub',
-      cluster: { mode: 'auto', discovery: { attempts: 0 }, electionTimeoutMinMs: 200, electionTimeoutMaxMs: 300 },
+      cluster: { mode: 'auto', discovery: { attempts: 0 }, heartbeatIntervalMs: 100, leaseDurationMs: 800, electionTimeoutMinMs: 200, electionTimeoutMaxMs: 300 },
     });
     await new Promise<void>((resolve) => {
       const off = hub.server.cluster!.onLeaderChange((change) => {
@@ -246,13 +246,14 @@ describe("the reference server's command lines", () => {
       MDP_PORT: '0',
       MDP_DISCOVER_START_PORT: String(hub.port),
       MDP_DISCOVER_ATTEMPTS: '1',
+      MDP_DISCOVER_INTERVAL_MS: '200',
     });
     await printed(r, /mdp-server: cluster mdp: following hub at /);
     const meta = await metaOf(await listening(r));
     expect(meta.serverId).toBe('edge-01');
     expect(meta.cluster).toMatchObject({ role: 'follower', leaderId: 'hub' });
     await stop(r);
-  });
+  }, 20_000);
 
   it('--cluster-mode proxy-required --upstream-url ws://127.0.0.1:<hub> mirrors its clients into the hub', async () => {
     const hub = await startServer({ serverId: 'hub', cluster: { mode: 'standalone' } });
