@@ -8,14 +8,14 @@ export {
 } from './meta-probe.js';
 export type { ProbeFailureKind, ProbeOptions, ProbeResult, ScanOptions } from './meta-probe.js';
 export { createClusterNode } from './node.js';
-export type { ClusterConfigError, ClusterFeatures, ClusterNode, ClusterSelf, ClusterView, LeaderChange } from './node.js';
+export type { ClusterFeatures, ClusterNode, ClusterSelf, ClusterView, LeaderChange } from './api.js';
+export type { ClusterConfigError } from './admission.js';
 export { CLUSTER_DEFAULTS, CLUSTER_MODES } from './options.js';
 export type { ClusterMode, ClusterNodeOptions } from './options.js';
 export { DISCOVERY_DEFAULTS } from './discovery.js';
 export type { DiscoveryOptions } from './discovery.js';
 export { membershipFingerprint } from './membership.js';
 export type { Membership } from './membership.js';
-export type { LinkFaults } from './links.js';
 export type { ProxyStatus } from './proxy.js';
 export { mirroredId, proxyMarker } from '@mdp/protocol';
 export type { MdpProxyMetadata } from '@mdp/protocol';

@@ -3,7 +3,7 @@ import type { Logger, Router } from '@mdp/core';
 import { silentLogger } from '@mdp/core';
 import { systemClock, type Clock } from './clock.js';
 import { DISCOVERY_DEFAULTS, type DiscoveryOptions } from './discovery.js';
-import type { LinkFaults } from './links.js';
+import type { ElectionConfig } from './election.js';
 import type { Membership } from './membership.js';
 
 /**
@@ -63,8 +63,6 @@ export interface ClusterNodeOptions {
   /** Randomness in [0, 1) for time-outs and jitter. Default Math.random. */
   readonly random?: () => number;
   readonly clock?: Clock;
-  /** Test seam: cut links between nodes. */
-  readonly faults?: LinkFaults;
 }
 
 export interface ResolvedOptions {
@@ -92,7 +90,6 @@ export interface ResolvedOptions {
   readonly logger: Logger;
   readonly random: () => number;
   readonly clock: Clock;
-  readonly faults: LinkFaults | undefined;
 }
 
 export const CLUSTER_DEFAULTS = Object.freeze({
@@ -161,10 +158,32 @@ export function resolveOptions(options: ClusterNodeOptions): ResolvedOptions {
     logger: options.logger ?? silentLogger,
     random: options.random ?? Math.random,
     clock: options.clock ?? systemClock,
-    faults: options.faults,
   };
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** The election's configuration for a node whose MDP websocket is `selfUrl`. */
+export function electionConfigOf(o: ResolvedOptions, selfUrl: string): ElectionConfig {
+  return {
+    selfId: o.serverId,
+    selfUrl,
+    heartbeatIntervalMs: o.heartbeatIntervalMs,
+    leaseDurationMs: o.leaseDurationMs,
+    electionTimeoutMinMs: o.electionTimeoutMinMs,
+    electionTimeoutMaxMs: o.electionTimeoutMaxMs,
+    voteGraceMs: o.voteGraceMs,
+    failoverStepMs: o.failoverStepMs,
+    canLead: o.mode === 'auto',
+  };
+}
+
+/**
+ * How long a starting node waits, after its first discovery round, for links to the members it
+ * found before it stops waiting for them (readiness.ts): a probe's time plus a heartbeat, ms.
+ */
+export function settleMsOf(o: ResolvedOptions): number {
+  return o.discovery.probeTimeoutMs + o.heartbeatIntervalMs;
 }

@@ -7,7 +7,9 @@ import { randomUUID } from 'node:crypto';
 import type { ClientInfo, InvokeOutcome, Logger, Router } from '@mdp/core';
 import {
   ENDPOINT_METHODS,
+  UNSENDABLE_DATA_ERROR,
   type AuthContext,
+  type ClusterMessage,
   type ClusterRpcRequest,
   type ClusterRpcResponse,
   type EndpointMethod,
@@ -143,52 +145,62 @@ export async function serveRpc(host: HostApi, request: Pick<ClusterRpcRequest, '
   }
 }
 
+/** The RPC frames this module sends; the node adds clusterId, serverId, term and timestamp. */
+export type RpcBody =
+  | { readonly type: 'clusterRpcRequest'; readonly requestId: string; readonly method: RpcMethod; readonly params?: unknown }
+  | { readonly type: 'clusterRpcResponse'; readonly requestId: string; readonly ok: boolean; readonly result?: unknown; readonly error?: SerializedError };
+
+export interface ClusterRpcOptions {
+  /** Answers the requests peers send. */
+  readonly host: HostApi;
+  readonly timers: TimerSet;
+  /** Time to wait for an answer, ms. */
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+  /** Send one frame to `peerId`; false when it could not be sent (no link, or not serialisable). */
+  send(peerId: string, body: RpcBody): boolean;
+}
+
 interface Pending {
   readonly resolve: (response: ClusterRpcResponse | SerializedError) => void;
   readonly cancel: () => void;
   readonly peerId: string;
 }
 
-/** Requests this follower sent to a leader, waiting for their answers. */
-export class RpcClient {
+/** Both ends of cluster RPC on one node: requests it serves, and requests it sent, waiting for answers. */
+export class ClusterRpc {
   private readonly pending = new Map<string, Pending>();
 
-  constructor(
-    private readonly timers: TimerSet,
-    private readonly timeoutMs: number,
-    private readonly logger: Logger,
-  ) {}
+  constructor(private readonly options: ClusterRpcOptions) {}
 
-  /**
-   * Send one request through `send` (false when it could not be sent) and resolve with the
-   * response, or with an error: `not_ready` when unsent, `timeout`, or `transport_error` when the
-   * link to that peer went down first.
-   */
-  request(
-    peerId: string,
-    method: RpcMethod,
-    params: unknown,
-    send: (requestId: string) => boolean,
-  ): Promise<ClusterRpcResponse | SerializedError> {
-    const requestId = randomUUID();
-    return new Promise((resolve) => {
-      const cancel = this.timers.after(this.timeoutMs, () => {
-        this.pending.delete(requestId);
-        resolve({ code: 'timeout', message: `Leader did not answer ${method} within ${this.timeoutMs} ms` });
-      });
-      this.pending.set(requestId, { resolve, cancel, peerId });
-      if (!send(requestId)) {
-        this.finish(requestId, { code: 'not_ready', message: 'No link to the leader' });
-      }
-      this.logger.debug('cluster.rpc_sent', { requestId, method, peerId });
-    });
+  /** Take `message` from `peerId` if it is an RPC frame; false otherwise. */
+  receive(peerId: string, message: ClusterMessage): boolean {
+    if (message.type === 'clusterRpcResponse') {
+      this.settle(peerId, message);
+      return true;
+    }
+    if (message.type !== 'clusterRpcRequest') return false;
+    this.serve(peerId, message).catch((error: unknown) => this.options.logger.error('cluster.rpc_failed', { error }));
+    return true;
   }
 
-  /** A response arrived from `peerId`. Responses to unknown ids, or from another peer, are ignored. */
-  settle(peerId: string, response: ClusterRpcResponse): void {
-    const pending = this.pending.get(response.requestId);
-    if (!pending || pending.peerId !== peerId) return;
-    this.finish(response.requestId, response);
+  /**
+   * Send one request and resolve with the response, or with an error: `not_ready` when unsent,
+   * `timeout`, or `transport_error` when the link to that peer went down first.
+   */
+  request(peerId: string, method: RpcMethod, params: unknown): Promise<ClusterRpcResponse | SerializedError> {
+    const requestId = randomUUID();
+    const { timers, timeoutMs, logger } = this.options;
+    return new Promise((resolve) => {
+      const cancel = timers.after(timeoutMs, () => {
+        this.pending.delete(requestId);
+        resolve({ code: 'timeout', message: `Leader did not answer ${method} within ${timeoutMs} ms` });
+      });
+      this.pending.set(requestId, { resolve, cancel, peerId });
+      const body: RpcBody = { type: 'clusterRpcRequest', requestId, method, ...(params === undefined ? {} : { params }) };
+      if (!this.options.send(peerId, body)) this.finish(requestId, { code: 'not_ready', message: 'No link to the leader' });
+      logger.debug('cluster.rpc_sent', { requestId, method, peerId });
+    });
   }
 
   /** The link to `peerId` is gone: its requests fail now rather than at their time-out. */
@@ -200,6 +212,21 @@ export class RpcClient {
 
   close(): void {
     for (const requestId of [...this.pending.keys()]) this.finish(requestId, { code: 'not_ready', message: 'Cluster node closed' });
+  }
+
+  private async serve(peerId: string, request: ClusterRpcRequest): Promise<void> {
+    const answer = await serveRpc(this.options.host, request);
+    const respond = (body: typeof answer): boolean => this.options.send(peerId, { type: 'clusterRpcResponse', requestId: request.requestId, ...body });
+    // A result that cannot be sent (a client's data nested too deeply to serialise) is answered
+    // with an error, so the caller does not wait for its time-out.
+    if (!respond(answer)) respond({ ok: false, error: UNSENDABLE_DATA_ERROR });
+  }
+
+  /** Responses to unknown ids, or from another peer than the one asked, are ignored. */
+  private settle(peerId: string, response: ClusterRpcResponse): void {
+    const pending = this.pending.get(response.requestId);
+    if (!pending || pending.peerId !== peerId) return;
+    this.finish(response.requestId, response);
   }
 
   private finish(requestId: string, value: ClusterRpcResponse | SerializedError): void {

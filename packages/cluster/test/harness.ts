@@ -16,7 +16,9 @@ import {
   type MetaDocument,
   type ServerToClientMessage,
 } from '@mdp/protocol';
-import { createClusterNode, type ClusterNode, type ClusterNodeOptions, type LinkFaults } from '../src/index.js';
+import type { ClusterNode, ClusterNodeOptions } from '../src/index.js';
+import type { LinkFaults } from '../src/links.js';
+import { createNode } from '../src/node.js';
 
 /** Short timings: heartbeats every 30 ms, a 300 ms lease. */
 export const FAST = {
@@ -165,10 +167,9 @@ export async function startCluster(
   const seeds = ports.map((p) => `http://127.0.0.1:${p}`);
   const nodes = listening.map((l, i) => {
     const extra = overrides(i, ports);
-    return attach(l, {
+    return attach(l, faults, {
       serverId: `127.0.0.1:${l.port}`,
       clusterId: 'test',
-      faults,
       ...FAST,
       ...extra,
       discovery: { ...FAST_DISCOVERY, seedUrls: seeds, ...extra.discovery },
@@ -181,10 +182,9 @@ export async function startCluster(
 /** One node on its own port (its discovery options decide whom it finds). */
 export async function startNode(options: NodeOverrides & { serverId?: string }): Promise<TestNode> {
   const l = await listen();
-  const n = attach(l, {
+  const n = attach(l, new Faults(), {
     serverId: options.serverId ?? `127.0.0.1:${l.port}`,
     clusterId: 'test',
-    faults: new Faults(),
     ...FAST,
     ...options,
     discovery: { ...FAST_DISCOVERY, ...options.discovery },
@@ -193,11 +193,11 @@ export async function startNode(options: NodeOverrides & { serverId?: string }):
   return n.test;
 }
 
-function attach(l: Listening, options: Omit<ClusterNodeOptions, 'router' | 'logger'>): { test: TestNode; start(): void } {
+function attach(l: Listening, faults: Faults, options: Omit<ClusterNodeOptions, 'router' | 'logger'>): { test: TestNode; start(): void } {
   const logs: LogLine[] = [];
   const logger = memoryLogger(logs, { node: options.serverId });
   const router = new Router({ logger, invocationTimeoutMs: 3000 });
-  const node = createClusterNode({ ...options, router, logger });
+  const node = createNode({ ...options, router, logger }, { faults });
   const { server, port, sockets } = l;
   const mdp = new WebSocketServer({ noServer: true });
   mdp.on('connection', (ws) => {
@@ -242,7 +242,7 @@ function attach(l: Listening, options: Omit<ClusterNodeOptions, 'router' | 'logg
   const shutdown = async (graceful: boolean): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    if (!graceful && options.faults instanceof Faults) options.faults.isolate(options.serverId);
+    if (!graceful) faults.isolate(options.serverId);
     await node.close();
     await router.close();
     for (const client of mdp.clients) client.terminate();
