@@ -1,12 +1,12 @@
 /** The public shape of a cluster node (`createClusterNode` in node.ts). */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { HostApi } from '@mdp/core';
 import type { MetaDocument } from '@mdp/protocol';
 import type { ClusterConfigError } from './admission.js';
 import type { LeaderView } from './election-driver.js';
 import type { ClusterMode } from './options.js';
 import type { ProxyStatus } from './proxy.js';
-import type { HostApi } from './rpc.js';
 
 /** Where this server can be reached; known once it listens. */
 export interface ClusterSelf {
@@ -46,7 +46,11 @@ export interface ClusterNode {
   onConfigError(listener: (error: ClusterConfigError) => void): () => void;
   proxyStatus(): ProxyStatus;
   onProxyStatus(listener: (status: ProxyStatus) => void): () => void;
-  /** Host-level requests; on a follower they are answered by the leader. */
+  /**
+   * The host contract (`@mdp/core`): answered from the local router while this node leads (or is
+   * standalone), by the leader over cluster RPC while another node leads; during an election a
+   * request waits for the next leader.
+   */
   readonly host: HostApi;
   /** Timers this node holds (0 after close). */
   readonly activeTimers: number;

@@ -144,8 +144,9 @@ export class ElectionDriver {
     };
   }
 
-  knows(id: string): boolean {
-    return this.state.members.has(id);
+  /** Members known, this node included. */
+  memberCount(): number {
+    return knownMemberCount(this.state);
   }
 
   /** Stop: a leader resigns (the broadcast goes out now); then no timer is left. */

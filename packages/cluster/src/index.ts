@@ -20,7 +20,6 @@ export type { ProxyStatus } from './proxy.js';
 export { mirroredId, proxyMarker } from '@mdp/protocol';
 export type { MdpProxyMetadata } from '@mdp/protocol';
 export { upstreamAccepts } from './version.js';
-export type { CallPathRequest, HostApi, HostClient, HostPath } from './rpc.js';
 export { quorumSize } from './election.js';
 export type { Role } from './election.js';
 export { systemClock } from './clock.js';

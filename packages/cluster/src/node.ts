@@ -7,6 +7,7 @@
  * `meta()`/`features()` for GET /mdp/meta, calls `start(self)` once listening and `close()` on
  * shutdown.
  */
+import { createLocalHost } from '@mdp/core';
 import type { ClusterMessage } from '@mdp/protocol';
 import { entryOf, initialAdmission, memberEntries, roundView, step as stepAdmission, type AdmissionEffect, type ClusterConfigError } from './admission.js';
 import type { ClusterNode, LeaderChange } from './api.js';
@@ -14,14 +15,14 @@ import { TimerSet } from './clock.js';
 import { fromWire, helloBuilder, type WireHeader } from './codec.js';
 import { discoveryFor, type Discovery } from './discovery.js';
 import { electionDriverFor, unstartedSnapshot, type ElectionDriver } from './election-driver.js';
-import { forwardingHost } from './forward.js';
+import { createClusterHost, routeOf } from './forward.js';
 import { UPGRADE_UNAVAILABLE, linksFor, type LinkFaults, type LinkManager } from './links.js';
 import { Listeners } from './listeners.js';
 import { Machine } from './machine.js';
 import { membershipFingerprint } from './membership.js';
-import { resolveOptions, settleMsOf, type ClusterNodeOptions, type ResolvedOptions } from './options.js';
+import { hostTimingsOf, resolveOptions, settleMsOf, type ClusterNodeOptions, type ResolvedOptions } from './options.js';
 import { initialReadiness, step as stepReadiness } from './readiness.js';
-import { ClusterRpc, localHost } from './rpc.js';
+import { ClusterRpc } from './rpc.js';
 import { createStandalone } from './standalone.js';
 import { createUpstreamProxy, upstreamTarget } from './upstream.js';
 import { clusterView } from './view.js';
@@ -41,13 +42,6 @@ export function createNode(input: ClusterNodeOptions, seams: NodeSeams = {}): Cl
   return o.mode === 'standalone' ? createStandalone(o) : createMember(o, seams);
 }
 
-/** What exists once the node started. */
-interface Running {
-  readonly driver: ElectionDriver;
-  readonly links: LinkManager;
-  readonly discovery: Discovery;
-}
-
 function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
   const logger = o.logger.child({ component: 'cluster', serverId: o.serverId });
   const timers = new TimerSet(o.clock, (error) => logger.error('cluster.timer_failed', { error }));
@@ -56,6 +50,9 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
   const proxy = createUpstreamProxy(o, timers);
   const leaderListeners = new Listeners<LeaderChange>((error) => logger.error('cluster.leader_listener_failed', { error }));
   const configListeners = new Listeners<ClusterConfigError>((error) => logger.error('cluster.config_listener_failed', { error }));
+  /** Who answers host requests may have changed: a leader change, or a link up or down. */
+  const routeChanges = new Listeners<void>((error) => logger.error('cluster.route_listener_failed', { error }));
+  const local = createLocalHost(o.router);
   const admission = new Machine(
     initialAdmission({ selfId: o.serverId, clusterId: o.clusterId, membership: o.membership, fingerprint, secrets: o.clusterSecrets }),
     stepAdmission,
@@ -66,14 +63,15 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
   const readiness = new Machine(initialReadiness(settleMsOf(o)), stepReadiness, () => o.clock.now(), (result) => {
     if (result.ready) run?.driver.dispatch({ type: 'ready', leaderSeen: result.ready.leaderSeen });
   }, { clock: o.clock, timers, tick: { type: 'tick' } });
-  let run: Running | undefined;
+  /** What exists once the node started. */
+  let run: { readonly driver: ElectionDriver; readonly links: LinkManager; readonly discovery: Discovery } | undefined;
   let closing: Promise<void> | undefined;
 
   const send = (to: string, message: ClusterMessage): boolean => run?.links.send(to, message) ?? false;
   const rpc = new ClusterRpc({
-    host: localHost(o.router),
+    host: local,
+    leads: () => run?.driver.view().role === 'leader',
     timers,
-    timeoutMs: o.rpcTimeoutMs,
     logger,
     send: (to, body) => run !== undefined && send(to, { ...body, clusterId: o.clusterId, serverId: o.serverId, term: run.driver.view().term, timestamp: o.clock.wallNow() }),
   });
@@ -98,15 +96,8 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     if (election) run?.driver.dispatch({ type: 'message', from: peerId, message: election });
   };
 
-  const host = forwardingHost({
-    local: localHost(o.router),
-    leader: () => {
-      const view = run?.driver.view();
-      const id = view?.leaderId;
-      return view?.role !== 'leader' && id !== undefined && id !== o.serverId && run?.links.isUp(id) ? id : undefined;
-    },
-    request: (leaderId, method, params) => rpc.request(leaderId, method, params),
-  });
+  const route = () => routeOf(run?.driver.view(), o.serverId, (id) => run?.links.isUp(id) === true, (run?.driver.memberCount() ?? 1) <= 1);
+  const host = createClusterHost({ local, rpc, route, onRouteChange: (listener) => routeChanges.add(listener), clock: o.clock, timers, logger }, hostTimingsOf(o));
 
   return {
     serverId: o.serverId,
@@ -126,6 +117,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
         const target = upstreamTarget(o.upstreamUrl, o.serverId, view, view.leaderId === undefined ? undefined : entryOf(admission.state, view.leaderId));
         if (target !== 'keep') proxy.setUpstream(target);
         leaderListeners.emit({ ...view, previousLeaderId: previous.leaderId });
+        routeChanges.emit();
       });
       const fixed = { membershipMode: o.membership.mode, membershipFingerprint: fingerprint, wsUrl: self.wsUrl, clusterUrl: self.clusterUrl };
       const hello = helloBuilder(header, fixed, o.clusterSecrets[0], () => o.clock.wallNow());
@@ -140,10 +132,12 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
             driver.dispatch({ type: 'linkUp', id: peerId });
             onMessage(peerId, hello);
             readiness.feed({ type: 'linkUp', allLinked: allLinked() });
+            routeChanges.emit();
           },
           down: (peerId) => {
             rpc.failPeer(peerId);
             driver.dispatch({ type: 'linkDown', id: peerId });
+            routeChanges.emit();
           },
           message: onMessage,
           alive: (peerId) => driver.dispatch({ type: 'alive', id: peerId }),
@@ -188,11 +182,13 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
         run?.discovery.close();
         readiness.stop();
         await proxy.close();
+        host.close();
         rpc.close();
         await run?.links.close();
         timers.close();
         leaderListeners.clear();
         configListeners.clear();
+        routeChanges.clear();
         logger.debug('cluster.closed');
       })();
       return closing;

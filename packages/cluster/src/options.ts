@@ -43,7 +43,10 @@ export interface ClusterNodeOptions {
   readonly failoverStepMs?: number;
   /** File that keeps term and vote across restarts. Default none (then only the grace protects). */
   readonly stateFile?: string;
-  /** Time a follower waits for the leader's answer to a host request, ms. Default 20000. */
+  /**
+   * Time a follower's host request waits for a leader (during an election) and for its answer, ms;
+   * a call waits at least its own time-out plus a second. Default 20000.
+   */
   readonly rpcTimeoutMs?: number;
   /** Reconnect back-off of mirror links, ms. Default 100 to 5000. */
   readonly proxyReconnectMinMs?: number;
@@ -186,4 +189,15 @@ export function electionConfigOf(o: ResolvedOptions, selfUrl: string): ElectionC
  */
 export function settleMsOf(o: ResolvedOptions): number {
   return o.discovery.probeTimeoutMs + o.heartbeatIntervalMs;
+}
+
+/**
+ * Timings of the host API on a member (forward.ts): a request waits for a leader and for its answer
+ * up to the RPC time-out; while someone listens for catalog changes the leader is polled every
+ * heartbeat. After a change of leader, the other members' mirrors register into the new one: their
+ * servers hear of it within a heartbeat, read its metadata (a probe) and connect (another
+ * heartbeat, generously); until then `not_found` is asked again (2.5 s with the defaults).
+ */
+export function hostTimingsOf(o: ResolvedOptions): { readonly waitMs: number; readonly pollMs: number; readonly settleMs: number } {
+  return { waitMs: o.rpcTimeoutMs, pollMs: o.heartbeatIntervalMs, settleMs: 2 * o.heartbeatIntervalMs + o.discovery.probeTimeoutMs };
 }

@@ -2,11 +2,11 @@
  * A standalone node: leader of one in term 0, no discovery, no election, no timers of its own (a
  * mirror into an explicit upstream aside). Host requests are answered from the local router.
  */
+import { createLocalHost } from '@mdp/core';
 import type { ClusterNode, ClusterSelf } from './api.js';
 import { TimerSet } from './clock.js';
 import { UPGRADE_NOT_FOUND } from './links.js';
 import type { ResolvedOptions } from './options.js';
-import { localHost } from './rpc.js';
 import { createUpstreamProxy } from './upstream.js';
 import { clusterView, standaloneSnapshot } from './view.js';
 
@@ -35,7 +35,7 @@ export function createStandalone(o: ResolvedOptions): ClusterNode {
     onConfigError: () => () => undefined,
     proxyStatus: () => proxy?.status() ?? { state: 'idle' },
     onProxyStatus: (listener) => proxy?.onStatus(listener) ?? (() => undefined),
-    host: localHost(o.router),
+    host: createLocalHost(o.router),
     get activeTimers() {
       return timers.size;
     },

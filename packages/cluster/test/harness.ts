@@ -14,6 +14,7 @@ import {
   parseClientMessage,
   type ClientDescriptor,
   type MetaDocument,
+  type SerializedError,
   type ServerToClientMessage,
 } from '@mdp/protocol';
 import type { ClusterNode, ClusterNodeOptions } from '../src/index.js';
@@ -350,11 +351,14 @@ export interface FakeClient {
   disconnect(): void;
 }
 
+/** What a fake client answers a call with; undefined: it never answers. */
+export type FakeReply = { readonly ok: true; readonly data: unknown } | { readonly ok: false; readonly error: SerializedError } | undefined;
+
 /**
  * A local client registered straight on `router` (no socket): calls it receives are answered by
- * `answer`, asynchronously, as a real client would.
+ * `reply`, asynchronously, as a real client would.
  */
-export function attachClient(router: Router, descriptor: ClientDescriptor, answer: (path: string) => unknown = (p) => `content of ${p}`): FakeClient {
+export function scriptedClient(router: Router, descriptor: ClientDescriptor, reply: (path: string) => FakeReply): FakeClient {
   const calls: FakeClient['calls'] = [];
   const session: Session = router.openSession({
     kind: 'test',
@@ -362,14 +366,21 @@ export function attachClient(router: Router, descriptor: ClientDescriptor, answe
     send(message) {
       if (message.type !== 'callClient') return;
       calls.push({ method: message.method, path: message.path, ...(message.query ? { query: message.query } : {}) });
+      const result = reply(message.path);
+      if (!result) return;
       setImmediate(() => {
-        if (!session.closed) session.handle({ type: 'callClientResult', requestId: message.requestId, ok: true, data: answer(message.path) });
+        if (!session.closed) session.handle({ type: 'callClientResult', requestId: message.requestId, ...result });
       });
     },
     close() {},
   });
   session.handle({ type: 'registerClient', client: descriptor });
   return { session, calls, disconnect: () => session.end() };
+}
+
+/** A client that answers every call with `answer(path)`. */
+export function attachClient(router: Router, descriptor: ClientDescriptor, answer: (path: string) => unknown = (p) => `content of ${p}`): FakeClient {
+  return scriptedClient(router, descriptor, (path) => ({ ok: true, data: answer(path) }));
 }
 
 export function skillClient(id: string): ClientDescriptor {
