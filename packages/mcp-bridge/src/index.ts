@@ -1,0 +1,5 @@
+export { CATALOG_DEFAULTS, CATALOG_KINDS } from './catalog.js';
+export type { CatalogKind, CatalogOptions } from './catalog.js';
+export { SURFACES } from './surface.js';
+export type { SurfaceMode } from './surface.js';
+export { GENERIC_TOOL_NAMES, NAME_MAX_CHARS } from './names.js';
