@@ -24,6 +24,7 @@ export interface ToolAnnotations {
   readonly readOnlyHint: boolean;
   readonly destructiveHint?: boolean;
   readonly idempotentHint?: boolean;
+  readonly openWorldHint?: boolean;
 }
 
 /** Where the endpoint's own input sits among the tool's arguments. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { ListedClient } from '@mdp/protocol';
 import { hash6, emptyNameBook } from '../src/names.js';
 import { buildSurface, catalogClient, type CatalogClient, type SurfaceOptions } from '../src/surface.js';
 import { client, ep, obj, prompt, skill } from './fixtures.js';
@@ -133,8 +134,14 @@ describe('catalog resources', () => {
 
 describe('catalogClient', () => {
   it('gives agents the bare id of a mirrored client that has one', () => {
-    const base = { name: 'T', paths: [], status: 'online', connectedAt: '', lastSeenAt: '', connection: { mode: 'ws', secure: false, authSource: 'none' } } as const;
-    expect(catalogClient({ ...base, id: 'hub.todo', aliases: ['todo'] }).id).toBe('todo');
-    expect(catalogClient({ ...base, id: 'todo', aliases: [] }).id).toBe('todo');
+    const base = {
+      name: 'T',
+      status: 'online',
+      connectedAt: '',
+      lastSeenAt: '',
+      connection: { mode: 'ws', secure: false, authSource: 'none' },
+    } as const;
+    expect(catalogClient({ ...base, paths: [], id: 'hub.todo', aliases: ['todo'] } as ListedClient).id).toBe('todo');
+    expect(catalogClient({ ...base, paths: [], id: 'todo', aliases: [] } as ListedClient).id).toBe('todo');
   });
 });
