@@ -7,3 +7,7 @@ export type { SurfaceMode } from './surface.js';
 export { GENERIC_TOOL_NAMES, NAME_MAX_CHARS } from './names.js';
 export { systemClock } from './clock.js';
 export type { Clock } from './clock.js';
+export { MCP_HTTP_DEFAULTS, createMcpHttpHandler } from './http.js';
+export type { McpHttpHandler, McpHttpOptions } from './http.js';
+export { originPolicyFor } from './http-guard.js';
+export type { OriginPolicy } from './http-guard.js';
