@@ -5,8 +5,11 @@ import { MAX_WAIT_MS } from '@mdp/transport-http-loop';
 import { wholeNumber } from './flag-values.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { CLUSTER_ARG_OPTIONS, CLUSTER_HELP, parseClusterArgs } from './cluster-args.js';
+import { MCP_ARG_OPTIONS, MCP_HELP, parseMcpArgs } from './mcp-args.js';
 
 export const HELP = `Usage: mdp-server [options]
+       mdp-server mcp [options]   the same server, plus one MCP session on stdin/stdout for the agent
+                                  that launched it (stdout carries only MCP; stdin closed = stop)
 
 Runs an MDP server: MDP clients connect over the websocket or the HTTP loop and publish paths;
 their skills are readable at /skills/<clientId>/<path> and /<clientId>/skills/<path>.
@@ -31,6 +34,8 @@ Options:
   -v, --version                    print the version
 
 ${CLUSTER_HELP}
+
+${MCP_HELP}
 
 Stops gracefully on SIGINT or SIGTERM (pending calls fail, connections close, exit 0).`;
 
@@ -80,6 +85,7 @@ export function parseCliArgs(argv: readonly string[], env: Readonly<Record<strin
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
         ...CLUSTER_ARG_OPTIONS,
+        ...MCP_ARG_OPTIONS,
       },
     }));
   } catch (error) {
@@ -132,6 +138,9 @@ export function parseCliArgs(argv: readonly string[], env: Readonly<Record<strin
   const cluster = parseClusterArgs(values, env);
   if (typeof cluster === 'string') return { kind: 'error', message: cluster };
   if (cluster) options.cluster = cluster;
+  const mcp = parseMcpArgs(values);
+  if (typeof mcp === 'string') return { kind: 'error', message: mcp };
+  if (mcp) options.mcp = mcp;
   const file = values['auth-tokens-file'];
   return typeof file === 'string' ? { kind: 'run', options, authTokensFile: file } : { kind: 'run', options };
 }

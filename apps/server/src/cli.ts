@@ -6,8 +6,12 @@ import { HELP, parseCliArgs, parseTokensFile } from './cli-args.js';
 import { createMdpServer } from './server.js';
 import { announceLeadership } from './cluster.js';
 import { cliClusterDefaults } from './cluster-args.js';
+import { mcpSubcommandArgs, serveStdio } from './mcp-command.js';
 
-const command = parseCliArgs(process.argv.slice(2), process.env);
+const argv = process.argv.slice(2);
+// `mdp-server mcp …`: the same server, with MCP on stdin/stdout (so nothing else goes to stdout).
+const stdioArgs = mcpSubcommandArgs(argv);
+const command = parseCliArgs(stdioArgs ?? argv, process.env);
 switch (command.kind) {
   case 'help':
     process.stdout.write(`${HELP}\n`);
@@ -28,6 +32,7 @@ switch (command.kind) {
     // closed pipe: EPIPE), writes are dropped and the server keeps serving instead of crashing on
     // an unhandled 'error' event.
     for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+    const out = stdioArgs ? process.stderr : process.stdout;
     const options = { ...command.options };
     if (command.authTokensFile !== undefined) {
       let tokens: string[];
@@ -48,9 +53,9 @@ switch (command.kind) {
     const server = createMdpServer(options);
     try {
       const info = await server.listen();
-      process.stdout.write(`mdp-server listening on ${info.urls.http} (websocket ${info.urls.ws}, server id ${info.serverId})\n`);
+      out.write(`mdp-server listening on ${info.urls.http} (websocket ${info.urls.ws}, server id ${info.serverId})\n`);
       // One line once the cluster knows who leads; later changes of leader go to the log.
-      if (server.cluster) announceLeadership(server.cluster, (line) => process.stdout.write(`mdp-server: ${line}\n`));
+      if (server.cluster) announceLeadership(server.cluster, (line) => out.write(`mdp-server: ${line}\n`));
     } catch (error) {
       const err = error as NodeJS.ErrnoException;
       const where = `${command.options.host ?? '127.0.0.1'}:${command.options.port ?? 47372}`;
@@ -67,7 +72,7 @@ switch (command.kind) {
       process.exit(1);
     }
     let stopping = false;
-    const stop = (signal: NodeJS.Signals): void => {
+    const stop = (signal: string): void => {
       if (stopping) {
         process.stderr.write(`mdp-server: ${signal} again, exiting now\n`);
         process.exit(1);
@@ -84,6 +89,7 @@ switch (command.kind) {
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    if (stdioArgs) await serveStdio(server, stop);
     break;
   }
 }

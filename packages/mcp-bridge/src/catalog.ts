@@ -80,10 +80,16 @@ function fingerprintsOf(surface: Surface): Fingerprints {
   };
 }
 
+/** `options` over the defaults; keys set to undefined keep the default. */
+function withDefaults(options: Partial<CatalogOptions>): CatalogOptions {
+  const given = Object.fromEntries(Object.entries(options).filter(([key, value]) => value !== undefined && key in CATALOG_DEFAULTS));
+  return { ...CATALOG_DEFAULTS, ...given };
+}
+
 export function initialCatalog(options: Partial<CatalogOptions> = {}): CatalogState {
   const fingerprints = fingerprintsOf(emptySurface);
   return {
-    options: { ...CATALOG_DEFAULTS, ...options },
+    options: withDefaults(options),
     present: new Map(),
     held: new Map(),
     seen: new Map(),

@@ -11,3 +11,4 @@ export { MCP_HTTP_DEFAULTS, createMcpHttpHandler } from './http.js';
 export type { McpHttpHandler, McpHttpOptions } from './http.js';
 export { originPolicyFor } from './http-guard.js';
 export type { OriginPolicy } from './http-guard.js';
+export { connectStdio } from './stdio.js';

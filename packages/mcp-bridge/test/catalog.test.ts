@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { initialCatalog, step, type CatalogKind, type CatalogState } from '../src/catalog.js';
+import { CATALOG_DEFAULTS, initialCatalog, step, type CatalogKind, type CatalogState } from '../src/catalog.js';
 import { buildSurface, type CatalogClient } from '../src/surface.js';
 import { client, ep, prompt, skill } from './fixtures.js';
 
@@ -151,5 +151,12 @@ describe('catalog notifications', () => {
         for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(300);
       }
     }
+  });
+});
+
+describe('initialCatalog', () => {
+  it('options left undefined keep their defaults; unknown keys are dropped', () => {
+    const state = initialCatalog({ surface: undefined, maxTools: 10, host: {} } as never);
+    expect(state.options).toEqual({ ...CATALOG_DEFAULTS, maxTools: 10 });
   });
 });
