@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { HELP, parseCliArgs } from '../src/index.js';
 import { request } from 'node:http';
-import { startServer } from './harness.js';
+import { TestClient, startServer } from './harness.js';
 import { CLI, httpAgent, stopMcp } from './mcp-harness.js';
 
 afterEach(stopMcp);
@@ -86,6 +86,25 @@ describe('/mcp over HTTP', () => {
   it('the generic surface lists only the four generic tools', async () => {
     const { client } = await httpAgent({ mcp: { surface: 'generic' } });
     expect((await client.listTools()).tools).toHaveLength(4);
+  });
+});
+
+describe('list_changed on a real server', () => {
+  it('a page reload (drop, then register again at once) reaches no agent', async () => {
+    const agent = await httpAgent();
+    const page = { id: 'page', name: 'Page', paths: [{ type: 'endpoint', method: 'POST', path: '/click' }] };
+    const first = await TestClient.connect(agent.ws);
+    first.send({ type: 'registerClient', client: page });
+    await agent.notes.reach('tools', 1);
+    await first.close();
+    const second = await TestClient.connect(agent.ws);
+    second.send({ type: 'registerClient', client: page });
+    // Another change, to know that whatever the reload caused has been sent by now.
+    const other = await TestClient.connect(agent.ws);
+    other.send({ type: 'registerClient', client: { id: 'other', name: 'Other', paths: [{ type: 'skill', path: '/o/skill.md' }] } });
+    await agent.notes.reach('resources', 1);
+    expect(agent.notes.counts).toEqual({ tools: 1, prompts: 0, resources: 1 });
+    expect((await agent.client.listTools()).tools.map((t) => t.name)).toContain('click');
   });
 });
 

@@ -7,7 +7,9 @@ import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { PassThrough } from 'node:stream';
 import { createMcpBridge, type McpBridge, type McpBridgeOptions } from '../src/bridge.js';
+import { connectStdio } from '../src/stdio.js';
 import { REFRESH_MIN_INTERVAL_MS } from '../src/catalog-driver.js';
 import { FakeClock, FakeHost, listed, settle } from './fakes.js';
 import { ep, obj, prompt, skill } from './fixtures.js';
@@ -215,6 +217,26 @@ describe('catalog tools, prompts and resources', () => {
   });
 });
 
+describe('stdio', () => {
+  it('serves one session on the streams and ends it when stdin ends', async () => {
+    const bridge = createMcpBridge({ host: new FakeHost() });
+    open.push(bridge);
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const lines: string[] = [];
+    stdout.setEncoding('utf8').on('data', (chunk: string) => lines.push(...chunk.trim().split('\n')));
+    const session = await connectStdio(bridge, stdin, stdout);
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })}\n`);
+    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`);
+    await settle();
+    expect(lines.map((line) => JSON.parse(line).id)).toEqual([1, 2]);
+    expect(bridge.sessions).toBe(1);
+    stdin.end();
+    await session.closed;
+    expect(bridge.sessions).toBe(0);
+  });
+});
+
 describe('list_changed', () => {
   it('one notification per changed kind, after the debounce', async () => {
     const s = await setup();
@@ -229,6 +251,21 @@ describe('list_changed', () => {
     await clock.advance(1000);
     expect(changes.filter((c) => c === 'tools')).toHaveLength(2);
     expect(changes).toHaveLength(4);
+  });
+
+  it('a client that drops and comes back at once does not flap the lists', async () => {
+    const s = await setup();
+    await change(s, [todo]);
+    await s.clock.advance(1000);
+    expect(s.changes).toHaveLength(3);
+    await change(s, []);
+    await change(s, [todo]);
+    await s.clock.advance(5000);
+    expect(s.changes).toHaveLength(3);
+    // Gone for good: announced, once per kind.
+    await change(s, []);
+    await s.clock.advance(5000);
+    expect(s.changes).toHaveLength(6);
   });
 
   it('follows the host only while a session is open, and leaves no timer behind', async () => {
