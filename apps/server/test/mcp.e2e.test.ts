@@ -81,7 +81,7 @@ async function world(agent: Agent): Promise<World> {
 }
 
 type Structured = { ok?: boolean; data?: unknown; error?: { code: string; message: string }; results?: unknown[]; clients?: Array<{ id: string }>; paths?: unknown[] };
-const structured = (result: { structuredContent?: unknown }): Structured => result.structuredContent as Structured;
+const structured = (result: unknown): Structured => (result as { structuredContent?: Structured }).structuredContent!;
 
 describe.each([
   ['stdio', () => stdioAgent(['--invocation-timeout-ms', String(TIMEOUT_MS)])],

@@ -1,27 +1,11 @@
 /**
- * Time and timers, injected so that tests drive the debounce, the return grace and session
- * expiry without waiting (STYLE §6). `now()` is monotonic: a wall-clock jump must not fire or
- * postpone a notification.
+ * Timers on an injected clock (core's `Clock`), so that tests drive the debounce, the return grace
+ * and session expiry without waiting (STYLE §6).
  */
-import { performance } from 'node:perf_hooks';
+import type { Clock } from '@mdp/core';
 
-export interface Clock {
-  /** Milliseconds on a monotonic scale (only differences matter). */
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const systemClock: Clock = {
-  now: () => performance.now(),
-  setTimeout: (callback, ms) => {
-    const handle = setTimeout(callback, ms);
-    // The bridge's timers never keep a process alive on their own; its transports do that.
-    handle.unref();
-    return handle;
-  },
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
+export { systemClock } from '@mdp/core';
+export type { Clock } from '@mdp/core';
 
 /** One timer that can be re-armed; arming it again replaces the pending callback. */
 export class Timer {

@@ -5,8 +5,6 @@ export type { CatalogKind, CatalogOptions } from './catalog.js';
 export { SURFACES } from './surface.js';
 export type { SurfaceMode } from './surface.js';
 export { GENERIC_TOOL_NAMES, NAME_MAX_CHARS } from './names.js';
-export { systemClock } from './clock.js';
-export type { Clock } from './clock.js';
 export { MCP_HTTP_DEFAULTS, createMcpHttpHandler } from './http.js';
 export type { McpHttpHandler, McpHttpOptions } from './http.js';
 export { originPolicyFor } from './http-guard.js';
