@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createLogger } from '@mdp/core';
 import { HELP, parseCliArgs } from '../src/index.js';
 import { request } from 'node:http';
 import { TestClient, startServer } from './harness.js';
@@ -74,6 +75,22 @@ describe('/mcp over HTTP', () => {
     expect(t.server.mcp!.sessions).toBe(1);
     await transport.terminateSession();
     await client.close();
+    expect(t.server.mcp!.sessions).toBe(0);
+  });
+
+  it('a session whose agent went away (its stream closed) is released after sessionIdleMs', async () => {
+    let expired!: () => void;
+    const released = new Promise<void>((resolve) => (expired = resolve));
+    const logger = createLogger({ level: 'info', write: (line) => line.includes('"mcp.session_expired"') && expired() });
+    const t = await startServer({ logger, mcp: { sessionIdleMs: 500 } }); // room for the GET to follow the initialize
+    const init = await fetch(`${t.http}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INIT) });
+    await init.text();
+    const abort = new AbortController();
+    const stream = await fetch(`${t.http}/mcp`, { headers: { accept: 'text/event-stream', 'mcp-session-id': init.headers.get('mcp-session-id')! }, signal: abort.signal });
+    expect(stream.status).toBe(200);
+    expect(t.server.mcp!.sessions).toBe(1);
+    abort.abort();
+    await released;
     expect(t.server.mcp!.sessions).toBe(0);
   });
 

@@ -87,7 +87,7 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
       };
       server.onclose = () => {
         if (!sessions.delete(server)) return;
-        logger.debug('mcp.session_closed', { sessionId: transport.sessionId });
+        logger.info('mcp.session_closed', { sessionId: transport.sessionId });
         if (sessions.size === 0) driver.unfollow();
         ended();
       };

@@ -51,7 +51,15 @@ export function createCatalogDriver(options: {
   let initial: Promise<void> = Promise.resolve();
 
   const apply = (result: CatalogStep): void => {
+    const overCap = state.surface.toolsOverCap;
     state = result.state;
+    if (state.surface.toolsOverCap !== overCap && state.surface.toolsOverCap > 0) {
+      logger.info('mcp.tools_over_cap', {
+        listed: state.surface.tools.length,
+        leftOut: state.surface.toolsOverCap,
+        message: 'Catalog tools past --mcp-max-tools are not listed; the generic tools still reach them',
+      });
+    }
     if (result.wakeAt === Infinity) wake.clear();
     else wake.after(result.wakeAt - clock.now(), () => apply(step(state, { type: 'tick' }, clock.now())));
     if (result.notify.length > 0) {
