@@ -60,7 +60,9 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const { router, logger } = ctx;
   const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
   const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens });
-  const mcp = mcpFeature(ctx, options.mcp, () => createLocalHost(router));
+  // The MCP bridge's host: this router's. A follower's should ask its leader (the cluster feature's host, once it has one).
+  const localHost = createLocalHost(router);
+  const mcp = mcpFeature(ctx, options.mcp, () => localHost);
   // Dispatch runs down this list; shutdown runs up it (the cluster resigns first, then sessions end
   // so pending calls fail and waiting reads answer, then the transports close their sockets).
   const features: readonly ServerFeature[] = [

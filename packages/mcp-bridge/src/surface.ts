@@ -158,7 +158,9 @@ export function buildSurface(clients: readonly CatalogClient[], book: NameBook, 
   const methodsAt = new Map<string, Set<EndpointMethod>>();
   for (const group of endpoints) {
     const { path, method } = group.descriptor;
-    (methodsAt.get(path) ?? methodsAt.set(path, new Set()).get(path)!).add(method);
+    const methods = methodsAt.get(path) ?? new Set<EndpointMethod>();
+    methods.add(method);
+    methodsAt.set(path, methods);
   }
   const toolNames = assignNames(
     book,

@@ -47,7 +47,21 @@ export interface McpFeature extends ServerFeature {
 
 const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
-/** `host` is asked once, at start: the local router's host, or (clustered) one that asks the leader. */
+/**
+ * A host that asks `get` for the real one on every use, so that the feature may be listed before
+ * whatever provides the host has started (a cluster node exists only once the server listens).
+ */
+function deferredHost(get: () => HostApi): HostApi {
+  return {
+    listClients: (request) => get().listClients(request),
+    listPaths: (request) => get().listPaths(request),
+    callPath: (request, options) => get().callPath(request, options),
+    callPaths: (request, options) => get().callPaths(request, options),
+    onChange: (listener) => get().onChange(listener),
+  };
+}
+
+/** `host`: the local router's host, or (clustered) one that asks the leader; asked on each use. */
 export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | undefined, host: () => HostApi): McpFeature {
   if (options === false) return { name: 'mcp', bridge: undefined };
   const config = options ?? {};
@@ -71,7 +85,7 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
     },
     start(info) {
       bridge = createMcpBridge({
-        host: host(),
+        host: deferredHost(host),
         serverInfo: { name: 'mdp-server', version },
         logger: ctx.logger,
         surface: config.surface,
