@@ -1,5 +1,6 @@
 import type { AuthPolicy, Logger, LogLevel } from '@mdp/core';
 import type { MdpClusterOptions } from './cluster.js';
+import type { MdpMcpOptions } from './features/mcp-http.js';
 
 /** Everything `createMdpServer` accepts. Every limit has a documented default. */
 export interface MdpServerOptions {
@@ -34,6 +35,8 @@ export interface MdpServerOptions {
    * cluster of one, term 0. The CLI passes `{ mode: 'auto' }` by default.
    */
   cluster?: MdpClusterOptions;
+  /** The MCP bridge (SPEC §13): Streamable HTTP at /mcp and the stdio session of `mdp-server mcp`. `false`: none. */
+  mcp?: MdpMcpOptions | false;
   /** Log level when no logger is given. Default `info`. */
   logLevel?: LogLevel;
   logger?: Logger;

@@ -6,6 +6,7 @@
  */
 import type { Hono } from 'hono';
 import type { Logger, Router } from '@mdp/core';
+import type { McpBridge } from '@mdp/mcp-bridge';
 import type { ClusterNode } from '@mdp/cluster';
 import { fallbackPorts } from './cluster.js';
 import { createServerContext } from './context.js';
@@ -14,6 +15,7 @@ import { authFeature } from './features/auth.js';
 import { hostApiFeature } from './features/host-api.js';
 import { clusterFeature } from './features/cluster.js';
 import { httpLoopFeature } from './features/http-loop.js';
+import { mcpFeature } from './features/mcp-http.js';
 import { metaFeature } from './features/meta.js';
 import { sessionsFeature } from './features/sessions.js';
 import { skillsFeature } from './features/skills.js';
@@ -35,6 +37,8 @@ export interface MdpServer {
   readonly info: ListeningInfo | undefined;
   /** This server's cluster node (standalone without `cluster` options); set once listening. */
   readonly cluster: ClusterNode | undefined;
+  /** The MCP bridge (undefined with `mcp: false`); set once listening. */
+  readonly mcp: McpBridge | undefined;
   /** Graceful shutdown: pending calls fail, sockets close, the port is released. Idempotent. */
   close(): Promise<void>;
 }
@@ -53,6 +57,8 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const { router, logger } = ctx;
   const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
   const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens });
+  // The MCP bridge and the host API share the cluster's host: on a follower it asks the leader.
+  const mcp = mcpFeature(ctx, options.mcp, () => cluster.host);
   // Dispatch runs down this list; shutdown runs up it (the cluster resigns first, then sessions end
   // so pending calls fail and waiting reads answer, then the transports close their sockets).
   const features: readonly ServerFeature[] = [
@@ -61,6 +67,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     metaFeature(ctx, cluster, host),
     authFeature(ctx),
     hostApiFeature(ctx, cluster.host),
+    mcp,
     websocketFeature(ctx),
     sessionsFeature(ctx),
     cluster,
@@ -95,6 +102,9 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     },
     get cluster() {
       return cluster.node;
+    },
+    get mcp() {
+      return mcp.bridge;
     },
     listen() {
       const port = options.port ?? SERVER_DEFAULTS.port;

@@ -4,28 +4,11 @@
  * wall clock, for the timestamps other processes read (messages, hello proofs): two processes'
  * monotonic clocks have nothing in common.
  */
-import { performance } from 'node:perf_hooks';
+import type { Clock } from '@mdp/core';
 
-export interface Clock {
-  /** Milliseconds on a monotonic scale (only differences matter). */
-  now(): number;
-  /** Milliseconds since the epoch. */
-  wallNow(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const systemClock: Clock = {
-  now: () => performance.now(),
-  wallNow: () => Date.now(),
-  setTimeout: (callback, ms) => {
-    const handle = setTimeout(callback, ms);
-    // Cluster timers never keep a process alive on their own; the HTTP server does that.
-    handle.unref();
-    return handle;
-  },
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
+// The clock itself is core's (the MCP bridge uses it too); cluster code imports it from here.
+export { systemClock } from '@mdp/core';
+export type { Clock } from '@mdp/core';
 
 /** The timers one component owns, so that `close()` can clear every one of them. */
 export class TimerSet {

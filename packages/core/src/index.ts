@@ -19,6 +19,8 @@ export { SESSION_CLOSE, authSourceOf } from './session.js';
 export type { AuthSource, SessionInfo, SessionTransport } from './session.js';
 export { ROUTER_DEFAULTS, Router, Session } from './router.js';
 export { MAX_TIMER_MS } from './deadlines.js';
+export { systemClock } from './clock.js';
+export type { Clock } from './clock.js';
 export { setOwn } from './records.js';
 export type { CallSignal, ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, RouterOptions } from './router.js';
 export { createLocalHost } from './host.js';
