@@ -90,6 +90,7 @@ export function localHost(router: Router): HostApi {
         body: request.body,
         headers: request.headers,
         auth: request.auth,
+        route: 'cluster',
       }),
   };
 }

@@ -20,7 +20,7 @@ export type { AuthSource, SessionInfo, SessionTransport } from './session.js';
 export { ROUTER_DEFAULTS, Router, Session } from './router.js';
 export { MAX_TIMER_MS } from './deadlines.js';
 export { setOwn } from './records.js';
-export type { ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, RouterOptions } from './router.js';
+export type { CallRecord, ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, InvokeRoute, RouterOptions } from './router.js';
 export { createLocalHost } from './host.js';
 export type { CallOptions, HostApi } from './host.js';
 export { aliasFinder, baseId, resolveClientId } from './aliases.js';

@@ -128,13 +128,13 @@ export function createHostRoutes(host: HostApi, options: HostRoutesOptions = {})
   app.post('/mdp/call', limit, async (c) => {
     const request = parsed(parseCallPathRequest(await jsonBody(c)));
     const auth = request.auth ?? c.get('auth');
-    return callAnswer(c, await host.callPath(auth ? { ...request, auth } : request, { signal: c.req.raw.signal }));
+    return callAnswer(c, await host.callPath(auth ? { ...request, auth } : request, { signal: c.req.raw.signal, route: 'host', caller: c.get('auth') }));
   });
 
   app.post('/mdp/call-many', limit, async (c) => {
     const request = parsed(parseCallPathsRequest(await jsonBody(c)));
     const auth = request.auth ?? c.get('auth');
-    return c.json(await host.callPaths(auth ? { ...request, auth } : request, { signal: c.req.raw.signal }));
+    return c.json(await host.callPaths(auth ? { ...request, auth } : request, { signal: c.req.raw.signal, route: 'host', caller: c.get('auth') }));
   });
 
   return app as unknown as Hono;

@@ -75,7 +75,7 @@ export function readSkill(
   router.dispatch(
     clientId,
     target,
-    { query: request.query, headers: request.headers, auth: request.auth, timeoutMs: options.timeoutMs },
+    { query: request.query, headers: request.headers, auth: request.auth, timeoutMs: options.timeoutMs, route: 'skill' },
     (outcome) => respond(answerTo(outcome, target)),
   );
 }
