@@ -5,6 +5,7 @@ import { MAX_WAIT_MS } from '@mdp/transport-http-loop';
 import { wholeNumber } from './flag-values.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { CLUSTER_ARG_OPTIONS, CLUSTER_HELP, parseClusterArgs } from './cluster-args.js';
+import { OBSERVE_ARG_OPTIONS, OBSERVE_HELP, parseObserveArgs } from './observe-args.js';
 
 export const HELP = `Usage: mdp-server [options]
 
@@ -29,6 +30,8 @@ Options:
   --log-level <level>              ${LOG_LEVELS.join(' | ')} (default ${SERVER_DEFAULTS.logLevel}); logs are JSON lines on stderr
   -h, --help                       show this help
   -v, --version                    print the version
+
+${OBSERVE_HELP}
 
 ${CLUSTER_HELP}
 
@@ -80,6 +83,7 @@ export function parseCliArgs(argv: readonly string[], env: Readonly<Record<strin
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
         ...CLUSTER_ARG_OPTIONS,
+        ...OBSERVE_ARG_OPTIONS,
       },
     }));
   } catch (error) {
@@ -129,6 +133,9 @@ export function parseCliArgs(argv: readonly string[], env: Readonly<Record<strin
     return { kind: 'error', message: '--auth-token must not be empty' };
   }
   if (tokens.length > 0) options.authTokens = tokens;
+  const observe = parseObserveArgs(values, env);
+  if (typeof observe === 'string') return { kind: 'error', message: observe };
+  Object.assign(options, observe);
   const cluster = parseClusterArgs(values, env);
   if (typeof cluster === 'string') return { kind: 'error', message: cluster };
   if (cluster) options.cluster = cluster;
