@@ -14,6 +14,7 @@ import { authFeature } from './features/auth.js';
 import { callLogsFeature } from './features/call-logs.js';
 import { clientLogFeature } from './features/client-log.js';
 import { healthFeature } from './features/health.js';
+import { inspectorFeature } from './features/inspector.js';
 import { metricsFeature } from './features/metrics.js';
 import { rootFeature } from './features/root.js';
 import { hostApiFeature } from './features/host-api.js';
@@ -68,6 +69,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     idleTimeoutMs: options.httpLoopIdleTimeoutMs ?? SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
   });
   const probeGuard = bearerGuard(options.metricsToken);
+  const localHost = createLocalHost(router);
   // Dispatch runs down this list; shutdown runs up it (metrics let go of the cluster, the cluster
   // resigns, then sessions end so pending calls fail, are logged and waiting reads answer, then the
   // transports close their sockets).
@@ -76,7 +78,8 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     httpLoop,
     metaFeature(ctx, cluster, host),
     authFeature(ctx),
-    hostApiFeature(ctx, createLocalHost(router)),
+    hostApiFeature(ctx, localHost),
+    inspectorFeature(ctx, localHost),
     rootFeature(ctx),
     healthFeature(ctx, cluster, probeGuard),
     websocketFeature(ctx),
