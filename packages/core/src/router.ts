@@ -458,12 +458,16 @@ export class Router {
     this.deliver(session, message, call);
   }
 
-  /** `done`, preceded by the call-end observer with the call's duration. */
+  /** `done`, then the call-end observer with the call's duration (the caller's answer goes first). */
   private timed(clientId: string, target: ResolvedTarget, options: InvokeOptions, done: (outcome: InvokeOutcome) => void): (outcome: InvokeOutcome) => void {
     const startedAt = performance.now();
     return (outcome) => {
-      this.observe(clientId, target.method, target.path, options, outcome, performance.now() - startedAt);
-      done(outcome);
+      const durationMs = performance.now() - startedAt;
+      try {
+        done(outcome);
+      } finally {
+        this.observe(clientId, target.method, target.path, options, outcome, durationMs);
+      }
     };
   }
 
