@@ -56,12 +56,16 @@ describe.skipIf(!HAVE_CHROMIUM)('inspector in headless Chromium', () => {
 
   const clientItem = (id: string): string => `[data-client-id="${id}"]`;
 
+  /** Wait until the element's whole text is `text`. */
+  const textIs = (page: Page, selector: string, text: string): Promise<void> =>
+    page.locator(selector, { hasText: new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`) }).waitFor();
+
   it('shows clients as they come and go, calls an endpoint with a JSON body, renders a skill; no console errors', async () => {
     const t = await startServer();
     const page = await openInspector(t.http);
     await page.waitForSelector('#live[data-state="live"]');
     expect(await page.isVisible('#no-clients')).toBe(true);
-    await page.waitForFunction(() => document.querySelector('#cluster')?.textContent?.includes('leader'));
+    await page.locator('#cluster', { hasText: 'leader' }).waitFor();
 
     const client = await registeredClient(t, descriptor('shop', [echo, skill('/guide/skill.md', { description: 'How to use the shop' })], { name: 'Shop page' }));
     client.handler = (call) => (call.path === '/echo' ? { echoed: call.body } : '# Shop guide\n\n- Call **/echo** with a JSON body.\n- Read `/guide`.\n');
@@ -75,7 +79,7 @@ describe.skipIf(!HAVE_CHROMIUM)('inspector in headless Chromium', () => {
     expect(await page.inputValue('#call-path')).toBe('/echo');
     await page.fill('#call-body', '{"quantity": 3, "item": "tea"}');
     await page.click('#call-button');
-    await page.waitForFunction(() => document.querySelector('#result-status')?.textContent === '200');
+    await textIs(page, '#result-status', '200');
     expect(JSON.parse((await page.textContent('#result-json')) ?? '')).toEqual({ ok: true, data: { echoed: { quantity: 3, item: 'tea' } } });
     expect(await page.textContent('#result-time')).toMatch(/^\d+\.\d ms$/);
     expect(client.calls.at(-1)).toMatchObject({ method: 'POST', path: '/echo', body: { quantity: 3, item: 'tea' } });
@@ -83,7 +87,7 @@ describe.skipIf(!HAVE_CHROMIUM)('inspector in headless Chromium', () => {
     // A bad JSON body is refused in the page, without a call.
     await page.fill('#call-body', '{"quantity": ');
     await page.click('#call-button');
-    await page.waitForFunction(() => document.querySelector('#result-status')?.textContent === 'Body is not valid JSON');
+    await textIs(page, '#result-status', 'Body is not valid JSON');
     expect(client.calls).toHaveLength(1);
 
     // Read the skill: rendered as Markdown in the sandboxed frame.
@@ -118,7 +122,7 @@ describe.skipIf(!HAVE_CHROMIUM)('inspector in headless Chromium', () => {
 
     await page.fill('#token', 'not-the-token');
     await page.click('#token-form button[type="submit"]');
-    await page.waitForFunction(() => document.querySelector('#token-error')?.textContent === 'The server refused this token.');
+    await textIs(page, '#token-error', 'The server refused this token.');
 
     await page.fill('#token', 'inspector-token');
     await page.click('#token-form button[type="submit"]');
@@ -129,7 +133,7 @@ describe.skipIf(!HAVE_CHROMIUM)('inspector in headless Chromium', () => {
     await page.click(`${clientItem('guarded')} button[data-path="/echo"]`);
     await page.fill('#call-body', '{"a": 1}');
     await page.click('#call-button');
-    await page.waitForFunction(() => document.querySelector('#result-status')?.textContent === '200');
+    await textIs(page, '#result-status', '200');
     // The call carried the tab's token: the client sees it as the caller's auth.
     expect(client.calls.at(-1)?.auth).toMatchObject({ scheme: 'Bearer', token: 'inspector-token' });
 
@@ -151,7 +155,7 @@ describe.skipIf(!HAVE_CHROMIUM)('inspector in headless Chromium', () => {
     await page.click('#call-button');
     await page.frameLocator('#result-markdown').locator('h1').waitFor();
     expect(await page.title()).toBe('MDP inspector');
-    expect(await page.evaluate(() => (window as unknown as { owned?: unknown }).owned)).toBeUndefined();
+    expect(await page.evaluate('window.owned')).toBeUndefined();
     // What the browser reports is its refusal to run the frame's script, nothing else.
     expect(consoleErrors.length).toBeGreaterThan(0);
     for (const text of consoleErrors) expect(text).toMatch(/sandboxed|Content Security Policy|Failed to load resource/);
