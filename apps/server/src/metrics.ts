@@ -31,7 +31,10 @@ export interface ServerMetrics {
 
 let processRegistry: Registry | undefined;
 
-/** CPU, memory, handles, event loop lag and GC of this process: one collector per process. */
+/**
+ * CPU, memory, handles, event loop lag and GC of this process: one collector per process, started
+ * by the first scrape (its event loop monitor samples every 10 ms; a server nobody scrapes skips it).
+ */
 function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
