@@ -7,6 +7,8 @@
  *
  *   request ─▶ handle? (hot paths, no Fetch objects) ─▶ Hono app (routes of every feature) ─▶ 404
  *   upgrade ─▶ upgrade? of each feature, in order ─────────────────────────────────────────▶ 404
+ *   connection ─▶ connection? of every feature (a TCP connection, before its first request)
+ *   call ends ─▶ the observers features added with ctx.observeCalls (metrics, access, audit)
  *
  * Lifecycle: `start` runs in list order once the server listens; `close` runs in reverse list
  * order (the last feature listed closes first), after the listener stopped accepting.
