@@ -181,7 +181,6 @@ describe('/healthz, /readyz, /metrics', () => {
           leaseDurationMs: 300,
           electionTimeoutMinMs: 150,
           electionTimeoutMaxMs: 300,
-          stateDir: 'none',
           discovery: { startPort: ports[0], attempts: 2, intervalMs: 100, probeTimeoutMs: 200 },
         },
       });
