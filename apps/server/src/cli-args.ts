@@ -9,6 +9,7 @@ import { MAX_WAIT_MS } from '@mdp/transport-http-loop';
 import { CLUSTER_SETTINGS, clusterOptions } from './cluster-args.js';
 import { list, oneOf, text, toggle, wholeNumber } from './flag-values.js';
 import { MCP_SETTINGS, mcpOptions } from './mcp-args.js';
+import { OBSERVE_SETTINGS, observeOptions } from './observe-args.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { commandLineLayer, readProblem, resolveSettings, type Env, type FileSetting, type ReadText } from './setting-sources.js';
 import { settingGroup, settingTable, sourceLabel, type Source, type TableValues } from './settings.js';
@@ -119,7 +120,7 @@ const CONFIG_SETTINGS = settingGroup({
 });
 
 /** The groups, in `--help` order. */
-const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, CONFIG_SETTINGS] as const;
+const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, CONFIG_SETTINGS] as const;
 export const CLI_SETTINGS = settingTable(GROUPS);
 export type CliValues = TableValues<typeof GROUPS>;
 
@@ -207,6 +208,7 @@ function toServerOptions(values: CliValues, sources: Readonly<Record<string, Sou
     ...(tokens.length > 0 ? { authTokens: tokens } : {}),
     cluster: clusterOptions(values, { portGiven: sources.port?.kind !== 'default' }),
     mcp: mcpOptions(values),
+    ...observeOptions(values),
   };
 }
 

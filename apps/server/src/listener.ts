@@ -4,7 +4,7 @@
  * `{error}` answer. Binding (with the port fallback of auto mode) and closing live here too.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -48,6 +48,7 @@ export function createApp(features: readonly ServerFeature[], logger: Logger): H
 export function createListener(features: readonly ServerFeature[], app: Hono, host: string, logger: Logger): Server {
   const fast = features.filter((f) => f.handle !== undefined);
   const upgraders = features.filter((f) => f.upgrade !== undefined);
+  const connectors = features.filter((f) => f.connection !== undefined);
   const serveWithHono = getRequestListener(app.fetch, { hostname: host });
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     if (request.method !== 'OPTIONS') {
@@ -62,6 +63,11 @@ export function createListener(features: readonly ServerFeature[], app: Hono, ho
     for (const feature of upgraders) if (feature.upgrade?.(request, socket, head, path)) return;
     socket.end(NOT_FOUND);
   });
+  if (connectors.length > 0) {
+    server.on('connection', (socket: Socket) => {
+      for (const feature of connectors) feature.connection?.(socket);
+    });
+  }
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     logger.debug('http.client_error', { error: error.message, code: error.code });
     if (!socket.writable) return void socket.destroy();

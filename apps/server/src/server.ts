@@ -12,6 +12,12 @@ import { fallbackPorts } from './cluster.js';
 import { createServerContext } from './context.js';
 import type { ListeningInfo, ServerFeature } from './feature.js';
 import { authFeature } from './features/auth.js';
+import { callLogsFeature } from './features/call-logs.js';
+import { clientLogFeature } from './features/client-log.js';
+import { healthFeature } from './features/health.js';
+import { inspectorFeature } from './features/inspector.js';
+import { metricsFeature } from './features/metrics.js';
+import { rootFeature } from './features/root.js';
 import { hostApiFeature } from './features/host-api.js';
 import { clusterFeature } from './features/cluster.js';
 import { httpLoopFeature } from './features/http-loop.js';
@@ -21,6 +27,7 @@ import { sessionsFeature } from './features/sessions.js';
 import { skillsFeature } from './features/skills.js';
 import { websocketFeature } from './features/websocket.js';
 import { bindServing, closeListener, createApp, createListener } from './listener.js';
+import { bearerGuard } from './read-route.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { advertisedAuthority, defaultServerId, isLoopback, serverUrls } from './urls.js';
 
@@ -57,20 +64,33 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const { router, logger } = ctx;
   const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
   const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens });
-  // The MCP bridge and the host API share the cluster's host: on a follower it asks the leader.
+  // The MCP bridge, the host API and the inspector share the cluster's host: on a follower it asks the leader.
   const mcp = mcpFeature(ctx, options.mcp, () => cluster.host);
-  // Dispatch runs down this list; shutdown runs up it (the cluster resigns first, then sessions end
-  // so pending calls fail and waiting reads answer, then the transports close their sockets).
+  const httpLoop = httpLoopFeature(ctx, {
+    longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs,
+    idleTimeoutMs: options.httpLoopIdleTimeoutMs ?? SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
+  });
+  const probeGuard = bearerGuard(options.metricsToken);
+  // Dispatch runs down this list; shutdown runs up it (metrics let go of the cluster, the cluster
+  // resigns, then sessions end so pending calls fail, are logged and waiting reads answer, then the
+  // transports close their sockets).
   const features: readonly ServerFeature[] = [
     skillsFeature(ctx),
-    httpLoopFeature(ctx, { longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs }),
+    httpLoop,
     metaFeature(ctx, cluster, host),
     authFeature(ctx),
     hostApiFeature(ctx, cluster.host),
     mcp,
+    inspectorFeature(ctx, cluster.host),
+    rootFeature(ctx),
+    healthFeature(ctx, cluster, probeGuard),
     websocketFeature(ctx),
+    clientLogFeature(ctx),
+    callLogsFeature(ctx, { accessLog: options.accessLog ?? false, auditLog: options.auditLog }),
     sessionsFeature(ctx),
     cluster,
+    // After the cluster: its start subscribes to the node the cluster's start creates.
+    metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard }),
   ];
   const app = createApp(features, logger);
   const httpServer = createListener(features, app, host, logger);

@@ -69,6 +69,7 @@ describe('defaults', () => {
         portFallback: true,
       },
       mcp: { surface: CATALOG_DEFAULTS.surface, maxTools: CATALOG_DEFAULTS.maxTools },
+      httpLoopIdleTimeoutMs: SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
     });
   });
 

@@ -189,6 +189,7 @@ export class Mirror {
         body: call.body,
         headers: call.headers,
         auth: call.auth,
+        route: 'cluster',
       });
       reply = outcome.ok
         ? { type: 'callClientResult', requestId: call.requestId, ok: true, data: outcome.data }

@@ -63,11 +63,11 @@ const parseCallExtras = parserFor(
   }),
 );
 
-/** The in-process options a call's params carry over the wire (our `timeoutMs` extension). */
+/** The in-process options of a call a peer forwarded: labelled `cluster`, with its `timeoutMs` extension. */
 function callOptionsOf(params: unknown): CallOptions | string {
   const extras = parseCallExtras(params);
   if (!extras.ok) return extras.error;
-  return extras.value.timeoutMs === undefined ? {} : { timeoutMs: extras.value.timeoutMs };
+  return extras.value.timeoutMs === undefined ? { route: 'cluster' } : { route: 'cluster', timeoutMs: extras.value.timeoutMs };
 }
 
 /** The params of a forwarded call: the request, and the caller's time-out when it gave one. */

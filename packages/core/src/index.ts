@@ -22,7 +22,7 @@ export { MAX_TIMER_MS } from './deadlines.js';
 export { systemClock } from './clock.js';
 export type { Clock } from './clock.js';
 export { setOwn } from './records.js';
-export type { CallSignal, ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, RouterOptions } from './router.js';
+export type { CallRecord, CallSignal, ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, InvokeRoute, RouterOptions } from './router.js';
 export { createLocalHost } from './host.js';
 export type { CallOptions, HostApi } from './host.js';
 export { aliasFinder, baseId, resolveClientId } from './aliases.js';

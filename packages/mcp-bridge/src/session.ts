@@ -26,7 +26,7 @@ import {
   type ReadResourceResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { compilePattern, isSkillPath, matchPattern, parseCallPathRequest, splitPath, type CallPathRequest, type CallResult } from '@mdp/protocol';
-import { serializeError, type HostApi, type Logger } from '@mdp/core';
+import { serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
 import { promptCall } from './prompt-input.js';
 import { parseResourceUri } from './resource-uri.js';
@@ -73,8 +73,13 @@ function failureText(what: string, result: Extract<CallResult, { ok: false }>): 
   return `${what} failed: ${result.error.code}: ${result.error.message}`;
 }
 
+/** The options of a call an agent made: cancelled with its request, counted as an MCP call. */
+function viaMcp(signal: AbortSignal): CallOptions {
+  return { signal, route: 'mcp' };
+}
+
 async function callTool(ctx: SessionContext, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
-  if (isGenericTool(name)) return callGenericTool(ctx.host, name, args, { signal });
+  if (isGenericTool(name)) return callGenericTool(ctx.host, name, args, viaMcp(signal));
   const tool = (await ctx.surface()).tools.find((entry) => entry.definition.name === name);
   if (!tool) {
     return toolFailure({
@@ -86,7 +91,7 @@ async function callTool(ctx: SessionContext, name: string, args: Record<string, 
   if (!call.ok) return badArguments(name, call.message);
   const parsed = parseCallPathRequest(call.value);
   if (!parsed.ok) return badArguments(name, parsed.error);
-  return callOutcome(await ctx.host.callPath(parsed.value, { signal }));
+  return callOutcome(await ctx.host.callPath(parsed.value, viaMcp(signal)));
 }
 
 async function getPrompt(ctx: SessionContext, name: string, args: Record<string, string>, signal: AbortSignal): Promise<GetPromptResult> {
@@ -94,7 +99,7 @@ async function getPrompt(ctx: SessionContext, name: string, args: Record<string,
   if (!prompt) throw invalidParams(`No prompt named ${JSON.stringify(name)}. The list may have changed: list the prompts again.`);
   const call = promptCall(prompt.plan, args);
   if (!call.ok) throw invalidParams(`Invalid arguments for prompt ${name}: ${call.message}`);
-  const result = await ctx.host.callPath(checkedCall({ ...call.value, method: 'GET' }), { signal });
+  const result = await ctx.host.callPath(checkedCall({ ...call.value, method: 'GET' }), viaMcp(signal));
   if (!result.ok) throw new McpError(ErrorCode.InternalError, failureText(`Prompt ${name}`, result), result.error);
   const description = prompt.definition.description;
   if (typeof result.data === 'string') return { description, messages: [{ role: 'user', content: { type: 'text', text: result.data } }] };
@@ -118,7 +123,7 @@ async function readResource(ctx: SessionContext, uri: string, signal: AbortSigna
   if (!target.ok) throw invalidParams(target.message);
   const { clientId, path } = target.value;
   if (!isSkillPath(path)) throw invalidParams(`Resource URI ${JSON.stringify(uri)} names no skill: its path must end in skill.md, SKILL.md or .skill.md`);
-  const result = await ctx.host.callPath(checkedCall({ clientId, method: 'GET', path }), { signal });
+  const result = await ctx.host.callPath(checkedCall({ clientId, method: 'GET', path }), viaMcp(signal));
   if (!result.ok) {
     const missing = result.source !== 'client' && result.error.code === 'not_found';
     throw new McpError(missing ? RESOURCE_NOT_FOUND : ErrorCode.InternalError, failureText(`Reading ${uri}`, result), result.error);
