@@ -20,7 +20,8 @@ export const CLUSTER_HELP = `Cluster (several servers acting as one hub; SPEC §
   --lease-duration-ms <ms>         follower lease per heartbeat (default ${CLUSTER_DEFAULTS.leaseDurationMs})
   --election-timeout-min-ms <ms>   shortest random election time-out (default ${CLUSTER_DEFAULTS.electionTimeoutMinMs})
   --election-timeout-max-ms <ms>   longest random election time-out (default ${CLUSTER_DEFAULTS.electionTimeoutMaxMs})
-  --cluster-state-dir <dir|none>   where term and vote survive restarts (default ${defaultStateDir()})
+  --cluster-state-dir <dir|none>   where term and vote survive restarts (default
+                                   $XDG_STATE_HOME/mdp-server, else ~/.local/state/mdp-server)
   --cluster-secret <secret>        shared secret members prove in their hello; also MDP_CLUSTER_SECRET.
                                    Default with --auth-token: the tokens (a member proves its first
                                    one, so that token must be among every other member's tokens)
@@ -131,7 +132,7 @@ function clusterOptions(values: Values, env: Readonly<Record<string, string | un
   if (max < min) return `--election-timeout-max-ms (${max}) must not be below --election-timeout-min-ms (${min})`;
 
   const stateDir = text('cluster-state-dir');
-  if (stateDir === undefined) options.stateDir = defaultStateDir();
+  if (stateDir === undefined) options.stateDir = defaultStateDir(env);
   else if (stateDir.trim() === '') return '--cluster-state-dir must not be empty (use none to keep no state)';
   else if (stateDir !== 'none') options.stateDir = stateDir;
 

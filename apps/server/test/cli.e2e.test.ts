@@ -1,13 +1,19 @@
 /** The real `mdp-server` binary, spawned as a child process. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseMetaDocument } from '@mdp/protocol';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const children: ChildProcess[] = [];
 const servers: Server[] = [];
+// The servers' cluster state (auto mode keeps term and vote) goes here, not to the user's state dir.
+const stateHome = mkdtempSync(join(tmpdir(), 'mdp-cli-state-'));
+afterAll(() => rmSync(stateHome, { recursive: true, force: true }));
 
 afterEach(async () => {
   for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -22,7 +28,7 @@ interface Run {
 }
 
 function run(args: string[]): Run {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_STATE_HOME: stateHome } });
   children.push(child);
   const result: Run = {
     child,

@@ -1,3 +1,5 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCliArgs } from '../src/index.js';
 import { cliClusterDefaults } from '../src/cluster-args.js';
@@ -47,8 +49,21 @@ describe('cluster flags', () => {
     expect(parseCliArgs([], {})).toEqual({ kind: 'run', options: {} });
     const defaults = cliClusterDefaults({});
     expect(defaults.mode).toBe('auto');
-    expect(defaults.stateDir).toMatch(/mdp-server-cluster$/);
+    expect(defaults.stateDir).toBe(join(homedir(), '.local', 'state', 'mdp-server'));
     expect(cliClusterDefaults({ MDP_CLUSTER_SECRET: 'env' }).secret).toBe('env');
+  });
+
+  it('keep cluster state per user: $XDG_STATE_HOME/mdp-server, else ~/.local/state/mdp-server', () => {
+    expect(cliClusterDefaults({ XDG_STATE_HOME: '/var/lib/ann' }).stateDir).toBe('/var/lib/ann/mdp-server');
+    expect(cliClusterDefaults({ HOME: '/home/ann' }).stateDir).toBe('/home/ann/.local/state/mdp-server');
+    // The XDG base directory spec ignores a relative path.
+    expect(cliClusterDefaults({ XDG_STATE_HOME: 'state', HOME: '/home/ann' }).stateDir).toBe('/home/ann/.local/state/mdp-server');
+    expect(parseCliArgs(['--cluster-mode', 'auto'], { XDG_STATE_HOME: '/var/lib/ann' })).toMatchObject({
+      options: { cluster: { stateDir: '/var/lib/ann/mdp-server' } },
+    });
+    expect(parseCliArgs(['--cluster-state-dir', '/srv/mdp'], { XDG_STATE_HOME: '/var/lib/ann' })).toMatchObject({
+      options: { cluster: { stateDir: '/srv/mdp' } },
+    });
   });
 
   it('take the largest values that still work', () => {
