@@ -120,14 +120,19 @@ export function startServer(command: string, args: readonly string[], options: S
   });
 }
 
-/** Kill what `startServer` started and is still running. */
+/**
+ * Stop what `startServer` started and is still running: SIGTERM first (a launcher such as
+ * `pnpm start` passes it on to the server it runs), SIGKILL if that has not ended it in 5 s.
+ */
 export async function stopServers(): Promise<void> {
   await Promise.all(
     servers.splice(0).map(async (child) => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const gone = new Promise((resolveGone) => child.once('exit', resolveGone));
-      child.kill('SIGKILL');
+      child.kill('SIGTERM');
+      const kill = setTimeout(() => child.kill('SIGKILL'), 5000);
       await gone;
+      clearTimeout(kill);
     }),
   );
 }
