@@ -46,6 +46,26 @@ switch (command.kind) {
     // No cluster flag: the binary runs in auto mode (the library default is standalone).
     options.cluster ??= cliClusterDefaults(process.env);
     const server = createMdpServer(options);
+    // Before listening: a service manager may signal the process as soon as it reads the listening
+    // line, and a signal without a handler would kill it without closing anything.
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals): void => {
+      if (stopping) {
+        process.stderr.write(`mdp-server: ${signal} again, exiting now\n`);
+        process.exit(1);
+      }
+      stopping = true;
+      server.logger.info('server.stopping', { signal });
+      server.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          server.logger.error('server.close_failed', { error });
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
     try {
       const info = await server.listen();
       process.stdout.write(`mdp-server listening on ${info.urls.http} (websocket ${info.urls.ws}, server id ${info.serverId})\n`);
@@ -66,24 +86,6 @@ switch (command.kind) {
       await server.close();
       process.exit(1);
     }
-    let stopping = false;
-    const stop = (signal: NodeJS.Signals): void => {
-      if (stopping) {
-        process.stderr.write(`mdp-server: ${signal} again, exiting now\n`);
-        process.exit(1);
-      }
-      stopping = true;
-      server.logger.info('server.stopping', { signal });
-      server.close().then(
-        () => process.exit(0),
-        (error: unknown) => {
-          server.logger.error('server.close_failed', { error });
-          process.exit(1);
-        },
-      );
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
     break;
   }
 }
