@@ -27,11 +27,14 @@ export function readJson<T>(file: string): T {
   return JSON.parse(readFileSync(file, 'utf8')) as T;
 }
 
-/** Every workspace package (the globs of pnpm-workspace.yaml: packages/*, apps/*, bench, release). */
+/** Every workspace package (the `packages:` globs of pnpm-workspace.yaml: packages/*, apps/*, …). */
 export function workspacePackages(): WorkspacePackage[] {
-  const globs = readFileSync(join(REPO, 'pnpm-workspace.yaml'), 'utf8')
-    .split('\n')
-    .map((line) => /^\s*-\s*"?([^"]+)"?\s*$/.exec(line)?.[1])
+  const lines = readFileSync(join(REPO, 'pnpm-workspace.yaml'), 'utf8').split('\n');
+  const start = lines.findIndex((line) => /^packages:\s*$/.test(line)) + 1;
+  const end = lines.findIndex((line, i) => i >= start && /^\S/.test(line));
+  const globs = lines
+    .slice(start, end === -1 ? undefined : end)
+    .map((line) => /^\s*-\s*["']?([^"']+)["']?\s*$/.exec(line)?.[1])
     .filter((glob): glob is string => glob !== undefined);
   const dirs = globs.flatMap((glob) =>
     glob.endsWith('/*')
