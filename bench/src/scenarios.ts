@@ -151,6 +151,25 @@ function catalogCase(sizes: Sizes): ReadCase {
   };
 }
 
+/**
+ * Host calls (issue 16): `POST /mdp/call` of an endpoint against a skill read, on the same kind of
+ * client; both relay one call and answer with the same text, the host call adds a JSON body to
+ * parse and validate and an `{ok, data}` answer.
+ */
+function hostCallCase(): ReadCase {
+  const skillRead = 'skill read';
+  const hostCall = 'host call';
+  return {
+    label: '1 client',
+    subjects: [
+      { label: skillRead, server: 'mdp', transport: 'ws', population: population(1) },
+      { label: hostCall, server: 'mdp', transport: 'ws', population: { ...population(1), via: 'host-call' } },
+    ],
+    loads: [{ concurrency: 32 }],
+    comparisons: [{ a: hostCall, b: skillRead, target: 1.15 }],
+  };
+}
+
 export function scenarios(sizes: Sizes): Scenario[] {
   const many = `${sizes.catalogClients.toLocaleString('en-US')} clients`;
   return [
@@ -165,6 +184,12 @@ export function scenarios(sizes: Sizes): Scenario[] {
       kind: 'read',
       title: 'Skill read over the HTTP loop',
       cases: [loopReadCase(1), loopReadCase(sizes.manyClients)],
+    },
+    {
+      name: 'host-call',
+      kind: 'read',
+      title: 'Host API call of an endpoint (POST /mdp/call) against a skill read, over the websocket',
+      cases: [hostCallCase()],
     },
     {
       name: 'catalog',
@@ -197,4 +222,4 @@ export function scenarios(sizes: Sizes): Scenario[] {
   ];
 }
 
-export const SCENARIO_NAMES = ['ws-read', 'loop-read', 'catalog', 'idle-memory', 'registration'] as const;
+export const SCENARIO_NAMES = ['ws-read', 'loop-read', 'host-call', 'catalog', 'idle-memory', 'registration'] as const;

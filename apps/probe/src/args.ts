@@ -23,6 +23,7 @@ export interface ProbeCliOptions {
 
 export type ParsedCommandLine =
   | { readonly kind: 'help' }
+  | { readonly kind: 'version' }
   | { readonly kind: 'run'; readonly options: ProbeCliOptions }
   | { readonly kind: 'usage-error'; readonly message: string };
 
@@ -39,6 +40,7 @@ const OPTIONS = {
   timeout: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
 } as const;
 
 /** A token that can only be the value of `--scan`: `FROM-TO` or `HOST:FROM-TO`. */
@@ -68,6 +70,7 @@ function parseOrThrow(argv: readonly string[]): ParsedCommandLine {
     strict: true,
   });
   if (values.help) return { kind: 'help' };
+  if (values.version) return { kind: 'version' };
 
   const scans = (values.scan ?? []).map(parseScanSpec);
   const targets: string[] = [];

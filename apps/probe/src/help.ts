@@ -23,6 +23,7 @@ Options:
   --json                print {exitCode, servers, failures, scans} as JSON instead of text;
                         servers[].meta is the validated metadata document
   -h, --help            print this help and exit
+  -v, --version         print the version and exit
 
 An answer that is not MDP (an HTML page, an HTTP error, invalid JSON, a document that fails
 the schema) is reported as "not MDP: <reason>"; a closed port or time-out as "unreachable".

@@ -1,4 +1,5 @@
 /** One `mdp-probe` run: command line in, text out, exit code back. The CLI entry only wires it to the process. */
+import { createRequire } from 'node:module';
 import { probeMeta, scanRange } from '@mdp/cluster';
 import { parseCommandLine, type ProbeCliOptions } from './args.js';
 import { EXIT, check, exitCodeOf } from './check.js';
@@ -31,6 +32,11 @@ export async function runProbe(argv: readonly string[], io: ProbeIo): Promise<nu
   const parsed = parseCommandLine(argv);
   if (parsed.kind === 'help') {
     io.stdout.write(HELP);
+    return EXIT.found;
+  }
+  if (parsed.kind === 'version') {
+    const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
+    io.stdout.write(`mdp-probe ${pkg.version}\n`);
     return EXIT.found;
   }
   if (parsed.kind === 'usage-error') {

@@ -62,6 +62,11 @@ describe('parseCommandLine', () => {
     });
   });
 
+  it('answers --version and -v', () => {
+    expect(parseCommandLine(['--version'])).toEqual({ kind: 'version' });
+    expect(parseCommandLine(['-v', '5000'])).toEqual({ kind: 'version' });
+  });
+
   it('answers --help and -h', () => {
     expect(parseCommandLine(['--help'])).toEqual({ kind: 'help' });
     expect(parseCommandLine(['-h', '--bogus-after-help-is-still-an-error'])).toMatchObject({ kind: 'usage-error' });
@@ -114,7 +119,7 @@ describe('--help', () => {
   });
 
   it('names every option the parser accepts', () => {
-    for (const flag of ['--scan', '--require-version', '--cluster-id', '--timeout', '--json', '-h, --help']) {
+    for (const flag of ['--scan', '--require-version', '--cluster-id', '--timeout', '--json', '-h, --help', '-v, --version']) {
       expect(HELP).toContain(flag);
     }
   });

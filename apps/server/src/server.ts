@@ -20,7 +20,7 @@ import { skillsFeature } from './features/skills.js';
 import { websocketFeature } from './features/websocket.js';
 import { bindServing, closeListener, createApp, createListener } from './listener.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
-import { advertisedAuthority, formatHost, serverUrls } from './urls.js';
+import { advertisedAuthority, defaultServerId, isLoopback, serverUrls } from './urls.js';
 
 export type { ListeningInfo } from './feature.js';
 export { clientErrorAnswer } from './listener.js';
@@ -37,10 +37,6 @@ export interface MdpServer {
   readonly cluster: ClusterNode | undefined;
   /** Graceful shutdown: pending calls fail, sockets close, the port is released. Idempotent. */
   close(): Promise<void>;
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');
 }
 
 function warnWhenExposed(host: string, logger: Logger): void {
@@ -73,7 +69,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const httpServer = createListener(features, app, host, logger);
 
   const start = (port: number): ListeningInfo => {
-    const serverId = options.serverId ?? `${formatHost(host)}:${port}`;
+    const serverId = options.serverId ?? defaultServerId(host, port);
     const info: ListeningInfo = { host, port, serverId, urls: serverUrls(advertisedAuthority(host, port, undefined)) };
     ctx.setInfo(info);
     httpServer.on('error', (error) => logger.error('http.server_error', { error }));

@@ -1,7 +1,20 @@
 /** URLs the server advertises. Wildcard binds advertise the host the request came in on. */
+import { hostname } from 'node:os';
 import { metaEndpoints, type MetaEndpoints } from '@mdp/protocol';
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');
+}
+
+/**
+ * The server id when none is given: the bound `host:port`, or for a wildcard bind the machine's
+ * host name and the port (`0.0.0.0:47372` would name every machine alike).
+ */
+export function defaultServerId(host: string, port: number): string {
+  return `${WILDCARD_HOSTS.has(host) ? hostname() : formatHost(host)}:${port}`;
+}
 
 export function formatHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;

@@ -1,18 +1,23 @@
 /**
  * Time and timers, injected so that tests can count what a node leaves behind (STYLE §5–§6).
- * `now()` is monotonic: a wall-clock jump must not expire or extend a lease.
+ * `now()` is monotonic: a wall-clock jump must not expire or extend a lease. `wallNow()` is the
+ * wall clock, for the timestamps other processes read (messages, hello proofs): two processes'
+ * monotonic clocks have nothing in common.
  */
 import { performance } from 'node:perf_hooks';
 
 export interface Clock {
   /** Milliseconds on a monotonic scale (only differences matter). */
   now(): number;
+  /** Milliseconds since the epoch. */
+  wallNow(): number;
   setTimeout(callback: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
 }
 
 export const systemClock: Clock = {
   now: () => performance.now(),
+  wallNow: () => Date.now(),
   setTimeout: (callback, ms) => {
     const handle = setTimeout(callback, ms);
     // Cluster timers never keep a process alive on their own; the HTTP server does that.
@@ -60,5 +65,39 @@ export class TimerSet {
     this.closed = true;
     for (const entry of this.handles) this.clock.clearTimeout(entry.handle);
     this.handles.clear();
+  }
+}
+
+/**
+ * The one timer of a pure state machine: armed for the `wakeAt` of its last step, re-armed only
+ * when that time changes, and calling `onWake` (which feeds the machine a tick) when it is due.
+ */
+export class WakeTimer {
+  private at: number | undefined;
+  private cancel: (() => void) | undefined;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly timers: TimerSet,
+    private readonly onWake: () => void,
+  ) {}
+
+  /** Wake at `at` (monotonic ms), or never with `undefined`. */
+  set(at: number | undefined): void {
+    if (at === this.at && this.cancel) return;
+    this.stop();
+    this.at = at;
+    if (at === undefined) return;
+    this.cancel = this.timers.after(at - this.clock.now(), () => {
+      this.cancel = undefined;
+      this.at = undefined;
+      this.onWake();
+    });
+  }
+
+  stop(): void {
+    this.cancel?.();
+    this.cancel = undefined;
+    this.at = undefined;
   }
 }

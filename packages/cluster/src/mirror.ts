@@ -17,12 +17,13 @@ import {
   type ClientToServerMessage,
   type PathDescriptor,
 } from '@mdp/protocol';
-import type { TimerSet } from './clock.js';
+import type { Clock, TimerSet } from './clock.js';
 
 export interface MirrorOptions {
   readonly router: Router;
   readonly serverId: string;
   readonly wsUrl: string;
+  readonly clock: Clock;
   readonly timers: TimerSet;
   readonly logger: Logger;
   readonly random: () => number;
@@ -59,10 +60,6 @@ export class Mirror {
     this.localId = client.id;
     this.upstreamId = mirroredId(options.serverId, client.id);
     this.descriptor = client.descriptor;
-  }
-
-  get connected(): boolean {
-    return this.registered;
   }
 
   start(): void {
@@ -172,7 +169,7 @@ export class Mirror {
     const message = parsed.value;
     switch (message.type) {
       case 'ping':
-        this.sendOn(ws, { type: 'pong', timestamp: message.timestamp ?? Date.now() });
+        this.sendOn(ws, { type: 'pong', timestamp: message.timestamp ?? this.options.clock.wallNow() });
         return;
       case 'pong':
         return;

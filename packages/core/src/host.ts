@@ -21,12 +21,12 @@ import {
 } from '@mdp/protocol';
 import { aliasFinder, resolveClientId } from './aliases.js';
 import { MdpError } from './errors.js';
-import type { ClientInfo, InvokeOutcome, Router } from './router.js';
+import type { CallSignal, ClientInfo, InvokeOutcome, Router } from './router.js';
 
 /** In-process extras of a call; they never travel over the wire. */
 export interface CallOptions {
   /** The caller went away: the call ends at once and is never delivered later. */
-  readonly signal?: AbortSignal;
+  readonly signal?: CallSignal;
   /** Time the client has to answer, ms; default the router's invocation time-out. */
   readonly timeoutMs?: number;
 }

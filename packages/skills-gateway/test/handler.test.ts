@@ -42,6 +42,15 @@ describe('skillContentType', () => {
 });
 
 describe('200', () => {
+  it('tolerates one trailing slash, as the reference server does: /skills/c1/docs/ reads /docs/skill.md', async () => {
+    const client = connectClient(router, 'c1', [skill('/docs/skill.md')]);
+    for (const pathname of ['/skills/c1/docs/', '/c1/skills/docs/', '/skills/c1/d%6Fcs/']) {
+      expect((await read(pathname)).status, pathname).toBe(200);
+      expect(client.lastCall.path).toBe('/docs/skill.md');
+    }
+    expect((await read('/skills/c1/docs//')).status).toBe(400);
+  });
+
   it('answers string data as text, through both routes, and sends one GET callClient for the skill', async () => {
     const client = connectClient(router, 'c1', [skill('/docs/review/skill.md')]);
     client.reply = () => ({ ok: true, data: '# Review' });
@@ -136,13 +145,15 @@ describe('resolution', () => {
   });
 
   it('a skill registered at a name no route may carry is never read through it (400 before lookup)', async () => {
-    // '/odd/.skill.md' is a valid descriptor path; its bare name '/odd/' has an empty segment.
+    // '/odd/.skill.md' is a valid descriptor path; its bare name '/odd/' has an empty segment. The
+    // trailing slash the routes tolerate makes '/odd/' name '/odd': '/odd/skill.md', never it.
     const client = connectClient(router, 'c1', [skill('/odd/.skill.md'), skill('/odd/skill.md')]);
-    expect((await read('/skills/c1/odd/')).status).toBe(400);
+    expect((await read('/skills/c1/odd//')).status).toBe(400);
     expect((await read('/skills/c1/odd%2F')).status).toBe(400);
+    expect((await read('/skills/c1/odd/')).status).toBe(200);
     expect((await read('/skills/c1/odd/.skill.md')).status).toBe(200);
     expect((await read('/skills/c1/odd')).status).toBe(200);
-    expect(client.calls.map((call) => call.path)).toEqual(['/odd/.skill.md', '/odd/skill.md']);
+    expect(client.calls.map((call) => call.path)).toEqual(['/odd/skill.md', '/odd/.skill.md', '/odd/skill.md']);
   });
 
   it('follows catalog updates: a read resolves against the newest catalog', async () => {
@@ -172,7 +183,7 @@ describe('errors', () => {
 
   it('400 {error} for malformed encoding and paths, without calling the client', async () => {
     const client = connectClient(router, 'c1', [skill('/s/skill.md')]);
-    for (const pathname of ['/skills/c1/%E0%A4%A', '/skills/c1/a%2Fb', '/c1/skills/s/../s', '/skills/c1/s/', '/skills/c1/a%20b']) {
+    for (const pathname of ['/skills/c1/%E0%A4%A', '/skills/c1/a%2Fb', '/c1/skills/s/../s', '/skills/c1/s//', '/skills/c1/a%20b']) {
       const response = await read(pathname);
       expect(response.status, pathname).toBe(400);
       expect(response.headers).toEqual({ 'content-type': JSON_TYPE });

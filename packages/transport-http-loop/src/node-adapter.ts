@@ -5,11 +5,9 @@
  * response's 'close' event, answers written with one `writeHead` + `end`.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { HeaderMap, Logger } from '@mdp/core';
-import type { BodyResult } from './body.js';
+import { readNodeBody, type BodyResult, type HeaderMap, type Logger } from '@mdp/core';
 import { isResponseLive, watchDelivery } from './delivery.js';
 import type { PollConnection } from './mailbox.js';
-import { readNodeBody } from './node-body.js';
 import { queryValues } from './query.js';
 import { INTERNAL_ERROR, type LoopRequest, type LoopResponse, type LoopRoutes } from './routes.js';
 import { SESSION_ID_HEADER } from './session-id.js';

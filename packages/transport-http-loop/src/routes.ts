@@ -11,9 +11,8 @@
  * Later calls name their session by header `x-mdp-session-id` or query `sessionId`; a missing or
  * unknown session is 404 with an empty body, a malformed request 400 `{error}`.
  */
-import { MdpError, type HeaderMap, type Logger } from '@mdp/core';
+import { MdpError, parseJsonObject, type BodyResult, type HeaderMap, type Logger } from '@mdp/core';
 import { parseClientMessage, stringifyServerMessage, type AuthContext, type ClientToServerMessage, type ParseResult } from '@mdp/protocol';
-import { parseJsonObject, type BodyResult } from './body.js';
 import type { PollConnection } from './mailbox.js';
 import type { LoopSession, LoopSessionRegistry } from './registry.js';
 import { SESSION_ID_QUERY, readSessionId } from './session-id.js';
