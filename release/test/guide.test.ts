@@ -102,20 +102,32 @@ describe('the binary: logs, signals, exit codes, environment', () => {
     expect(server.stderr()).toMatch(/"event":"server\.stopping","signal":"SIGINT"/);
   });
 
-  it('exits 1 when it cannot start: the port is in use, or a flag is wrong', async () => {
-    const holder = createServer();
+  it('exits 1 when the port is in use and 64 when a flag is wrong', async () => {
+    // Another program holds the port (it answers nothing: the server's probe of it ends at once).
+    const holder = createServer((socket) => socket.destroy());
     holders.push(holder);
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     const port = (holder.address() as { port: number }).port;
     const busy = await run(process.execPath, [CLI, '--host', '127.0.0.1', '--port', String(port), '--cluster-mode', 'standalone'], { env: serverEnv(scratch('guide-state')) });
     expect(busy.code, output(busy)).toBe(1);
     const wrong = await run(process.execPath, [CLI, '--port', 'not-a-port']);
-    expect(wrong.code, output(wrong)).toBe(1);
+    expect(wrong.code, output(wrong)).toBe(64);
     expect(wrong.stderr).toMatch(/--port/);
   });
 
   it('exits 0 for --help and --version', async () => {
     for (const flag of ['--help', '--version']) expect((await run(process.execPath, [CLI, flag])).code, flag).toBe(0);
+  });
+
+  it('takes settings from the environment and from a --config file', async () => {
+    const config = join(scratch('guide-config'), 'mdp.json');
+    writeFileSync(config, '// a comment\n{ "host": "127.0.0.1", "port": 0, "clusterMode": "standalone" }\n');
+    const fromFile = await startServer(process.execPath, [CLI, '--config', config], { env: serverEnv(scratch('guide-state')) });
+    expect(fromFile.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const fromEnv = await startServer(process.execPath, [CLI], {
+      env: { ...serverEnv(scratch('guide-state')), MDP_HOST: '127.0.0.1', MDP_PORT: '0', MDP_CLUSTER_MODE: 'standalone' },
+    });
+    expect(fromEnv.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   });
 
   it('takes tokens from MDP_AUTH_TOKENS', async () => {

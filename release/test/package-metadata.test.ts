@@ -78,6 +78,10 @@ describe.each(packages.map((p) => [p.manifest.name, p] as const))('%s', (_name, 
     }
   });
 
+  it('builds into an emptied dist (files of deleted sources would be published with the rest)', () => {
+    expect((manifest.scripts as Record<string, string>).build).toMatch(/^rm -rf dist && tsc /);
+  });
+
   it('has source maps whose sources are files it ships', () => {
     expect(existsSync(at('dist')), 'built').toBe(true);
     const shipped = (manifest.files as string[]).map((f) => at(f));
