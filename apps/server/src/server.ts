@@ -5,7 +5,7 @@
  * shutdown.
  */
 import type { Hono } from 'hono';
-import { createLocalHost, type Logger, type Router } from '@mdp/core';
+import type { Logger, Router } from '@mdp/core';
 import type { ClusterNode } from '@mdp/cluster';
 import { fallbackPorts } from './cluster.js';
 import { createServerContext } from './context.js';
@@ -60,7 +60,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     httpLoopFeature(ctx, { longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs }),
     metaFeature(ctx, cluster, host),
     authFeature(ctx),
-    hostApiFeature(ctx, createLocalHost(router)),
+    hostApiFeature(ctx, cluster.host),
     websocketFeature(ctx),
     sessionsFeature(ctx),
     cluster,

@@ -23,7 +23,7 @@
  *
  * Catalog changes (`onChange`) are `host-watch.ts`, which lives only while someone listens.
  */
-import { MdpError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
+import { MdpError, type CallOptions, type CallSignal, type HostApi, type Logger } from '@mdp/core';
 import { ERROR_CODES, type CallResult, type ErrorCode, type SerializedError } from '@mdp/protocol';
 import type { Clock, TimerSet } from './clock.js';
 import type { LeaderView } from './election-driver.js';
@@ -107,7 +107,7 @@ interface Ask<T> {
   readonly repeatable: boolean;
   /** Longest wait for the leader's answer, ms. */
   readonly timeoutMs: number;
-  readonly signal: AbortSignal | undefined;
+  readonly signal: CallSignal | undefined;
 }
 
 export function createClusterHost(ports: ClusterHostPorts, options: ClusterHostOptions): ClusterHost {
@@ -131,7 +131,7 @@ export function createClusterHost(ports: ClusterHostPorts, options: ClusterHostO
   const settling = (): boolean => clock.now() < routeChangedAt + options.settleMs;
 
   /** Wait `ms` or until the route changes; 'stopped' when aborted or closed first. */
-  const wait = (ms: number, signal: AbortSignal | undefined): Promise<'changed' | 'elapsed' | 'stopped'> =>
+  const wait = (ms: number, signal: CallSignal | undefined): Promise<'changed' | 'elapsed' | 'stopped'> =>
     new Promise((resolve) => {
       if (closed || signal?.aborted) return resolve('stopped');
       const finish = (how: 'changed' | 'elapsed' | 'stopped'): void => {
@@ -148,7 +148,7 @@ export function createClusterHost(ports: ClusterHostPorts, options: ClusterHostO
     });
 
   /** The leader's outcome, or 'aborted' as soon as the caller goes away. */
-  const request = (leaderId: string, method: RpcMethod, params: unknown, timeoutMs: number, signal: AbortSignal | undefined): Promise<RpcOutcome | 'aborted'> => {
+  const request = (leaderId: string, method: RpcMethod, params: unknown, timeoutMs: number, signal: CallSignal | undefined): Promise<RpcOutcome | 'aborted'> => {
     const sent = ports.rpc.request(leaderId, method, params, timeoutMs);
     if (!signal) return sent;
     return new Promise((resolve) => {
