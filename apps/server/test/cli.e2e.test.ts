@@ -37,7 +37,8 @@ interface Run {
 }
 
 function run(args: string[], env: Record<string, string> = {}): Run {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  // Cluster state (auto mode keeps term and vote) goes to the scratch dir, not the user's state dir.
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_STATE_HOME: join(dir, 'state'), ...env } });
   children.push(child);
   const result: Run = {
     child,
