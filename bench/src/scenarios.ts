@@ -170,6 +170,24 @@ function hostCallCase(): ReadCase {
   };
 }
 
+/**
+ * MCP calls (issue 16): `tools/call` of the generic `callPath` tool over Streamable HTTP, on one MCP
+ * session, against the host call of the same endpoint: the MCP layer's cost on top of the host API.
+ */
+function mcpCallCase(): ReadCase {
+  const hostCall = 'host call';
+  const mcpCall = 'mcp call';
+  return {
+    label: '1 client',
+    subjects: [
+      { label: hostCall, server: 'mdp', transport: 'ws', population: { ...population(1), via: 'host-call' } },
+      { label: mcpCall, server: 'mdp', transport: 'ws', population: { ...population(1), via: 'mcp-call' } },
+    ],
+    loads: [{ concurrency: 32 }],
+    comparisons: [{ a: mcpCall, b: hostCall, target: 2.5 }],
+  };
+}
+
 export function scenarios(sizes: Sizes): Scenario[] {
   const many = `${sizes.catalogClients.toLocaleString('en-US')} clients`;
   return [
@@ -190,6 +208,12 @@ export function scenarios(sizes: Sizes): Scenario[] {
       kind: 'read',
       title: 'Host API call of an endpoint (POST /mdp/call) against a skill read, over the websocket',
       cases: [hostCallCase()],
+    },
+    {
+      name: 'mcp-call',
+      kind: 'read',
+      title: 'MCP tools/call of callPath over Streamable HTTP against the host call of the same endpoint',
+      cases: [mcpCallCase()],
     },
     {
       name: 'catalog',
@@ -222,4 +246,4 @@ export function scenarios(sizes: Sizes): Scenario[] {
   ];
 }
 
-export const SCENARIO_NAMES = ['ws-read', 'loop-read', 'host-call', 'catalog', 'idle-memory', 'registration'] as const;
+export const SCENARIO_NAMES = ['ws-read', 'loop-read', 'host-call', 'mcp-call', 'catalog', 'idle-memory', 'registration'] as const;

@@ -42,7 +42,12 @@ export interface McpHttpOptions {
 }
 
 export interface McpHttpHandler {
-  handle(request: Request): Promise<Response>;
+  /**
+   * Answer one request. An adapter that has read and parsed the body itself (bounded by
+   * `maxBodyBytes`) passes it as `parsedBody`, and `request` then needs no body: the SDK does not
+   * read it again.
+   */
+  handle(request: Request, parsedBody?: unknown): Promise<Response>;
   /** Open sessions. */
   readonly sessions: number;
   /** End every session. Idempotent. */
@@ -65,9 +70,12 @@ interface Entry {
   readonly idle: Timer;
 }
 
-/** `response` with a body that calls `done` once, when it ends or its reader cancels (the client went away). */
+/**
+ * `response` with a body that calls `done` once, when it ends or its reader cancels (the client went
+ * away). A plain JSON answer is complete already: it is passed on as it is.
+ */
 function watched(response: Response, done: () => void): Response {
-  if (!response.body) {
+  if (!response.body || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
     done();
     return response;
   }
@@ -110,7 +118,7 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
   let starting = 0;
   let closed = false;
 
-  const serve = async (entry: Entry, request: Request): Promise<Response> => {
+  const serve = async (entry: Entry, request: Request, parsedBody: unknown): Promise<Response> => {
     entry.active += 1;
     entry.idle.clear();
     const release = (): void => {
@@ -123,7 +131,7 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
     };
     let response: Response;
     try {
-      response = await entry.transport.handleRequest(request);
+      response = await entry.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
     } catch (error) {
       release();
       throw error;
@@ -131,7 +139,7 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
     return watched(response, release);
   };
 
-  const open = async (request: Request): Promise<Response> => {
+  const open = async (request: Request, parsedBody: unknown): Promise<Response> => {
     if (sessions.size + starting >= maxSessions) {
       return jsonRpcError(503, -32000, `Too many MCP sessions (${maxSessions}); close one (DELETE /mcp) or try later`);
     }
@@ -140,6 +148,10 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       maxRequestBodySize: maxBodyBytes,
+      // A request is answered with one JSON response, not a server-sent-event stream of one event:
+      // a stream costs several times the CPU of the call itself. Notifications (list_changed) go
+      // to the session's GET stream, which stays a stream.
+      enableJsonResponse: true,
       onsessioninitialized: (id) => {
         if (entry) sessions.set(id, entry);
         logger.info('mcp.session_opened', { sessionId: id });
@@ -153,7 +165,7 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
         current.idle.clear();
         if (transport.sessionId !== undefined && sessions.get(transport.sessionId) === current) sessions.delete(transport.sessionId);
       });
-      const response = await serve(entry, request);
+      const response = await serve(entry, request, parsedBody);
       if (transport.sessionId !== undefined) return response;
       // Not an initialize: nothing to keep.
       await session.close();
@@ -170,7 +182,7 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
   };
 
   return {
-    async handle(request) {
+    async handle(request, parsedBody) {
       // A Fetch Request built in process has no Host header; its URL's host stands for it.
       const host = request.headers.get('host') ?? new URL(request.url).host;
       const problem = originProblem({ host, origin: request.headers.get('origin') }, options.originPolicy);
@@ -185,11 +197,11 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
       const id = request.headers.get('mcp-session-id');
       if (id === null) {
         if (request.method !== 'POST') return jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
-        return open(request);
+        return open(request, parsedBody);
       }
       const entry = sessions.get(id);
       if (!entry) return jsonRpcError(404, -32001, 'Session not found: it ended or never existed; start a new one with an initialize request');
-      return serve(entry, request);
+      return serve(entry, request, parsedBody);
     },
     get sessions() {
       return sessions.size;

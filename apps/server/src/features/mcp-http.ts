@@ -4,11 +4,13 @@
  * for the stdio session of `mdp-server mcp` (`bridge`). `/mcp` checks Host and Origin against DNS
  * rebinding, then the server's auth policy, before the SDK transport sees the request.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
-import { headersToMap, type HostApi } from '@mdp/core';
+import { headersToMap, readNodeBody, type HostApi } from '@mdp/core';
 import {
   createMcpBridge,
   createMcpHttpHandler,
+  jsonRpcError,
   originPolicyFor,
   type McpBridge,
   type McpHttpHandler,
@@ -61,6 +63,62 @@ function deferredHost(get: () => HostApi): HostApi {
   };
 }
 
+/**
+ * One `/mcp` request on node's request: the body is read and parsed here (bounded), so the SDK
+ * transport gets a `Request` without a body stream and the parsed message.
+ */
+async function serveMcp(handler: McpHttpHandler, req: IncomingMessage, url: string, maxBodyBytes: number): Promise<Response> {
+  // node's parsed headers: lower-case names, repeats joined (as Fetch Headers join them).
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  const request = new Request(`http://${req.headers.host ?? 'localhost'}${url}`, { method: req.method ?? 'GET', headers });
+  if (req.method !== 'POST') return handler.handle(request);
+  const body = await readNodeBody(req, maxBodyBytes);
+  if (!body.ok) return jsonRpcError(body.status, -32000, body.error);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.text);
+  } catch {
+    return jsonRpcError(400, -32700, 'Parse error: the body is not valid JSON');
+  }
+  return handler.handle(request, parsed);
+}
+
+/**
+ * Write a Fetch `Response` to node's response: a JSON answer at once, a server-sent-event stream
+ * (an agent's GET stream) chunk by chunk until either side ends it.
+ */
+async function writeResponse(res: ServerResponse, response: Response, extra: Readonly<Record<string, string>>): Promise<void> {
+  if (res.destroyed) return void (await response.body?.cancel().catch(() => undefined));
+  const headers: Record<string, string | number> = { ...extra };
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  // Browser-based agents must be able to read the session id they are given.
+  headers['access-control-expose-headers'] = 'mcp-session-id';
+  if (!response.body || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    const bytes = Buffer.from(await response.arrayBuffer());
+    headers['content-length'] = bytes.length;
+    res.writeHead(response.status, headers);
+    res.end(bytes);
+    return;
+  }
+  res.writeHead(response.status, headers);
+  res.flushHeaders();
+  const reader = response.body.getReader();
+  res.once('close', () => void reader.cancel().catch(() => undefined));
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      res.write(value);
+    }
+  } catch {
+    // The stream was cancelled (the agent went away) or failed: end the response either way.
+  }
+  res.end();
+}
+
 /** `host`: the local router's host, or (clustered) one that asks the leader; asked on each use. */
 export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | undefined, host: () => HostApi): McpFeature {
   if (options === false) return { name: 'mcp', bridge: undefined };
@@ -73,15 +131,23 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
     get bridge() {
       return bridge;
     },
-    routes(app) {
-      if (config.http === false) return;
-      app.all(MCP_PATH, async (c) => {
-        if (!http) return c.json({ error: 'Not listening yet' }, 503);
-        const response = await http.handle(c.req.raw);
-        // Browser-based agents must be able to read the session id they are given.
-        response.headers.set('access-control-expose-headers', 'mcp-session-id');
-        return response;
-      });
+    handle(req, res, url) {
+      if (config.http === false || (url !== MCP_PATH && !url.startsWith(`${MCP_PATH}?`))) return false;
+      const handler = http;
+      const extra = ctx.corsFor(req);
+      if (!handler) {
+        void writeResponse(res, jsonRpcError(503, -32000, 'Not listening yet'), extra);
+        return true;
+      }
+      serveMcp(handler, req, url, ctx.maxMessageBytes).then(
+        (response) => writeResponse(res, response, extra),
+        (error: unknown) => {
+          ctx.logger.error('mcp.http_failed', { error });
+          if (!res.headersSent) void writeResponse(res, jsonRpcError(500, -32603, 'Internal error'), extra);
+          else res.destroy();
+        },
+      );
+      return true;
     },
     start(info) {
       bridge = createMcpBridge({
