@@ -68,12 +68,12 @@ export class Discovery {
     this.runRound().catch((error: unknown) => this.logger.error('cluster.discovery_round_failed', { error }));
   }
 
-  /** The addresses of one round. */
+  /** The addresses of one round. The range's are `HOST:PORT`: the probe gives them its scheme (https under TLS). */
   targets(): string[] {
     const { host, startPort, attempts, seedUrls } = this.options;
     const hostPart = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
     const list: string[] = [];
-    for (let port = startPort; port < startPort + attempts && port <= 65535; port += 1) list.push(`http://${hostPart}:${port}`);
+    for (let port = startPort; port < startPort + attempts && port <= 65535; port += 1) list.push(`${hostPart}:${port}`);
     list.push(...seedUrls, ...(this.hooks.extraTargets?.() ?? []));
     return [...new Set(list)];
   }

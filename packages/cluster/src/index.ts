@@ -6,7 +6,8 @@ export {
   probeMeta,
   scanRange,
 } from './meta-probe.js';
-export type { ProbeFailureKind, ProbeOptions, ProbeResult, ScanOptions } from './meta-probe.js';
+export type { BaseScheme, ProbeFailureKind, ProbeOptions, ProbeResult, ScanOptions } from './meta-probe.js';
+export type { PeerTls, PeerTlsSource } from './tls.js';
 export { createClusterNode } from './node.js';
 export type { ClusterConfigError, ClusterFeatures, ClusterNode, ClusterSelf, ClusterView, LeaderChange } from './node.js';
 export { CLUSTER_DEFAULTS, CLUSTER_MODES } from './options.js';

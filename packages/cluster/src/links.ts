@@ -10,6 +10,7 @@ import type { Logger } from '@mdp/core';
 import type { ClusterHello, ClusterMessage } from '@mdp/protocol';
 import type { Clock, TimerSet } from './clock.js';
 import { ControlLink, LINK_CLOSE } from './control-link.js';
+import { dialTls, type PeerTlsSource } from './tls.js';
 
 /** Test seam: links a test has cut. A blocked pair's links are dropped and not re-established. */
 export interface LinkFaults {
@@ -38,6 +39,8 @@ export interface LinkManagerOptions {
   /** Largest control frame, bytes. */
   readonly maxPayloadBytes: number;
   readonly faults?: LinkFaults;
+  /** TLS of the links this node dials. */
+  readonly tls?: PeerTlsSource;
   /** Our hello, addressed to `to` (the peer's server id, when known). */
   hello(to: string | undefined): ClusterMessage;
   check(hello: ClusterHello, direction: 'in' | 'out'): string | undefined;
@@ -103,7 +106,7 @@ export class LinkManager {
     if (dial.link || this.options.clock.now() < dial.nextAt) return;
     let ws: WebSocket;
     try {
-      ws = new WebSocket(url, { maxPayload: this.options.maxPayloadBytes, handshakeTimeout: this.options.handshakeTimeoutMs });
+      ws = new WebSocket(url, { maxPayload: this.options.maxPayloadBytes, handshakeTimeout: this.options.handshakeTimeoutMs, ...dialTls(this.options.tls) });
     } catch (error) {
       this.options.logger.warn('cluster.dial_failed', { url, error });
       this.failedDial(dial);

@@ -21,6 +21,7 @@ import { normalizeTarget } from './meta-probe.js';
 import { resolveOptions, type ClusterMode, type ClusterNodeOptions, type ResolvedOptions } from './options.js';
 import { UpstreamProxy, type ProxyStatus } from './proxy.js';
 import { seedFrom } from './rng.js';
+import { probeWith } from './tls.js';
 import { RpcClient, localHost, serveRpc, type CallPathRequest, type HostApi, type HostClient, type HostPath, type RpcMethod } from './rpc.js';
 
 /** Where this server can be reached; known once it listens. */
@@ -149,6 +150,8 @@ function newProxy(o: ResolvedOptions, timers: TimerSet): UpstreamProxy {
     connectTimeoutMs: Math.max(1000, o.discovery.probeTimeoutMs * 2),
     maxPayloadBytes: o.maxPayloadBytes,
     ...(o.upstreamHeaders ? { headers: o.upstreamHeaders } : {}),
+    ...(o.tls ? { tls: o.tls } : {}),
+    probe: probeWith(o.tls),
     probeTimeoutMs: Math.max(1000, o.discovery.probeTimeoutMs),
     recheckMs: Math.max(o.discovery.intervalMs, 1000),
   });
@@ -471,6 +474,7 @@ function createMember(o: ResolvedOptions): ClusterNode {
           redialMaxMs: Math.max(o.leaseDurationMs, o.discovery.intervalMs),
           maxPayloadBytes: o.maxPayloadBytes,
           faults: o.faults,
+          ...(o.tls ? { tls: o.tls } : {}),
           hello: (to) => {
             const view = d.view();
             const timestamp = Date.now();
@@ -535,6 +539,7 @@ function createMember(o: ResolvedOptions): ClusterNode {
         o.clock,
         timers,
         logger,
+        probeWith(o.tls),
       );
       d.start();
       // A static member list is the whole truth: a list of one may elect itself without asking around.
