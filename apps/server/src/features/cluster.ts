@@ -3,12 +3,17 @@
  * known; it takes `/mdp/cluster` upgrades and gives `/mdp/meta` its cluster view. Without cluster
  * options the node is standalone (leader of one, term 0).
  */
+import type { TLSSocket } from 'node:tls';
 import { standaloneClusterView, type ClusterView, type FeaturesView } from '@mdp/protocol';
 import type { ClusterNode } from '@mdp/cluster';
 import type { ListeningInfo, ServerContext, ServerFeature } from '../feature.js';
 import { createServerCluster, type MdpClusterOptions } from '../cluster.js';
+import { peerTlsOf, type TlsState } from '../tls.js';
 
 const NOT_FOUND = 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
+/** Refused peers remembered so as to log each once; past this many, the rest are not logged. */
+const MAX_REPORTED = 1000;
+const FORBIDDEN = 'HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 
 export interface ClusterFeature extends ServerFeature {
   /** Set once the server listens. */
@@ -23,10 +28,13 @@ export interface ClusterFeatureOptions {
   readonly clusterId: string;
   readonly cluster: MdpClusterOptions | undefined;
   readonly authTokens: readonly string[] | undefined;
+  /** The listener's TLS: peers are dialled with it and, under a CA, must show a certificate from it. */
+  readonly tls: TlsState | undefined;
 }
 
 export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOptions): ClusterFeature {
   let node: ClusterNode | undefined;
+  const refusals = new Set<string>();
   return {
     name: 'cluster',
     get node() {
@@ -36,6 +44,20 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
     features: () => node?.features() ?? { upstreamProxy: false, clusterControl: false },
     upgrade(request, socket, head, path) {
       if (path !== '/mdp/cluster') return false;
+      const { tls } = options;
+      const peer = request.socket as Partial<TLSSocket>;
+      if (tls?.verifiesPeers && peer.authorized !== true) {
+        // A member shows a client certificate from the cluster's CA; anyone else is no peer.
+        const reason = String(peer.authorizationError ?? 'no client certificate');
+        const key = `${peer.remoteAddress}|${reason}`;
+        // Once per address and reason: a refused node keeps dialing.
+        if (refusals.size < MAX_REPORTED && !refusals.has(key)) {
+          refusals.add(key);
+          ctx.logger.warn('cluster.peer_certificate_refused', { remote: peer.remoteAddress, reason });
+        }
+        socket.end(FORBIDDEN);
+        return true;
+      }
       if (node) node.handleUpgrade(request, socket, head);
       else socket.end(NOT_FOUND);
       return true;
@@ -47,6 +69,7 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
         clusterId: options.clusterId,
         options: options.cluster,
         authTokens: options.authTokens,
+        ...(options.tls ? { tls: tlsSource(options.tls) } : {}),
         logger: ctx.logger.child({ serverId: info.serverId }),
       });
       node.start({ wsUrl: info.urls.ws, clusterUrl: info.urls.cluster, metaUrl: info.urls.meta });
@@ -54,4 +77,9 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
     // A leader resigns while its links are still up.
     close: () => node?.close(),
   };
+}
+
+/** The TLS the node dials with, read at every dial: a reload reaches the next dial. */
+function tlsSource(tls: TlsState): () => ReturnType<typeof peerTlsOf> {
+  return () => peerTlsOf(tls.current);
 }
