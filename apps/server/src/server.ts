@@ -20,7 +20,7 @@ import { skillsFeature } from './features/skills.js';
 import { websocketFeature } from './features/websocket.js';
 import { bindServing, closeListener, createApp, createListener } from './listener.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
-import { TlsState, listenerTlsOptions, type ReloadResult } from './tls.js';
+import { TlsState, type ReloadResult } from './tls.js';
 import { advertisedAuthority, defaultServerId, isLoopback, serverUrls } from './urls.js';
 
 export type { ListeningInfo } from './feature.js';
@@ -88,7 +88,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     cluster,
   ];
   const app = createApp(features, logger);
-  const httpServer = createListener(features, app, host, logger, tls && listenerTlsOptions(tls.current));
+  const httpServer = createListener(features, app, host, logger, tls?.listenerOptions());
 
   const start = (port: number): ListeningInfo => {
     const serverId = options.serverId ?? defaultServerId(host, port);

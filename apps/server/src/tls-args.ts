@@ -3,7 +3,7 @@
  * `--tls-ca`) and the cookie's `SameSite`, turned into MdpServerOptions. The files are only named
  * here; the server reads them (a file it cannot use stops it with exit status 1, not 64).
  */
-import { text, oneOf } from './flag-values.js';
+import { oneOf, text, toggle } from './flag-values.js';
 import { COOKIE_SAME_SITE, SERVER_DEFAULTS, type CookieSameSite } from './options.js';
 import { settingGroup, sourceLabel, type Source, type ValuesOf } from './settings.js';
 import type { MdpTlsOptions } from './tls.js';
@@ -22,9 +22,17 @@ export const TLS_SETTINGS = settingGroup({
       flag: 'tls-ca',
       placeholder: '<file>',
       schema: text(),
-      defaultText: "node's CAs, no client certificates",
-      help: `CA certificates (PEM) of the cluster: peers this server dials must have a certificate
-        from them, and /mdp/cluster takes only peers showing one as client certificate`,
+      defaultText: "node's trusted CAs",
+      help: 'CA certificates (PEM) of the cluster: the peers this server probes and dials must have a certificate from them',
+    },
+    tlsPeerCerts: {
+      flag: 'tls-peer-certs',
+      arity: 'switch',
+      schema: toggle(),
+      default: false,
+      help: `/mdp/cluster takes only peers showing a client certificate from --tls-ca. The
+        listener then asks every connection for one; Chromium cancels a websocket so asked
+        before any other request to the server`,
     },
     cookieSameSite: {
       flag: 'cookie-same-site',
@@ -47,7 +55,7 @@ export type TlsSettings =
 /** The TLS files and the cookie's SameSite, or why the settings do not go together. */
 export function tlsSettings(values: TlsValues, sources: Readonly<Record<string, Source>>): TlsSettings {
   const label = (key: keyof TlsValues): string => sourceLabel(sources[key] ?? { kind: 'default' }, TLS_SETTINGS.settings[key]);
-  const { tlsKey, tlsCert, tlsCa, cookieSameSite } = values;
+  const { tlsKey, tlsCert, tlsCa, tlsPeerCerts, cookieSameSite } = values;
   const messages: string[] = [];
   if (tlsKey !== undefined && tlsCert === undefined) messages.push(`${label('tlsKey')} needs --tls-cert too: TLS takes a key and its certificate`);
   if (tlsCert !== undefined && tlsKey === undefined) messages.push(`${label('tlsCert')} needs --tls-key too: TLS takes a key and its certificate`);
@@ -55,6 +63,7 @@ export function tlsSettings(values: TlsValues, sources: Readonly<Record<string, 
   if (tlsCa !== undefined && tlsKey === undefined && tlsCert === undefined) {
     messages.push(`${label('tlsCa')} needs --tls-key and --tls-cert: the CA is that of a server on TLS`);
   }
+  if (tlsPeerCerts && tlsCa === undefined) messages.push(`${label('tlsPeerCerts')} needs --tls-ca: peers show client certificates from that CA`);
   if (cookieSameSite === 'none' && !tls && messages.length === 0) {
     messages.push(
       `${label('cookieSameSite')} none needs TLS (--tls-key and --tls-cert): browsers keep a SameSite=None cookie only when it is Secure, and a Secure cookie only comes over HTTPS`,
@@ -63,7 +72,7 @@ export function tlsSettings(values: TlsValues, sources: Readonly<Record<string, 
   if (messages.length > 0) return { ok: false, messages };
   return {
     ok: true,
-    tls: tls ? { keyFile: tlsKey, certFile: tlsCert, ...(tlsCa !== undefined ? { caFile: tlsCa } : {}) } : undefined,
+    tls: tls ? { keyFile: tlsKey, certFile: tlsCert, ...(tlsCa !== undefined ? { caFile: tlsCa } : {}), ...(tlsPeerCerts ? { peerCertificates: true } : {}) } : undefined,
     cookieSameSite,
   };
 }

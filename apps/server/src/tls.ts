@@ -22,14 +22,21 @@ export interface MdpTlsOptions {
   /** The server's certificate (PEM), followed by any intermediate certificates. */
   readonly certFile: string;
   /**
-   * CA certificates (PEM). Cluster peers are verified against them in both directions: this
-   * server's probes, links and mirrors trust only certificates from these CAs, and its
-   * `/mdp/cluster` accepts only peers that show a client certificate from them (the listener asks
-   * every connection for one; browsers and clients without one go on without). Default: node's
-   * trusted CAs for what this server dials, and no client certificates asked for.
+   * CA certificates (PEM) of the cluster: this server's probes, links and mirrors trust only
+   * certificates from them. Default: node's trusted CAs.
    */
   readonly caFile?: string;
+  /**
+   * Verify cluster peers the other way too: the listener asks every connection for a client
+   * certificate (those without one go on without) and `/mdp/cluster` takes only peers showing one
+   * from `caFile`. Needs `caFile`. Default false: Chromium cancels a websocket whose connection is
+   * asked for a client certificate it has no answer for, so a page that opens the websocket first
+   * could not connect.
+   */
+  readonly peerCertificates?: boolean;
 }
+
+export const PEER_CERTIFICATES_NEED_CA = 'peer certificates need a CA file: peers show client certificates from that CA';
 
 /** A TLS file that cannot be used; the message names the file. */
 export class TlsFileError extends Error {
@@ -106,14 +113,16 @@ export function readTlsFiles(options: MdpTlsOptions, read: ReadBytes = readFileS
 }
 
 /**
- * The options of the HTTPS listener. With a CA it asks every connection for a client certificate
- * but lets those without one in (`rejectUnauthorized: false`): only `/mdp/cluster` insists.
+ * The options of the HTTPS listener. With `peerCertificates` it asks every connection for a client
+ * certificate but lets those without one in (`rejectUnauthorized: false`): only `/mdp/cluster`
+ * insists.
  */
-export function listenerTlsOptions(material: TlsMaterial): ServerOptions {
+export function listenerTlsOptions(material: TlsMaterial, peerCertificates = false): ServerOptions {
   return {
     key: material.key,
     cert: material.cert,
-    ...(material.ca ? { ca: material.ca, requestCert: true, rejectUnauthorized: false } : {}),
+    ...(material.ca ? { ca: material.ca } : {}),
+    ...(peerCertificates ? { requestCert: true, rejectUnauthorized: false } : {}),
   };
 }
 
@@ -133,12 +142,13 @@ export type ReloadResult = { readonly ok: true; readonly material: TlsMaterial }
 export class TlsState {
   private material: TlsMaterial;
 
-  /** @throws TlsFileError */
+  /** @throws RangeError for `peerCertificates` without a CA, TlsFileError for a file it cannot use */
   constructor(
     readonly options: MdpTlsOptions,
     private readonly logger: Logger,
     private readonly read: ReadBytes = readFileSync,
   ) {
+    if (options.peerCertificates && options.caFile === undefined) throw new RangeError(PEER_CERTIFICATES_NEED_CA);
     this.material = readTlsFiles(options, read);
   }
 
@@ -146,9 +156,14 @@ export class TlsState {
     return this.material;
   }
 
-  /** Whether cluster peers must show a certificate from the CA. */
+  /** Whether cluster peers must show a client certificate from the CA. */
   get verifiesPeers(): boolean {
-    return this.options.caFile !== undefined;
+    return this.options.peerCertificates === true;
+  }
+
+  /** The listener's options for the material in force. */
+  listenerOptions(material: TlsMaterial = this.material): ServerOptions {
+    return listenerTlsOptions(material, this.verifiesPeers);
   }
 
   /**
@@ -159,7 +174,7 @@ export class TlsState {
     let next: TlsMaterial;
     try {
       next = readTlsFiles(this.options, this.read);
-      listener.setSecureContext(listenerTlsOptions(next));
+      listener.setSecureContext(this.listenerOptions(next));
     } catch (error) {
       const message = error instanceof TlsFileError ? error.message : `cannot use the TLS files: ${(error as Error).message}`;
       this.logger.error('tls.reload_failed', { message, kept: { subject: this.material.subject, validTo: this.material.validTo } });

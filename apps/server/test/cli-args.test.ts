@@ -312,12 +312,16 @@ describe('TLS and the cookie (the reference server\'s --tls-key, --tls-cert, --t
     // Without TLS there is no tls option, and the cookie is Lax.
     expect(options([])).not.toHaveProperty('tls');
     expect(options([]).cookieSameSite).toBe('lax');
+    expect(options(['--tls-key', 'k', '--tls-cert', 'c', '--tls-ca', 'ca', '--tls-peer-certs']).tls).toMatchObject({ peerCertificates: true });
+    expect(options(['--tls-key', 'k', '--tls-cert', 'c', '--tls-ca', 'ca'], { MDP_TLS_PEER_CERTS: 'yes' }).tls).toMatchObject({ peerCertificates: true });
+    expect(options(['--tls-key', 'k', '--tls-cert', 'c', '--tls-ca', 'ca']).tls).not.toHaveProperty('peerCertificates');
   });
 
   it('refuses a key without its certificate, a certificate without its key, a CA alone', () => {
     expect(errors(['--tls-key', 'k.pem'])).toEqual(['--tls-key needs --tls-cert too: TLS takes a key and its certificate']);
     expect(errors([], { MDP_TLS_CERT: 'c.pem' })).toEqual(['MDP_TLS_CERT (environment) needs --tls-key too: TLS takes a key and its certificate']);
     expect(errors(['--tls-ca', 'ca.pem'])).toEqual(['--tls-ca needs --tls-key and --tls-cert: the CA is that of a server on TLS']);
+    expect(errors(['--tls-key', 'k', '--tls-cert', 'c', '--tls-peer-certs'])).toEqual(['--tls-peer-certs needs --tls-ca: peers show client certificates from that CA']);
   });
 
   it('refuses SameSite=None without TLS, saying why, wherever it came from', () => {

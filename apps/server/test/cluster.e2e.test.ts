@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { parseMetaDocument, type AuthContext, type MetaDocument } from '@mdp/protocol';
+import { probeMeta } from '@mdp/cluster';
 import { createLogger } from '@mdp/core';
 import { createMdpServer, type MdpServer, type MdpServerOptions } from '../src/index.js';
 import { tokenSecret, type MdpClusterOptions } from '../src/cluster.js';
@@ -363,7 +364,30 @@ describe('cluster on TLS (--tls-key, --tls-cert, --tls-ca)', () => {
     expect(await (await get(`${next.info?.urls.http}/skills/${encodeURIComponent(id)}/guide`)).text()).toBe('read /guide/skill.md');
   });
 
-  it('refuses a node whose certificate comes from another CA, even one that trusts the cluster\'s CA', async () => {
+  it('a node whose certificate comes from another CA is no member: each side refuses the other\'s certificate', async () => {
+    const ports = await freePorts(3);
+    const discovery = { startPort: ports[0], attempts: 3, intervalMs: 150, probeTimeoutMs: 200 };
+    const stranger = pki.ca('outsider-ca');
+    // The stranger listens first, so the members' first discovery round, which comes before any election, probes it.
+    const rogue = createMdpServer({ host: '127.0.0.1', port: ports[2], logLevel: 'silent', clusterId: 'e2e', tls: stranger.tls(stranger.issue('outsider')), cluster: { ...FAST, discovery } });
+    servers.push(rogue);
+    await rogue.listen();
+    const member = ca.issue('member');
+    const group = ports.slice(0, 2).map((port) => createMdpServer({ host: '127.0.0.1', port, logLevel: 'silent', clusterId: 'e2e', tls: ca.tls(member), cluster: { ...FAST, discovery } }));
+    servers.push(...group);
+    await Promise.all(group.map((s) => s.listen()));
+    const leader = await agreedLeader(group);
+    for (const s of group) expect(meta(s)).toMatchObject({ leaderId: leader.info?.serverId, knownMemberCount: 2, reachableMemberCount: 2 });
+    // The stranger, finding no peer it trusts, leads a cluster of one.
+    await agreedLeader([rogue]);
+    expect(meta(rogue)).toMatchObject({ knownMemberCount: 1, reachableMemberCount: 1 });
+    // What each side's probe says of the other.
+    const seen = await probeMeta(rogue.info?.urls.http as string, { tls: { ca: ca.ca } });
+    expect(seen).toMatchObject({ ok: false, kind: 'not-mdp', reason: expect.stringMatching(/^TLS certificate not trusted: /) });
+    expect(await probeMeta(leader.info?.urls.http as string, { tls: { ca: stranger.ca } })).toMatchObject({ ok: false, kind: 'not-mdp' });
+  });
+
+  it('with peer certificates, /mdp/cluster refuses a node of another CA even when it trusts the cluster\'s CA and dials in', async () => {
     let onRefused: (record: Record<string, unknown>) => void = () => undefined;
     const refused = new Promise<Record<string, unknown>>((resolve) => (onRefused = resolve));
     const logger = createLogger({
@@ -373,14 +397,13 @@ describe('cluster on TLS (--tls-key, --tls-cert, --tls-ca)', () => {
         if (record.event === 'cluster.peer_certificate_refused') onRefused(record);
       },
     });
-    const group = await startClusterServers(2, () => ({}), { tls: ca.tls(ca.issue('member')), logger }, 1);
+    const group = await startClusterServers(2, () => ({}), { tls: { ...ca.tls(ca.issue('member')), peerCertificates: true }, logger }, 1);
     const leader = await agreedLeader(group);
-    // The stranger's certificate is from its own CA; it trusts the cluster's, so it can probe and dial the members.
+    // Its certificate is from its own CA; it trusts the cluster's, so it can probe the members and dial them.
     const stranger = pki.ca('stranger-ca');
-    const port = Math.max(...group.map((s) => s.info?.port as number)) + 1;
     const rogue = createMdpServer({
       host: '127.0.0.1',
-      port,
+      port: Math.max(...group.map((s) => s.info?.port as number)) + 1,
       logLevel: 'silent',
       clusterId: 'e2e',
       tls: { ...stranger.tls(stranger.issue('rogue'), false), caFile: ca.caFile },

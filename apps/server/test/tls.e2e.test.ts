@@ -124,6 +124,12 @@ describe('TLS files it cannot use: one error naming the file, before anything li
     ['a CA file without a certificate', () => ({ ...ca.tls(server1), caFile: garbage() }), () => join(pki.dir, 'garbage.pem'), /^the TLS CA file .*garbage\.pem holds no PEM certificate/],
     ['a missing CA file', () => ({ ...ca.tls(server1), caFile: missing('nope-ca.crt') }), () => missing('nope-ca.crt'), /^cannot read the TLS CA file .*: no such file$/],
   ];
+  it('peer certificates without a CA file: refused before any file is read', () => {
+    expect(() => createMdpServer({ logLevel: 'silent', tls: { keyFile: missing('k'), certFile: missing('c'), peerCertificates: true } })).toThrow(
+      'peer certificates need a CA file: peers show client certificates from that CA',
+    );
+  });
+
   it.each(cases)('%s', (_, tls, file, message) => {
     let caught: unknown;
     try {
