@@ -9,7 +9,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { clientChange, descriptor, skill, startServer, stopAll } from './harness.js';
-import { CHROMIUM_PATH, PAGE_TITLE, callPage, chromiumAvailable, launchChromium, startPageServer, type PageServer } from './browser/page-server.js';
+import { CHROMIUM_PATH, PAGE_TITLE, WAIT_MS, callPage, chromiumAvailable, launchChromium, startPageServer, within, type PageServer } from './browser/page-server.js';
 
 const HAVE_CHROMIUM = chromiumAvailable();
 if (!HAVE_CHROMIUM) {
@@ -20,17 +20,6 @@ if (!HAVE_CHROMIUM) {
 }
 
 const BROWSER_AUTH = { scheme: 'Bearer', token: 'browser-token' };
-/** Bound on every single wait in these tests. */
-const WAIT_MS = 4000;
-
-/** Reject with a message naming what did not happen when `promise` takes longer than `ms`. */
-function within<T>(promise: Promise<T>, what: string, ms = WAIT_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** A skill read from node, bounded in time. */
 async function nodeRead(url: string, headers: Record<string, string> = {}): Promise<{ status: number; contentType: string | null; text: string }> {
