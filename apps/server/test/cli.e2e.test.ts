@@ -1,6 +1,6 @@
 /** The real `mdp-server` binary, spawned as a child process. */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { connect as tlsConnect } from 'node:tls';
@@ -360,6 +360,25 @@ describe('TLS (the real binaries)', () => {
     expect(await served()).toBe('server-2');
     expect(await read()).toBe('kept answers');
     await client.close();
+    await stop(r);
+  });
+
+  it('README "Run it with TLS": its two openssl commands make a certificate the server serves and mdp-probe trusts', async () => {
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Run it with TLS'));
+    const lines = (/```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '').split('\n');
+    const openssl = lines.filter((line) => line.startsWith('openssl '));
+    expect(openssl).toHaveLength(2);
+    const cwd = mkdtempSync(join(pki.dir, 'readme-'));
+    for (const line of openssl) execFileSync('sh', ['-c', line], { cwd, stdio: 'ignore' });
+    const words = (prefix: string): string[] => lines.find((line) => line.startsWith(prefix))!.replace(/\s*#.*$/, '').split(/\s+/).slice(prefix.split(' ').length);
+    const inDir = (args: string[]): string[] => args.map((arg) => (arg.endsWith('.pem') ? join(cwd, arg) : arg));
+    const r = run([...inDir(words('pnpm start')), '--port', '0', '--cluster-mode', 'standalone'], QUIET_ENV);
+    const url = await listening(r);
+    const probeArgs = inDir(words('node apps/probe/dist/cli.js')).map((arg) => arg.replace('https://127.0.0.1:47372', url));
+    const probe = run(probeArgs, {}, PROBE_CLI);
+    expect((await probe.exited).code).toBe(0);
+    expect(probe.stdout).toContain(`endpoints     ws        ${url.replace('https', 'wss')}\n`);
     await stop(r);
   });
 
