@@ -364,6 +364,19 @@ describe('cluster on TLS (--tls-key, --tls-cert, --tls-ca)', () => {
     expect(await (await get(`${next.info?.urls.http}/skills/${encodeURIComponent(id)}/guide`)).text()).toBe('read /guide/skill.md');
   });
 
+  it('auto mode: a port held by an MDP hub on TLS is recognised over HTTPS, and the next free port of the range taken', async () => {
+    const ports = await freePorts(2);
+    const discovery = { startPort: ports[0], attempts: 2, intervalMs: 150, probeTimeoutMs: 200 };
+    const tls = ca.tls(ca.issue('member'));
+    const [hub, second] = [false, true].map((portFallback) =>
+      createMdpServer({ host: '127.0.0.1', port: ports[0], logLevel: 'silent', clusterId: 'e2e', tls, cluster: { ...FAST, discovery, portFallback } }),
+    ) as [MdpServer, MdpServer];
+    servers.push(hub, second);
+    await hub.listen();
+    expect((await second.listen()).port).toBe(ports[1]);
+    expect([hub, second]).toContain(await agreedLeader([hub, second]));
+  });
+
   it('a node whose certificate comes from another CA is no member: each side refuses the other\'s certificate', async () => {
     const ports = await freePorts(3);
     const discovery = { startPort: ports[0], attempts: 3, intervalMs: 150, probeTimeoutMs: 200 };
