@@ -24,12 +24,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { clientChange, descriptor, skill, startServer, stopAll, type TestServer } from './harness.js';
 import {
-  PAGE_TITLE,
   WAIT_MS,
   callPage,
   chromiumAvailable,
   launchChromium,
   launchChromiumProfile,
+  loadTestPage,
   startPageServer,
   within,
   type PageServer,
@@ -98,11 +98,7 @@ describe.skipIf(!chromiumAvailable())('real browser (headless Chromium) on anoth
     const page = await context.newPage();
     const refused = await refusedCookies(context, page);
     pageErrors = [];
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.setDefaultTimeout(WAIT_MS);
-    await page.goto(`${pageServer.origin}/`);
-    await page.waitForFunction('window.mdpPage !== undefined');
-    expect(await page.title()).toBe(PAGE_TITLE);
+    await loadTestPage(page, pageServer.origin, pageErrors);
     expect(new URL(page.url()).origin).toMatch(/^https:\/\/localhost:\d+$/);
     return { page, refused };
   }

@@ -9,7 +9,18 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { clientChange, descriptor, skill, startServer, stopAll } from './harness.js';
-import { CHROMIUM_PATH, PAGE_TITLE, WAIT_MS, callPage, chromiumAvailable, launchChromium, startPageServer, within, type PageServer } from './browser/page-server.js';
+import {
+  CHROMIUM_PATH,
+  PAGE_TITLE,
+  WAIT_MS,
+  callPage,
+  chromiumAvailable,
+  launchChromium,
+  loadTestPage,
+  startPageServer,
+  within,
+  type PageServer,
+} from './browser/page-server.js';
 
 const HAVE_CHROMIUM = chromiumAvailable();
 if (!HAVE_CHROMIUM) {
@@ -65,11 +76,7 @@ describe.skipIf(!HAVE_CHROMIUM)('real browser (headless Chromium) on another ori
     context = await browser.newContext();
     const page = await context.newPage();
     pageErrors = [];
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.setDefaultTimeout(WAIT_MS);
-    await page.goto(`${pageServer.origin}/`);
-    await page.waitForFunction('window.mdpPage !== undefined');
-    expect(await page.title()).toBe(PAGE_TITLE);
+    await loadTestPage(page, pageServer.origin, pageErrors);
     return page;
   }
 

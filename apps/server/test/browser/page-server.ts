@@ -109,6 +109,16 @@ export async function startPageServer(tls?: { readonly key: Buffer; readonly cer
   };
 }
 
+/** Load the test page from `origin` into `page`, its uncaught errors going to `errors`. */
+export async function loadTestPage(page: Page, origin: string, errors: string[]): Promise<void> {
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.setDefaultTimeout(WAIT_MS);
+  await page.goto(`${origin}/`);
+  await page.waitForFunction('window.mdpPage !== undefined');
+  const title = await page.title();
+  if (title !== PAGE_TITLE) throw new Error(`the test page has the title ${JSON.stringify(title)}`);
+}
+
 /** The API page-client.js puts on `window.mdpPage`. */
 export interface PageApi {
   useHeaders(headers: Record<string, string>): void;
