@@ -5,15 +5,15 @@
  */
 import type { TLSSocket } from 'node:tls';
 import { standaloneClusterView, type ClusterView, type FeaturesView } from '@mdp/protocol';
-import type { ClusterNode } from '@mdp/cluster';
+import type { ClusterNode, PeerTls } from '@mdp/cluster';
 import type { ListeningInfo, ServerContext, ServerFeature } from '../feature.js';
 import { createServerCluster, type MdpClusterOptions } from '../cluster.js';
 import { peerTlsOf, type TlsState } from '../tls.js';
 
 const NOT_FOUND = 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
+const FORBIDDEN = 'HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 /** Refused peers remembered so as to log each once; past this many, the rest are not logged. */
 const MAX_REPORTED = 1000;
-const FORBIDDEN = 'HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 
 export interface ClusterFeature extends ServerFeature {
   /** Set once the server listens. */
@@ -28,7 +28,7 @@ export interface ClusterFeatureOptions {
   readonly clusterId: string;
   readonly cluster: MdpClusterOptions | undefined;
   readonly authTokens: readonly string[] | undefined;
-  /** The listener's TLS: peers are dialled with it and, under a CA, must show a certificate from it. */
+  /** The listener's TLS: peers are dialled with it and, with peer certificates, must show one from its CA. */
   readonly tls: TlsState | undefined;
 }
 
@@ -80,6 +80,6 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
 }
 
 /** The TLS the node dials with, read at every dial: a reload reaches the next dial. */
-function tlsSource(tls: TlsState): () => ReturnType<typeof peerTlsOf> {
+function tlsSource(tls: TlsState): () => PeerTls {
   return () => peerTlsOf(tls.current);
 }
