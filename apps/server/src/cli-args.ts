@@ -8,6 +8,8 @@ import { LOG_LEVELS, MAX_TIMER_MS } from '@mdp/core';
 import { MAX_WAIT_MS } from '@mdp/transport-http-loop';
 import { CLUSTER_SETTINGS, clusterOptions } from './cluster-args.js';
 import { list, oneOf, text, toggle, wholeNumber } from './flag-values.js';
+import { MCP_SETTINGS, mcpOptions } from './mcp-args.js';
+import { OBSERVE_SETTINGS, observeOptions } from './observe-args.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { commandLineLayer, readProblem, resolveSettings, type Env, type FileSetting, type ReadText } from './setting-sources.js';
 import { settingGroup, settingTable, sourceLabel, type Source, type TableValues } from './settings.js';
@@ -119,7 +121,7 @@ const CONFIG_SETTINGS = settingGroup({
 });
 
 /** The groups, in `--help` order. */
-const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, TLS_SETTINGS, CLUSTER_SETTINGS, CONFIG_SETTINGS] as const;
+const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, TLS_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, CONFIG_SETTINGS] as const;
 export const CLI_SETTINGS = settingTable(GROUPS);
 export type CliValues = TableValues<typeof GROUPS>;
 
@@ -130,9 +132,14 @@ const FILES: readonly FileSetting[] = [
 ];
 
 export const HELP = `Usage: mdp-server [options]
+       mdp-server mcp [options]     the same server, plus MCP on stdin/stdout for the agent that
+                                    launched it (stdout carries only MCP; end of stdin stops it)
+       mdp-server setup [options]   add this server to your agent hosts' MCP config (setup --help)
 
 Runs an MDP server: MDP clients connect over the websocket or the HTTP loop and publish paths;
-their skills are readable at /skills/<clientId>/<path> and /<clientId>/skills/<path>.
+their skills are readable at /skills/<clientId>/<path> and /<clientId>/skills/<path>, every path
+is callable through the host API (/mdp/clients, /mdp/paths, /mdp/call, /mdp/call-many) and, for
+agents, through MCP (/mcp).
 
 ${helpSections(CLI_SETTINGS)}
 
@@ -211,6 +218,8 @@ function toServerOptions(
     ...(tls.tls ? { tls: tls.tls } : {}),
     cookieSameSite: tls.cookieSameSite,
     cluster: clusterOptions(values, { portGiven: sources.port?.kind !== 'default' }),
+    mcp: mcpOptions(values),
+    ...observeOptions(values),
   };
 }
 

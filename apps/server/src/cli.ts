@@ -6,11 +6,15 @@ import { EXIT, bindFailure, exposureWarning, usageLines } from './cli-notices.js
 import { createMdpServer, type ListeningInfo, type MdpServer } from './server.js';
 import { announceLeadership, heldByMdp } from './cluster.js';
 import { SERVER_DEFAULTS } from './options.js';
+import { mcpSubcommandArgs, serveStdio } from './mcp-command.js';
 
 // `mdp-server setup …` writes agent hosts' MCP config and exits; it never starts a server.
 if (process.argv[2] === 'setup') process.exit(await (await import('./setup/index.js')).setupMain(process.argv.slice(3), import.meta.url));
 
-const command = parseCliArgs(process.argv.slice(2), process.env);
+const argv = process.argv.slice(2);
+// `mdp-server mcp …`: the same server, with MCP on stdin/stdout (so nothing else goes to stdout).
+const stdioArgs = mcpSubcommandArgs(argv);
+const command = parseCliArgs(stdioArgs ?? argv, process.env);
 switch (command.kind) {
   case 'help':
     process.stdout.write(`${HELP}\n`);
@@ -35,6 +39,7 @@ switch (command.kind) {
     // closed pipe: EPIPE), writes are dropped and the server keeps serving instead of crashing on
     // an unhandled 'error' event.
     for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+    const out = stdioArgs ? process.stderr : process.stdout;
     const { options } = command;
     let server: MdpServer;
     try {
@@ -57,7 +62,7 @@ switch (command.kind) {
       process.exit(EXIT.failed);
     }
     let stopping = false;
-    const stop = (signal: NodeJS.Signals): void => {
+    const stop = (signal: string): void => {
       if (stopping) {
         process.stderr.write(`mdp-server: ${signal} again, exiting now\n`);
         process.exit(EXIT.failed);
@@ -77,11 +82,12 @@ switch (command.kind) {
     process.on('SIGTERM', stop);
     // Renewed certificates without a restart; the outcome is logged (tls.reloaded, tls.reload_failed).
     if (options.tls) process.on('SIGHUP', () => void server.reloadTls());
-    process.stdout.write(`mdp-server listening on ${info.urls.http} (websocket ${info.urls.ws}, server id ${info.serverId})\n`);
+    out.write(`mdp-server listening on ${info.urls.http} (websocket ${info.urls.ws}, server id ${info.serverId})\n`);
     const warning = exposureWarning(info.host, info.port, (options.authTokens?.length ?? 0) > 0);
-    if (warning) process.stdout.write(`mdp-server: ${warning}\n`);
+    if (warning) out.write(`mdp-server: ${warning}\n`);
     // One line once the cluster knows who leads; later changes of leader go to the log.
-    if (server.cluster) announceLeadership(server.cluster, (line) => process.stdout.write(`mdp-server: ${line}\n`));
+    if (server.cluster) announceLeadership(server.cluster, (line) => out.write(`mdp-server: ${line}\n`));
+    if (stdioArgs) await serveStdio(server, stop);
     break;
   }
 }

@@ -6,7 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer, type ServerOptions as HttpsOptions } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -53,6 +53,7 @@ export type Server = HttpServer | HttpsServer;
 export function createListener(features: readonly ServerFeature[], app: Hono, host: string, logger: Logger, tls?: HttpsOptions): Server {
   const fast = features.filter((f) => f.handle !== undefined);
   const upgraders = features.filter((f) => f.upgrade !== undefined);
+  const connectors = features.filter((f) => f.connection !== undefined);
   const serveWithHono = getRequestListener(app.fetch, { hostname: host });
   const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
     if (request.method !== 'OPTIONS') {
@@ -70,6 +71,11 @@ export function createListener(features: readonly ServerFeature[], app: Hono, ho
     for (const feature of upgraders) if (feature.upgrade?.(request, socket, head, path)) return;
     socket.end(NOT_FOUND);
   });
+  if (connectors.length > 0) {
+    server.on('connection', (socket: Socket) => {
+      for (const feature of connectors) feature.connection?.(socket);
+    });
+  }
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     logger.debug('http.client_error', { error: error.message, code: error.code });
     if (!socket.writable) return void socket.destroy();

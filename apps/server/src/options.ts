@@ -1,5 +1,6 @@
 import type { AuthPolicy, Logger, LogLevel } from '@mdp/core';
 import type { MdpClusterOptions } from './cluster.js';
+import type { MdpMcpOptions } from './features/mcp-http.js';
 import type { MdpTlsOptions } from './tls.js';
 
 /** `SameSite` of the `mdp_auth` cookie; `none` lets pages of other sites use it, and needs TLS. */
@@ -50,6 +51,23 @@ export interface MdpServerOptions {
    * cluster of one, term 0. The CLI passes `{ mode: 'auto' }` by default.
    */
   cluster?: MdpClusterOptions;
+  /** The MCP bridge (SPEC §13): Streamable HTTP at /mcp and the stdio session of `mdp-server mcp`. `false`: none. */
+  mcp?: MdpMcpOptions | false;
+  /**
+   * *beyond* (SPEC §15): `GET /healthz`, `/readyz` and `/metrics` need `Authorization: Bearer
+   * <metricsToken>`. Default: open (load balancers and scrapers on the same network).
+   */
+  metricsToken?: string;
+  /** One `info` log line (`call`) per skill read, host call, MCP call and cluster call. Default off. */
+  accessLog?: boolean;
+  /**
+   * The audit log: one JSON line per call (time, caller as auth scheme and token hash, route,
+   * client, method, path, outcome, duration). A file path (appended to), `-` for stdout, or a
+   * function given each line. Default: none.
+   */
+  auditLog?: string | ((line: string) => void);
+  /** An HTTP loop session with no poll waiting and none started this long ends, ms. Default 10000. */
+  httpLoopIdleTimeoutMs?: number;
   /** Log level when no logger is given. Default `info`. */
   logLevel?: LogLevel;
   logger?: Logger;
@@ -63,6 +81,7 @@ export const SERVER_DEFAULTS = {
   heartbeatTimeoutMs: 90_000,
   maxMessageBytes: 1024 * 1024,
   longPollTimeoutMs: 25_000,
+  httpLoopIdleTimeoutMs: 10_000,
   clusterId: 'mdp',
   logLevel: 'info' as LogLevel,
   cookieSameSite: 'lax' as CookieSameSite,

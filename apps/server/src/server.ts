@@ -5,20 +5,29 @@
  * shutdown.
  */
 import type { Hono } from 'hono';
-import { createLocalHost, type Logger, type Router } from '@mdp/core';
+import type { Logger, Router } from '@mdp/core';
+import type { McpBridge } from '@mdp/mcp-bridge';
 import type { ClusterNode } from '@mdp/cluster';
 import { fallbackPorts } from './cluster.js';
 import { createServerContext } from './context.js';
 import type { ListeningInfo, ServerFeature } from './feature.js';
 import { authFeature } from './features/auth.js';
+import { callLogsFeature } from './features/call-logs.js';
+import { clientLogFeature } from './features/client-log.js';
+import { healthFeature } from './features/health.js';
+import { inspectorFeature } from './features/inspector.js';
+import { metricsFeature } from './features/metrics.js';
+import { rootFeature } from './features/root.js';
 import { hostApiFeature } from './features/host-api.js';
 import { clusterFeature } from './features/cluster.js';
 import { httpLoopFeature } from './features/http-loop.js';
+import { mcpFeature } from './features/mcp-http.js';
 import { metaFeature } from './features/meta.js';
 import { sessionsFeature } from './features/sessions.js';
 import { skillsFeature } from './features/skills.js';
 import { websocketFeature } from './features/websocket.js';
 import { bindServing, closeListener, createApp, createListener } from './listener.js';
+import { bearerGuard } from './read-route.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { TlsState, type ReloadResult } from './tls.js';
 import { advertisedAuthority, defaultServerId, isLoopback, serverUrls } from './urls.js';
@@ -41,6 +50,8 @@ export interface MdpServer {
    * kept. A bad file keeps the certificate in force, is logged, and comes back as the error.
    */
   reloadTls(): ReloadResult;
+  /** The MCP bridge (undefined with `mcp: false`); set once listening. */
+  readonly mcp: McpBridge | undefined;
   /** Graceful shutdown: pending calls fail, sockets close, the port is released. Idempotent. */
   close(): Promise<void>;
 }
@@ -75,17 +86,33 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const secure = tls !== undefined;
   const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
   const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens, tls });
-  // Dispatch runs down this list; shutdown runs up it (the cluster resigns first, then sessions end
-  // so pending calls fail and waiting reads answer, then the transports close their sockets).
+  // The MCP bridge, the host API and the inspector share the cluster's host: on a follower it asks the leader.
+  const mcp = mcpFeature(ctx, options.mcp, () => cluster.host);
+  const httpLoop = httpLoopFeature(ctx, {
+    longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs,
+    idleTimeoutMs: options.httpLoopIdleTimeoutMs ?? SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
+  });
+  const probeGuard = bearerGuard(options.metricsToken);
+  // Dispatch runs down this list; shutdown runs up it (metrics let go of the cluster, the cluster
+  // resigns, then sessions end so pending calls fail, are logged and waiting reads answer, then the
+  // transports close their sockets).
   const features: readonly ServerFeature[] = [
     skillsFeature(ctx),
-    httpLoopFeature(ctx, { longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs }),
+    httpLoop,
     metaFeature(ctx, cluster, host),
     authFeature(ctx, sameSite),
-    hostApiFeature(ctx, createLocalHost(router)),
+    hostApiFeature(ctx, cluster.host),
+    mcp,
+    inspectorFeature(ctx, cluster.host),
+    rootFeature(ctx),
+    healthFeature(ctx, cluster, probeGuard),
     websocketFeature(ctx),
+    clientLogFeature(ctx),
+    callLogsFeature(ctx, { accessLog: options.accessLog ?? false, auditLog: options.auditLog }),
     sessionsFeature(ctx),
     cluster,
+    // After the cluster: its start subscribes to the node the cluster's start creates.
+    metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard }),
   ];
   const app = createApp(features, logger);
   const httpServer = createListener(features, app, host, logger, tls?.listenerOptions());
@@ -117,6 +144,9 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     },
     get cluster() {
       return cluster.node;
+    },
+    get mcp() {
+      return mcp.bridge;
     },
     listen() {
       const port = options.port ?? SERVER_DEFAULTS.port;

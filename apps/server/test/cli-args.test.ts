@@ -1,5 +1,6 @@
 /** The settings table of `mdp-server`: flags, MDP_* variables, config files, one schema. No processes. */
 import { readFileSync } from 'node:fs';
+import { CATALOG_DEFAULTS } from '@mdp/mcp-bridge';
 import { describe, expect, it } from 'vitest';
 import { CLUSTER_DEFAULTS, DISCOVERY_DEFAULTS } from '@mdp/cluster';
 import { HELP, SERVER_DEFAULTS, parseCliArgs, type CliCommand, type MdpServerOptions } from '../src/index.js';
@@ -68,6 +69,8 @@ describe('defaults', () => {
         stateDir: defaultStateDir(),
         portFallback: true,
       },
+      mcp: { surface: CATALOG_DEFAULTS.surface, maxTools: CATALOG_DEFAULTS.maxTools },
+      httpLoopIdleTimeoutMs: SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
     });
   });
 

@@ -275,6 +275,25 @@ describe('cluster of mdp servers', () => {
     expect(client.calls).toHaveLength(1);
   });
 
+  it("a follower's host answers through the leader: a websocket client of the other follower is listed and called", async () => {
+    const group = await startClusterServers(3);
+    const leader = await agreedLeader(group);
+    const [f1, f2] = group.filter((s) => s !== leader) as [MdpServer, MdpServer];
+    const client = await TestClient.connect(f1.info?.urls.ws as string);
+    client.handler = (call) => ({ echoed: call.body });
+    const mirroredId = `${f1.info?.serverId}.tool`;
+    const mirrored = clientChange(leader, mirroredId, true);
+    client.send({ type: 'registerClient', client: descriptor('tool', [{ type: 'endpoint', method: 'POST', path: '/act' }]) });
+    await mirrored;
+
+    const host = (f2.cluster as NonNullable<MdpServer['cluster']>).host;
+    const { clients } = await host.listClients({ search: 'tool' });
+    expect(clients.map((c) => c.id)).toEqual([mirroredId]);
+    expect((await host.listPaths({ clientId: 'tool' })).paths).toEqual([expect.objectContaining({ clientId: mirroredId, path: '/act', method: 'POST' })]);
+    expect(await host.callPath({ clientId: 'tool', method: 'POST', path: '/act', body: { n: 2 } })).toEqual({ ok: true, data: { echoed: { n: 2 } } });
+    expect(await host.callPaths({ method: 'POST', path: '/act', body: 'x' })).toEqual({ results: [{ clientId: mirroredId, ok: true, data: { echoed: 'x' } }] });
+  });
+
   it('a leader that shuts down resigns and the others elect at once', async () => {
     const group = await startClusterServers(3, () => ({ electionTimeoutMinMs: 60_000, electionTimeoutMaxMs: 90_000 }));
     const leader = await agreedLeader(group);

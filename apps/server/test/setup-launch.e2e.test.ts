@@ -34,7 +34,10 @@ describe('the entry setup writes', () => {
     const home = join(root, 'home');
     const project = join(root, 'project');
     await Promise.all([mkdir(home), mkdir(project)]);
+    // The host's environment; the settings keep the launched server off the shared default port
+    // and out of any cluster on this machine (a host would pass the same through its `env`).
     const env = { HOME: home, PATH: '' };
+    const serverEnv = { ...env, MDP_PORT: '0', MDP_CLUSTER_MODE: 'standalone' };
 
     const result = await setup(['--cursor'], env, project);
     expect(result).toEqual({ code: 0, stderr: '' });
@@ -44,7 +47,7 @@ describe('the entry setup writes', () => {
     const { command, args } = config.mcpServers.mdp;
 
     // Exactly the command line from the file, started the way a host starts it.
-    const transport = new StdioClientTransport({ command, args, env, cwd: project, stderr: 'ignore' });
+    const transport = new StdioClientTransport({ command, args, env: serverEnv, cwd: project, stderr: 'ignore' });
     const client = new Client({ name: 'setup-launch-test', version: '1.0.0' });
     cleanup.push(() => client.close());
     await client.connect(transport);

@@ -7,7 +7,10 @@ import type { Logger } from '@mdp/core';
 import type { MetaDocument } from '@mdp/protocol';
 import { childSignal } from './child-signal.js';
 import type { Clock, TimerSet } from './clock.js';
+import { isProbeable } from './membership.js';
 import { probeMeta, type ProbeResult } from './meta-probe.js';
+import type { ResolvedOptions } from './options.js';
+import { probeWith } from './tls.js';
 
 export interface DiscoveryOptions {
   /** Host whose port range is probed. Default 127.0.0.1. */
@@ -42,6 +45,15 @@ export interface DiscoveryHooks {
   roundDone(round: number, timedOut: readonly string[]): void;
   /** Extra targets for this round (static members' addresses). */
   extraTargets?(): readonly string[];
+}
+
+/**
+ * Discovery for a member node: its options' range and seeds, plus the static members named
+ * `host:port`, probed directly wherever they listen.
+ */
+export function discoveryFor(o: ResolvedOptions, timers: TimerSet, logger: Logger, hooks: Omit<DiscoveryHooks, 'extraTargets'>): Discovery {
+  const statics = o.membership.mode === 'static' ? o.membership.members.filter((id) => id !== o.serverId && isProbeable(id)) : [];
+  return new Discovery(o.discovery, { ...hooks, extraTargets: () => statics }, o.clock, timers, logger, probeWith(o.tls));
 }
 
 export class Discovery {

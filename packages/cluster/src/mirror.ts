@@ -17,13 +17,14 @@ import {
   type ClientToServerMessage,
   type PathDescriptor,
 } from '@mdp/protocol';
-import type { TimerSet } from './clock.js';
+import type { Clock, TimerSet } from './clock.js';
 import { dialTls, type PeerTlsSource } from './tls.js';
 
 export interface MirrorOptions {
   readonly router: Router;
   readonly serverId: string;
   readonly wsUrl: string;
+  readonly clock: Clock;
   readonly timers: TimerSet;
   readonly logger: Logger;
   readonly random: () => number;
@@ -62,10 +63,6 @@ export class Mirror {
     this.localId = client.id;
     this.upstreamId = mirroredId(options.serverId, client.id);
     this.descriptor = client.descriptor;
-  }
-
-  get connected(): boolean {
-    return this.registered;
   }
 
   start(): void {
@@ -176,7 +173,7 @@ export class Mirror {
     const message = parsed.value;
     switch (message.type) {
       case 'ping':
-        this.sendOn(ws, { type: 'pong', timestamp: message.timestamp ?? Date.now() });
+        this.sendOn(ws, { type: 'pong', timestamp: message.timestamp ?? this.options.clock.wallNow() });
         return;
       case 'pong':
         return;
@@ -196,6 +193,7 @@ export class Mirror {
         body: call.body,
         headers: call.headers,
         auth: call.auth,
+        route: 'cluster',
       });
       reply = outcome.ok
         ? { type: 'callClientResult', requestId: call.requestId, ok: true, data: outcome.data }

@@ -138,12 +138,12 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
       case '/mdp/call': {
         const call = parsed(parseCallPathRequest(await body(request)));
         const caller = call.auth ?? auth;
-        return callAnswer(await host.callPath(caller ? { ...call, auth: caller } : call, { signal: request.signal() }));
+        return callAnswer(await host.callPath(caller ? { ...call, auth: caller } : call, { signal: request.signal(), route: 'host', caller: auth }));
       }
       case '/mdp/call-many': {
         const call = parsed(parseCallPathsRequest(await body(request)));
         const caller = call.auth ?? auth;
-        return json(200, await host.callPaths(caller ? { ...call, auth: caller } : call, { signal: request.signal() }));
+        return json(200, await host.callPaths(caller ? { ...call, auth: caller } : call, { signal: request.signal(), route: 'host', caller: auth }));
       }
       default:
         throw new Error(`not a host API route: ${request.path}`);

@@ -1,23 +1,59 @@
 /** The HTTP loop sessions of one transport, keyed by their core session id. */
 import type { Logger, Router, Session, SessionTransport } from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
+import { IdleWatch, type IdleClock, type IdleEntry } from './idle.js';
 import { Mailbox } from './mailbox.js';
 
 export interface LoopSession {
   readonly session: Session;
   readonly mailbox: Mailbox;
+  /** Its place in the idle watch (a session with no poll for the idle time-out ends). */
+  readonly idle: IdleEntry;
+}
+
+export interface LoopSessionRegistryOptions {
+  /** A session with no poll waiting and none started for this long ends, ms. */
+  readonly idleTimeoutMs: number;
+  /** The idle watch's clock; default the system's. */
+  readonly clock?: IdleClock;
 }
 
 export class LoopSessionRegistry {
   private readonly entries = new Map<string, LoopSession>();
+  private readonly idle: IdleWatch;
 
   constructor(
     private readonly router: Router,
     private readonly logger: Logger,
-  ) {}
+    options: LoopSessionRegistryOptions,
+  ) {
+    const reason = `no poll for ${options.idleTimeoutMs} ms`;
+    this.idle = new IdleWatch(
+      options.idleTimeoutMs,
+      (id) => {
+        const clientId = this.entries.get(id)?.session.clientId;
+        // A lifecycle event: the client is gone and its pending calls fail now.
+        this.logger.info('session.vanished', { sessionId: id, clientId, reason });
+        this.end(id, reason);
+      },
+      options.clock,
+    );
+  }
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Messages queued for every session, not yet polled. Walks every session: for a scrape. */
+  get queuedMessages(): number {
+    let total = 0;
+    for (const entry of this.entries.values()) total += entry.mailbox.size;
+    return total;
+  }
+
+  /** Whether the idle watch holds a timer (for tests: none once closed). */
+  get idleTimerArmed(): boolean {
+    return this.idle.timerArmed;
   }
 
   get(id: string): LoopSession | undefined {
@@ -31,7 +67,7 @@ export class LoopSessionRegistry {
   open(transportAuth: AuthContext | undefined, secure = false): LoopSession {
     // A call that ended (timed out) while queued is not delivered: its answer would be ignored.
     const mailbox = new Mailbox((message) => message.type === 'callClient' && !this.router.isPending(message.requestId));
-    let id: string | undefined;
+    let entry: LoopSession | undefined;
     const transport: SessionTransport = {
       kind: 'http-loop',
       // Pinged like every session (SPEC §4): the ping reaches the waiting poll and the pong comes
@@ -42,29 +78,45 @@ export class LoopSessionRegistry {
       // Core closed the session (replaced, expired, shutdown): forget it and answer its poll.
       close: (code, reason) => {
         mailbox.close();
-        if (id !== undefined) this.entries.delete(id);
-        this.logger.debug('session.closed', { sessionId: id, code, reason });
+        if (entry) this.forget(entry);
+        this.logger.debug('session.closed', { sessionId: entry?.session.id, code, reason });
       },
     };
     const session = this.router.openSession(transport, transportAuth);
-    id = session.id;
-    const entry: LoopSession = { session, mailbox };
-    this.entries.set(id, entry);
-    this.logger.debug('session.connected', { sessionId: id });
+    entry = { session, mailbox, idle: this.idle.open(session.id) };
+    this.entries.set(session.id, entry);
+    this.logger.debug('session.connected', { sessionId: session.id });
     return entry;
+  }
+
+  /** A poll of `entry` starts waiting: the session is not idle. */
+  pollStarted(entry: LoopSession): void {
+    this.idle.pollStarted(entry.idle);
+  }
+
+  /** A poll of `entry` was answered. */
+  pollEnded(entry: LoopSession): void {
+    this.idle.pollEnded(entry.idle);
   }
 
   /** The client disconnected, or the transport shuts down: forget the session, answer its poll, end it in core (its pending calls fail at once). */
   end(id: string, reason: string): void {
     const entry = this.entries.get(id);
     if (!entry) return;
-    this.entries.delete(id);
+    this.forget(entry);
     entry.mailbox.close();
     entry.session.end();
     this.logger.debug('session.ended', { sessionId: id, reason });
   }
 
+  /** End every session and stop the idle watch (no timer is left). */
   endAll(reason: string): void {
+    this.idle.close();
     for (const id of [...this.entries.keys()]) this.end(id, reason);
+  }
+
+  private forget(entry: LoopSession): void {
+    if (this.entries.get(entry.session.id) === entry) this.entries.delete(entry.session.id);
+    this.idle.remove(entry.idle);
   }
 }

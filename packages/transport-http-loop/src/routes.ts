@@ -13,7 +13,7 @@
  */
 import { MdpError, parseJsonObject, type BodyResult, type HeaderMap, type Logger } from '@mdp/core';
 import { parseClientMessage, stringifyServerMessage, type AuthContext, type ClientToServerMessage, type ParseResult } from '@mdp/protocol';
-import type { PollConnection } from './mailbox.js';
+import type { PollConnection, TakeResult } from './mailbox.js';
 import type { LoopSession, LoopSessionRegistry } from './registry.js';
 import { SESSION_ID_QUERY, readSessionId } from './session-id.js';
 import { resolveWaitMs } from './wait.js';
@@ -166,7 +166,13 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     const isLive = (): boolean => connection?.isLive() ?? true;
     // Every poll passes here: build the fields only when they will be written.
     if (logger.level === 'debug') logger.debug('poll.start', { sessionId: session.id, waitMs, queued: mailbox.size });
-    const result = await mailbox.take({ waitMs, connection });
+    registry.pollStarted(found);
+    let result: TakeResult;
+    try {
+      result = await mailbox.take({ waitMs, connection });
+    } finally {
+      registry.pollEnded(found);
+    }
     // The client was there for the whole wait: that counts as activity too.
     if (!session.closed && isLive()) session.touch();
     if (result.message === undefined) {

@@ -7,11 +7,19 @@ const PREFIX = '/mdp/http-loop/';
 export interface HttpLoopFeatureOptions {
   /** Default long-poll wait, ms. */
   readonly longPollTimeoutMs: number;
+  /** A session with no poll waiting and none started this long ends, ms. */
+  readonly idleTimeoutMs: number;
 }
 
-export function httpLoopFeature(ctx: ServerContext, options: HttpLoopFeatureOptions): ServerFeature {
+export interface HttpLoopFeature extends ServerFeature {
+  /** Messages queued for HTTP loop sessions and not yet polled (walks every session). */
+  readonly queuedMessages: number;
+}
+
+export function httpLoopFeature(ctx: ServerContext, options: HttpLoopFeatureOptions): HttpLoopFeature {
   const transport = createHttpLoopTransport(ctx.router, {
     longPollTimeoutMs: options.longPollTimeoutMs,
+    idleTimeoutMs: options.idleTimeoutMs,
     maxBodyBytes: ctx.maxMessageBytes,
     extractAuth: ctx.extractAuth,
     authorize: ctx.authorize,
@@ -20,6 +28,9 @@ export function httpLoopFeature(ctx: ServerContext, options: HttpLoopFeatureOpti
   });
   return {
     name: 'http-loop',
+    get queuedMessages() {
+      return transport.queuedMessages;
+    },
     handle(request, response, url) {
       if (!url.startsWith(PREFIX)) return false;
       const end = url.indexOf('?');
