@@ -46,7 +46,7 @@ function cookieAttributes(res: Response): string[] {
 }
 
 describe('one port, HTTPS and WSS', () => {
-  it('serves every feature over TLS: meta, websocket and HTTP loop clients (listed secure), skill reads, host API, /mdp/auth', async () => {
+  it('serves every feature over TLS: meta, websocket and HTTP loop clients (listed secure), skill reads, host API, MCP, /mdp/auth', async () => {
     const t = await startServer({ tls: ca.tls(server1), cluster: { mode: 'standalone' } });
     const authority = `127.0.0.1:${t.port}`;
     expect(t.http).toBe(`https://${authority}`);
@@ -82,6 +82,13 @@ describe('one port, HTTPS and WSS', () => {
       ['loop-client', true],
       ['ws-client', true],
     ]);
+
+    // The MCP bridge and the probes of an operator too.
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'tls', version: '1' } } };
+    const mcp = await t.fetch(`${t.http}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(init) });
+    expect(mcp.status).toBe(200);
+    expect(await mcp.text()).toContain('"protocolVersion"');
+    expect((await t.fetch(`${t.http}/healthz`)).status).toBe(200);
 
     const issued = await t.fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"auth":{"token":"t1"}}' });
     expect(issued.status).toBe(204);
