@@ -125,6 +125,7 @@ export const CLUSTER_SETTINGS = settingGroup({
       placeholder: '<dir|none>',
       schema: text(),
       default: defaultStateDir,
+      defaultText: '$XDG_STATE_HOME/mdp-server, else ~/.local/state/mdp-server',
       sources: FROM,
       help: 'where term and vote survive restarts; none keeps no state',
     },

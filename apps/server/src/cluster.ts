@@ -2,8 +2,8 @@
  * The server's side of @mdp/cluster (SPEC §10): cluster options, the node built once the server
  * listens, the default-port fallback of `auto` mode and the startup line that says who leads.
  */
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import {
   DISCOVERY_DEFAULTS,
   createClusterNode,
@@ -116,9 +116,16 @@ export function clusterAuthProblem(options: {
   return 'an authPolicy without authTokens needs cluster.secret: cluster peers prove membership with it';
 }
 
-/** Default directory for `stateDir` used by the CLI. */
-export function defaultStateDir(): string {
-  return join(tmpdir(), 'mdp-server-cluster');
+/**
+ * The CLI's default `stateDir`: `$XDG_STATE_HOME/mdp-server`, else `~/.local/state/mdp-server`.
+ * Per user, not shared: a term and vote are one user's servers' business, and a directory in /tmp
+ * made by one user is an EACCES for the next. The cluster package creates it with mode 0700.
+ */
+export function defaultStateDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const xdg = env.XDG_STATE_HOME;
+  // The XDG base directory spec: a relative path is invalid and ignored.
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'state');
+  return join(base, 'mdp-server');
 }
 
 export function stateFileOf(dir: string, clusterId: string, serverId: string): string {

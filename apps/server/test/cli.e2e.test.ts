@@ -41,7 +41,8 @@ interface Run {
 
 /** Run `mdp-server` (or another built binary, `script`). */
 function run(args: string[], env: Record<string, string> = {}, script = CLI): Run {
-  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  // Cluster state (auto mode keeps term and vote) goes to the scratch dir, not the user's state dir.
+  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_STATE_HOME: join(dir, 'state'), ...env } });
   children.push(child);
   const result: Run = {
     child,

@@ -1,5 +1,8 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCliArgs } from '../src/index.js';
+import { defaultStateDir } from '../src/cluster.js';
 
 describe('cluster flags', () => {
   it('parse into cluster options', () => {
@@ -42,6 +45,16 @@ describe('cluster flags', () => {
       },
     });
     expect(command.kind === 'run' && command.options.cluster).not.toHaveProperty('stateDir');
+  });
+
+  it('keep cluster state per user: $XDG_STATE_HOME/mdp-server, else ~/.local/state/mdp-server', () => {
+    expect(defaultStateDir({ XDG_STATE_HOME: '/var/lib/ann' })).toBe('/var/lib/ann/mdp-server');
+    expect(defaultStateDir({ HOME: '/home/ann' })).toBe('/home/ann/.local/state/mdp-server');
+    // The XDG base directory spec ignores a relative path.
+    expect(defaultStateDir({ XDG_STATE_HOME: 'state', HOME: '/home/ann' })).toBe('/home/ann/.local/state/mdp-server');
+    expect(defaultStateDir({})).toBe(join(homedir(), '.local', 'state', 'mdp-server'));
+    const command = parseCliArgs([], {});
+    expect(command.kind === 'run' && command.options.cluster?.stateDir).toBe(defaultStateDir());
   });
 
   it('take the largest values that still work', () => {
