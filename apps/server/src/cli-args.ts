@@ -14,6 +14,7 @@ import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { commandLineLayer, readProblem, resolveSettings, type Env, type FileSetting, type ReadText } from './setting-sources.js';
 import { settingGroup, settingTable, sourceLabel, type Source, type TableValues } from './settings.js';
 import { configDocument, helpSections } from './settings-text.js';
+import { TLS_SETTINGS, tlsSettings, type TlsSettings } from './tls-args.js';
 
 const SERVER_SETTINGS = settingGroup({
   title: 'Server',
@@ -120,7 +121,7 @@ const CONFIG_SETTINGS = settingGroup({
 });
 
 /** The groups, in `--help` order. */
-const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, CONFIG_SETTINGS] as const;
+const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, TLS_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, CONFIG_SETTINGS] as const;
 export const CLI_SETTINGS = settingTable(GROUPS);
 export type CliValues = TableValues<typeof GROUPS>;
 
@@ -147,9 +148,10 @@ MDP_PORT, --cluster-lease-duration-ms: MDP_CLUSTER_LEASE_DURATION_MS), and in th
 file, as its name in camelCase ("port", "clusterLeaseDurationMs"). A flag wins over the
 environment, the environment over the config file, the file over the default.
 
-Stops gracefully on SIGINT or SIGTERM (pending calls fail, connections close, exit 0).
-Exit status: 0 stopped cleanly; 1 could not start, or stopped on an error; 64 a bad flag,
-environment variable or config file (EX_USAGE).`;
+Stops gracefully on SIGINT or SIGTERM (pending calls fail, connections close, exit 0). On
+SIGHUP a server on TLS reads its certificate files again (a bad file keeps the old ones).
+Exit status: 0 stopped cleanly; 1 could not start (port in use, a TLS file it cannot use, …),
+or stopped on an error; 64 a bad flag, environment variable or config file (EX_USAGE).`;
 
 export type CliCommand =
   | { readonly kind: 'help' }
@@ -174,7 +176,9 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}, readFile: R
   if (values.printConfig) return { kind: 'print-config', text: configDocument(CLI_SETTINGS, values, sources) };
   const tokens = tokensOf(values, sources, readFile);
   if (typeof tokens === 'string') return { kind: 'error', messages: [tokens] };
-  return { kind: 'run', options: toServerOptions(values, sources, tokens) };
+  const tls = tlsSettings(values, sources);
+  if (!tls.ok) return { kind: 'error', messages: tls.messages };
+  return { kind: 'run', options: toServerOptions(values, sources, tokens, tls) };
 }
 
 /** The accepted tokens: the setting's, then the tokens file's; or the error to print. */
@@ -193,7 +197,12 @@ function tokensOf(values: CliValues, sources: Readonly<Record<string, Source>>, 
   return [...tokens, ...fromFile];
 }
 
-function toServerOptions(values: CliValues, sources: Readonly<Record<string, Source>>, tokens: readonly string[]): MdpServerOptions {
+function toServerOptions(
+  values: CliValues,
+  sources: Readonly<Record<string, Source>>,
+  tokens: readonly string[],
+  tls: Extract<TlsSettings, { ok: true }>,
+): MdpServerOptions {
   return {
     host: values.host,
     port: values.port,
@@ -206,6 +215,8 @@ function toServerOptions(values: CliValues, sources: Readonly<Record<string, Sou
     clusterId: values.clusterId,
     logLevel: values.logLevel,
     ...(tokens.length > 0 ? { authTokens: tokens } : {}),
+    ...(tls.tls ? { tls: tls.tls } : {}),
+    cookieSameSite: tls.cookieSameSite,
     cluster: clusterOptions(values, { portGiven: sources.port?.kind !== 'default' }),
     mcp: mcpOptions(values),
     ...observeOptions(values),

@@ -3,7 +3,7 @@
 import { createRequire } from 'node:module';
 import { HELP, parseCliArgs } from './cli-args.js';
 import { EXIT, bindFailure, exposureWarning, usageLines } from './cli-notices.js';
-import { createMdpServer, type ListeningInfo } from './server.js';
+import { createMdpServer, type ListeningInfo, type MdpServer } from './server.js';
 import { announceLeadership, heldByMdp } from './cluster.js';
 import { SERVER_DEFAULTS } from './options.js';
 import { mcpSubcommandArgs, serveStdio } from './mcp-command.js';
@@ -41,7 +41,14 @@ switch (command.kind) {
     for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
     const out = stdioArgs ? process.stderr : process.stdout;
     const { options } = command;
-    const server = createMdpServer(options);
+    let server: MdpServer;
+    try {
+      server = createMdpServer(options);
+    } catch (error) {
+      // A TLS file it cannot use (the message names it), or options that cannot run: nothing listens yet.
+      process.stderr.write(`mdp-server: ${(error as Error).message}\n`);
+      process.exit(EXIT.failed);
+    }
     let info: ListeningInfo;
     try {
       info = await server.listen();
@@ -50,7 +57,7 @@ switch (command.kind) {
       const host = options.host ?? SERVER_DEFAULTS.host;
       const port = options.port ?? SERVER_DEFAULTS.port;
       const err = error as NodeJS.ErrnoException;
-      const mdp = err.code === 'EADDRINUSE' && (await heldByMdp(host, port));
+      const mdp = err.code === 'EADDRINUSE' && (await heldByMdp(host, port, options.tls !== undefined));
       process.stderr.write(`mdp-server: ${bindFailure(err, host, port, mdp)}\n`);
       process.exit(EXIT.failed);
     }
@@ -73,6 +80,8 @@ switch (command.kind) {
     // Before the first line is printed: whoever reads it may signal at once.
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    // Renewed certificates without a restart; the outcome is logged (tls.reloaded, tls.reload_failed).
+    if (options.tls) process.on('SIGHUP', () => void server.reloadTls());
     out.write(`mdp-server listening on ${info.urls.http} (websocket ${info.urls.ws}, server id ${info.serverId})\n`);
     const warning = exposureWarning(info.host, info.port, (options.authTokens?.length ?? 0) > 0);
     if (warning) out.write(`mdp-server: ${warning}\n`);

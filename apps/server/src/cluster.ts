@@ -11,6 +11,7 @@ import {
   type ClusterMode,
   type ClusterNode,
   type DiscoveryOptions,
+  type PeerTlsSource,
 } from '@mdp/cluster';
 import type { Logger, Router } from '@mdp/core';
 
@@ -57,6 +58,8 @@ export function createServerCluster(params: {
   readonly clusterId: string;
   readonly options: MdpClusterOptions | undefined;
   readonly authTokens: readonly string[] | undefined;
+  /** The server's TLS, for what the node dials (probes, links, mirrors). */
+  readonly tls?: PeerTlsSource | undefined;
   readonly logger: Logger;
 }): ClusterNode {
   const o = params.options;
@@ -83,6 +86,7 @@ export function createServerCluster(params: {
     ...(secrets.length > 0 ? { clusterSecret: secrets } : {}),
     // A hub with a token policy wants a credential on the mirrors' websockets too.
     ...(upstreamHeaders ? { upstreamHeaders } : {}),
+    ...(params.tls ? { tls: params.tls } : {}),
   });
 }
 
@@ -129,11 +133,17 @@ export function stateFileOf(dir: string, clusterId: string, serverId: string): s
   return join(dir, safe(clusterId), `${safe(serverId)}.json`);
 }
 
-/** Whether `host:port` answers GET /mdp/meta as an MDP server. */
-export async function heldByMdp(host: string, port: number): Promise<boolean> {
+/**
+ * Whether `host:port` answers GET /mdp/meta as an MDP server; over HTTPS when `secure` (any
+ * certificate will do: the question is only who holds the port).
+ */
+export async function heldByMdp(host: string, port: number, secure = false): Promise<boolean> {
   const hostPart = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   const target = ['0.0.0.0', '::', '[::]', ''].includes(host) ? '127.0.0.1' : hostPart;
-  const result = await probeMeta(`http://${target}:${port}`, { timeoutMs: 1000 });
+  const result = await probeMeta(`${secure ? 'https' : 'http'}://${target}:${port}`, {
+    timeoutMs: 1000,
+    ...(secure ? { tls: { rejectUnauthorized: false } } : {}),
+  });
   return result.ok;
 }
 

@@ -26,6 +26,8 @@ export interface ListeningInfo {
   readonly host: string;
   readonly port: number;
   readonly serverId: string;
+  /** Serving HTTPS and WSS (TLS). */
+  readonly secure: boolean;
   readonly urls: ServerUrls;
 }
 

@@ -1,6 +1,11 @@
 import type { AuthPolicy, Logger, LogLevel } from '@mdp/core';
 import type { MdpClusterOptions } from './cluster.js';
 import type { MdpMcpOptions } from './features/mcp-http.js';
+import type { MdpTlsOptions } from './tls.js';
+
+/** `SameSite` of the `mdp_auth` cookie; `none` lets pages of other sites use it, and needs TLS. */
+export type CookieSameSite = 'lax' | 'strict' | 'none';
+export const COOKIE_SAME_SITE: readonly CookieSameSite[] = ['lax', 'strict', 'none'];
 
 /** Everything `createMdpServer` accepts. Every limit has a documented default. */
 export interface MdpServerOptions {
@@ -30,6 +35,17 @@ export interface MdpServerOptions {
   authPolicy?: AuthPolicy;
   /** Shorthand for a token policy: credentials whose `token` is one of these. */
   authTokens?: readonly string[];
+  /**
+   * *beyond* (SPEC §14): serve HTTPS and WSS on the port, with the key and certificate in these
+   * files (read before listening; `reloadTls()` reads them again). Default: plain HTTP.
+   */
+  tls?: MdpTlsOptions;
+  /**
+   * `SameSite` of the `mdp_auth` cookie. Default `lax`. `none` (`SameSite=None; Secure`) lets a
+   * page of another site open the websocket with the cookie; browsers drop such a cookie unless it
+   * comes over TLS, so `none` needs `tls`. Over TLS every cookie is `Secure`.
+   */
+  cookieSameSite?: CookieSameSite;
   /**
    * Cluster control and upstream proxy (SPEC §10). Without it the server is standalone: leader of a
    * cluster of one, term 0. The CLI passes `{ mode: 'auto' }` by default.
@@ -68,4 +84,5 @@ export const SERVER_DEFAULTS = {
   httpLoopIdleTimeoutMs: 10_000,
   clusterId: 'mdp',
   logLevel: 'info' as LogLevel,
+  cookieSameSite: 'lax' as CookieSameSite,
 } as const;

@@ -29,6 +29,7 @@ import { websocketFeature } from './features/websocket.js';
 import { bindServing, closeListener, createApp, createListener } from './listener.js';
 import { bearerGuard } from './read-route.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
+import { TlsState, type ReloadResult } from './tls.js';
 import { advertisedAuthority, defaultServerId, isLoopback, serverUrls } from './urls.js';
 
 export type { ListeningInfo } from './feature.js';
@@ -44,11 +45,20 @@ export interface MdpServer {
   readonly info: ListeningInfo | undefined;
   /** This server's cluster node (standalone without `cluster` options); set once listening. */
   readonly cluster: ClusterNode | undefined;
+  /**
+   * Read the TLS files again (SIGHUP): new connections get the new certificate, open ones are
+   * kept. A bad file keeps the certificate in force, is logged, and comes back as the error.
+   */
+  reloadTls(): ReloadResult;
   /** The MCP bridge (undefined with `mcp: false`); set once listening. */
   readonly mcp: McpBridge | undefined;
   /** Graceful shutdown: pending calls fail, sockets close, the port is released. Idempotent. */
   close(): Promise<void>;
 }
+
+/** Why `cookieSameSite: 'none'` is refused without TLS. */
+export const SAME_SITE_NONE_NEEDS_TLS =
+  'cookie SameSite=None needs TLS: browsers keep such a cookie only when it is Secure, and a Secure cookie only comes over HTTPS; give a TLS key and certificate, or keep SameSite=Lax';
 
 function warnWhenExposed(host: string, logger: Logger): void {
   if (isLoopback(host)) return;
@@ -58,12 +68,24 @@ function warnWhenExposed(host: string, logger: Logger): void {
   });
 }
 
+/** What the listening line says of TLS. */
+function tlsSummary(tls: TlsState): Record<string, unknown> {
+  const { subject, validTo } = tls.current;
+  return { certFile: tls.options.certFile, subject, validTo, peerCertificates: tls.verifiesPeers };
+}
+
+/** @throws RangeError for options that cannot run, TlsFileError for a TLS file that cannot be used. */
 export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const host = options.host ?? SERVER_DEFAULTS.host;
+  const sameSite = options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite;
+  if (sameSite === 'none' && !options.tls) throw new RangeError(SAME_SITE_NONE_NEEDS_TLS);
   const ctx = createServerContext(options);
   const { router, logger } = ctx;
+  // Read and checked now: a bad file stops the server before anything listens.
+  const tls = options.tls ? new TlsState(options.tls, logger) : undefined;
+  const secure = tls !== undefined;
   const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
-  const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens });
+  const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens, tls });
   // The MCP bridge, the host API and the inspector share the cluster's host: on a follower it asks the leader.
   const mcp = mcpFeature(ctx, options.mcp, () => cluster.host);
   const httpLoop = httpLoopFeature(ctx, {
@@ -78,7 +100,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     skillsFeature(ctx),
     httpLoop,
     metaFeature(ctx, cluster, host),
-    authFeature(ctx),
+    authFeature(ctx, sameSite),
     hostApiFeature(ctx, cluster.host),
     mcp,
     inspectorFeature(ctx, cluster.host),
@@ -93,14 +115,14 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard }),
   ];
   const app = createApp(features, logger);
-  const httpServer = createListener(features, app, host, logger);
+  const httpServer = createListener(features, app, host, logger, tls?.listenerOptions());
 
   const start = (port: number): ListeningInfo => {
     const serverId = options.serverId ?? defaultServerId(host, port);
-    const info: ListeningInfo = { host, port, serverId, urls: serverUrls(advertisedAuthority(host, port, undefined)) };
+    const info: ListeningInfo = { host, port, serverId, secure, urls: serverUrls(advertisedAuthority(host, port, undefined), secure) };
     ctx.setInfo(info);
     httpServer.on('error', (error) => logger.error('http.server_error', { error }));
-    logger.info('server.listening', { url: info.urls.http, ws: info.urls.ws, serverId, authPolicy: ctx.guarded });
+    logger.info('server.listening', { url: info.urls.http, ws: info.urls.ws, serverId, authPolicy: ctx.guarded, ...(tls ? { tls: tlsSummary(tls) } : {}) });
     if (!ctx.guarded) warnWhenExposed(host, logger);
     try {
       for (const feature of features) feature.start?.(info);
@@ -132,7 +154,11 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
       const auto = options.cluster !== undefined && (options.cluster.mode ?? 'auto') === 'auto';
       const fallback = options.cluster?.portFallback ?? (auto && options.port === undefined);
       const ports = fallback ? () => fallbackPorts(port, options.cluster?.discovery) : undefined;
-      return bindServing(httpServer, { host, port, logger, fallbackPorts: ports }, start);
+      return bindServing(httpServer, { host, port, logger, fallbackPorts: ports, secure }, start);
+    },
+    reloadTls() {
+      if (!tls || !('setSecureContext' in httpServer)) return { ok: false, error: 'the server does not use TLS' };
+      return tls.reload(httpServer);
     },
     close() {
       closing ??= (async () => {

@@ -20,11 +20,11 @@ export function formatHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-/** The endpoints of the metadata document, plus the plain HTTP base. */
+/** The endpoints of the metadata document, plus the HTTP base (`https` under TLS). */
 export type ServerUrls = MetaEndpoints & { readonly http: string };
 
-export function serverUrls(authority: string): ServerUrls {
-  return { http: `http://${authority}`, ...metaEndpoints(authority) };
+export function serverUrls(authority: string, secure = false): ServerUrls {
+  return { http: `${secure ? 'https' : 'http'}://${authority}`, ...metaEndpoints(authority, secure) };
 }
 
 /** The `host:port` a client should use: the bound one, or the request's Host for wildcard binds. */

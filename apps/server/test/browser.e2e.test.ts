@@ -11,7 +11,18 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { clientChange, descriptor, skill, startServer, stopAll } from './harness.js';
-import { CHROMIUM_PATH, PAGE_TITLE, callPage, chromiumAvailable, launchChromium, startPageServer, type PageServer } from './browser/page-server.js';
+import {
+  CHROMIUM_PATH,
+  PAGE_TITLE,
+  WAIT_MS,
+  callPage,
+  chromiumAvailable,
+  launchChromium,
+  loadTestPage,
+  startPageServer,
+  within,
+  type PageServer,
+} from './browser/page-server.js';
 
 const HAVE_CHROMIUM = chromiumAvailable();
 if (!HAVE_CHROMIUM) {
@@ -22,17 +33,6 @@ if (!HAVE_CHROMIUM) {
 }
 
 const BROWSER_AUTH = { scheme: 'Bearer', token: 'browser-token' };
-/** Bound on every single wait in these tests. */
-const WAIT_MS = 4000;
-
-/** Reject with a message naming what did not happen when `promise` takes longer than `ms`. */
-function within<T>(promise: Promise<T>, what: string, ms = WAIT_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** A skill read from node, bounded in time. */
 async function nodeRead(url: string, headers: Record<string, string> = {}): Promise<{ status: number; contentType: string | null; text: string }> {
@@ -78,11 +78,7 @@ describe.skipIf(!HAVE_CHROMIUM)('real browser (headless Chromium) on another ori
     context = await browser.newContext();
     const page = await context.newPage();
     pageErrors = [];
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.setDefaultTimeout(WAIT_MS);
-    await page.goto(`${pageServer.origin}/`);
-    await page.waitForFunction('window.mdpPage !== undefined');
-    expect(await page.title()).toBe(PAGE_TITLE);
+    await loadTestPage(page, pageServer.origin, pageErrors);
     return page;
   }
 

@@ -52,6 +52,7 @@ describe('defaults', () => {
       longPollTimeoutMs: SERVER_DEFAULTS.longPollTimeoutMs,
       clusterId: SERVER_DEFAULTS.clusterId,
       logLevel: SERVER_DEFAULTS.logLevel,
+      cookieSameSite: SERVER_DEFAULTS.cookieSameSite,
       cluster: {
         mode: 'auto',
         discovery: {
@@ -293,6 +294,44 @@ describe('bad values: one line each, naming the source', () => {
   it('never echo a secret', () => {
     const lines = errors(['--cluster-secret', ' ', '--auth-token', '']);
     expect(lines).toEqual(['--auth-token must not hold an empty token', '--cluster-secret must not be empty']);
+  });
+});
+
+describe('TLS and the cookie (the reference server\'s --tls-key, --tls-cert, --tls-ca)', () => {
+  it('takes the three files from flags, the environment or a config file, and the cookie mode', () => {
+    expect(options(['--tls-key', 'k.pem', '--tls-cert', 'c.pem', '--tls-ca', 'ca.pem', '--cookie-same-site', 'none'])).toMatchObject({
+      tls: { keyFile: 'k.pem', certFile: 'c.pem', caFile: 'ca.pem' },
+      cookieSameSite: 'none',
+    });
+    const env = { MDP_TLS_KEY: 'env-k.pem', MDP_TLS_CERT: 'env-c.pem', MDP_COOKIE_SAME_SITE: 'strict' };
+    expect(options([], env)).toMatchObject({ tls: { keyFile: 'env-k.pem', certFile: 'env-c.pem' }, cookieSameSite: 'strict' });
+    expect(options([], env).tls).not.toHaveProperty('caFile');
+    const file = JSON.stringify({ tlsKey: 'f-k.pem', tlsCert: 'f-c.pem', tlsCa: 'f-ca.pem' });
+    expect(options(['--config', 'mdp.json', '--tls-cert', 'flag-c.pem'], { MDP_TLS_KEY: 'env-k.pem' }, { 'mdp.json': file }).tls).toEqual({
+      keyFile: 'env-k.pem',
+      certFile: 'flag-c.pem',
+      caFile: 'f-ca.pem',
+    });
+    // Without TLS there is no tls option, and the cookie is Lax.
+    expect(options([])).not.toHaveProperty('tls');
+    expect(options([]).cookieSameSite).toBe('lax');
+    expect(options(['--tls-key', 'k', '--tls-cert', 'c', '--tls-ca', 'ca', '--tls-peer-certs']).tls).toMatchObject({ peerCertificates: true });
+    expect(options(['--tls-key', 'k', '--tls-cert', 'c', '--tls-ca', 'ca'], { MDP_TLS_PEER_CERTS: 'yes' }).tls).toMatchObject({ peerCertificates: true });
+    expect(options(['--tls-key', 'k', '--tls-cert', 'c', '--tls-ca', 'ca']).tls).not.toHaveProperty('peerCertificates');
+  });
+
+  it('refuses a key without its certificate, a certificate without its key, a CA alone', () => {
+    expect(errors(['--tls-key', 'k.pem'])).toEqual(['--tls-key needs --tls-cert too: TLS takes a key and its certificate']);
+    expect(errors([], { MDP_TLS_CERT: 'c.pem' })).toEqual(['MDP_TLS_CERT (environment) needs --tls-key too: TLS takes a key and its certificate']);
+    expect(errors(['--tls-ca', 'ca.pem'])).toEqual(['--tls-ca needs --tls-key and --tls-cert: the CA is that of a server on TLS']);
+    expect(errors(['--tls-key', 'k', '--tls-cert', 'c', '--tls-peer-certs'])).toEqual(['--tls-peer-certs needs --tls-ca: peers show client certificates from that CA']);
+  });
+
+  it('refuses SameSite=None without TLS, saying why, wherever it came from', () => {
+    const [flag] = errors(['--cookie-same-site', 'none']);
+    expect(flag).toMatch(/^--cookie-same-site none needs TLS \(--tls-key and --tls-cert\): browsers keep a SameSite=None cookie only when it is Secure/);
+    expect(errors(['--config', 'm.json'], {}, { 'm.json': '{"cookieSameSite": "none"}' })[0]).toMatch(/^"cookieSameSite" in m\.json none needs TLS/);
+    expect(errors(['--cookie-same-site', 'None'])).toEqual(['--cookie-same-site must be one of lax, strict, none, got "None"']);
   });
 });
 

@@ -1,16 +1,19 @@
 /** The real `mdp-server` binary, spawned as a child process. */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
+import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mirroredId, parseMetaDocument, type MetaDocument } from '@mdp/protocol';
-import { TestClient, clientChange, descriptor, skill, startServer, stopAll } from './harness.js';
+import { TestClient, clientChange, descriptor, skill, startServer, stopAll, tlsFetch } from './harness.js';
+import { createPki, type TestPki } from './pki.js';
 import { freePorts } from './ports.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const PROBE_CLI = fileURLToPath(new URL('../../probe/dist/cli.js', import.meta.url));
 const children: ChildProcess[] = [];
 const servers: Server[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'mdp-cli-'));
@@ -36,9 +39,10 @@ interface Run {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function run(args: string[], env: Record<string, string> = {}): Run {
+/** Run `mdp-server` (or another built binary, `script`). */
+function run(args: string[], env: Record<string, string> = {}, script = CLI): Run {
   // Cluster state (auto mode keeps term and vote) goes to the scratch dir, not the user's state dir.
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_STATE_HOME: join(dir, 'state'), ...env } });
+  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_STATE_HOME: join(dir, 'state'), ...env } });
   children.push(child);
   const result: Run = {
     child,
@@ -51,14 +55,14 @@ function run(args: string[], env: Record<string, string> = {}): Run {
   return result;
 }
 
-/** Resolves with the match once the process prints a line matching `pattern` on stdout. */
-function printed(r: Run, pattern: RegExp): Promise<RegExpExecArray> {
+/** Resolves with the match once the process prints a line matching `pattern` on stdout (or stderr). */
+function printed(r: Run, pattern: RegExp, stream: 'stdout' | 'stderr' = 'stdout'): Promise<RegExpExecArray> {
   return new Promise((resolve, reject) => {
     const check = (): void => {
-      const match = pattern.exec(r.stdout);
+      const match = pattern.exec(r[stream]);
       if (match) resolve(match);
     };
-    r.child.stdout!.on('data', check);
+    r.child[stream]!.on('data', check);
     r.child.once('exit', () => reject(new Error(`exited early: ${r.stderr}`)));
     check();
   });
@@ -66,7 +70,7 @@ function printed(r: Run, pattern: RegExp): Promise<RegExpExecArray> {
 
 /** Resolves with the URL once the server prints that it listens. */
 async function listening(r: Run): Promise<string> {
-  return (await printed(r, /listening on (http:\/\/\S+)/))[1]!;
+  return (await printed(r, /listening on (https?:\/\/\S+)/))[1]!;
 }
 
 async function metaOf(url: string): Promise<MetaDocument> {
@@ -287,5 +291,119 @@ describe("the reference server's command lines", () => {
     expect(print.stdout).toContain('"electionTimeoutMinMs": 3500, // --cluster-election-timeout-min-ms');
     expect(print.stdout).toContain('"electionTimeoutMaxMs": 5000, // --cluster-election-timeout-max-ms');
     expect(print.stdout).toContain('"discoverIntervalMs": 1500, // --cluster-discovery-interval-ms');
+  });
+});
+
+describe('TLS (the real binaries)', () => {
+  let pki: TestPki;
+  beforeAll(() => {
+    pki = createPki();
+  });
+  afterAll(() => pki.remove());
+
+  it.each([
+    ['a missing key', (): string[] => ['--tls-key', join(pki.dir, 'nope.key'), '--tls-cert', pki.ca('a').issue('s').certFile], /^mdp-server: cannot read the TLS key .*nope\.key: no such file$/],
+    [
+      'a key of another certificate',
+      (): string[] => {
+        const ca = pki.ca('b');
+        return ['--tls-key', ca.issue('one').keyFile, '--tls-cert', ca.issue('two').certFile];
+      },
+      /^mdp-server: the TLS key .*b-one\.key does not match the certificate in .*b-two\.crt$/,
+    ],
+  ])('%s: one line naming the file, exit 1, nothing listening', async (_, args, message) => {
+    const r = run(['--port', '0', '--cluster-mode', 'standalone', ...args()], QUIET_ENV);
+    expect((await r.exited).code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(message)]);
+    expect(r.stdout).toBe('');
+  });
+
+  it('SIGHUP: new connections get the new certificate, the open websocket stays; a bad file keeps the old one', async () => {
+    const ca = pki.ca('hup');
+    const [one, two, stranger] = [ca.issue('server-1'), ca.issue('server-2'), pki.ca('hup-other').issue('stranger')];
+    const keyFile = join(pki.dir, 'hup-live.key');
+    const certFile = join(pki.dir, 'hup-live.crt');
+    copyFileSync(one.keyFile, keyFile);
+    copyFileSync(one.certFile, certFile);
+    const r = run(['--port', '0', '--cluster-mode', 'standalone', '--log-level', 'info', '--tls-key', keyFile, '--tls-cert', certFile, '--tls-ca', ca.caFile], QUIET_ENV);
+    const url = await listening(r);
+    expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    const port = Number(new URL(url).port);
+    const served = (): Promise<string> =>
+      new Promise((resolve, reject) => {
+        const socket = tlsConnect({ host: '127.0.0.1', port, ca: ca.ca }, () => {
+          resolve(String(socket.getPeerCertificate().subject.CN));
+          socket.end();
+        });
+        socket.on('error', reject);
+      });
+    expect(await served()).toBe('server-1');
+    const client = await TestClient.connect(`wss://127.0.0.1:${port}`, { ca: ca.ca });
+    client.handler = () => 'kept answers';
+    // The server answers a ping after the registration before it (one socket, in order).
+    const registered = client.next((m) => m.type === 'pong');
+    client.send({ type: 'registerClient', client: descriptor('kept', [skill('/docs/skill.md')]) });
+    client.send({ type: 'ping', timestamp: 1 });
+    await registered;
+    const read = async (): Promise<string> => (await tlsFetch(ca.ca)(`${url}/skills/kept/docs`)).text();
+    expect(await read()).toBe('kept answers');
+
+    copyFileSync(two.keyFile, keyFile);
+    copyFileSync(two.certFile, certFile);
+    r.child.kill('SIGHUP');
+    await printed(r, /"event":"tls\.reloaded"[^\n]*"subject":"CN=server-2"/, 'stderr');
+    expect(await served()).toBe('server-2');
+    expect(await read()).toBe('kept answers');
+
+    copyFileSync(stranger.keyFile, keyFile);
+    r.child.kill('SIGHUP');
+    await printed(r, /"event":"tls\.reload_failed"[^\n]*does not match the certificate/, 'stderr');
+    expect(await served()).toBe('server-2');
+    expect(await read()).toBe('kept answers');
+    await client.close();
+    await stop(r);
+  });
+
+  it('README "Run it with TLS": its two openssl commands make a certificate the server serves and mdp-probe trusts', async () => {
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('## Run it with TLS'));
+    const lines = (/```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '').split('\n');
+    const openssl = lines.filter((line) => line.startsWith('openssl '));
+    expect(openssl).toHaveLength(2);
+    const cwd = mkdtempSync(join(pki.dir, 'readme-'));
+    for (const line of openssl) execFileSync('sh', ['-c', line], { cwd, stdio: 'ignore' });
+    const words = (prefix: string): string[] => lines.find((line) => line.startsWith(prefix))!.replace(/\s*#.*$/, '').split(/\s+/).slice(prefix.split(' ').length);
+    const inDir = (args: string[]): string[] => args.map((arg) => (arg.endsWith('.pem') ? join(cwd, arg) : arg));
+    const r = run([...inDir(words('pnpm start')), '--port', '0', '--cluster-mode', 'standalone'], QUIET_ENV);
+    const url = await listening(r);
+    const probeArgs = inDir(words('node apps/probe/dist/cli.js')).map((arg) => arg.replace('https://127.0.0.1:47372', url));
+    const probe = run(probeArgs, {}, PROBE_CLI);
+    expect((await probe.exited).code).toBe(0);
+    expect(probe.stdout).toContain(`endpoints     ws        ${url.replace('https', 'wss')}\n`);
+    await stop(r);
+  });
+
+  it('mdp-probe https://…: refused without the CA, summarised with --tls-ca, accepted with --insecure', async () => {
+    const ca = pki.ca('probe');
+    const t = await startServer({ tls: ca.tls(ca.issue('server')), cluster: { mode: 'standalone' } });
+    const probe = async (...args: string[]): Promise<{ code: number | null; stdout: string }> => {
+      const p = run(args, {}, PROBE_CLI);
+      return { code: (await p.exited).code, stdout: p.stdout };
+    };
+    const refused = await probe(t.http);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe(`${t.http}  not MDP: TLS certificate not trusted: self-signed certificate in certificate chain (SELF_SIGNED_CERT_IN_CHAIN)\n`);
+    const trusted = await probe(t.http, '--tls-ca', ca.caFile);
+    expect(trusted.code).toBe(0);
+    expect(trusted.stdout).toContain(`${t.http}  MDP server, protocol mdp 2.0.0\n`);
+    expect(trusted.stdout).toContain(`  endpoints     ws        wss://127.0.0.1:${t.port}\n`);
+    // A port alone is probed over https under either flag.
+    expect(await probe(String(t.port), '--insecure')).toMatchObject({ code: 0, stdout: expect.stringContaining(`${t.http}  MDP server`) });
+    const otherCa = await probe(t.http, '--tls-ca', pki.ca('probe-other').caFile);
+    expect(otherCa.code).toBe(1);
+    expect(otherCa.stdout).toContain('TLS certificate not trusted');
+    // A plain HTTP server is no TLS server.
+    const plain = await startServer({ cluster: { mode: 'standalone' } });
+    expect((await probe(String(plain.port), '--insecure')).stdout).toMatch(/not MDP: no TLS handshake: /);
   });
 });

@@ -34,7 +34,7 @@ describe('the cluster feature', () => {
     expect(changes).toBe(1);
     expect((await host.listClients()).clients.map((c) => c.id)).toEqual(['early']);
 
-    feature.start?.({ host: '127.0.0.1', port: 1, serverId: '127.0.0.1:1', urls: serverUrls('127.0.0.1:1') });
+    feature.start?.({ host: '127.0.0.1', port: 1, serverId: '127.0.0.1:1', secure: false, urls: serverUrls('127.0.0.1:1') });
     expect(feature.host).toBe(host);
     // The switch itself is a change; after it, the node's host hears the router.
     expect(changes).toBe(2);

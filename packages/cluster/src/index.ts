@@ -6,7 +6,8 @@ export {
   probeMeta,
   scanRange,
 } from './meta-probe.js';
-export type { ProbeFailureKind, ProbeOptions, ProbeResult, ScanOptions } from './meta-probe.js';
+export type { BaseScheme, ProbeFailureKind, ProbeOptions, ProbeResult, ScanOptions } from './meta-probe.js';
+export type { PeerTls, PeerTlsSource } from './tls.js';
 export { createClusterNode } from './node.js';
 export type { ClusterFeatures, ClusterNode, ClusterSelf, ClusterView, LeaderChange } from './api.js';
 export type { ClusterConfigError } from './admission.js';

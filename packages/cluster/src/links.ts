@@ -10,6 +10,7 @@ import type { Logger } from '@mdp/core';
 import type { ClusterHello, ClusterMessage } from '@mdp/protocol';
 import type { Clock, TimerSet } from './clock.js';
 import { ControlLink, LINK_CLOSE } from './control-link.js';
+import { dialTls, type PeerTlsSource } from './tls.js';
 import type { ResolvedOptions } from './options.js';
 
 /** Test seam: links a test has cut. A blocked pair's links are dropped and not re-established. */
@@ -43,6 +44,8 @@ export interface LinkManagerOptions {
   /** Largest control frame, bytes. */
   readonly maxPayloadBytes: number;
   readonly faults?: LinkFaults;
+  /** TLS of the links this node dials. */
+  readonly tls?: PeerTlsSource;
   /** Peers to keep a link to: every ping round dials those without one (back-off applies). */
   wanted(): Iterable<{ readonly id: string; readonly clusterUrl: string }>;
   /** Our hello, addressed to `to` (the peer's server id, when known). */
@@ -89,6 +92,7 @@ export function linksFor(
     redialMaxMs: Math.max(o.leaseDurationMs, o.discovery.intervalMs),
     maxPayloadBytes: o.maxPayloadBytes,
     ...(faults ? { faults } : {}),
+    ...(o.tls ? { tls: o.tls } : {}),
     ...node,
   };
   return new LinkManager(options, events);
@@ -139,7 +143,7 @@ export class LinkManager {
     if (dial.link || this.options.clock.now() < dial.nextAt) return;
     let ws: WebSocket;
     try {
-      ws = new WebSocket(url, { maxPayload: this.options.maxPayloadBytes, handshakeTimeout: this.options.handshakeTimeoutMs });
+      ws = new WebSocket(url, { maxPayload: this.options.maxPayloadBytes, handshakeTimeout: this.options.handshakeTimeoutMs, ...dialTls(this.options.tls) });
     } catch (error) {
       this.options.logger.warn('cluster.dial_failed', { url, error });
       this.failedDial(dial);

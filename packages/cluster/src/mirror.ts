@@ -18,6 +18,7 @@ import {
   type PathDescriptor,
 } from '@mdp/protocol';
 import type { Clock, TimerSet } from './clock.js';
+import { dialTls, type PeerTlsSource } from './tls.js';
 
 export interface MirrorOptions {
   readonly router: Router;
@@ -35,6 +36,8 @@ export interface MirrorOptions {
   readonly maxPayloadBytes: number;
   /** Sent with the websocket upgrade (credentials for a hub with an auth policy). */
   readonly headers?: Readonly<Record<string, string>>;
+  /** TLS of the `wss` link to the hub. */
+  readonly tls?: PeerTlsSource;
 }
 
 export function mirroredDescriptor(serverId: string, descriptor: ClientDescriptor): ClientDescriptor {
@@ -106,6 +109,7 @@ export class Mirror {
         handshakeTimeout: this.options.connectTimeoutMs,
         maxPayload: this.options.maxPayloadBytes,
         ...(this.options.headers ? { headers: { ...this.options.headers } } : {}),
+        ...dialTls(this.options.tls),
       });
     } catch (error) {
       logger.warn('proxy.mirror_connect_failed', { clientId: this.localId, wsUrl, error });

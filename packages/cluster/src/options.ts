@@ -5,6 +5,7 @@ import { systemClock, type Clock } from './clock.js';
 import { DISCOVERY_DEFAULTS, type DiscoveryOptions } from './discovery.js';
 import type { ElectionConfig } from './election.js';
 import type { Membership } from './membership.js';
+import type { PeerTlsSource } from './tls.js';
 
 /**
  * - `standalone`: no discovery, no election; always leader of a cluster of one, term 0. With an
@@ -62,6 +63,12 @@ export interface ClusterNodeOptions {
   readonly clusterSecret?: string | readonly string[];
   /** Headers sent when a mirror opens its websocket to the hub (e.g. `authorization` for an auth policy). */
   readonly upstreamHeaders?: Readonly<Record<string, string>>;
+  /**
+   * *beyond*: the cluster speaks TLS. Discovery and upstream probes go over HTTPS (a target without
+   * a scheme included), links and mirrors dial `wss`, each verifying the peer against `tls.ca`. A
+   * function is read at every dial, so that re-read certificates take effect. Default: plain.
+   */
+  readonly tls?: PeerTlsSource;
   readonly logger?: Logger;
   /** Randomness in [0, 1) for time-outs and jitter. Default Math.random. */
   readonly random?: () => number;
@@ -90,6 +97,7 @@ export interface ResolvedOptions {
   /** Accepted secrets, the one this node proves first; empty for none. */
   readonly clusterSecrets: readonly string[];
   readonly upstreamHeaders: Readonly<Record<string, string>> | undefined;
+  readonly tls: PeerTlsSource | undefined;
   readonly logger: Logger;
   readonly random: () => number;
   readonly clock: Clock;
@@ -158,6 +166,7 @@ export function resolveOptions(options: ClusterNodeOptions): ResolvedOptions {
     maxPayloadBytes: positive('maxPayloadBytes', options.maxPayloadBytes ?? CLUSTER_DEFAULTS.maxPayloadBytes),
     clusterSecrets: (typeof options.clusterSecret === 'string' ? [options.clusterSecret] : (options.clusterSecret ?? [])).filter((s) => s !== ''),
     upstreamHeaders: options.upstreamHeaders,
+    tls: options.tls,
     logger: options.logger ?? silentLogger,
     random: options.random ?? Math.random,
     clock: options.clock ?? systemClock,

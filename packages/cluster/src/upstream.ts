@@ -8,6 +8,7 @@ import type { LeaderView } from './election-driver.js';
 import type { MemberEntry } from './membership.js';
 import type { ResolvedOptions } from './options.js';
 import { UpstreamProxy } from './proxy.js';
+import { probeWith } from './tls.js';
 
 export function createUpstreamProxy(o: ResolvedOptions, timers: TimerSet): UpstreamProxy {
   return new UpstreamProxy({
@@ -22,6 +23,8 @@ export function createUpstreamProxy(o: ResolvedOptions, timers: TimerSet): Upstr
     connectTimeoutMs: Math.max(1000, o.discovery.probeTimeoutMs * 2),
     maxPayloadBytes: o.maxPayloadBytes,
     ...(o.upstreamHeaders ? { headers: o.upstreamHeaders } : {}),
+    ...(o.tls ? { tls: o.tls } : {}),
+    probe: probeWith(o.tls),
     probeTimeoutMs: Math.max(1000, o.discovery.probeTimeoutMs),
     recheckMs: Math.max(o.discovery.intervalMs, 1000),
   });

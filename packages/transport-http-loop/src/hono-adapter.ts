@@ -35,6 +35,10 @@ function requestOf(c: Context): LoopRequest {
     headers: () => headersToMap(c.req.raw.headers),
     readBody: (maxBytes) => readBodyText(c.req.raw, maxBytes),
     connection: () => connectionOf(c),
+    // Read only by a connect.
+    get secure() {
+      return c.req.url.startsWith('https:');
+    },
   };
 }
 

@@ -22,6 +22,7 @@ export type NodeHandler = (req: IncomingMessage, res: ServerResponse, subPath: s
 class NodeLoopRequest implements LoopRequest, PollConnection {
   readonly method: string;
   readonly sessionHeader: string | undefined;
+  readonly secure: boolean;
 
   constructor(
     private readonly req: IncomingMessage,
@@ -31,6 +32,8 @@ class NodeLoopRequest implements LoopRequest, PollConnection {
     // node joins a repeated custom header with ', ', as Fetch Headers do.
     const header = req.headers[SESSION_ID_HEADER];
     this.sessionHeader = Array.isArray(header) ? header.join(', ') : header;
+    // A TLS socket says so; a plain one has no `encrypted` at all.
+    this.secure = (req.socket as { encrypted?: boolean }).encrypted === true;
   }
 
   query(name: string): readonly string[] | undefined {

@@ -60,8 +60,11 @@ export class LoopSessionRegistry {
     return this.entries.get(id);
   }
 
-  /** Open a core session whose messages queue in a mailbox. Throws MdpError(not_ready) while the router closes. */
-  open(transportAuth: AuthContext | undefined): LoopSession {
+  /**
+   * Open a core session whose messages queue in a mailbox; `secure`: connected over TLS. Throws
+   * MdpError(not_ready) while the router closes.
+   */
+  open(transportAuth: AuthContext | undefined, secure = false): LoopSession {
     // A call that ended (timed out) while queued is not delivered: its answer would be ignored.
     const mailbox = new Mailbox((message) => message.type === 'callClient' && !this.router.isPending(message.requestId));
     let entry: LoopSession | undefined;
@@ -70,6 +73,7 @@ export class LoopSessionRegistry {
       // Pinged like every session (SPEC §4): the ping reaches the waiting poll and the pong comes
       // back through /send, which keeps a client with long polls alive under short time-outs.
       wantsPing: true,
+      secure,
       send: (message) => mailbox.push(message),
       // Core closed the session (replaced, expired, shutdown): forget it and answer its poll.
       close: (code, reason) => {

@@ -32,6 +32,8 @@ export interface LoopRequest {
   readBody(maxBytes: number): Promise<BodyResult>;
   /** The poll's connection; without one a poll's client counts as always there (in-process). */
   connection(): PollConnection | undefined;
+  /** Whether the request came over TLS; a session connected so is listed as secure. */
+  readonly secure: boolean;
 }
 
 /** What the adapters write. `body` is JSON text, or absent for an empty body. */
@@ -109,7 +111,7 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     const auth = extractAuth(request.headers());
     if (authorize && !authorize(auth)) return UNAUTHORIZED;
     try {
-      const { session } = registry.open(auth);
+      const { session } = registry.open(auth, request.secure);
       return { status: 200, body: JSON.stringify({ sessionId: session.id }) };
     } catch (caught) {
       if (caught instanceof MdpError && caught.code === 'not_ready') return SHUTTING_DOWN;

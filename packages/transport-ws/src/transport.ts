@@ -97,6 +97,8 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
       session = router.openSession(
         {
           kind: 'ws',
+          // wss: the upgrade came over a TLS socket (a plain one has no `encrypted`).
+          secure: (request.socket as { encrypted?: boolean }).encrypted === true,
           send(message: ServerToClientMessage) {
             if (ws.readyState !== WebSocket.OPEN) return;
             // The router counts this call already: more than one pending means a busy client.

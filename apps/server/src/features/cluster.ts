@@ -7,13 +7,18 @@
  * they are built: one stable object that answers from the router until the node starts and from the
  * node afterwards (through the leader, on a follower). Its change listeners move along.
  */
+import type { TLSSocket } from 'node:tls';
 import { createLocalHost, type HostApi, type Logger } from '@mdp/core';
 import { standaloneClusterView, type ClusterView, type FeaturesView } from '@mdp/protocol';
-import type { ClusterNode } from '@mdp/cluster';
+import type { ClusterNode, PeerTls } from '@mdp/cluster';
 import type { ListeningInfo, ServerContext, ServerFeature } from '../feature.js';
 import { createServerCluster, type MdpClusterOptions } from '../cluster.js';
+import { peerTlsOf, type TlsState } from '../tls.js';
 
 const NOT_FOUND = 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
+const FORBIDDEN = 'HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
+/** Refused peers remembered so as to log each once; past this many, the rest are not logged. */
+const MAX_REPORTED = 1000;
 
 export interface ClusterFeature extends ServerFeature {
   /** Set once the server listens. */
@@ -30,10 +35,13 @@ export interface ClusterFeatureOptions {
   readonly clusterId: string;
   readonly cluster: MdpClusterOptions | undefined;
   readonly authTokens: readonly string[] | undefined;
+  /** The listener's TLS: peers are dialled with it and, with peer certificates, must show one from its CA. */
+  readonly tls?: TlsState | undefined;
 }
 
 export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOptions): ClusterFeature {
   let node: ClusterNode | undefined;
+  const refusals = new Set<string>();
   const host = switchingHost(createLocalHost(ctx.router), ctx.logger);
   return {
     name: 'cluster',
@@ -45,6 +53,20 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
     features: () => node?.features() ?? { upstreamProxy: false, clusterControl: false },
     upgrade(request, socket, head, path) {
       if (path !== '/mdp/cluster') return false;
+      const { tls } = options;
+      const peer = request.socket as Partial<TLSSocket>;
+      if (tls?.verifiesPeers && peer.authorized !== true) {
+        // A member shows a client certificate from the cluster's CA; anyone else is no peer.
+        const reason = String(peer.authorizationError ?? 'no client certificate');
+        const key = `${peer.remoteAddress}|${reason}`;
+        // Once per address and reason: a refused node keeps dialing.
+        if (refusals.size < MAX_REPORTED && !refusals.has(key)) {
+          refusals.add(key);
+          ctx.logger.warn('cluster.peer_certificate_refused', { remote: peer.remoteAddress, reason });
+        }
+        socket.end(FORBIDDEN);
+        return true;
+      }
       if (node) node.handleUpgrade(request, socket, head);
       else socket.end(NOT_FOUND);
       return true;
@@ -56,6 +78,7 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
         clusterId: options.clusterId,
         options: options.cluster,
         authTokens: options.authTokens,
+        ...(options.tls ? { tls: tlsSource(options.tls) } : {}),
         logger: ctx.logger.child({ serverId: info.serverId }),
       });
       node.start({ wsUrl: info.urls.ws, clusterUrl: info.urls.cluster, metaUrl: info.urls.meta });
@@ -64,6 +87,11 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
     // A leader resigns while its links are still up.
     close: () => node?.close(),
   };
+}
+
+/** The TLS the node dials with, read at every dial: a reload reaches the next dial. */
+function tlsSource(tls: TlsState): () => PeerTls {
+  return () => peerTlsOf(tls.current);
 }
 
 /**
