@@ -82,6 +82,12 @@ export class Faults implements LinkFaults {
     this.changed();
   }
 
+  /** Undo `isolate`: a new process with the same id starts with working links. */
+  revive(id: string): void {
+    this.blocked.delete(`*|${id}`);
+    this.changed();
+  }
+
   isCut(a: string, b: string): boolean {
     return this.blocked.has(key(a, b));
   }
@@ -103,6 +109,8 @@ function key(a: string, b: string): string {
 export interface TestNode {
   readonly id: string;
   readonly port: number;
+  /** What the node was started with (to start it again). */
+  readonly options: Omit<ClusterNodeOptions, 'router' | 'logger'>;
   readonly baseUrl: string;
   readonly router: Router;
   readonly node: ClusterNode;
@@ -122,7 +130,7 @@ interface Listening {
   sockets: Set<Socket>;
 }
 
-async function listen(): Promise<Listening> {
+async function listen(port = 0): Promise<Listening> {
   const server = createServer();
   const sockets = new Set<Socket>();
   server.on('connection', (socket) => {
@@ -131,7 +139,7 @@ async function listen(): Promise<Listening> {
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(port, '127.0.0.1', () => resolve());
   });
   return { server, port: (server.address() as AddressInfo).port, sockets };
 }
@@ -178,6 +186,18 @@ export async function startCluster(
   });
   for (const n of nodes) n.start();
   return nodes.map((n) => n.test);
+}
+
+/**
+ * A new process for a node that was stopped or killed: same id, port and options (a state file
+ * included), with working links again.
+ */
+export async function restartNode(old: TestNode, faults: Faults): Promise<TestNode> {
+  if (!old.stopped) throw new Error(`${old.id} is still running`);
+  faults.revive(old.id);
+  const n = attach(await listen(old.port), faults, old.options);
+  n.start();
+  return n.test;
 }
 
 /** One node on its own port (its discovery options decide whom it finds). */
@@ -256,6 +276,7 @@ function attach(l: Listening, faults: Faults, options: Omit<ClusterNodeOptions, 
   const test: TestNode = {
     id: options.serverId,
     port,
+    options,
     baseUrl: `http://127.0.0.1:${port}`,
     router,
     node,
