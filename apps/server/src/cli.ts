@@ -71,7 +71,7 @@ switch (command.kind) {
     process.stdout.write(`mdp-server listening on ${info.urls.http} (websocket ${info.urls.ws}, server id ${info.serverId})\n`);
     const warning = exposureWarning(info.host, info.port, (options.authTokens?.length ?? 0) > 0);
     if (warning) process.stdout.write(`mdp-server: ${warning}\n`);
-    // One line once the cluster knows who leads; later changes of leader go to the log.
+    // A line whenever who leads changes (this node, the leader it follows, or that it stepped down).
     if (server.cluster) announceLeadership(server.cluster, (line) => process.stdout.write(`mdp-server: ${line}\n`));
     break;
   }

@@ -140,27 +140,29 @@ export function fallbackPorts(port: number, discovery: Partial<DiscoveryOptions>
 }
 
 /**
- * Print one line once the node knows who leads: this node, or the leader it follows. A standalone
- * node leads at once.
+ * Print a line whenever it changes who leads, as far as this node knows: this node, or the leader it
+ * follows, and that this node stepped down when it stops leading (so the last line never claims a
+ * leadership that ended). A standalone node leads at once and for good. Returns the unsubscribe.
  */
 export function announceLeadership(node: ClusterNode, print: (line: string) => void): () => void {
-  const line = (role: string, term: number, leaderId: string | undefined, leaderUrl: string | undefined): string | undefined => {
-    if (node.mode === 'standalone') return `cluster ${node.clusterId}: standalone, this node is the hub (leader, term 0)`;
-    if (role === 'leader') return `cluster ${node.clusterId}: this node is the leader (term ${term})`;
-    if (leaderId) return `cluster ${node.clusterId}: following ${leaderId}${leaderUrl ? ` at ${leaderUrl}` : ''} (term ${term})`;
-    return undefined;
-  };
-  const meta = node.meta();
-  const now = line(meta.role, meta.term, meta.leaderId || undefined, meta.leaderUrl || undefined);
-  if (now) {
-    print(now);
+  const prefix = `cluster ${node.clusterId}:`;
+  if (node.mode === 'standalone') {
+    print(`${prefix} standalone, this node is the hub (leader, term 0)`);
     return () => undefined;
   }
-  const unsubscribe = node.onLeaderChange((change) => {
-    const text = line(change.role, change.term, change.leaderId, change.leaderUrl);
-    if (!text) return;
-    unsubscribe();
+  let last: string | undefined;
+  let leading = false;
+  const show = (role: string, term: number, leaderId: string | undefined, leaderUrl: string | undefined): void => {
+    let text: string | undefined;
+    if (role === 'leader') text = `${prefix} this node is the leader (term ${term})`;
+    else if (leaderId) text = `${prefix} following ${leaderId}${leaderUrl ? ` at ${leaderUrl}` : ''} (term ${term})`;
+    else if (leading) text = `${prefix} this node stepped down (term ${term}); electing a leader`;
+    leading = role === 'leader';
+    if (text === undefined || text === last) return;
+    last = text;
     print(text);
-  });
-  return unsubscribe;
+  };
+  const meta = node.meta();
+  show(meta.role, meta.term, meta.leaderId || undefined, meta.leaderUrl || undefined);
+  return node.onLeaderChange((change) => show(change.role, change.term, change.leaderId, change.leaderUrl));
 }
