@@ -3,7 +3,7 @@
 import { createRequire } from 'node:module';
 import { HELP, parseCliArgs } from './cli-args.js';
 import { EXIT, bindFailure, exposureWarning, usageLines } from './cli-notices.js';
-import { createMdpServer, type ListeningInfo } from './server.js';
+import { createMdpServer, type ListeningInfo, type MdpServer } from './server.js';
 import { announceLeadership, heldByMdp } from './cluster.js';
 import { SERVER_DEFAULTS } from './options.js';
 
@@ -36,7 +36,14 @@ switch (command.kind) {
     // an unhandled 'error' event.
     for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
     const { options } = command;
-    const server = createMdpServer(options);
+    let server: MdpServer;
+    try {
+      server = createMdpServer(options);
+    } catch (error) {
+      // Options that cannot run, found before anything listens (e.g. an unusable cluster secret file).
+      process.stderr.write(`mdp-server: ${(error as Error).message}\n`);
+      process.exit(EXIT.failed);
+    }
     let info: ListeningInfo;
     try {
       info = await server.listen();

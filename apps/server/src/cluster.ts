@@ -13,6 +13,7 @@ import {
   type DiscoveryOptions,
 } from '@mdp/cluster';
 import type { Logger, Router } from '@mdp/core';
+import { loadOrCreateClusterSecret } from './cluster-secret.js';
 
 export interface MdpClusterOptions {
   /** `standalone`, `auto` or `proxy-required`. Default `auto` (without a `cluster` option a server runs standalone). */
@@ -34,10 +35,17 @@ export interface MdpClusterOptions {
   stateDir?: string;
   /**
    * *beyond*: secret every member proves in its hello; links whose peer does not prove it are refused
-   * in both directions. Default with `authTokens`: the tokens themselves (this server proves its
-   * first and accepts a proof of any), so a token policy keeps out peers without a token.
+   * in both directions, and a peer counts as a member only once it proved it. Default with
+   * `authTokens`: the tokens themselves (this server proves its first and accepts a proof of any),
+   * so a token policy keeps out peers without a token; else the secret in `secretFile`.
    */
   secret?: string;
+  /**
+   * File holding the cluster secret when neither `secret` nor `authTokens` is given: read, or made
+   * on first use (32 random bytes, mode 0600, its directory 0700), so that only this user's servers
+   * can prove it. The CLI uses `<state dir>/cluster-secret`. Default none (an open cluster).
+   */
+  secretFile?: string;
   /**
    * Headers the mirrors send to the hub's websocket. Default with `authTokens`:
    * `authorization: Bearer <first token>`; set it when an `authPolicy` of your own guards the hub.
@@ -50,6 +58,20 @@ export interface MdpClusterOptions {
   portFallback?: boolean;
 }
 
+/**
+ * The cluster secrets a server proves (the first) and accepts: `secret`; else its auth tokens (they
+ * prove membership in hellos, never sent as such, so a dialled address learns nothing from them);
+ * else the one in `secretFile`, made if missing. None for a standalone server. Throws (with what to
+ * do) when the secret file cannot be used.
+ */
+export function clusterSecretsOf(options: MdpClusterOptions | undefined, authTokens: readonly string[] | undefined): string[] {
+  if (options === undefined || (options.mode ?? 'auto') === 'standalone') return [];
+  if (options.secret) return [options.secret];
+  const tokens = usableTokens(authTokens);
+  if (tokens.length > 0) return tokens.map(tokenSecret);
+  return options.secretFile ? [loadOrCreateClusterSecret(options.secretFile)] : [];
+}
+
 /** Build the node for a listening server; without cluster options, a standalone one. */
 export function createServerCluster(params: {
   readonly router: Router;
@@ -57,14 +79,14 @@ export function createServerCluster(params: {
   readonly clusterId: string;
   readonly options: MdpClusterOptions | undefined;
   readonly authTokens: readonly string[] | undefined;
+  /** From `clusterSecretsOf`. */
+  readonly secrets: readonly string[];
   readonly logger: Logger;
 }): ClusterNode {
   const o = params.options;
   const mode = o === undefined ? 'standalone' : (o.mode ?? 'auto');
-  const tokens = usableTokens(params.authTokens);
-  const token = tokens[0];
-  // Tokens prove membership in hellos (never sent as such); a dialled address learns nothing from them.
-  const secrets = o?.secret ? [o.secret] : tokens.map(tokenSecret);
+  const token = usableTokens(params.authTokens)[0];
+  const { secrets } = params;
   const upstreamHeaders = o?.upstreamHeaders ?? (token ? { authorization: `Bearer ${token}` } : undefined);
   return createClusterNode({
     router: params.router,
@@ -108,8 +130,8 @@ export function clusterAuthProblem(options: {
 }): string | undefined {
   const cluster = options.cluster;
   if (!options.authPolicy || !cluster || (cluster.mode ?? 'auto') === 'standalone') return undefined;
-  if (cluster.secret || usableTokens(options.authTokens).length > 0) return undefined;
-  return 'an authPolicy without authTokens needs cluster.secret: cluster peers prove membership with it';
+  if (cluster.secret || cluster.secretFile || usableTokens(options.authTokens).length > 0) return undefined;
+  return 'an authPolicy without authTokens needs cluster.secret (or cluster.secretFile): cluster peers prove membership with it';
 }
 
 /** Default directory for `stateDir` used by the CLI. */

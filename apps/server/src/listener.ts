@@ -98,8 +98,8 @@ export interface BindOptions {
 
 /**
  * Bind the port, or in auto mode the next free port of the range when an MDP server holds it (this
- * one then follows that server). `start` runs once bound; what it throws rejects with nothing left
- * listening.
+ * one then follows that server if it is of the same cluster, and leads its own otherwise). `start`
+ * runs once bound; what it throws rejects with nothing left listening.
  */
 export async function bindServing<T>(server: Server, options: BindOptions, start: (port: number) => T): Promise<T> {
   const { host, port, logger } = options;
@@ -123,7 +123,9 @@ export async function bindServing<T>(server: Server, options: BindOptions, start
         if ((retry as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw retry;
         continue;
       }
-      logger.info('server.port_fallback', { heldPort: port, port: next, message: 'the port is held by an MDP server; this one follows it' });
+      // Whether this server follows that one is the cluster's business: only a server that proves
+      // the same cluster secret is ever followed (another user's hub is not).
+      logger.info('server.port_fallback', { heldPort: port, port: next, message: 'the port is held by an MDP server; serving on the next free port of the range' });
       return started(address);
     }
     throw error;

@@ -11,7 +11,7 @@ import { createLocalHost, type HostApi, type Logger } from '@mdp/core';
 import { standaloneClusterView, type ClusterView, type FeaturesView } from '@mdp/protocol';
 import type { ClusterNode } from '@mdp/cluster';
 import type { ListeningInfo, ServerContext, ServerFeature } from '../feature.js';
-import { createServerCluster, type MdpClusterOptions } from '../cluster.js';
+import { clusterSecretsOf, createServerCluster, type MdpClusterOptions } from '../cluster.js';
 
 const NOT_FOUND = 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 
@@ -32,7 +32,9 @@ export interface ClusterFeatureOptions {
   readonly authTokens: readonly string[] | undefined;
 }
 
+/** Throws when the cluster secret's file cannot be used (before anything listens). */
 export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOptions): ClusterFeature {
+  const secrets = clusterSecretsOf(options.cluster, options.authTokens);
   let node: ClusterNode | undefined;
   const host = switchingHost(createLocalHost(ctx.router), ctx.logger);
   return {
@@ -56,6 +58,7 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
         clusterId: options.clusterId,
         options: options.cluster,
         authTokens: options.authTokens,
+        secrets,
         logger: ctx.logger.child({ serverId: info.serverId }),
       });
       node.start({ wsUrl: info.urls.ws, clusterUrl: info.urls.cluster, metaUrl: info.urls.meta });
