@@ -7,7 +7,7 @@ import { CLUSTER_DEFAULTS, CLUSTER_MODES, DISCOVERY_DEFAULTS } from '@mdp/cluste
 import { MAX_TIMER_MS } from '@mdp/core';
 import { defaultStateDir, type MdpClusterOptions } from './cluster.js';
 import { clusterSecretFile } from './cluster-secret.js';
-import { list, oneOf, serverAddress, serverAddresses, text, wholeNumber } from './flag-values.js';
+import { list, oneOf, serverAddress, serverAddresses, text, toggle, wholeNumber } from './flag-values.js';
 import { SERVER_DEFAULTS } from './options.js';
 import { settingGroup, type SourceKind, type ValuesOf } from './settings.js';
 
@@ -85,6 +85,15 @@ export const CLUSTER_SETTINGS = settingGroup({
       schema: serverAddresses(),
       sources: FROM,
       help: 'extra address probed every round (repeatable)',
+    },
+    serveDefaultPort: {
+      flag: 'serve-default-port',
+      placeholder: '<true|false>',
+      schema: toggle(),
+      default: true,
+      sources: FROM,
+      help: `while leading, also serve the first port of the discovery range (the one clients
+        know) as soon as the member that held it is gone; let it go on step-down`,
     },
     clusterHeartbeatIntervalMs: {
       flag: 'cluster-heartbeat-interval-ms',
@@ -169,6 +178,7 @@ export function clusterOptions(values: ClusterValues, context: { readonly portGi
       probeTimeoutMs: values.discoverTimeoutMs,
       ...(values.discoverSeed !== undefined ? { seedUrls: values.discoverSeed } : {}),
     },
+    serveDefaultPort: values.serveDefaultPort,
     heartbeatIntervalMs: values.clusterHeartbeatIntervalMs,
     leaseDurationMs: values.leaseDurationMs,
     electionTimeoutMinMs: values.electionTimeoutMinMs,

@@ -14,6 +14,7 @@ import {
 } from '@mdp/cluster';
 import type { Logger, Router } from '@mdp/core';
 import { loadOrCreateClusterSecret } from './cluster-secret.js';
+import { isLoopback } from './urls.js';
 
 export interface MdpClusterOptions {
   /** `standalone`, `auto` or `proxy-required`. Default `auto` (without a `cluster` option a server runs standalone). */
@@ -56,6 +57,12 @@ export interface MdpClusterOptions {
    * instead and follow it. Default: in `auto` mode, when no port was given explicitly.
    */
   portFallback?: boolean;
+  /**
+   * While this server leads, also serve the first port of the discovery range (the port clients
+   * know) once the member that held it is gone. Default true in `auto` mode when the range is on the
+   * bound host.
+   */
+  serveDefaultPort?: boolean;
 }
 
 /**
@@ -150,6 +157,20 @@ export async function heldByMdp(host: string, port: number): Promise<boolean> {
   const target = ['0.0.0.0', '::', '[::]', ''].includes(host) ? '127.0.0.1' : hostPart;
   const result = await probeMeta(`http://${target}:${port}`, { timeoutMs: 1000 });
   return result.ok;
+}
+
+/**
+ * The default port a leader serves too (the first of the discovery range), or undefined when it
+ * does not: not an auto cluster, turned off, no range, or a range on another host than the bound one.
+ */
+export function defaultPortOf(options: MdpClusterOptions | undefined, bindHost: string): number | undefined {
+  if (!options || (options.mode ?? 'auto') !== 'auto' || options.serveDefaultPort === false) return undefined;
+  const attempts = options.discovery?.attempts ?? DISCOVERY_DEFAULTS.attempts;
+  const rangeHost = options.discovery?.host ?? DISCOVERY_DEFAULTS.host;
+  if (attempts === 0) return undefined;
+  const wildcard = ['0.0.0.0', '::', '[::]', ''].includes(bindHost);
+  const sameHost = wildcard || bindHost === rangeHost || (isLoopback(bindHost) && isLoopback(rangeHost));
+  return sameHost ? (options.discovery?.startPort ?? DISCOVERY_DEFAULTS.startPort) : undefined;
 }
 
 /** The ports tried, in order, after `port`: the rest of the discovery range. */

@@ -1,10 +1,11 @@
 /**
  * The node HTTP server under every feature: requests go to the features' fast paths, then to the
  * Hono app; upgrades to the first feature that takes them; requests node's parser refuses get an
- * `{error}` answer. Binding (with the port fallback of auto mode) and closing live here too.
+ * `{error}` answer. Binding (with the port fallback of auto mode), a second port served by the
+ * same server (`servePort`), and closing live here too.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -132,16 +133,85 @@ export async function bindServing<T>(server: Server, options: BindOptions, start
   }
 }
 
+/** A further port `server` answers on; `close()` stops accepting there (idempotent). */
+export interface ServedPort {
+  readonly port: number;
+  close(): void;
+}
+
+/** The second ports of a server and the connections they accepted (the server counts only its own). */
+interface Served {
+  readonly listeners: Set<NetServer>;
+  readonly sockets: Set<Socket>;
+  /** Called whenever one of `sockets` closes. */
+  onSocketClosed: (() => void) | undefined;
+}
+
+const served = new WeakMap<Server, Served>();
+
 /**
- * Stop accepting connections and resolve once every open one has ended. `afterStop` runs between:
- * it ends what the connections wait for (sessions, long polls), so that they can finish; whatever
- * is still open `CLOSE_GRACE_MS` after it is cut.
+ * Serve `server` on `host:port` too: a connection accepted there is handed to the server, so its
+ * requests and upgrades go where the main port's go. Rejects (e.g. EADDRINUSE) with nothing left
+ * listening. `close()` stops accepting at once; the connections already accepted live on, and
+ * `closeListener` ends them with the others.
+ */
+export async function servePort(server: Server, host: string, port: number): Promise<ServedPort> {
+  const entry = served.get(server) ?? { listeners: new Set<NetServer>(), sockets: new Set<Socket>(), onSocketClosed: undefined };
+  served.set(server, entry);
+  const extra = createNetServer((socket) => {
+    entry.sockets.add(socket);
+    socket.once('close', () => {
+      entry.sockets.delete(socket);
+      entry.onSocketClosed?.();
+    });
+    server.emit('connection', socket);
+  });
+  await new Promise<void>((resolve, reject) => {
+    extra.once('error', reject);
+    extra.listen(port, host, () => {
+      extra.off('error', reject);
+      resolve();
+    });
+  });
+  extra.on('error', () => undefined);
+  entry.listeners.add(extra);
+  return {
+    port: (extra.address() as AddressInfo).port,
+    close() {
+      entry.listeners.delete(extra);
+      if (extra.listening) extra.close();
+    },
+  };
+}
+
+/** Stop accepting on the second ports of `server`; resolves once their connections have all ended. */
+function closeServedPorts(server: Server): Promise<void> {
+  const entry = served.get(server);
+  if (!entry) return Promise.resolve();
+  for (const extra of entry.listeners) extra.close();
+  entry.listeners.clear();
+  return new Promise<void>((resolve) => {
+    const check = (): void => {
+      if (entry.sockets.size === 0) resolve();
+    };
+    entry.onSocketClosed = check;
+    check();
+  });
+}
+
+/**
+ * Stop accepting connections (on every port) and resolve once every open one has ended.
+ * `afterStop` runs between: it ends what the connections wait for (sessions, long polls), so that
+ * they can finish; whatever is still open `CLOSE_GRACE_MS` after it is cut.
  */
 export async function closeListener(server: Server, afterStop: () => Promise<void>): Promise<void> {
-  const stopped = new Promise<void>((resolve) => {
-    if (!server.listening) return resolve();
-    server.close(() => resolve());
-  });
+  const stopped = Promise.all([
+    new Promise<void>((resolve) => {
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+    }),
+    closeServedPorts(server),
+  ]);
   await afterStop();
   server.closeIdleConnections();
   const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);

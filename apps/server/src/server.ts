@@ -6,19 +6,20 @@
  */
 import type { Hono } from 'hono';
 import type { Logger, Router } from '@mdp/core';
-import type { ClusterNode } from '@mdp/cluster';
-import { fallbackPorts } from './cluster.js';
+import { CLUSTER_DEFAULTS, type ClusterNode } from '@mdp/cluster';
+import { defaultPortOf, fallbackPorts } from './cluster.js';
 import { createServerContext } from './context.js';
 import type { ListeningInfo, ServerFeature } from './feature.js';
 import { authFeature } from './features/auth.js';
 import { hostApiFeature } from './features/host-api.js';
 import { clusterFeature } from './features/cluster.js';
+import { defaultPortFeature } from './features/default-port.js';
 import { httpLoopFeature } from './features/http-loop.js';
 import { metaFeature } from './features/meta.js';
 import { sessionsFeature } from './features/sessions.js';
 import { skillsFeature } from './features/skills.js';
 import { websocketFeature } from './features/websocket.js';
-import { bindServing, closeListener, createApp, createListener } from './listener.js';
+import { bindServing, closeListener, createApp, createListener, servePort } from './listener.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { advertisedAuthority, defaultServerId, isLoopback, serverUrls } from './urls.js';
 
@@ -53,8 +54,10 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const { router, logger } = ctx;
   const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
   const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens });
-  // Dispatch runs down this list; shutdown runs up it (the cluster resigns first, then sessions end
-  // so pending calls fail and waiting reads answer, then the transports close their sockets).
+  const defaultPort = defaultPortOf(options.cluster, host);
+  // Dispatch runs down this list; shutdown runs up it (the default port is let go and the cluster
+  // resigns first, then sessions end so pending calls fail and waiting reads answer, then the
+  // transports close their sockets).
   const features: readonly ServerFeature[] = [
     skillsFeature(ctx),
     httpLoopFeature(ctx, { longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs }),
@@ -64,6 +67,16 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     websocketFeature(ctx),
     sessionsFeature(ctx),
     cluster,
+    ...(defaultPort === undefined
+      ? []
+      : [
+          defaultPortFeature(cluster, {
+            port: defaultPort,
+            retryMs: Math.min(250, options.cluster?.heartbeatIntervalMs ?? CLUSTER_DEFAULTS.heartbeatIntervalMs),
+            logger,
+            serve: (port) => servePort(httpServer, host, port),
+          }),
+        ]),
   ];
   const app = createApp(features, logger);
   const httpServer = createListener(features, app, host, logger);

@@ -61,6 +61,7 @@ describe('defaults', () => {
           intervalMs: DISCOVERY_DEFAULTS.intervalMs,
           probeTimeoutMs: DISCOVERY_DEFAULTS.probeTimeoutMs,
         },
+        serveDefaultPort: true,
         heartbeatIntervalMs: CLUSTER_DEFAULTS.heartbeatIntervalMs,
         leaseDurationMs: CLUSTER_DEFAULTS.leaseDurationMs,
         electionTimeoutMinMs: CLUSTER_DEFAULTS.electionTimeoutMinMs,
@@ -70,6 +71,11 @@ describe('defaults', () => {
         portFallback: true,
       },
     });
+  });
+
+  it('--serve-default-port false keeps a leader to its own port', () => {
+    expect(options(['--serve-default-port', 'false']).cluster?.serveDefaultPort).toBe(false);
+    expect(errors(['--serve-default-port', 'maybe'])).toEqual(['--serve-default-port must be true or false, got "maybe"']);
   });
 
   it('the cluster secret: made in the state directory by default, given, or none for an open cluster', () => {
