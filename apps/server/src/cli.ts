@@ -64,6 +64,15 @@ switch (command.kind) {
       }
       stopping = true;
       server.logger.info('server.stopping', { signal });
+      // Every reader is answered by the drain deadline; the rest of shutdown (closing handshakes,
+      // answers still being written) gets one second, and a peer or client that never answers a
+      // close does not keep the process alive beyond it.
+      const budgetMs = (options.drainTimeoutMs ?? SERVER_DEFAULTS.drainTimeoutMs) + 1000;
+      setTimeout(() => {
+        server.logger.warn('server.close_timeout', { budgetMs });
+        process.stderr.write(`mdp-server: shutdown took longer than ${budgetMs} ms; exiting now\n`);
+        process.exit(EXIT.failed);
+      }, budgetMs - 100).unref();
       server.close().then(
         () => process.exit(EXIT.ok),
         (error: unknown) => {

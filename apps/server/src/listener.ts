@@ -45,19 +45,41 @@ export function createApp(features: readonly ServerFeature[], logger: Logger): H
   return app;
 }
 
+/** One connection's traffic: answers begun and not yet done; an upgraded one belongs to its websocket. */
+interface Exchange {
+  answering: number;
+  upgraded: boolean;
+}
+
+/** Every open connection of each server (those of its second ports too), for `closeListener`. */
+const exchanges = new WeakMap<Server, Map<Duplex, Exchange>>();
+
 /** A node HTTP server that dispatches to `features` and then to `app`. */
 export function createListener(features: readonly ServerFeature[], app: Hono, host: string, logger: Logger): Server {
   const fast = features.filter((f) => f.handle !== undefined);
   const upgraders = features.filter((f) => f.upgrade !== undefined);
   const serveWithHono = getRequestListener(app.fetch, { hostname: host });
+  const connections = new Map<Duplex, Exchange>();
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+    const exchange = connections.get(request.socket);
+    if (exchange) {
+      exchange.answering += 1;
+      response.once('close', () => (exchange.answering -= 1));
+    }
     if (request.method !== 'OPTIONS') {
       const url = originForm(request.url ?? '/');
       for (const feature of fast) if (feature.handle?.(request, response, url)) return;
     }
     void serveWithHono(request, response);
   });
+  exchanges.set(server, connections);
+  server.on('connection', (socket: Duplex) => {
+    connections.set(socket, { answering: 0, upgraded: false });
+    socket.once('close', () => connections.delete(socket));
+  });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const exchange = connections.get(socket);
+    if (exchange) exchange.upgraded = true;
     socket.on('error', (error) => logger.debug('upgrade.socket_error', { error: error.message }));
     const path = (request.url ?? '/').split('?')[0] ?? '/';
     for (const feature of upgraders) if (feature.upgrade?.(request, socket, head, path)) return;
@@ -202,7 +224,9 @@ function closeServedPorts(server: Server): Promise<void> {
 /**
  * Stop accepting connections (on every port) and resolve once every open one has ended.
  * `afterStop` runs between: it ends what the connections wait for (sessions, long polls), so that
- * they can finish; whatever is still open `CLOSE_GRACE_MS` after it is cut.
+ * they can finish. Then a connection with no answer being written is cut at once (an idle one, or
+ * one whose caller went away and left it half open: it would hold shutdown for the whole grace);
+ * whatever is still open `CLOSE_GRACE_MS` after that is cut.
  */
 export async function closeListener(server: Server, afterStop: () => Promise<void>): Promise<void> {
   const stopped = Promise.all([
@@ -214,6 +238,7 @@ export async function closeListener(server: Server, afterStop: () => Promise<voi
   ]);
   await afterStop();
   server.closeIdleConnections();
+  for (const [socket, exchange] of exchanges.get(server) ?? []) if (!exchange.upgraded && exchange.answering === 0) socket.destroy();
   const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
   cut.unref();
   await stopped;

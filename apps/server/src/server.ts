@@ -65,7 +65,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     authFeature(ctx),
     hostApiFeature(ctx, cluster.host),
     websocketFeature(ctx),
-    sessionsFeature(ctx),
+    sessionsFeature(ctx, { drainTimeoutMs: options.drainTimeoutMs ?? SERVER_DEFAULTS.drainTimeoutMs }),
     cluster,
     ...(defaultPort === undefined
       ? []
@@ -119,8 +119,10 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     },
     close() {
       closing ??= (async () => {
+        const reversed = [...features].reverse();
         await closeListener(httpServer, async () => {
-          for (const feature of [...features].reverse()) await feature.close?.();
+          for (const feature of reversed) feature.stopping?.();
+          for (const feature of reversed) await feature.close?.();
         });
         logger.info('server.closed', { serverId: ctx.info()?.serverId });
       })();

@@ -50,6 +50,7 @@ describe('defaults', () => {
       heartbeatTimeoutMs: SERVER_DEFAULTS.heartbeatTimeoutMs,
       maxMessageBytes: SERVER_DEFAULTS.maxMessageBytes,
       longPollTimeoutMs: SERVER_DEFAULTS.longPollTimeoutMs,
+      drainTimeoutMs: SERVER_DEFAULTS.drainTimeoutMs,
       clusterId: SERVER_DEFAULTS.clusterId,
       logLevel: SERVER_DEFAULTS.logLevel,
       cluster: {
