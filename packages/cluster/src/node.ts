@@ -110,6 +110,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     else if (effect.type === 'leaderSeen') readiness.feed({ type: 'leaderSeen' });
     else if (effect.type === 'dial') run?.links.connect(effect.url, effect.id);
     else if (run) {
+      logger.info('cluster.member_joined', { id: effect.id });
       run.driver.dispatch({ type: 'memberKnown', id: effect.id });
       if (run.links.isUp(effect.id)) run.driver.dispatch({ type: 'linkUp', id: effect.id });
     }
