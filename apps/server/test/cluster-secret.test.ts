@@ -1,21 +1,14 @@
 /** The per-user cluster secret file: made once, private, and refused when anyone else could read or swap it. */
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clusterSecretsOf, tokenSecret } from '../src/cluster.js';
 import { clusterSecretFile, loadOrCreateClusterSecret } from '../src/cluster-secret.js';
+import { removeScratch, scratchDir } from './scratch.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => removeScratch());
 
-function scratch(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mdp-secret-'));
-  dirs.push(dir);
-  return dir;
-}
+const scratch = (): string => scratchDir('mdp-secret-');
 
 const posix = process.platform !== 'win32';
 

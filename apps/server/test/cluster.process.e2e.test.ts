@@ -2,17 +2,15 @@
  * Three real `mdp-server` processes in auto mode on loopback: they find each other over a port
  * range, elect one leader, and survive SIGKILL of it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freePorts } from './ports.js';
+import { removeScratch, scratchDir } from './scratch.js';
 import { FAST_CLUSTER, agreedLeader, kill, killAll, logged, metaOf, spawnServer, terminate, type Proc } from './processes.js';
 
-const state = mkdtempSync(join(tmpdir(), 'mdp-proc-'));
+const state = scratchDir('mdp-proc-');
 
 afterEach(() => killAll());
-afterAll(() => rmSync(state, { recursive: true, force: true }));
+afterAll(() => removeScratch());
 
 const id = (p: Proc): string => `127.0.0.1:${p.port}`;
 

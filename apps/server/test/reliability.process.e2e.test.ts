@@ -12,13 +12,11 @@
  * - SIGTERM with 500 reads in flight against a slow client: every reader is answered, and the
  *   process exits in time (exit 0: the CLI's backstop, one second after the drain deadline, exits 1).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Agent, request } from 'node:http';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { freePorts } from './ports.js';
+import { removeScratch, scratchDir } from './scratch.js';
 import {
   FAST_CLUSTER,
   ReconnectingClient,
@@ -36,7 +34,6 @@ import {
   type ServerArgs,
 } from './processes.js';
 
-const dirs: string[] = [];
 const clients: ReconnectingClient[] = [];
 
 afterEach(() => {
@@ -44,16 +41,10 @@ afterEach(() => {
   killAll();
 });
 
-afterAll(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => removeScratch());
 
 /** A simulated user: a state directory of their own. */
-function user(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mdp-user-'));
-  dirs.push(dir);
-  return dir;
-}
+const user = (): string => scratchDir('mdp-user-');
 
 const id = (p: Proc): string => `127.0.0.1:${p.port}`;
 

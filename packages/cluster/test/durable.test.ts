@@ -1,21 +1,13 @@
 /** Term and vote on disk, and the floor read from the state files beside one. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadDurableVote, saveDurableVote, storedTermFloor } from '../src/durable.js';
-import { memoryLogger, type LogLine } from './harness.js';
+import { memoryLogger, removeScratch, scratchDir, type LogLine } from './harness.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => removeScratch());
 
-function scratch(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'mdp-durable-'));
-  dirs.push(dir);
-  return dir;
-}
+const scratch = (): string => scratchDir('mdp-durable-');
 
 describe('durable votes', () => {
   it('round-trips term and vote, creating the directory', () => {

@@ -636,7 +636,11 @@ function simulate(seed: number, options: { durable: boolean; restarts: 'any' | '
   }
   // Healed: within a few election time-outs exactly one leader, followed by everyone in its term.
   advance(now + 5000, false);
-  const all = [...states.values()];
+  expectOneLeader([...states.values()]);
+}
+
+/** Exactly one of `all` leads, and every one of them follows it in its term. */
+function expectOneLeader(all: readonly ElectionState[]): ElectionState {
   const leadersNow = all.filter((s) => s.role === 'leader');
   expect(leadersNow).toHaveLength(1);
   const leader = leadersNow[0] as ElectionState;
@@ -644,6 +648,7 @@ function simulate(seed: number, options: { durable: boolean; restarts: 'any' | '
     expect(s.term).toBe(leader.term);
     expect(s.leaderId).toBe(leader.config.selfId);
   }
+  return leader;
 }
 
 /**
@@ -811,12 +816,6 @@ function simulateDepartures(seed: number): void {
   // Whoever runs: within a few election time-outs exactly one leader, followed by all in its term.
   advance(now + 5000, false);
   const all = [...states.values()];
-  const leadersNow = all.filter((s) => s.role === 'leader');
-  expect(leadersNow).toHaveLength(1);
-  const leader = leadersNow[0] as ElectionState;
-  for (const s of all) {
-    expect(s.term).toBe(leader.term);
-    expect(s.leaderId).toBe(leader.config.selfId);
-    expect(knownMemberCount(s)).toBe(all.length);
-  }
+  expectOneLeader(all);
+  for (const s of all) expect(knownMemberCount(s)).toBe(all.length);
 }

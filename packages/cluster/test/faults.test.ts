@@ -6,22 +6,18 @@
  * single leader must be agreed within a bound. The seed is printed on failure (set MDP_FAULT_SEED
  * to replay one).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { seededRandom } from '../src/rng.js';
-import { FAST, Faults, LeaderHistory, agreedLeader, live, restartNode, startCluster, until, type TestNode } from './harness.js';
+import { FAST, Faults, LeaderHistory, agreedLeader, live, removeScratch, restartNode, scratchDir, startCluster, until, type TestNode } from './harness.js';
 
 const running: TestNode[] = [];
-
-const dirs: string[] = [];
 
 afterEach(async () => {
   const nodes = running.splice(0);
   await Promise.all(nodes.map((n) => n.stop()));
   for (const n of nodes) expect(n.node.activeTimers).toBe(0);
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  removeScratch();
 });
 
 const SEEDS = process.env.MDP_FAULT_SEED ? [Number(process.env.MDP_FAULT_SEED)] : [20251121, 7, 4242];
@@ -66,8 +62,7 @@ async function smallScenario(size: number, seed: number): Promise<void> {
   const faults = new Faults();
   // One state directory for the cluster, as the server keeps one per user: term and vote survive
   // restarts, and every node reads the terms stored beside its own.
-  const dir = mkdtempSync(join(tmpdir(), 'mdp-faults-'));
-  dirs.push(dir);
+  const dir = scratchDir('mdp-faults-');
   const nodes = await startCluster(size, (i, ports) => ({ random: seededRandom(Math.floor(random() * 2 ** 31)), stateFile: join(dir, `${ports[i]}.json`) }), faults);
   running.push(...nodes);
   const history = new LeaderHistory();

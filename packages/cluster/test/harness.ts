@@ -3,7 +3,10 @@
  * serves GET /mdp/meta from `node.meta()`, hands /mdp/cluster upgrades to `node.handleUpgrade`, and
  * speaks plain MDP on every other websocket path (enough for mirrors to register into it).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
@@ -406,4 +409,17 @@ export function attachClient(router: Router, descriptor: ClientDescriptor, answe
 
 export function skillClient(id: string): ClientDescriptor {
   return { id, name: `client ${id}`, paths: [{ type: 'skill', path: '/docs/review/skill.md', description: 'review' }] };
+}
+
+const scratch: string[] = [];
+
+/** A new empty directory (for state files), removed by `removeScratch()`. */
+export function scratchDir(prefix = 'mdp-cluster-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  scratch.push(dir);
+  return dir;
+}
+
+export function removeScratch(): void {
+  for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
