@@ -57,12 +57,15 @@ switch (command.kind) {
       process.exit(EXIT.failed);
     }
     let stopping = false;
+    let quiet: () => void = () => undefined;
     const stop = (signal: NodeJS.Signals): void => {
       if (stopping) {
         process.stderr.write(`mdp-server: ${signal} again, exiting now\n`);
         process.exit(EXIT.failed);
       }
       stopping = true;
+      // A leader resigning on its way out is not news for whoever reads the lines.
+      quiet();
       server.logger.info('server.stopping', { signal });
       // Every reader is answered by the drain deadline; the rest of shutdown (closing handshakes,
       // answers still being written) gets one second, and a peer or client that never answers a
@@ -88,7 +91,7 @@ switch (command.kind) {
     const warning = exposureWarning(info.host, info.port, (options.authTokens?.length ?? 0) > 0);
     if (warning) process.stdout.write(`mdp-server: ${warning}\n`);
     // A line whenever who leads changes (this node, the leader it follows, or that it stepped down).
-    if (server.cluster) announceLeadership(server.cluster, (line) => process.stdout.write(`mdp-server: ${line}\n`));
+    if (server.cluster) quiet = announceLeadership(server.cluster, (line) => process.stdout.write(`mdp-server: ${line}\n`));
     break;
   }
 }
