@@ -63,6 +63,14 @@ const SERVER_SETTINGS = settingGroup({
       default: SERVER_DEFAULTS.longPollTimeoutMs,
       help: `default HTTP loop poll wait, at most ${MAX_WAIT_MS}`,
     },
+    drainTimeoutMs: {
+      flag: 'drain-timeout-ms',
+      placeholder: '<ms>',
+      schema: wholeNumber(0, MAX_TIMER_MS),
+      default: SERVER_DEFAULTS.drainTimeoutMs,
+      help: `on SIGTERM or SIGINT, time the calls in flight get to finish (new ones are refused)
+        before they end with transport_error; the process exits within this plus one second`,
+    },
     logLevel: {
       flag: 'log-level',
       placeholder: '<level>',
@@ -148,8 +156,10 @@ MDP_PORT, --cluster-lease-duration-ms: MDP_CLUSTER_LEASE_DURATION_MS), and in th
 file, as its name in camelCase ("port", "clusterLeaseDurationMs"). A flag wins over the
 environment, the environment over the config file, the file over the default.
 
-Stops gracefully on SIGINT or SIGTERM (pending calls fail, connections close, exit 0). On
-SIGHUP a server on TLS reads its certificate files again (a bad file keeps the old ones).
+Stops gracefully on SIGINT or SIGTERM: stops accepting, refuses new calls, lets the calls in
+flight finish for up to --drain-timeout-ms, then ends the rest (every waiting reader is answered)
+and exits within that plus one second (0 when it stopped cleanly). On SIGHUP a server on TLS
+reads its certificate files again (a bad file keeps the old ones).
 Exit status: 0 stopped cleanly; 1 could not start (port in use, a TLS file it cannot use, …),
 or stopped on an error; 64 a bad flag, environment variable or config file (EX_USAGE).`;
 
@@ -212,6 +222,7 @@ function toServerOptions(
     heartbeatTimeoutMs: values.heartbeatTimeoutMs,
     maxMessageBytes: values.maxMessageBytes,
     longPollTimeoutMs: values.longPollTimeoutMs,
+    drainTimeoutMs: values.drainTimeoutMs,
     clusterId: values.clusterId,
     logLevel: values.logLevel,
     ...(tokens.length > 0 ? { authTokens: tokens } : {}),

@@ -45,7 +45,8 @@ switch (command.kind) {
     try {
       server = createMdpServer(options);
     } catch (error) {
-      // A TLS file it cannot use (the message names it), or options that cannot run: nothing listens yet.
+      // A TLS file it cannot use (the message names it), or options that cannot run (e.g. an unusable
+      // cluster secret file): nothing listens yet.
       process.stderr.write(`mdp-server: ${(error as Error).message}\n`);
       process.exit(EXIT.failed);
     }
@@ -62,13 +63,25 @@ switch (command.kind) {
       process.exit(EXIT.failed);
     }
     let stopping = false;
+    let quiet: () => void = () => undefined;
     const stop = (signal: string): void => {
       if (stopping) {
         process.stderr.write(`mdp-server: ${signal} again, exiting now\n`);
         process.exit(EXIT.failed);
       }
       stopping = true;
+      // A leader resigning on its way out is not news for whoever reads the lines.
+      quiet();
       server.logger.info('server.stopping', { signal });
+      // Every reader is answered by the drain deadline; the rest of shutdown (closing handshakes,
+      // answers still being written) gets one second, and a peer or client that never answers a
+      // close does not keep the process alive beyond it.
+      const budgetMs = (options.drainTimeoutMs ?? SERVER_DEFAULTS.drainTimeoutMs) + 1000;
+      setTimeout(() => {
+        server.logger.warn('server.close_timeout', { budgetMs });
+        process.stderr.write(`mdp-server: shutdown took longer than ${budgetMs} ms; exiting now\n`);
+        process.exit(EXIT.failed);
+      }, budgetMs - 100).unref();
       server.close().then(
         () => process.exit(EXIT.ok),
         (error: unknown) => {
@@ -85,8 +98,8 @@ switch (command.kind) {
     out.write(`mdp-server listening on ${info.urls.http} (websocket ${info.urls.ws}, server id ${info.serverId})\n`);
     const warning = exposureWarning(info.host, info.port, (options.authTokens?.length ?? 0) > 0);
     if (warning) out.write(`mdp-server: ${warning}\n`);
-    // One line once the cluster knows who leads; later changes of leader go to the log.
-    if (server.cluster) announceLeadership(server.cluster, (line) => out.write(`mdp-server: ${line}\n`));
+    // A line whenever who leads changes (this node, the leader it follows, or that it stepped down).
+    if (server.cluster) quiet = announceLeadership(server.cluster, (line) => out.write(`mdp-server: ${line}\n`));
     if (stdioArgs) await serveStdio(server, stop);
     break;
   }

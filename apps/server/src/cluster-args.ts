@@ -6,7 +6,8 @@
 import { CLUSTER_DEFAULTS, CLUSTER_MODES, DISCOVERY_DEFAULTS } from '@mdp/cluster';
 import { MAX_TIMER_MS } from '@mdp/core';
 import { defaultStateDir, type MdpClusterOptions } from './cluster.js';
-import { list, oneOf, serverAddress, serverAddresses, text, wholeNumber } from './flag-values.js';
+import { clusterSecretFile } from './cluster-secret.js';
+import { list, oneOf, serverAddress, serverAddresses, text, toggle, wholeNumber } from './flag-values.js';
 import { SERVER_DEFAULTS } from './options.js';
 import { settingGroup, type SourceKind, type ValuesOf } from './settings.js';
 
@@ -85,6 +86,15 @@ export const CLUSTER_SETTINGS = settingGroup({
       sources: FROM,
       help: 'extra address probed every round (repeatable)',
     },
+    serveDefaultPort: {
+      flag: 'serve-default-port',
+      placeholder: '<true|false>',
+      schema: toggle(),
+      default: true,
+      sources: FROM,
+      help: `while leading, also serve the first port of the discovery range (the one clients
+        know) as soon as the member that held it is gone; let it go on step-down`,
+    },
     clusterHeartbeatIntervalMs: {
       flag: 'cluster-heartbeat-interval-ms',
       placeholder: '<ms>',
@@ -127,17 +137,20 @@ export const CLUSTER_SETTINGS = settingGroup({
       default: defaultStateDir,
       defaultText: '$XDG_STATE_HOME/mdp-server, else ~/.local/state/mdp-server',
       sources: FROM,
-      help: 'where term and vote survive restarts; none keeps no state',
+      help: `where term and vote survive restarts, and where the cluster secret is made; none keeps
+        no term or vote (the secret then lives in the default directory)`,
     },
     clusterSecret: {
       flag: 'cluster-secret',
-      placeholder: '<secret>',
+      placeholder: '<secret|none>',
       schema: text(),
       secret: true,
       sources: FROM,
-      defaultText: 'with --auth-token, the tokens',
-      help: `shared secret members prove in their hello. With tokens instead, a member proves
-        its first one, so that token must be among every other member's tokens`,
+      defaultText: 'with --auth-token, the tokens; else a random secret made on first run in <state dir>/cluster-secret, readable by this user only',
+      help: `shared secret members prove in their hello; a peer that cannot prove it is never
+        counted or followed. none: an open cluster that any local process may join. With tokens
+        instead, a member proves its first one, so that token must be among every other member's
+        tokens`,
     },
   },
   checks: [
@@ -145,13 +158,15 @@ export const CLUSTER_SETTINGS = settingGroup({
     { keys: ['electionTimeoutMaxMs', 'electionTimeoutMinMs'], holds: (max, min) => max >= min, message: '{0} must not be below {1}' },
   ],
   notes: `  In auto mode, when no port is set and the default port is held by an MDP hub, the server
-  takes the next free port of the discovery range and follows that hub.`,
+  takes the next free port of the discovery range, and follows that hub if it proves the same
+  cluster secret (another user's hub is not followed: this server leads a cluster of its own).`,
 });
 
 export type ClusterValues = ValuesOf<typeof CLUSTER_SETTINGS.settings>;
 
 /** Cluster options from the settings; `portGiven`: whether the port was set (no auto-mode fallback then). */
 export function clusterOptions(values: ClusterValues, context: { readonly portGiven: boolean }): MdpClusterOptions {
+  const stateDir = values.clusterStateDir !== 'none' ? values.clusterStateDir : undefined;
   return {
     mode: values.clusterMode,
     ...(values.clusterMembers !== undefined ? { members: values.clusterMembers } : {}),
@@ -164,12 +179,19 @@ export function clusterOptions(values: ClusterValues, context: { readonly portGi
       probeTimeoutMs: values.discoverTimeoutMs,
       ...(values.discoverSeed !== undefined ? { seedUrls: values.discoverSeed } : {}),
     },
+    serveDefaultPort: values.serveDefaultPort,
     heartbeatIntervalMs: values.clusterHeartbeatIntervalMs,
     leaseDurationMs: values.leaseDurationMs,
     electionTimeoutMinMs: values.electionTimeoutMinMs,
     electionTimeoutMaxMs: values.electionTimeoutMaxMs,
-    ...(values.clusterStateDir !== 'none' ? { stateDir: values.clusterStateDir } : {}),
-    ...(values.clusterSecret !== undefined ? { secret: values.clusterSecret } : {}),
+    ...(stateDir !== undefined ? { stateDir } : {}),
+    ...secretOptions(values.clusterSecret, stateDir),
     portFallback: values.clusterMode === 'auto' && !context.portGiven,
   };
+}
+
+/** `--cluster-secret`: a secret, `none` for an open cluster, or unset for the per-user secret file. */
+function secretOptions(secret: string | undefined, stateDir: string | undefined): Pick<MdpClusterOptions, 'secret' | 'secretFile'> {
+  if (secret === undefined) return { secretFile: clusterSecretFile(stateDir ?? defaultStateDir()) };
+  return secret === 'none' ? {} : { secret };
 }

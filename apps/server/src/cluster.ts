@@ -14,6 +14,8 @@ import {
   type PeerTlsSource,
 } from '@mdp/cluster';
 import type { Logger, Router } from '@mdp/core';
+import { loadOrCreateClusterSecret } from './cluster-secret.js';
+import { isLoopback } from './urls.js';
 
 export interface MdpClusterOptions {
   /** `standalone`, `auto` or `proxy-required`. Default `auto` (without a `cluster` option a server runs standalone). */
@@ -35,10 +37,17 @@ export interface MdpClusterOptions {
   stateDir?: string;
   /**
    * *beyond*: secret every member proves in its hello; links whose peer does not prove it are refused
-   * in both directions. Default with `authTokens`: the tokens themselves (this server proves its
-   * first and accepts a proof of any), so a token policy keeps out peers without a token.
+   * in both directions, and a peer counts as a member only once it proved it. Default with
+   * `authTokens`: the tokens themselves (this server proves its first and accepts a proof of any),
+   * so a token policy keeps out peers without a token; else the secret in `secretFile`.
    */
   secret?: string;
+  /**
+   * File holding the cluster secret when neither `secret` nor `authTokens` is given: read, or made
+   * on first use (32 random bytes, mode 0600, its directory 0700), so that only this user's servers
+   * can prove it. The CLI uses `<state dir>/cluster-secret`. Default none (an open cluster).
+   */
+  secretFile?: string;
   /**
    * Headers the mirrors send to the hub's websocket. Default with `authTokens`:
    * `authorization: Bearer <first token>`; set it when an `authPolicy` of your own guards the hub.
@@ -49,6 +58,26 @@ export interface MdpClusterOptions {
    * instead and follow it. Default: in `auto` mode, when no port was given explicitly.
    */
   portFallback?: boolean;
+  /**
+   * While this server leads, also serve the first port of the discovery range (the port clients
+   * know) once the member that held it is gone. Default true in `auto` mode when the range is on the
+   * bound host.
+   */
+  serveDefaultPort?: boolean;
+}
+
+/**
+ * The cluster secrets a server proves (the first) and accepts: `secret`; else its auth tokens (they
+ * prove membership in hellos, never sent as such, so a dialled address learns nothing from them);
+ * else the one in `secretFile`, made if missing. None for a standalone server. Throws (with what to
+ * do) when the secret file cannot be used.
+ */
+export function clusterSecretsOf(options: MdpClusterOptions | undefined, authTokens: readonly string[] | undefined): string[] {
+  if (options === undefined || (options.mode ?? 'auto') === 'standalone') return [];
+  if (options.secret) return [options.secret];
+  const tokens = usableTokens(authTokens);
+  if (tokens.length > 0) return tokens.map(tokenSecret);
+  return options.secretFile ? [loadOrCreateClusterSecret(options.secretFile)] : [];
 }
 
 /** Build the node for a listening server; without cluster options, a standalone one. */
@@ -60,14 +89,14 @@ export function createServerCluster(params: {
   readonly authTokens: readonly string[] | undefined;
   /** The server's TLS, for what the node dials (probes, links, mirrors). */
   readonly tls?: PeerTlsSource | undefined;
+  /** From `clusterSecretsOf`. */
+  readonly secrets: readonly string[];
   readonly logger: Logger;
 }): ClusterNode {
   const o = params.options;
   const mode = o === undefined ? 'standalone' : (o.mode ?? 'auto');
-  const tokens = usableTokens(params.authTokens);
-  const token = tokens[0];
-  // Tokens prove membership in hellos (never sent as such); a dialled address learns nothing from them.
-  const secrets = o?.secret ? [o.secret] : tokens.map(tokenSecret);
+  const token = usableTokens(params.authTokens)[0];
+  const { secrets } = params;
   const upstreamHeaders = o?.upstreamHeaders ?? (token ? { authorization: `Bearer ${token}` } : undefined);
   return createClusterNode({
     router: params.router,
@@ -112,8 +141,8 @@ export function clusterAuthProblem(options: {
 }): string | undefined {
   const cluster = options.cluster;
   if (!options.authPolicy || !cluster || (cluster.mode ?? 'auto') === 'standalone') return undefined;
-  if (cluster.secret || usableTokens(options.authTokens).length > 0) return undefined;
-  return 'an authPolicy without authTokens needs cluster.secret: cluster peers prove membership with it';
+  if (cluster.secret || cluster.secretFile || usableTokens(options.authTokens).length > 0) return undefined;
+  return 'an authPolicy without authTokens needs cluster.secret (or cluster.secretFile): cluster peers prove membership with it';
 }
 
 /**
@@ -147,6 +176,20 @@ export async function heldByMdp(host: string, port: number, secure = false): Pro
   return result.ok;
 }
 
+/**
+ * The default port a leader serves too (the first of the discovery range), or undefined when it
+ * does not: not an auto cluster, turned off, no range, or a range on another host than the bound one.
+ */
+export function defaultPortOf(options: MdpClusterOptions | undefined, bindHost: string): number | undefined {
+  if (!options || (options.mode ?? 'auto') !== 'auto' || options.serveDefaultPort === false) return undefined;
+  const attempts = options.discovery?.attempts ?? DISCOVERY_DEFAULTS.attempts;
+  const rangeHost = options.discovery?.host ?? DISCOVERY_DEFAULTS.host;
+  if (attempts === 0) return undefined;
+  const wildcard = ['0.0.0.0', '::', '[::]', ''].includes(bindHost);
+  const sameHost = wildcard || bindHost === rangeHost || (isLoopback(bindHost) && isLoopback(rangeHost));
+  return sameHost ? (options.discovery?.startPort ?? DISCOVERY_DEFAULTS.startPort) : undefined;
+}
+
 /** The ports tried, in order, after `port`: the rest of the discovery range. */
 export function fallbackPorts(port: number, discovery: Partial<DiscoveryOptions> | undefined): number[] {
   const start = discovery?.startPort ?? DISCOVERY_DEFAULTS.startPort;
@@ -157,27 +200,29 @@ export function fallbackPorts(port: number, discovery: Partial<DiscoveryOptions>
 }
 
 /**
- * Print one line once the node knows who leads: this node, or the leader it follows. A standalone
- * node leads at once.
+ * Print a line whenever it changes who leads, as far as this node knows: this node, or the leader it
+ * follows, and that this node stepped down when it stops leading (so the last line never claims a
+ * leadership that ended). A standalone node leads at once and for good. Returns the unsubscribe.
  */
 export function announceLeadership(node: ClusterNode, print: (line: string) => void): () => void {
-  const line = (role: string, term: number, leaderId: string | undefined, leaderUrl: string | undefined): string | undefined => {
-    if (node.mode === 'standalone') return `cluster ${node.clusterId}: standalone, this node is the hub (leader, term 0)`;
-    if (role === 'leader') return `cluster ${node.clusterId}: this node is the leader (term ${term})`;
-    if (leaderId) return `cluster ${node.clusterId}: following ${leaderId}${leaderUrl ? ` at ${leaderUrl}` : ''} (term ${term})`;
-    return undefined;
-  };
-  const meta = node.meta();
-  const now = line(meta.role, meta.term, meta.leaderId || undefined, meta.leaderUrl || undefined);
-  if (now) {
-    print(now);
+  const prefix = `cluster ${node.clusterId}:`;
+  if (node.mode === 'standalone') {
+    print(`${prefix} standalone, this node is the hub (leader, term 0)`);
     return () => undefined;
   }
-  const unsubscribe = node.onLeaderChange((change) => {
-    const text = line(change.role, change.term, change.leaderId, change.leaderUrl);
-    if (!text) return;
-    unsubscribe();
+  let last: string | undefined;
+  let leading = false;
+  const show = (role: string, term: number, leaderId: string | undefined, leaderUrl: string | undefined): void => {
+    let text: string | undefined;
+    if (role === 'leader') text = `${prefix} this node is the leader (term ${term})`;
+    else if (leaderId) text = `${prefix} following ${leaderId}${leaderUrl ? ` at ${leaderUrl}` : ''} (term ${term})`;
+    else if (leading) text = `${prefix} this node stepped down (term ${term}); electing a leader`;
+    leading = role === 'leader';
+    if (text === undefined || text === last) return;
+    last = text;
     print(text);
-  });
-  return unsubscribe;
+  };
+  const meta = node.meta();
+  show(meta.role, meta.term, meta.leaderId || undefined, meta.leaderUrl || undefined);
+  return node.onLeaderChange((change) => show(change.role, change.term, change.leaderId, change.leaderUrl));
 }

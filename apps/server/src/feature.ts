@@ -10,8 +10,9 @@
  *   connection ─▶ connection? of every feature (a TCP connection, before its first request)
  *   call ends ─▶ the observers features added with ctx.observeCalls (metrics, access, audit)
  *
- * Lifecycle: `start` runs in list order once the server listens; `close` runs in reverse list
- * order (the last feature listed closes first), after the listener stopped accepting.
+ * Lifecycle: `start` runs in list order once the server listens. Shutdown: the listener stops
+ * accepting, every feature's `stopping` runs (reverse list order; nothing awaited), then each
+ * `close` in reverse list order (the last feature listed closes first), one after the other.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -70,6 +71,11 @@ export interface ServerFeature {
   upgrade?(request: IncomingMessage, socket: Duplex, head: Buffer, path: string): boolean;
   /** The server listens. Throwing aborts `listen()` (nothing half-started is left serving). */
   start?(info: ListeningInfo): void;
+  /**
+   * Shutdown began: stop taking new work, and start what may run while the features listed after
+   * this one close (e.g. a drain whose deadline counts from now). Called once, before any `close`.
+   */
+  stopping?(): void;
   /** Release everything; idempotent. */
   close?(): Promise<void> | void;
 }

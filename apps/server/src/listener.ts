@@ -2,11 +2,11 @@
  * The node HTTP server under every feature (an HTTPS one under TLS, same features): requests go to
  * the features' fast paths, then to the Hono app; upgrades to the first feature that takes them;
  * requests node's parser refuses get an `{error}` answer. Binding (with the port fallback of auto
- * mode) and closing live here too.
+ * mode), a second port served by the same server (`servePort`), and closing live here too.
  */
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer, type ServerOptions as HttpsOptions } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -49,13 +49,28 @@ export function createApp(features: readonly ServerFeature[], logger: Logger): H
 /** The server under the features: node's HTTP server, or its HTTPS server under TLS. */
 export type Server = HttpServer | HttpsServer;
 
+/** One connection's traffic: answers begun and not yet done; an upgraded one belongs to its websocket. */
+interface Exchange {
+  answering: number;
+  upgraded: boolean;
+}
+
+/** Every open connection of each server (those of its second ports too), for `closeListener`. */
+const exchanges = new WeakMap<Server, Map<Duplex, Exchange>>();
+
 /** A node HTTP server (HTTPS with `tls`) that dispatches to `features` and then to `app`. */
 export function createListener(features: readonly ServerFeature[], app: Hono, host: string, logger: Logger, tls?: HttpsOptions): Server {
   const fast = features.filter((f) => f.handle !== undefined);
   const upgraders = features.filter((f) => f.upgrade !== undefined);
   const connectors = features.filter((f) => f.connection !== undefined);
   const serveWithHono = getRequestListener(app.fetch, { hostname: host });
+  const connections = new Map<Duplex, Exchange>();
   const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
+    const exchange = connections.get(request.socket);
+    if (exchange) {
+      exchange.answering += 1;
+      response.once('close', () => (exchange.answering -= 1));
+    }
     if (request.method !== 'OPTIONS') {
       const url = originForm(request.url ?? '/');
       for (const feature of fast) if (feature.handle?.(request, response, url)) return;
@@ -65,7 +80,15 @@ export function createListener(features: readonly ServerFeature[], app: Hono, ho
   const server: Server = tls ? createHttpsServer(tls, onRequest) : createServer(onRequest);
   // A failed handshake (an untrusted certificate, plain HTTP on the TLS port) costs only that socket.
   if (tls) server.on('tlsClientError', (error: NodeJS.ErrnoException) => logger.debug('tls.client_error', { error: error.message, code: error.code }));
+  exchanges.set(server, connections);
+  // The socket requests arrive on: the TLS socket under TLS (its 'connection' is the raw TCP one).
+  server.on(tls ? 'secureConnection' : 'connection', (socket: Duplex) => {
+    connections.set(socket, { answering: 0, upgraded: false });
+    socket.once('close', () => connections.delete(socket));
+  });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const exchange = connections.get(socket);
+    if (exchange) exchange.upgraded = true;
     socket.on('error', (error) => logger.debug('upgrade.socket_error', { error: error.message }));
     const path = (request.url ?? '/').split('?')[0] ?? '/';
     for (const feature of upgraders) if (feature.upgrade?.(request, socket, head, path)) return;
@@ -114,8 +137,8 @@ export interface BindOptions {
 
 /**
  * Bind the port, or in auto mode the next free port of the range when an MDP server holds it (this
- * one then follows that server). `start` runs once bound; what it throws rejects with nothing left
- * listening.
+ * one then follows that server if it is of the same cluster, and leads its own otherwise). `start`
+ * runs once bound; what it throws rejects with nothing left listening.
  */
 export async function bindServing<T>(server: Server, options: BindOptions, start: (port: number) => T): Promise<T> {
   const { host, port, logger } = options;
@@ -139,25 +162,99 @@ export async function bindServing<T>(server: Server, options: BindOptions, start
         if ((retry as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw retry;
         continue;
       }
-      logger.info('server.port_fallback', { heldPort: port, port: next, message: 'the port is held by an MDP server; this one follows it' });
+      // Whether this server follows that one is the cluster's business: only a server that proves
+      // the same cluster secret is ever followed (another user's hub is not).
+      logger.info('server.port_fallback', { heldPort: port, port: next, message: 'the port is held by an MDP server; serving on the next free port of the range' });
       return started(address);
     }
     throw error;
   }
 }
 
+/** A further port `server` answers on; `close()` stops accepting there (idempotent). */
+export interface ServedPort {
+  readonly port: number;
+  close(): void;
+}
+
+/** The second ports of a server and the connections they accepted (the server counts only its own). */
+interface Served {
+  readonly listeners: Set<NetServer>;
+  readonly sockets: Set<Socket>;
+  /** Called whenever one of `sockets` closes. */
+  onSocketClosed: (() => void) | undefined;
+}
+
+const served = new WeakMap<Server, Served>();
+
 /**
- * Stop accepting connections and resolve once every open one has ended. `afterStop` runs between:
- * it ends what the connections wait for (sessions, long polls), so that they can finish; whatever
- * is still open `CLOSE_GRACE_MS` after it is cut.
+ * Serve `server` on `host:port` too: a connection accepted there is handed to the server, so its
+ * requests and upgrades go where the main port's go. Rejects (e.g. EADDRINUSE) with nothing left
+ * listening. `close()` stops accepting at once; the connections already accepted live on, and
+ * `closeListener` ends them with the others.
+ */
+export async function servePort(server: Server, host: string, port: number): Promise<ServedPort> {
+  const entry = served.get(server) ?? { listeners: new Set<NetServer>(), sockets: new Set<Socket>(), onSocketClosed: undefined };
+  served.set(server, entry);
+  const extra = createNetServer((socket) => {
+    entry.sockets.add(socket);
+    socket.once('close', () => {
+      entry.sockets.delete(socket);
+      entry.onSocketClosed?.();
+    });
+    server.emit('connection', socket);
+  });
+  await new Promise<void>((resolve, reject) => {
+    extra.once('error', reject);
+    extra.listen(port, host, () => {
+      extra.off('error', reject);
+      resolve();
+    });
+  });
+  extra.on('error', () => undefined);
+  entry.listeners.add(extra);
+  return {
+    port: (extra.address() as AddressInfo).port,
+    close() {
+      entry.listeners.delete(extra);
+      if (extra.listening) extra.close();
+    },
+  };
+}
+
+/** Stop accepting on the second ports of `server`; resolves once their connections have all ended. */
+function closeServedPorts(server: Server): Promise<void> {
+  const entry = served.get(server);
+  if (!entry) return Promise.resolve();
+  for (const extra of entry.listeners) extra.close();
+  entry.listeners.clear();
+  return new Promise<void>((resolve) => {
+    const check = (): void => {
+      if (entry.sockets.size === 0) resolve();
+    };
+    entry.onSocketClosed = check;
+    check();
+  });
+}
+
+/**
+ * Stop accepting connections (on every port) and resolve once every open one has ended.
+ * `afterStop` runs between: it ends what the connections wait for (sessions, long polls), so that
+ * they can finish. Then a connection with no answer being written is cut at once (an idle one, or
+ * one whose caller went away and left it half open: it would hold shutdown for the whole grace);
+ * whatever is still open `CLOSE_GRACE_MS` after that is cut.
  */
 export async function closeListener(server: Server, afterStop: () => Promise<void>): Promise<void> {
-  const stopped = new Promise<void>((resolve) => {
-    if (!server.listening) return resolve();
-    server.close(() => resolve());
-  });
+  const stopped = Promise.all([
+    new Promise<void>((resolve) => {
+      if (!server.listening) return resolve();
+      server.close(() => resolve());
+    }),
+    closeServedPorts(server),
+  ]);
   await afterStop();
   server.closeIdleConnections();
+  for (const [socket, exchange] of exchanges.get(server) ?? []) if (!exchange.upgraded && exchange.answering === 0) socket.destroy();
   const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
   cut.unref();
   await stopped;

@@ -25,6 +25,12 @@ export interface MdpServerOptions {
   maxMessageBytes?: number;
   /** Default long-poll wait of the HTTP loop, ms. Default 25000. */
   longPollTimeoutMs?: number;
+  /**
+   * Graceful shutdown: `close()` stops taking new calls at once and gives the calls in flight this
+   * long to finish, counted from the moment it is called, before it ends them with
+   * `transport_error`, ms. 0 ends them at once. Default 5000.
+   */
+  drainTimeoutMs?: number;
   /** Cluster id reported in /mdp/meta. Default `mdp`. */
   clusterId?: string;
   /**
@@ -82,6 +88,7 @@ export const SERVER_DEFAULTS = {
   maxMessageBytes: 1024 * 1024,
   longPollTimeoutMs: 25_000,
   httpLoopIdleTimeoutMs: 10_000,
+  drainTimeoutMs: 5_000,
   clusterId: 'mdp',
   logLevel: 'info' as LogLevel,
   cookieSameSite: 'lax' as CookieSameSite,

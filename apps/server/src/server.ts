@@ -7,8 +7,8 @@
 import type { Hono } from 'hono';
 import type { Logger, Router } from '@mdp/core';
 import type { McpBridge } from '@mdp/mcp-bridge';
-import type { ClusterNode } from '@mdp/cluster';
-import { fallbackPorts } from './cluster.js';
+import { CLUSTER_DEFAULTS, type ClusterNode } from '@mdp/cluster';
+import { defaultPortOf, fallbackPorts } from './cluster.js';
 import { createServerContext } from './context.js';
 import type { ListeningInfo, ServerFeature } from './feature.js';
 import { authFeature } from './features/auth.js';
@@ -20,13 +20,14 @@ import { metricsFeature } from './features/metrics.js';
 import { rootFeature } from './features/root.js';
 import { hostApiFeature } from './features/host-api.js';
 import { clusterFeature } from './features/cluster.js';
+import { defaultPortFeature } from './features/default-port.js';
 import { httpLoopFeature } from './features/http-loop.js';
 import { mcpFeature } from './features/mcp-http.js';
 import { metaFeature } from './features/meta.js';
 import { sessionsFeature } from './features/sessions.js';
 import { skillsFeature } from './features/skills.js';
 import { websocketFeature } from './features/websocket.js';
-import { bindServing, closeListener, createApp, createListener } from './listener.js';
+import { bindServing, closeListener, createApp, createListener, servePort } from './listener.js';
 import { bearerGuard } from './read-route.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { TlsState, type ReloadResult } from './tls.js';
@@ -93,8 +94,10 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     idleTimeoutMs: options.httpLoopIdleTimeoutMs ?? SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
   });
   const probeGuard = bearerGuard(options.metricsToken);
-  // Dispatch runs down this list; shutdown runs up it (metrics let go of the cluster, the cluster
-  // resigns, then sessions end so pending calls fail, are logged and waiting reads answer, then the
+  const defaultPort = defaultPortOf(options.cluster, host);
+  // Dispatch runs down this list; shutdown runs up it (metrics let go of the cluster, the default port
+  // is let go and the cluster resigns, then sessions drain and end so pending calls fail, are logged
+  // and waiting reads answer, then the
   // transports close their sockets).
   const features: readonly ServerFeature[] = [
     skillsFeature(ctx),
@@ -109,8 +112,18 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     websocketFeature(ctx),
     clientLogFeature(ctx),
     callLogsFeature(ctx, { accessLog: options.accessLog ?? false, auditLog: options.auditLog }),
-    sessionsFeature(ctx),
+    sessionsFeature(ctx, { drainTimeoutMs: options.drainTimeoutMs ?? SERVER_DEFAULTS.drainTimeoutMs }),
     cluster,
+    ...(defaultPort === undefined
+      ? []
+      : [
+          defaultPortFeature(cluster, {
+            port: defaultPort,
+            retryMs: Math.min(250, options.cluster?.heartbeatIntervalMs ?? CLUSTER_DEFAULTS.heartbeatIntervalMs),
+            logger,
+            serve: (port) => servePort(httpServer, host, port),
+          }),
+        ]),
     // After the cluster: its start subscribes to the node the cluster's start creates.
     metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard }),
   ];
@@ -162,8 +175,10 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     },
     close() {
       closing ??= (async () => {
+        const reversed = [...features].reverse();
         await closeListener(httpServer, async () => {
-          for (const feature of [...features].reverse()) await feature.close?.();
+          for (const feature of reversed) feature.stopping?.();
+          for (const feature of reversed) await feature.close?.();
         });
         logger.info('server.closed', { serverId: ctx.info()?.serverId });
       })();

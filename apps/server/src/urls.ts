@@ -33,3 +33,12 @@ export function advertisedAuthority(boundHost: string, port: number, requestHost
   const host = WILDCARD_HOSTS.has(boundHost) ? '127.0.0.1' : boundHost;
   return `${formatHost(host)}:${port}`;
 }
+
+/** A `host[:port]` authority (a Host header) with its port replaced; unchanged when it cannot be read. */
+export function withPort(authority: string, port: number): string {
+  try {
+    return `${new URL(`http://${authority}`).hostname}:${port}`;
+  } catch {
+    return authority;
+  }
+}

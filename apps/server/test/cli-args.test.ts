@@ -1,6 +1,7 @@
 /** The settings table of `mdp-server`: flags, MDP_* variables, config files, one schema. No processes. */
 import { readFileSync } from 'node:fs';
 import { CATALOG_DEFAULTS } from '@mdp/mcp-bridge';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLUSTER_DEFAULTS, DISCOVERY_DEFAULTS } from '@mdp/cluster';
 import { HELP, SERVER_DEFAULTS, parseCliArgs, type CliCommand, type MdpServerOptions } from '../src/index.js';
@@ -41,7 +42,7 @@ function printed(argv: string[], env: Record<string, string> = {}, files: Files 
 }
 
 describe('defaults', () => {
-  it('run the documented defaults: auto cluster mode, the port fallback of auto mode, term and vote on disk', () => {
+  it('run the documented defaults: auto cluster mode, the port fallback of auto mode, term, vote and secret on disk', () => {
     expect(options([])).toEqual({
       host: SERVER_DEFAULTS.host,
       port: SERVER_DEFAULTS.port,
@@ -50,6 +51,7 @@ describe('defaults', () => {
       heartbeatTimeoutMs: SERVER_DEFAULTS.heartbeatTimeoutMs,
       maxMessageBytes: SERVER_DEFAULTS.maxMessageBytes,
       longPollTimeoutMs: SERVER_DEFAULTS.longPollTimeoutMs,
+      drainTimeoutMs: SERVER_DEFAULTS.drainTimeoutMs,
       clusterId: SERVER_DEFAULTS.clusterId,
       logLevel: SERVER_DEFAULTS.logLevel,
       cookieSameSite: SERVER_DEFAULTS.cookieSameSite,
@@ -62,16 +64,34 @@ describe('defaults', () => {
           intervalMs: DISCOVERY_DEFAULTS.intervalMs,
           probeTimeoutMs: DISCOVERY_DEFAULTS.probeTimeoutMs,
         },
+        serveDefaultPort: true,
         heartbeatIntervalMs: CLUSTER_DEFAULTS.heartbeatIntervalMs,
         leaseDurationMs: CLUSTER_DEFAULTS.leaseDurationMs,
         electionTimeoutMinMs: CLUSTER_DEFAULTS.electionTimeoutMinMs,
         electionTimeoutMaxMs: CLUSTER_DEFAULTS.electionTimeoutMaxMs,
         stateDir: defaultStateDir(),
+        secretFile: join(defaultStateDir(), 'cluster-secret'),
         portFallback: true,
       },
       mcp: { surface: CATALOG_DEFAULTS.surface, maxTools: CATALOG_DEFAULTS.maxTools },
       httpLoopIdleTimeoutMs: SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
     });
+  });
+
+  it('--serve-default-port false keeps a leader to its own port', () => {
+    expect(options(['--serve-default-port', 'false']).cluster?.serveDefaultPort).toBe(false);
+    expect(errors(['--serve-default-port', 'maybe'])).toEqual(['--serve-default-port must be true or false, got "maybe"']);
+  });
+
+  it('the cluster secret: made in the state directory by default, given, or none for an open cluster', () => {
+    expect(options(['--cluster-state-dir', '/s']).cluster).toMatchObject({ stateDir: '/s', secretFile: join('/s', 'cluster-secret') });
+    expect(options(['--cluster-state-dir', 'none']).cluster?.secretFile).toBe(join(defaultStateDir(), 'cluster-secret'));
+    const given = options(['--cluster-secret', 'k']).cluster;
+    expect(given?.secret).toBe('k');
+    expect(given?.secretFile).toBeUndefined();
+    const open = options([], { MDP_CLUSTER_SECRET: 'none' }).cluster;
+    expect(open?.secret).toBeUndefined();
+    expect(open?.secretFile).toBeUndefined();
   });
 
   it('a port from any source turns the fallback off; so does any mode but auto', () => {

@@ -28,9 +28,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /**
  * Set through the environment rather than flags (flags override it): no discovery of other
- * tests' servers, no state written outside a temporary directory, no logs.
+ * tests' servers, no state (term, vote, the cluster secret) written outside a temporary
+ * directory, no logs.
  */
-const QUIET_ENV = { MDP_DISCOVER_ATTEMPTS: '0', MDP_CLUSTER_STATE_DIR: 'none', MDP_LOG_LEVEL: 'silent' };
+const QUIET_ENV = { MDP_DISCOVER_ATTEMPTS: '0', MDP_CLUSTER_STATE_DIR: dir, MDP_LOG_LEVEL: 'silent' };
 
 interface Run {
   child: ChildProcess;
@@ -143,7 +144,7 @@ describe('mdp-server CLI', () => {
     servers.push(blocker);
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const port = (blocker.address() as { port: number }).port;
-    const r = run(['--port', String(port)], { MDP_DISCOVER_ATTEMPTS: '0', MDP_CLUSTER_STATE_DIR: 'none' });
+    const r = run(['--port', String(port)], { MDP_DISCOVER_ATTEMPTS: '0', MDP_CLUSTER_STATE_DIR: dir });
     expect((await r.exited).code).toBe(1);
     const human = r.stderr.split('\n').filter((line) => line.startsWith('mdp-server:'));
     expect(human).toEqual([
@@ -234,10 +235,19 @@ describe("the reference server's command lines", () => {
     await stop(r);
   });
 
-  it('--cluster-mode auto --server-id edge-01 follows the hub it discovers', async () => {
+  it('--cluster-mode auto --server-id edge-01 follows the hub it discovers (proving the same per-user secret)', async () => {
     const hub = await startServer({
       serverId: 'hub',
-      cluster: { mode: 'auto', discovery: { attempts: 0 }, heartbeatIntervalMs: 100, leaseDurationMs: 800, electionTimeoutMinMs: 200, electionTimeoutMaxMs: 300 },
+      cluster: {
+        mode: 'auto',
+        discovery: { attempts: 0 },
+        heartbeatIntervalMs: 100,
+        leaseDurationMs: 800,
+        electionTimeoutMinMs: 200,
+        electionTimeoutMaxMs: 300,
+        // The file the CLI makes and reads in its state directory (QUIET_ENV's).
+        secretFile: join(dir, 'cluster-secret'),
+      },
     });
     await new Promise<void>((resolve) => {
       const off = hub.server.cluster!.onLeaderChange((change) => {

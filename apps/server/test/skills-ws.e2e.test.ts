@@ -361,8 +361,8 @@ describe('bad frames close only the offending socket', () => {
 });
 
 describe('graceful shutdown', () => {
-  it('fails pending calls, closes sockets with 1001 and releases the port', async () => {
-    const t = await startServer();
+  it('with no drain time: fails pending calls, closes sockets with 1001 and releases the port', async () => {
+    const t = await startServer({ drainTimeoutMs: 0 });
     const client = await registeredClient(t, descriptor('sd', [skill('/s/skill.md')]));
     let called: () => void = () => {};
     const reached = new Promise<void>((resolve) => (called = resolve));
@@ -377,5 +377,37 @@ describe('graceful shutdown', () => {
     expect(res.status).toBe(502);
     expect((await client.closed).code).toBe(1001);
     await expect(fetch(`${t.http}/mdp/meta`)).rejects.toThrow();
+  });
+
+  it('drains: a call in flight that finishes within the drain time is answered normally', async () => {
+    const t = await startServer({ drainTimeoutMs: 60_000 });
+    const client = await registeredClient(t, descriptor('sd', [skill('/s/skill.md')]));
+    let answer: (text: string) => void = () => {};
+    client.handler = () => new Promise<string>((resolve) => (answer = resolve));
+    const sent = client.next((m) => m.type === 'callClient');
+    const read = fetch(`${t.http}/skills/sd/s`);
+    await sent;
+    const closed = t.server.close();
+    // Closing waits for the call; the listener already refuses new connections.
+    await expect(fetch(`${t.http}/mdp/meta`)).rejects.toThrow();
+    answer('late but in time');
+    const res = await read;
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('late but in time');
+    await closed;
+    expect((await client.closed).code).toBe(1001);
+  });
+
+  it('drains up to its deadline, then ends what is left with transport_error', async () => {
+    const t = await startServer({ drainTimeoutMs: 50 });
+    const client = await registeredClient(t, descriptor('sd', [skill('/s/skill.md')]));
+    client.handler = () => NO_ANSWER;
+    const sent = client.next((m) => m.type === 'callClient');
+    const read = fetch(`${t.http}/skills/sd/s`);
+    await sent;
+    await t.server.close();
+    const res = await read;
+    expect(res.status).toBe(502);
+    expect(await res.json()).toMatchObject({ error: { code: 'transport_error' } });
   });
 });

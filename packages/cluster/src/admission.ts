@@ -15,9 +15,19 @@
  *                      ▼
  *   endpoint ── invalid URL, or ours ─────────────────────────▶ refused
  *            ── id already held by another endpoint ──────────▶ refused, configuration error
- *            ── new or known ──▶ admitted ─┬─ found by discovery or a static member ─▶ member (sticky)
+ *            ── new or known ──▶ admitted ─┬─ found by discovery or a static member ─▶ member
  *                                          └─ it only dialled in ─────────────────────▶ observer
  *   admitted metadata ──▶ dial it; a leader holding quorum in it is reported (`leaderSeen`)
+ *
+ * With a cluster secret, metadata alone (which anyone can serve) makes no member: a peer found by
+ * discovery is `awaiting` until a hello of its proves the secret, and `foreign` once either side
+ * refused the other's hello for want of it (another user's server on the same port range).
+ *
+ *   found by discovery ──▶ awaiting ──┬─ its hello proves the secret ─────────────▶ member
+ *                                     └─ a hello refused for the secret, either way ─▶ foreign
+ *
+ * A member stays one until `gone` (departures.ts: it left, or its address shows nobody is there);
+ * discovery may find it again later, as a new member.
  *
  * Every refusal and ignored sighting is logged once per address and reason, not on every round.
  */
@@ -26,6 +36,7 @@ import { normalizeTarget } from './meta-probe.js';
 import {
   emptyDirectory,
   endpointKey,
+  forget,
   isSelfUrl,
   observe,
   peerRefusal,
@@ -55,13 +66,25 @@ export interface AdmissionConfig {
   readonly fingerprint: string;
   /** Accepted cluster secrets; empty for none (then hellos need no proof). */
   readonly secrets: readonly string[];
+  /** Base URL of the first port of the discovery range (the port clients know); its holder is watched. */
+  readonly defaultUrl?: string;
 }
 
 export interface AdmissionState {
   readonly config: AdmissionConfig;
   readonly directory: Directory;
-  /** Peers that count as members (static ones from the start). Sticky: only ever grows. */
+  /** Peers that count as members (static ones from the start). Shrinks only by `gone`. */
   readonly members: ReadonlySet<string>;
+  /** With a secret: found by discovery, waiting for a hello that proves it. */
+  readonly awaiting: ReadonlySet<string>;
+  /** With a secret: peers whose hello proved it. */
+  readonly proven: ReadonlySet<string>;
+  /** With a secret: peers refused for want of it (either direction). */
+  readonly foreign: ReadonlySet<string>;
+  /** Members that are gone for good. */
+  readonly departed: ReadonlySet<string>;
+  /** The server id that last answered at `config.defaultUrl`, if any did. */
+  readonly defaultHolder: string | undefined;
   /** Conditions already logged, so that each is logged once. */
   readonly reported: ReadonlySet<string>;
 }
@@ -74,7 +97,9 @@ export type AdmissionEvent =
   /** Discovery read `meta` from `url`. */
   | { readonly type: 'meta'; readonly meta: MetaDocument; readonly url: string }
   /** A peer refused our hello for `reason`. */
-  | { readonly type: 'refusedBy'; readonly url: string; readonly reason: string };
+  | { readonly type: 'refusedBy'; readonly url: string; readonly reason: string }
+  /** Member `id` is gone for good (departures.ts). */
+  | { readonly type: 'gone'; readonly id: string };
 
 export type AdmissionEffect =
   | { readonly type: 'log'; readonly level: 'warn' | 'error'; readonly event: string; readonly fields: Record<string, unknown> }
@@ -92,9 +117,23 @@ export interface AdmissionResult {
   readonly refusal: string | undefined;
 }
 
+/** The refusal of a hello that does not prove the cluster secret (also what the refused side reads). */
+export const SECRET_REFUSAL = 'cluster secret not proven';
+
 export function initialAdmission(config: AdmissionConfig): AdmissionState {
   const members = config.membership.mode === 'static' ? config.membership.members.filter((id) => id !== config.selfId) : [];
-  return { config, directory: emptyDirectory(config.selfId), members: new Set(members), reported: new Set() };
+  const none = new Set<string>();
+  return {
+    config,
+    directory: emptyDirectory(config.selfId),
+    members: new Set(members),
+    awaiting: none,
+    proven: none,
+    foreign: none,
+    departed: none,
+    defaultHolder: undefined,
+    reported: none,
+  };
 }
 
 export function step(state: AdmissionState, event: AdmissionEvent, now: number): AdmissionResult {
@@ -122,21 +161,71 @@ function apply(s: Step, event: AdmissionEvent, now: number): string | undefined 
       return undefined;
     case 'refusedBy':
       once(s, `refused-by|${event.url}|${event.reason}`, 'cluster.refused_by_peer', { url: event.url, reason: event.reason });
+      if (event.reason === SECRET_REFUSAL) {
+        const key = endpointKey(event.url);
+        const entry = [...s.state.directory.entries.values()].find((e) => e.key === key);
+        if (entry) markForeign(s, entry.id);
+      }
+      return undefined;
+    case 'gone':
+      onGone(s, event.id);
       return undefined;
   }
+}
+
+/** A peer that cannot prove our secret, or refused ours, is not one of ours (unless it proved it before). */
+function markForeign(s: Step, id: string): void {
+  const { state } = s;
+  if (state.proven.has(id) || state.members.has(id)) return;
+  s.state = { ...state, awaiting: without(state.awaiting, id), foreign: with_(state.foreign, id) };
+}
+
+function onGone(s: Step, id: string): void {
+  const { state } = s;
+  if (!state.members.has(id)) return;
+  s.state = {
+    ...state,
+    directory: forget(state.directory, id),
+    members: without(state.members, id),
+    awaiting: without(state.awaiting, id),
+    proven: without(state.proven, id),
+    departed: with_(state.departed, id),
+  };
+}
+
+function with_(set: ReadonlySet<string>, id: string): ReadonlySet<string> {
+  return set.has(id) ? set : new Set([...set, id]);
+}
+
+function without(set: ReadonlySet<string>, id: string): ReadonlySet<string> {
+  if (!set.has(id)) return set;
+  const next = new Set(set);
+  next.delete(id);
+  return next;
 }
 
 function onHello(s: Step, hello: ClusterHello, now: number): string | undefined {
   const { secrets, selfId } = s.state.config;
   if (secrets.length > 0 && !secrets.some((secret) => validProof(secret, hello, selfId, now))) {
     once(s, `secret|${hello.clusterUrl}`, 'cluster.peer_refused', { peer: hello.serverId, url: hello.clusterUrl, reason: 'no valid cluster secret proof' });
-    return 'cluster secret not proven';
+    markForeign(s, hello.serverId);
+    return SECRET_REFUSAL;
   }
-  return admit(s, hello, { clusterUrl: hello.clusterUrl, wsUrl: hello.wsUrl }, 'hello');
+  const refusal = admit(s, hello, { clusterUrl: hello.clusterUrl, wsUrl: hello.wsUrl }, 'hello');
+  if (refusal === undefined && secrets.length > 0) {
+    const { state } = s;
+    s.state = { ...state, proven: with_(state.proven, hello.serverId), foreign: without(state.foreign, hello.serverId) };
+    if (state.awaiting.has(hello.serverId)) makeMember(s, hello.serverId);
+  }
+  return refusal;
 }
 
 function onMeta(s: Step, meta: MetaDocument, url: string): void {
   const clusterUrl = meta.endpoints.cluster;
+  const { defaultUrl } = s.state.config;
+  if (defaultUrl !== undefined && endpointKey(url) === endpointKey(defaultUrl) && s.state.defaultHolder !== meta.serverId) {
+    s.state = { ...s.state, defaultHolder: meta.serverId };
+  }
   if (meta.serverId === s.state.config.selfId || isSelfUrl(s.state.directory, clusterUrl)) {
     // Our own document (the range holds our port too) tells nothing, unless another server has our id.
     const { sighting } = observe(s.state.directory, meta.serverId, { clusterUrl });
@@ -145,8 +234,10 @@ function onMeta(s: Step, meta: MetaDocument, url: string): void {
   }
   if (!meta.features.clusterControl) return;
   // A document must describe the address it came from. One naming another address's endpoint
-  // would let any port of the range speak for that server (and steer mirrors to itself).
+  // would let any port of the range speak for that server (and steer mirrors to itself). A member
+  // serving a second port (the default one, while it leads) names its own address there: no news.
   if (endpointKey(url) !== endpointKey(clusterUrl)) {
+    if (entryOf(s.state, meta.serverId)?.key === endpointKey(clusterUrl)) return;
     once(s, `elsewhere|${url}|${clusterUrl}`, 'cluster.meta_elsewhere', { url, clusterUrl, reason: 'metadata names another address; ignored' });
     return;
   }
@@ -182,12 +273,20 @@ function admit(s: Step, claim: PeerClaim, endpoints: MemberEndpoints, source: 'h
     case 'new':
     case 'known':
       // Discovery (or the static list) makes members; a peer that only dialled in is an observer.
+      // With a secret, only once it proved the secret too.
       if (source === 'discovery' && !s.state.members.has(claim.serverId)) {
-        s.state = { ...s.state, members: new Set([...s.state.members, claim.serverId]) };
-        s.fx.push({ type: 'member', id: claim.serverId });
+        const { state } = s;
+        if (state.config.secrets.length === 0 || state.proven.has(claim.serverId)) makeMember(s, claim.serverId);
+        else if (!state.foreign.has(claim.serverId)) s.state = { ...state, awaiting: with_(state.awaiting, claim.serverId) };
       }
       return undefined;
   }
+}
+
+function makeMember(s: Step, id: string): void {
+  const { state } = s;
+  s.state = { ...state, members: with_(state.members, id), awaiting: without(state.awaiting, id) };
+  s.fx.push({ type: 'member', id });
 }
 
 function duplicate(s: Step, serverId: string, firstUrl: string, secondUrl: string): void {
@@ -206,6 +305,21 @@ function once(s: Step, key: string, event: string, fields: Record<string, unknow
 
 // ---------------------------------------------------------------------------------------------
 // Views
+
+/** Whether discovery found peers whose hello has yet to prove (or fail to prove) the cluster secret. */
+export function awaitingProof(state: AdmissionState): boolean {
+  return state.awaiting.size > 0;
+}
+
+/**
+ * Whether the default port, when free, may be served by this node while it leads: nobody was seen
+ * holding it, or the last holder was this node or a member (present or departed) of this cluster. A
+ * port another user's server held is left alone: its clients would otherwise register here.
+ */
+export function mayServeDefaultPort(state: AdmissionState): boolean {
+  const holder = state.defaultHolder;
+  return holder === undefined || holder === state.config.selfId || state.members.has(holder) || state.departed.has(holder);
+}
 
 /** Members whose endpoint is known (static members not yet seen anywhere are not). */
 export function memberEntries(state: AdmissionState): MemberEntry[] {

@@ -41,6 +41,13 @@ export interface ClusterNode {
   meta(): ClusterView;
   /** The `features` object of GET /mdp/meta. */
   features(): ClusterFeatures;
+  /**
+   * Whether this server should also serve the first port of the discovery range (the port clients
+   * know) when it is free: it leads, and that port was last held by nobody, by itself or by a member
+   * of this cluster (never by another cluster's or another user's server). Ask again on every leader
+   * change; the server binds and releases the port.
+   */
+  servesDefaultPort(): boolean;
   /** Role, term or leader changed. Returns the unsubscribe. */
   onLeaderChange(listener: (change: LeaderChange) => void): () => void;
   onConfigError(listener: (error: ClusterConfigError) => void): () => void;

@@ -31,7 +31,7 @@ export function toWire(message: ElectionMessage, header: WireHeader, timestamp: 
         ...(message.leaderUrl !== undefined ? { leaderUrl: message.leaderUrl } : {}),
       };
     case 'resign':
-      return { type: 'clusterLeaderResign', ...base, leaderId: message.leaderId };
+      return { type: 'clusterLeaderResign', ...base, leaderId: message.leaderId, ...(message.leaving ? { leaving: true } : {}) };
     case 'hello':
       // Hellos are built by the link layer, which knows the endpoints; never sent from here.
       throw new Error('hello is not encoded by toWire');
@@ -65,7 +65,7 @@ export function fromWire(message: ClusterMessage): ElectionMessage | undefined {
         ...(message.leaderUrl ? { leaderUrl: message.leaderUrl } : {}),
       };
     case 'clusterLeaderResign':
-      return { type: 'resign', term: message.term, leaderId: message.leaderId };
+      return { type: 'resign', term: message.term, leaderId: message.leaderId, ...(message.leaving ? { leaving: true } : {}) };
     case 'clusterRpcRequest':
     case 'clusterRpcResponse':
       return undefined;

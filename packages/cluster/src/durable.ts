@@ -3,8 +3,8 @@
  * guarantee the start-up grace alone cannot give). Written synchronously before any message that
  * depends on it leaves the process; a few bytes, only when an election changes them.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Logger } from '@mdp/core';
 import type { DurableVote } from './election.js';
 
@@ -26,6 +26,25 @@ export function loadDurableVote(file: string, logger: Logger): DurableVote | und
     logger.warn('cluster.state_invalid', { file, error });
     return undefined;
   }
+}
+
+/**
+ * The highest term stored by any server whose state file lies beside `file` (the servers of one
+ * cluster on this host, this one included); 0 when none can be read. A member that is gone for good
+ * may have led in its last term: the ones left must not elect in it again.
+ */
+export function storedTermFloor(file: string, logger: Logger): number {
+  const dir = dirname(file);
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((name) => name.endsWith('.json'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') logger.warn('cluster.state_unreadable', { file: dir, error });
+    return 0;
+  }
+  let floor = 0;
+  for (const name of names) floor = Math.max(floor, loadDurableVote(join(dir, name), logger)?.term ?? 0);
+  return floor;
 }
 
 /** Returns false (and logs) when the state could not be written. */

@@ -7,7 +7,7 @@ import type { Logger } from '@mdp/core';
 import type { ClusterMessage } from '@mdp/protocol';
 import { WakeTimer, type Clock, type TimerSet } from './clock.js';
 import { toWire, type WireHeader } from './codec.js';
-import { loadDurableVote, saveDurableVote } from './durable.js';
+import { loadDurableVote, saveDurableVote, storedTermFloor } from './durable.js';
 import { electionConfigOf, type ResolvedOptions } from './options.js';
 import { seedFrom } from './rng.js';
 import {
@@ -44,6 +44,8 @@ export interface ElectionPorts {
   broadcast(message: ElectionMessage): void;
   /** Store term and vote; called before the messages of the step that changed them are sent. */
   persist?(vote: DurableVote): void;
+  /** The highest term any member stored on this host (see `storedTermFloor`); 0 without state files. */
+  storedFloor?(): number;
 }
 
 export class ElectionDriver {
@@ -63,7 +65,7 @@ export class ElectionDriver {
     members: readonly string[],
     durable: DurableVote | undefined,
   ) {
-    this.state = initialElection(config, clock.now(), seed, members, durable);
+    this.state = initialElection(config, clock.now(), seed, members, durable, ports.storedFloor?.() ?? 0);
     this.wake = new WakeTimer(clock, timers, () => this.dispatch({ type: 'tick' }));
   }
 
@@ -144,6 +146,11 @@ export class ElectionDriver {
     };
   }
 
+  /** Member `id` is gone for good: it stops counting, and no term stored on this host is elected again. */
+  memberGone(id: string): void {
+    this.dispatch({ type: 'memberGone', id, termFloor: this.ports.storedFloor?.() ?? 0 });
+  }
+
   /** Members known, this node included. */
   memberCount(): number {
     return knownMemberCount(this.state);
@@ -173,7 +180,7 @@ export function electionDriverFor(
   const ports: ElectionPorts = {
     send: (to, message) => wire.send(to, toWire(message, header, o.clock.wallNow())),
     broadcast: (message) => wire.broadcast(toWire(message, header, o.clock.wallNow())),
-    ...(file ? { persist: (vote: DurableVote) => void saveDurableVote(file, vote, logger) } : {}),
+    ...(file ? { persist: (vote: DurableVote) => void saveDurableVote(file, vote, logger), storedFloor: () => storedTermFloor(file, logger) } : {}),
   };
   const members = o.membership.mode === 'static' ? o.membership.members : [];
   const durable = file ? loadDurableVote(file, logger) : undefined;

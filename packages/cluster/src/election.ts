@@ -23,6 +23,11 @@
  * vote durable (`DurableVote`) when it has somewhere to store them; on top of that a freshly started
  * process refuses every vote for a grace period and never votes in a term it saw during it, because
  * an earlier incarnation of it may already have voted there.
+ *
+ * Departures (`memberGone`): a member the node has proof of being gone for good (it said it leaves,
+ * or its address refuses connections; `departures.ts`) stops counting, and the quorum shrinks with
+ * it, for rounds started afterwards only, in terms above every term the departed member may have
+ * voted in (`termSeen`, `voteFloor`). The README has the whole argument and where it holds.
  */
 import { randomBetween } from './rng.js';
 
@@ -76,10 +81,19 @@ export interface ElectionState {
   readonly preVote: { readonly term: number; readonly granted: readonly string[] } | undefined;
   /** Candidate: who voted for us this term (self included). */
   readonly votes: readonly string[];
-  /** Known members other than self. Sticky: only ever grows. */
+  /** Known members other than self. Grows by discovery; shrinks only by `memberGone`. */
   readonly members: ReadonlyMap<string, MemberState>;
+  /**
+   * Highest term any member's message carried, adopted or not (a vote request refused under a live
+   * lease is not adopted). Elections start above it, so a term another member already used is not
+   * reused even after every node that used it is gone.
+   */
+  readonly termSeen: number;
   readonly startedAt: number;
-  /** Votes are refused for every term ≤ this (terms seen during the start-up grace). */
+  /**
+   * Votes are refused, and elections start above, every term ≤ this: terms seen during the start-up
+   * grace, and the highest term any server of this cluster stored on this host (`termFloor`).
+   */
   readonly voteFloor: number;
   /** Membership has settled enough to stand for election (first discovery round done). */
   readonly ready: boolean;
@@ -110,7 +124,8 @@ export type ElectionMessage =
       readonly leaderId?: string;
       readonly leaderUrl?: string;
     }
-  | { readonly type: 'resign'; readonly term: number; readonly leaderId: string };
+  /** A leader resigns; with `leaving`, any member (then `leaderId` is itself) leaves the cluster. */
+  | { readonly type: 'resign'; readonly term: number; readonly leaderId: string; readonly leaving?: boolean };
 
 export type ElectionEvent =
   /** A timer the driver set for `wakeAt` fired (or any time: ticks are idempotent). */
@@ -128,8 +143,14 @@ export type ElectionEvent =
   | { readonly type: 'linkDown'; readonly id: string }
   /** A link-level pong: the member is alive even if it has nothing to say. */
   | { readonly type: 'alive'; readonly id: string }
+  /**
+   * `id` is gone for good (it left, or its address proves nobody is there): stop counting it.
+   * `termFloor`: the highest term stored by any member on this host (its last one included), so
+   * that the members left never elect in a term the gone one may have led.
+   */
+  | { readonly type: 'memberGone'; readonly id: string; readonly termFloor?: number }
   | { readonly type: 'message'; readonly from: string; readonly message: ElectionMessage }
-  /** Shutting down: a leader resigns; afterwards the node neither stands nor votes. */
+  /** Shutting down: every member says it leaves (a leader resigns); afterwards the node neither stands nor votes. */
   | { readonly type: 'stop' };
 
 export type ElectionEffect =
@@ -155,12 +176,17 @@ export interface DurableVote {
   readonly votedFor: string | undefined;
 }
 
+/**
+ * A node's first state. `durable` is its own stored term and vote; `termFloor` the highest term any
+ * server of the cluster stored on this host (an earlier member may have led in it and be gone now).
+ */
 export function initialElection(
   config: ElectionConfig,
   now: number,
   seed: number,
   members: readonly string[] = [],
   durable?: DurableVote,
+  termFloor = 0,
 ): ElectionState {
   validateConfig(config);
   const map = new Map<string, MemberState>();
@@ -179,8 +205,9 @@ export function initialElection(
     preVote: undefined,
     votes: [],
     members: map,
+    termSeen: durable?.term ?? 0,
     startedAt: now,
-    voteFloor: 0,
+    voteFloor: Math.max(0, termFloor),
     ready: false,
     viewConfirmed: false,
     stopped: false,
@@ -268,6 +295,8 @@ function apply(s: ElectionState, event: ElectionEvent, now: number, fx: Election
       return s.members.has(event.id) ? onLinkDown(s, event.id, now, fx) : s;
     case 'alive':
       return s.members.has(event.id) ? touch(s, event.id, now) : s;
+    case 'memberGone':
+      return s.members.has(event.id) ? onMemberGone(s, event.id, event.termFloor ?? 0, now, fx) : s;
     case 'message':
       return s.members.has(event.from) ? onMessage(touch(s, event.from, now), event.from, event.message, now, fx) : s;
     case 'stop':
@@ -297,6 +326,24 @@ function onMemberKnown(s: ElectionState, id: string, now: number): ElectionState
   const next = withMember(s, newMember(id));
   // A bigger member set may need one more ack for quorum: give the newcomer a lease to connect.
   return next.role === 'leader' ? { ...next, quorumGraceUntil: now + s.config.leaseDurationMs } : next;
+}
+
+/**
+ * A member is gone for good: it stops counting. The smaller quorum applies to rounds started from
+ * now on only: a round in flight counted votes against the old set, and the gone member may have
+ * voted for someone else in it before it went, so that round is dropped and a new one, in a new
+ * term, starts soon. A node left without a leader elects soon too.
+ */
+function onMemberGone(s: ElectionState, id: string, termFloor: number, now: number, fx: ElectionEffect[]): ElectionState {
+  const members = new Map(s.members);
+  members.delete(id);
+  let next: ElectionState = { ...s, members, voteFloor: Math.max(s.voteFloor, termFloor) };
+  fx.push({ type: 'log', level: 'debug', event: 'cluster.member_gone', fields: { id, knownMemberCount: knownMemberCount(next), term: next.term } });
+  if (next.stopped || next.role === 'leader') return next;
+  if (next.leaderId === id) next = { ...next, leaderId: undefined, leaderUrl: undefined, leaseExpiresAt: 0 };
+  if (next.leaderId !== undefined) return next;
+  next = { ...next, role: 'follower', votes: [], preVote: undefined };
+  return scheduleFailover(next, now, id);
 }
 
 /** A leader whose quorum is gone (outside the grace window after election or a new member). */
@@ -391,7 +438,7 @@ function startPreVote(s: ElectionState, now: number, fx: ElectionEffect[]): Elec
   if (!s.ready || inGrace(s, now)) return scheduleElection(s, now);
   // Only with a member set a clean discovery round confirmed (see `viewConfirmed`).
   if (!s.viewConfirmed) return scheduleElection(s, now);
-  const term = Math.max(s.term, s.voteFloor) + 1;
+  const term = nextTerm(s);
   let next: ElectionState = {
     ...s,
     role: 'follower',
@@ -418,8 +465,13 @@ function scheduleRetry(s: ElectionState, now: number): ElectionState {
   return { ...next, electionAt: now + wait };
 }
 
+/** The term a new election proposes: above ours, every term seen in the start-up grace and every term any member used. */
+function nextTerm(s: ElectionState): number {
+  return Math.max(s.term, s.voteFloor, s.termSeen) + 1;
+}
+
 function becomeCandidate(s: ElectionState, now: number, fx: ElectionEffect[]): ElectionState {
-  const term = Math.max(s.term, s.voteFloor) + 1;
+  const term = nextTerm(s);
   const next: ElectionState = {
     ...s,
     role: 'candidate',
@@ -498,7 +550,10 @@ function onLinkDown(s: ElectionState, id: string, now: number, fx: ElectionEffec
 
 function onMessage(s: ElectionState, from: string, message: ElectionMessage, now: number, fx: ElectionEffect[]): ElectionState {
   if (from === s.config.selfId) return s;
-  const observed = observeTerm(s, message.term, now);
+  // A pre-vote request proposes a term nobody holds yet; every other message names a real one.
+  const proposal = message.type === 'voteRequest' && message.preVote;
+  const seen = proposal || message.term <= s.termSeen ? s : { ...s, termSeen: message.term };
+  const observed = observeTerm(seen, message.term, now);
   switch (message.type) {
     case 'hello':
       return adoptTerm(observed, message.term, now, fx);
@@ -563,7 +618,7 @@ function onHeartbeatAck(s: ElectionState, from: string, term: number, now: numbe
 function voteRefusal(s: ElectionState, from: string, term: number, now: number): string | undefined {
   if (s.stopped) return 'stopping';
   if (inGrace(s, now)) return 'starting up';
-  if (term <= s.voteFloor) return 'term seen during start-up';
+  if (term <= s.voteFloor) return 'term at or below the floor';
   if (term < s.term) return 'older term';
   if (leaseLive(s, now) && s.leaderId !== from) return 'leader lease is live';
   return undefined;
@@ -627,14 +682,16 @@ function onResign(s: ElectionState, from: string, term: number, now: number, fx:
   if (term < s.term) return s;
   let next = adoptTerm(s, term, now, fx);
   if (next.role !== 'follower' || (next.leaderId !== undefined && next.leaderId !== from)) return next;
-  fx.push({ type: 'log', level: 'info', event: 'cluster.leader_resigned', fields: { leaderId: from, term } });
+  // Our leader resigned; or we follow nobody, and a member leaving is a good moment to elect.
+  if (next.leaderId === from) fx.push({ type: 'log', level: 'info', event: 'cluster.leader_resigned', fields: { leaderId: from, term } });
   next = { ...next, leaderId: undefined, leaderUrl: undefined, leaseExpiresAt: 0 };
   return next.stopped ? next : scheduleFailover(next, now, from);
 }
 
 function onStop(s: ElectionState, fx: ElectionEffect[]): ElectionState {
   if (s.stopped) return s;
-  if (s.role === 'leader') fx.push({ type: 'broadcast', message: { type: 'resign', term: s.term, leaderId: s.config.selfId } });
+  // Every member says it leaves (a leader's resign says both), so a dynamic cluster stops counting it.
+  fx.push({ type: 'broadcast', message: { type: 'resign', term: s.term, leaderId: s.config.selfId, leaving: true } });
   return {
     ...s,
     stopped: true,

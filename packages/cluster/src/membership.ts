@@ -51,11 +51,25 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '::1', '[::1]', '0.0.0.0', '
 export function endpointKey(url: string): string | undefined {
   try {
     const parsed = new URL(url);
-    const host = parsed.hostname.toLowerCase();
     const port = parsed.port || (parsed.protocol === 'https:' || parsed.protocol === 'wss:' ? '443' : '80');
-    return `${LOOPBACK.has(host) || host.startsWith('127.') ? 'loopback' : host}:${port}`;
+    return `${hostKey(parsed.hostname)}:${port}`;
   } catch {
     return undefined;
+  }
+}
+
+/** A host name with every loopback spelling folded into `loopback`. */
+export function hostKey(hostname: string): string {
+  const host = hostname.toLowerCase();
+  return LOOPBACK.has(host) || host.startsWith('127.') ? 'loopback' : host;
+}
+
+/** Whether `url` names an address on `host` (loopback spellings are one host). */
+export function onHost(url: string, host: string): boolean {
+  try {
+    return hostKey(new URL(url).hostname) === hostKey(host.startsWith('[') || !host.includes(':') ? host : `[${host}]`);
+  } catch {
+    return false;
   }
 }
 
@@ -78,7 +92,7 @@ export type Sighting =
   | { readonly kind: 'duplicate'; readonly firstUrl: string }
   | { readonly kind: 'invalid' };
 
-/** Peers and where they live. The first endpoint seen for an id keeps it for the process' life. */
+/** Peers and where they live. The first endpoint seen for an id keeps it until the member is gone. */
 export interface Directory {
   readonly selfId: string;
   readonly selfUrl: string | undefined;
@@ -112,6 +126,14 @@ export function observe(directory: Directory, id: string, endpoints: MemberEndpo
   const entries = new Map(directory.entries);
   entries.set(id, entry);
   return { directory: { ...directory, entries }, sighting: known ? { kind: 'known', entry } : { kind: 'new', entry } };
+}
+
+/** The directory without `id`: a member gone for good may come back anywhere. */
+export function forget(directory: Directory, id: string): Directory {
+  if (!directory.entries.has(id)) return directory;
+  const entries = new Map(directory.entries);
+  entries.delete(id);
+  return { ...directory, entries };
 }
 
 /** Whether this endpoint is ours. */

@@ -32,7 +32,14 @@ export type ProbeFailureKind = 'unreachable' | 'not-mdp';
 
 export type ProbeResult =
   | { readonly ok: true; readonly url: string; readonly meta: MetaDocument }
-  | { readonly ok: false; readonly url: string; readonly reason: string; readonly kind: ProbeFailureKind };
+  | {
+      readonly ok: false;
+      readonly url: string;
+      readonly reason: string;
+      readonly kind: ProbeFailureKind;
+      /** The host refused the connection (ECONNREFUSED): nothing listens at that port. */
+      readonly refused?: true;
+    };
 
 export interface ProbeOptions {
   /** Time allowed for the whole probe, in ms (default 1000). */
@@ -156,7 +163,7 @@ export async function probeMeta(url: string, options: ProbeOptions = {}): Promis
   } catch (error) {
     return { ok: false, url, kind: 'unreachable', reason: (error as Error).message };
   }
-  const fail = (kind: ProbeFailureKind, reason: string): ProbeResult => ({ ok: false, url: base, kind, reason });
+  const fail = (kind: ProbeFailureKind, reason: string, refused?: boolean): ProbeResult => ({ ok: false, url: base, kind, reason, ...(refused ? { refused: true } : {}) });
   const maxBodyBytes = options.maxBodyBytes ?? PROBE_DEFAULTS.maxBodyBytes;
   const answer = await getText(metaUrlOf(base), options.timeoutMs ?? PROBE_DEFAULTS.timeoutMs, maxBodyBytes, options.signal, options.tls);
   if ('failure' in answer) return fail(...answer.failure);
@@ -192,7 +199,10 @@ type Fetched =
       /** UTF-8 body of a 2xx answer; `undefined` once it exceeds `maxBodyBytes`. */
       readonly text: string | undefined;
     }
-  | { readonly failure: [ProbeFailureKind, string] };
+  | { readonly failure: Failure };
+
+/** Kind and wording of a failure, and whether the connection was refused. */
+type Failure = [kind: ProbeFailureKind, reason: string, refused?: boolean];
 
 /**
  * One GET with node's own client: a discovery round sends a hundred of these every two seconds,
@@ -306,14 +316,14 @@ function headOf(response: IncomingMessage) {
 }
 
 /** Kind and wording for an error the request reported before any answer arrived. */
-function describeRequestError(error: Error): [ProbeFailureKind, string] {
+function describeRequestError(error: Error): Failure {
   const code = (error as NodeJS.ErrnoException).code ?? '';
   // node's words for a connection that closed before a response came: something listens there,
   // but it hung up instead of answering HTTP.
   if (error.message === 'socket hang up') return ['not-mdp', 'closed the connection without an HTTP answer'];
   switch (code) {
     case 'ECONNREFUSED':
-      return ['unreachable', 'connection refused'];
+      return ['unreachable', 'connection refused', true];
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return ['unreachable', 'host not found'];

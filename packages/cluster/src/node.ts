@@ -1,7 +1,8 @@
 /**
  * `createClusterNode`: one server's membership in a cluster, as wiring. Who may join is
  * `admission.ts`, when a starting node may vote is `readiness.ts`, the election `election.ts`,
- * where clients are mirrored `upstream.ts`, and host requests go through `forward.ts`; this file
+ * when a member is gone for good `departures.ts`, where clients are mirrored `upstream.ts`, and
+ * host requests go through `forward.ts`; this file
  * feeds them what the control links and discovery report and carries out what they decide.
  * apps/server owns the HTTP listener: it hands `/mdp/cluster` upgrades to `handleUpgrade`, reads
  * `meta()`/`features()` for GET /mdp/meta, calls `start(self)` once listening and `close()` on
@@ -9,18 +10,30 @@
  */
 import { createLocalHost } from '@mdp/core';
 import type { ClusterMessage } from '@mdp/protocol';
-import { entryOf, initialAdmission, memberEntries, roundView, step as stepAdmission, type AdmissionEffect, type ClusterConfigError } from './admission.js';
+import {
+  awaitingProof,
+  entryOf,
+  initialAdmission,
+  mayServeDefaultPort,
+  memberEntries,
+  roundView,
+  step as stepAdmission,
+  type AdmissionEffect,
+  type ClusterConfigError,
+} from './admission.js';
 import type { ClusterNode, LeaderChange } from './api.js';
 import { TimerSet } from './clock.js';
 import { fromWire, helloBuilder, type WireHeader } from './codec.js';
+import { DepartureWatch } from './departure-watch.js';
+import { DEPARTURE_STRIKES, initialDepartures, step as stepDepartures, type DepartureEffect } from './departures.js';
 import { discoveryFor, type Discovery } from './discovery.js';
 import { electionDriverFor, unstartedSnapshot, type ElectionDriver } from './election-driver.js';
 import { createClusterHost, routeOf } from './forward.js';
 import { UPGRADE_UNAVAILABLE, linksFor, type LinkFaults, type LinkManager } from './links.js';
 import { Listeners } from './listeners.js';
 import { Machine } from './machine.js';
-import { membershipFingerprint } from './membership.js';
-import { hostTimingsOf, resolveOptions, settleMsOf, type ClusterNodeOptions, type ResolvedOptions } from './options.js';
+import { membershipFingerprint, onHost } from './membership.js';
+import { defaultPortUrlOf, hostTimingsOf, resolveOptions, settleMsOf, type ClusterNodeOptions, type ResolvedOptions } from './options.js';
 import { initialReadiness, step as stepReadiness } from './readiness.js';
 import { ClusterRpc } from './rpc.js';
 import { createStandalone } from './standalone.js';
@@ -53,18 +66,33 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
   /** Who answers host requests may have changed: a leader change, or a link up or down. */
   const routeChanges = new Listeners<void>((error) => logger.error('cluster.route_listener_failed', { error }));
   const local = createLocalHost(o.router);
+  const defaultUrl = defaultPortUrlOf(o);
   const admission = new Machine(
-    initialAdmission({ selfId: o.serverId, clusterId: o.clusterId, membership: o.membership, fingerprint, secrets: o.clusterSecrets }),
+    initialAdmission({
+      selfId: o.serverId,
+      clusterId: o.clusterId,
+      membership: o.membership,
+      fingerprint,
+      secrets: o.clusterSecrets,
+      ...(defaultUrl !== undefined ? { defaultUrl } : {}),
+    }),
     stepAdmission,
     () => o.clock.wallNow(),
     (result) => result.effects.forEach(applyAdmission),
+  );
+  /** A member gone for good leaves admission and the election, and stops counting towards quorum. */
+  const departures = new Machine(
+    initialDepartures({ dynamic: o.membership.mode === 'dynamic', strikes: DEPARTURE_STRIKES }),
+    stepDepartures,
+    () => o.clock.now(),
+    (result) => result.effects.forEach(applyDeparture),
   );
   /** Elections wait for the first discovery round and for links to what it found (or a deadline). */
   const readiness = new Machine(initialReadiness(settleMsOf(o)), stepReadiness, () => o.clock.now(), (result) => {
     if (result.ready) run?.driver.dispatch({ type: 'ready', leaderSeen: result.ready.leaderSeen });
   }, { clock: o.clock, timers, tick: { type: 'tick' } });
   /** What exists once the node started. */
-  let run: { readonly driver: ElectionDriver; readonly links: LinkManager; readonly discovery: Discovery } | undefined;
+  let run: { readonly driver: ElectionDriver; readonly links: LinkManager; readonly discovery: Discovery; readonly watch: DepartureWatch } | undefined;
   let closing: Promise<void> | undefined;
 
   const send = (to: string, message: ClusterMessage): boolean => run?.links.send(to, message) ?? false;
@@ -82,18 +110,32 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     else if (effect.type === 'leaderSeen') readiness.feed({ type: 'leaderSeen' });
     else if (effect.type === 'dial') run?.links.connect(effect.url, effect.id);
     else if (run) {
+      logger.info('cluster.member_joined', { id: effect.id });
       run.driver.dispatch({ type: 'memberKnown', id: effect.id });
       if (run.links.isUp(effect.id)) run.driver.dispatch({ type: 'linkUp', id: effect.id });
     }
   }
 
-  /** Every member found so far has a link up (their hellos told us their terms). */
-  const allLinked = (): boolean => memberEntries(admission.state).every((entry) => run?.links.isUp(entry.id) === true);
+  function applyDeparture(effect: DepartureEffect): void {
+    if (!admission.state.members.has(effect.id)) return;
+    logger.info('cluster.member_departed', { id: effect.id, reason: effect.reason });
+    admission.feed({ type: 'gone', id: effect.id });
+    rpc.failPeer(effect.id);
+    run?.driver.memberGone(effect.id);
+    routeChanges.emit();
+  }
+
+  /**
+   * Every member found so far has a link up (their hellos told us their terms), and every peer found
+   * has shown whether it proves the cluster secret.
+   */
+  const allLinked = (): boolean => !awaitingProof(admission.state) && memberEntries(admission.state).every((entry) => run?.links.isUp(entry.id) === true);
 
   const onMessage = (peerId: string, message: ClusterMessage): void => {
     if (rpc.receive(peerId, message)) return;
     const election = fromWire(message);
     if (election) run?.driver.dispatch({ type: 'message', from: peerId, message: election });
+    if (message.type === 'clusterLeaderResign' && message.leaving === true) departures.feed({ type: 'left', id: peerId });
   };
 
   const route = () => routeOf(run?.driver.view(), o.serverId, (id) => run?.links.isUp(id) === true, (run?.driver.memberCount() ?? 1) <= 1);
@@ -129,6 +171,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
         { wanted: () => memberEntries(admission.state), hello: (to) => hello(driver.view(), to), check: (hello) => admission.feed({ type: 'hello', hello }).refusal },
         {
           up: (peerId, hello) => {
+            departures.feed({ type: 'linkUp', id: peerId });
             driver.dispatch({ type: 'linkUp', id: peerId });
             onMessage(peerId, hello);
             readiness.feed({ type: 'linkUp', allLinked: allLinked() });
@@ -153,8 +196,17 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
           readiness.feed({ type: 'roundDone', allLinked: allLinked() });
         },
       });
-      run = { driver, links, discovery };
+      // Only where a refused connection means that nothing listens (departures.ts).
+      const watch = new DepartureWatch({
+        intervalMs: Math.max(10, o.heartbeatIntervalMs / 2),
+        probeTimeoutMs: o.discovery.probeTimeoutMs,
+        timers,
+        absent: () => memberEntries(admission.state).filter((e) => !links.isUp(e.id) && e.metaUrl !== undefined && onHost(e.metaUrl, o.discovery.host)),
+        report: (id, outcome) => void departures.feed({ type: 'probed', id, outcome }),
+      });
+      run = { driver, links, discovery, watch };
       links.start();
+      if (o.membership.mode === 'dynamic') watch.start();
       driver.start();
       // A static member list is the whole truth: a list of one may elect itself without asking around.
       if (o.membership.mode === 'static') driver.dispatch({ type: 'discoveryRound', clean: true });
@@ -170,6 +222,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
 
     meta: () => clusterView(o.clusterId, { mode: o.membership.mode, fingerprint }, o.leaseDurationMs, run?.driver.snapshot() ?? unstartedSnapshot(staticMembers)),
     features: () => ({ upstreamProxy: true, clusterControl: true }),
+    servesDefaultPort: () => defaultUrl !== undefined && !closing && run?.driver.view().role === 'leader' && mayServeDefaultPort(admission.state),
     onLeaderChange: (listener) => leaderListeners.add(listener),
     onConfigError: (listener) => configListeners.add(listener),
     proxyStatus: () => proxy.status(),
@@ -180,6 +233,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
         // Resign first: the frames go out before the links close, so the others elect at once.
         run?.driver.stop();
         run?.discovery.close();
+        run?.watch.close();
         readiness.stop();
         await proxy.close();
         host.close();

@@ -210,3 +210,13 @@ export function settleMsOf(o: ResolvedOptions): number {
 export function hostTimingsOf(o: ResolvedOptions): { readonly waitMs: number; readonly pollMs: number; readonly settleMs: number } {
   return { waitMs: o.rpcTimeoutMs, pollMs: o.heartbeatIntervalMs, settleMs: 2 * o.heartbeatIntervalMs + o.discovery.probeTimeoutMs };
 }
+
+/**
+ * Base URL of the first port of the discovery range: the port clients know (47372 by default),
+ * which the leader serves too once its holder is gone. Undefined when no range is probed.
+ */
+export function defaultPortUrlOf(o: ResolvedOptions): string | undefined {
+  const { host, startPort, attempts } = o.discovery;
+  if (attempts === 0) return undefined;
+  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${startPort}`;
+}

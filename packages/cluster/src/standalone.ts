@@ -31,6 +31,8 @@ export function createStandalone(o: ResolvedOptions): ClusterNode {
     },
     meta: () => clusterView(o.clusterId, DYNAMIC, o.leaseDurationMs, standaloneSnapshot(o.serverId, self?.wsUrl ?? '')),
     features: () => ({ upstreamProxy: proxy !== undefined, clusterControl: false }),
+    // A server that is a cluster of one by choice keeps to its own port.
+    servesDefaultPort: () => false,
     onLeaderChange: () => () => undefined,
     onConfigError: () => () => undefined,
     proxyStatus: () => proxy?.status() ?? { state: 'idle' },

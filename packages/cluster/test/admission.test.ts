@@ -2,10 +2,13 @@
 import { describe, expect, it } from 'vitest';
 import { PROTOCOL_VERSION, SUPPORTED_PROTOCOL_RANGES, type ClusterHello, type MetaDocument } from '@mdp/protocol';
 import {
+  SECRET_REFUSAL,
   VIEW_PATIENCE_ROUNDS,
+  awaitingProof,
   entryOf,
   initialAdmission,
   isMemberAddress,
+  mayServeDefaultPort,
   memberEntries,
   roundView,
   step,
@@ -20,8 +23,8 @@ const SELF_URL = 'ws://127.0.0.1:5000/mdp/cluster';
 const PEER = '127.0.0.1:5001';
 const NOW = 1_700_000_000_000;
 
-function config(membership: Membership = { mode: 'dynamic' }, secrets: string[] = []): AdmissionConfig {
-  return { selfId: SELF, clusterId: 'c', membership, fingerprint: membershipFingerprint(membership), secrets };
+function config(membership: Membership = { mode: 'dynamic' }, secrets: string[] = [], defaultUrl?: string): AdmissionConfig {
+  return { selfId: SELF, clusterId: 'c', membership, fingerprint: membershipFingerprint(membership), secrets, ...(defaultUrl ? { defaultUrl } : {}) };
 }
 
 /** A node that listens (admission knows its own URL). */
@@ -233,6 +236,126 @@ describe('admission of discovered metadata', () => {
     expect(first.effects).toEqual([{ type: 'log', level: 'warn', event: 'cluster.refused_by_peer', fields: { url: 'ws://x:1/mdp/cluster', reason: 'nope' } }]);
     expect(step(first.state, { type: 'refusedBy', url: 'ws://x:1/mdp/cluster', reason: 'nope' }, NOW).effects).toEqual([]);
     expect(step(first.state, { type: 'refusedBy', url: 'ws://x:1/mdp/cluster', reason: 'other' }, NOW).effects).toHaveLength(1);
+  });
+});
+
+describe('with a cluster secret, members must prove it', () => {
+  const secret = 's3cret';
+  const proven = (serverId = PEER, withSecret = secret): ClusterHello => {
+    const h = hello(serverId);
+    return { ...h, auth: helloProof(withSecret, h.clusterId, h.serverId, h.timestamp, SELF) };
+  };
+  const secured = () => started(config(undefined, [secret]));
+  const types = (effects: readonly { type: string }[]) => effects.map((e) => e.type);
+
+  it('a discovered peer is dialled but awaits proof; its proving hello makes it a member', () => {
+    const found = step(secured(), metaEvent(meta()), NOW);
+    expect(types(found.effects)).toEqual(['dial']);
+    expect(found.state.members.size).toBe(0);
+    expect(awaitingProof(found.state)).toBe(true);
+    const linked = step(found.state, { type: 'hello', hello: proven() }, NOW);
+    expect(linked.refusal).toBeUndefined();
+    expect(linked.effects).toEqual([{ type: 'member', id: PEER }]);
+    expect(awaitingProof(linked.state)).toBe(false);
+  });
+
+  it('a peer that proved it before discovery found it becomes a member on discovery', () => {
+    const observer = step(secured(), { type: 'hello', hello: proven() }, NOW).state;
+    expect(types(step(observer, metaEvent(meta()), NOW).effects)).toEqual(['member', 'dial']);
+  });
+
+  it("another user's server (another secret) on the range never becomes a member, and is no longer awaited", () => {
+    const found = step(secured(), metaEvent(meta()), NOW).state;
+    // Its hello proves another secret.
+    const refused = step(found, { type: 'hello', hello: proven(PEER, 'theirs') }, NOW);
+    expect(refused.refusal).toBe(SECRET_REFUSAL);
+    expect(awaitingProof(refused.state)).toBe(false);
+    // Found again every round: still dialled (it may change), never awaited or counted.
+    const again = step(refused.state, metaEvent(meta()), NOW);
+    expect(types(again.effects)).toEqual(['dial']);
+    expect(awaitingProof(again.state)).toBe(false);
+    expect(again.state.members.size).toBe(0);
+  });
+
+  it('a peer that refuses our hello for the secret is not awaited either', () => {
+    const found = step(secured(), metaEvent(meta()), NOW).state;
+    const refused = step(found, { type: 'refusedBy', url: 'ws://127.0.0.1:5001/mdp/cluster', reason: SECRET_REFUSAL }, NOW);
+    expect(awaitingProof(refused.state)).toBe(false);
+    // Another refusal reason says nothing about the secret.
+    const other = step(found, { type: 'refusedBy', url: 'ws://127.0.0.1:5001/mdp/cluster', reason: 'Duplicate control link' }, NOW);
+    expect(awaitingProof(other.state)).toBe(true);
+  });
+
+  it('a hello claiming a member\'s id without the proof does not demote the member', () => {
+    const member = step(step(secured(), metaEvent(meta()), NOW).state, { type: 'hello', hello: proven() }, NOW).state;
+    const forged = step(member, { type: 'hello', hello: hello() }, NOW);
+    expect(forged.refusal).toBe(SECRET_REFUSAL);
+    expect(memberEntries(forged.state).map((e) => e.id)).toEqual([PEER]);
+  });
+
+  it('without a secret, metadata alone makes a member, as before', () => {
+    const found = step(started(), metaEvent(meta()), NOW);
+    expect(types(found.effects)).toEqual(['member', 'dial']);
+    expect(awaitingProof(found.state)).toBe(false);
+  });
+});
+
+describe('members gone for good', () => {
+  const member = () => step(started(), metaEvent(meta()), NOW).state;
+
+  it('are no members any more, nor in the directory; rediscovered, they are members again', () => {
+    const gone = step(member(), { type: 'gone', id: PEER }, NOW).state;
+    expect(gone.members.size).toBe(0);
+    expect(entryOf(gone, PEER)).toBeUndefined();
+    expect(gone.departed).toEqual(new Set([PEER]));
+    // Back at another address (a restart on another port): no duplicate id, a member again.
+    const back = step(gone, metaEvent(meta(PEER, {}, '5010')), NOW);
+    expect(types(back.effects)).toEqual(['member', 'dial']);
+    expect(entryOf(back.state, PEER)?.clusterUrl).toBe('ws://127.0.0.1:5010/mdp/cluster');
+  });
+
+  it('only members can go', () => {
+    const state = started();
+    expect(step(state, { type: 'gone', id: PEER }, NOW).state).toBe(state);
+  });
+
+  function types(effects: readonly { type: string }[]): string[] {
+    return effects.map((e) => e.type);
+  }
+});
+
+describe('the default port', () => {
+  const DEFAULT = 'http://127.0.0.1:4000';
+  const watching = (secrets: string[] = []) => started(config(undefined, secrets, DEFAULT));
+
+  it('may be served when nobody was seen on it', () => {
+    expect(mayServeDefaultPort(watching())).toBe(true);
+  });
+
+  it('may be served after a member held it, also once that member is gone', () => {
+    const held = step(watching(), metaEvent(meta('127.0.0.1:4000'), DEFAULT), NOW).state;
+    expect(held.defaultHolder).toBe('127.0.0.1:4000');
+    expect(mayServeDefaultPort(held)).toBe(true);
+    expect(mayServeDefaultPort(step(held, { type: 'gone', id: '127.0.0.1:4000' }, NOW).state)).toBe(true);
+  });
+
+  it("is left alone after another cluster's server (or another user's) held it, even once it is free", () => {
+    const foreign = step(watching(['s3cret']), metaEvent(meta('127.0.0.1:4000'), DEFAULT), NOW).state;
+    expect(foreign.members.size).toBe(0);
+    expect(mayServeDefaultPort(foreign)).toBe(false);
+    const otherCluster = step(watching(), metaEvent(meta('127.0.0.1:4000', { id: 'theirs' }), DEFAULT), NOW).state;
+    expect(mayServeDefaultPort(otherCluster)).toBe(false);
+  });
+
+  it('a member serving it as its second port is recognised, quietly, and this node itself too', () => {
+    const member = step(watching(), metaEvent(meta()), NOW).state;
+    const alias = step(member, metaEvent(meta(), DEFAULT), NOW);
+    expect(alias.effects).toEqual([]);
+    expect(alias.state.defaultHolder).toBe(PEER);
+    expect(mayServeDefaultPort(alias.state)).toBe(true);
+    const self = step(watching(), metaEvent(meta(SELF), DEFAULT), NOW);
+    expect(self.effects).toEqual([]);
+    expect(mayServeDefaultPort(self.state)).toBe(true);
   });
 });
 

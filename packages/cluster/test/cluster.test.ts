@@ -80,8 +80,8 @@ describe('a three-node cluster', () => {
     expect(second.node.meta().term).toBeGreaterThan(firstTerm);
     expect(second.logs.some((l) => l.event === 'cluster.leader_resigned') || live(nodes).some((n) => n.logs.some((l) => l.event === 'cluster.leader_resigned'))).toBe(true);
     expect(history.violations).toEqual([]);
-    // Still a quorum: 2 of the 3 known members.
-    expect(second.node.meta()).toMatchObject({ knownMemberCount: 3, quorumSize: 2, hasQuorum: true });
+    // The one that stopped said it leaves: two members are left, both needed.
+    expect(second.node.meta()).toMatchObject({ knownMemberCount: 2, quorumSize: 2, hasQuorum: true });
     process.stdout.write(`graceful failover took ${Date.now() - stoppedAt} ms\n`);
   });
 
@@ -169,6 +169,63 @@ describe('a three-node cluster', () => {
       await n.stop();
       expect(n.node.activeTimers).toBe(0);
       await n.node.close();
+    }
+  });
+});
+
+describe('a pair', () => {
+  it('the survivor of a killed leader leads alone once its port refuses', async () => {
+    const nodes = await cluster(2);
+    const history = new LeaderHistory();
+    history.watch(nodes);
+    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
+    const first = agreedLeader(nodes) as TestNode;
+    const survivor = nodes.find((n) => n !== first) as TestNode;
+    await first.kill();
+    await until(nodes, () => survivor.node.meta().role === 'leader', CONVERGE_MS, 'the survivor to lead');
+    expect(survivor.node.meta()).toMatchObject({ knownMemberCount: 1, quorumSize: 1, hasQuorum: true });
+    expect(survivor.logs).toContainEqual(expect.objectContaining({ event: 'cluster.member_departed', id: first.id, reason: 'refused' }));
+    expect(history.violations).toEqual([]);
+  });
+
+  it('a leader whose follower stops keeps leading: the follower said it leaves', async () => {
+    const nodes = await cluster(2);
+    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
+    const leader = agreedLeader(nodes) as TestNode;
+    const term = leader.node.meta().term;
+    const follower = nodes.find((n) => n !== leader) as TestNode;
+    await follower.stop();
+    await until(nodes, () => leader.node.meta().knownMemberCount === 1, CONVERGE_MS, 'the follower to be gone');
+    expect(leader.logs).toContainEqual(expect.objectContaining({ event: 'cluster.member_departed', id: follower.id, reason: 'left' }));
+    expect(leader.logs.some((l) => l.event === 'cluster.step_down')).toBe(false);
+    expect(leader.node.meta()).toMatchObject({ role: 'leader', term, hasQuorum: true });
+  });
+
+  it('a member that is cut off but still answers at its address stays counted: no second leader', async () => {
+    const faults = new Faults();
+    const nodes = await cluster(2, () => ({}), faults);
+    const history = new LeaderHistory();
+    history.watch(nodes);
+    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
+    const [a, b] = nodes as [TestNode, TestNode];
+    faults.cut(a.id, b.id);
+    // Both keep trying; neither can get a majority of two, and neither forgets the other.
+    const preVotes = (n: TestNode) => n.logs.filter((l) => l.event === 'cluster.pre_vote').length;
+    await until(nodes, () => preVotes(a) >= 3 && preVotes(b) >= 3, CONVERGE_MS * 2, 'both to try three pre-votes');
+    for (const n of nodes) expect(n.node.meta()).toMatchObject({ knownMemberCount: 2, hasQuorum: false });
+    expect(nodes.filter((n) => n.node.meta().role === 'leader')).toHaveLength(0);
+    faults.healAll();
+    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'one leader after healing');
+    history.sample(nodes);
+    expect(history.violations).toEqual([]);
+  });
+
+  it('two servers with different cluster secrets on one range are two clusters, each with its own leader', async () => {
+    const nodes = await cluster(2, (i) => ({ clusterSecret: `secret of user ${i}` }));
+    await until(nodes, () => nodes.every((n) => n.node.meta().role === 'leader'), CONVERGE_MS * 2, 'both to lead');
+    for (const n of nodes) {
+      expect(n.node.meta()).toMatchObject({ knownMemberCount: 1, leaderId: n.id });
+      expect(n.logs).toContainEqual(expect.objectContaining({ event: 'cluster.peer_refused', reason: 'no valid cluster secret proof' }));
     }
   });
 });

@@ -1,19 +1,39 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+/** Term and vote on disk, and the floor read from the state files beside one. */
+import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '@mdp/core';
-import { loadDurableVote, saveDurableVote } from '../src/durable.js';
+import { loadDurableVote, saveDurableVote, storedTermFloor } from '../src/durable.js';
+import { memoryLogger, removeScratch, scratchDir, type LogLine } from './harness.js';
 
-const dirs: string[] = [];
-afterEach(() => {
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => removeScratch());
 
-describe('durable vote', () => {
+const scratch = (): string => scratchDir('mdp-durable-');
+
+describe('durable votes', () => {
+  it('round-trips term and vote, creating the directory', () => {
+    const lines: LogLine[] = [];
+    const file = join(scratch(), 'cluster', 'a.json');
+    expect(saveDurableVote(file, { term: 4, votedFor: 'b' }, memoryLogger(lines))).toBe(true);
+    expect(loadDurableVote(file, memoryLogger(lines))).toEqual({ term: 4, votedFor: 'b' });
+    expect(lines).toEqual([]);
+  });
+
+  it('the floor is the highest term stored beside a file, its own included, and 0 without any', () => {
+    const lines: LogLine[] = [];
+    const logger = memoryLogger(lines);
+    const dir = scratch();
+    expect(storedTermFloor(join(dir, 'missing', 'a.json'), logger)).toBe(0);
+    saveDurableVote(join(dir, 'a.json'), { term: 3, votedFor: undefined }, logger);
+    saveDurableVote(join(dir, 'b.json'), { term: 9, votedFor: 'b' }, logger);
+    // Neither a temporary file being written nor a file that is not state counts; a bad one is logged.
+    writeFileSync(join(dir, 'c.json.123.tmp'), '{"term": 50}');
+    writeFileSync(join(dir, 'd.json'), 'not json');
+    expect(storedTermFloor(join(dir, 'a.json'), logger)).toBe(9);
+    expect(lines.map((l) => l.event)).toEqual(['cluster.state_invalid']);
+  });
   it('creates its directories for the owner only (0700), writes the file 0600 and reads it back', () => {
-    const home = mkdtempSync(join(tmpdir(), 'mdp-durable-'));
-    dirs.push(home);
+    const home = scratch();
     const file = join(home, 'state', 'mdp-server', 'mdp', 'n1.json');
     expect(saveDurableVote(file, { term: 7, votedFor: 'n2' }, silentLogger)).toBe(true);
     for (const dir of [join(home, 'state'), join(home, 'state', 'mdp-server'), join(home, 'state', 'mdp-server', 'mdp')]) {
@@ -24,9 +44,7 @@ describe('durable vote', () => {
   });
 
   it('reports a directory it cannot create instead of throwing', () => {
-    const home = mkdtempSync(join(tmpdir(), 'mdp-durable-'));
-    dirs.push(home);
-    const blocked = join(home, 'file');
+    const blocked = join(scratch(), 'file');
     saveDurableVote(blocked, { term: 1, votedFor: undefined }, silentLogger);
     // A path through a regular file cannot be a directory.
     expect(saveDurableVote(join(blocked, 'mdp', 'n1.json'), { term: 2, votedFor: undefined }, silentLogger)).toBe(false);

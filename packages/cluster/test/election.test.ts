@@ -366,10 +366,118 @@ describe('fast failover', () => {
   it('stopping as leader broadcasts a resign; a stopped node neither stands nor votes', () => {
     const s = leaderOf('a', ['a', 'b', 'c']);
     const r = run(s, { type: 'stop' }, 1010);
-    expect(sent(r.effects, 'resign')).toEqual([{ type: 'resign', term: 1, leaderId: 'a' }]);
+    expect(sent(r.effects, 'resign')).toEqual([{ type: 'resign', term: 1, leaderId: 'a', leaving: true }]);
     expect(r.wakeAt).toBeUndefined();
     const r2 = run(r.state, msg('b', { type: 'voteRequest', term: 2, preVote: false }), 1020);
     expect(sent(r2.effects, 'voteResponse')[0]).toMatchObject({ granted: false });
+  });
+});
+
+describe('members gone for good', () => {
+  it('a survivor of a pair whose leader is gone elects itself alone', () => {
+    let b = node('b', ['a', 'b']);
+    b = run(b, msg('a', { type: 'heartbeat', term: 1, leaderId: 'a', leaderUrl: 'ws://a', leaseDurationMs: 400 }), 100).state;
+    b = run(b, { type: 'linkDown', id: 'a' }, 120).state;
+    // The pre-vote finds no majority of two: nobody answers.
+    b = run(b, { type: 'tick' }, b.electionAt).state;
+    expect(b.role).toBe('follower');
+    const r = run(b, { type: 'memberGone', id: 'a' }, 400);
+    expect(knownMemberCount(r.state)).toBe(1);
+    const elected = run(r.state, { type: 'tick' }, r.wakeAt as number);
+    expect(elected.state).toMatchObject({ role: 'leader', term: 2, leaderId: 'b' });
+    expect(hasQuorum(elected.state, r.wakeAt as number)).toBe(true);
+  });
+
+  it('a round in flight is dropped: the gone member may have voted elsewhere in it; a new round elects', () => {
+    let a = node('a', ['a', 'b', 'c']);
+    a = run(a, { type: 'tick' }, 1000).state;
+    a = run(a, msg('b', { type: 'voteResponse', term: 0, granted: true, preVote: true }), 1001).state;
+    expect(a).toMatchObject({ role: 'candidate', term: 1 });
+    // c is gone. A late yes for term 1 must not make a leader against the smaller set.
+    let r = run(a, { type: 'memberGone', id: 'c' }, 1002);
+    expect(r.state).toMatchObject({ role: 'follower', votes: [], preVote: undefined });
+    r = run(r.state, msg('b', { type: 'voteResponse', term: 1, granted: true, preVote: false }), 1003);
+    expect(r.state.role).toBe('follower');
+    // The new round, in term 2, counts two members.
+    r = run(r.state, { type: 'tick' }, r.state.electionAt);
+    expect(sent(r.effects, 'voteRequest')).toEqual([{ type: 'voteRequest', term: 2, preVote: true }]);
+    r = run(r.state, msg('b', { type: 'voteResponse', term: 1, granted: true, preVote: true }), r.state.electionAt);
+    r = run(r.state, msg('b', { type: 'voteResponse', term: 2, granted: true, preVote: false }), r.state.electionAt);
+    expect(r.state).toMatchObject({ role: 'leader', term: 2 });
+  });
+
+  it('a candidate alone after its peer is gone leads in a new term', () => {
+    let a = node('a', ['a', 'b']);
+    a = run(a, { type: 'tick' }, 1000).state;
+    a = run(a, msg('b', { type: 'voteResponse', term: 0, granted: true, preVote: true }), 1001).state;
+    expect(a).toMatchObject({ role: 'candidate', term: 1 });
+    const r = run(a, { type: 'memberGone', id: 'b' }, 1002);
+    const elected = run(r.state, { type: 'tick' }, r.wakeAt as number);
+    expect(elected.state).toMatchObject({ role: 'leader', term: 2 });
+  });
+
+  it('a gone member no longer counts towards a leader quorum, so the leader keeps leading', () => {
+    let s = leaderOf('a', ['a', 'b'], 1000);
+    s = run(s, { type: 'memberGone', id: 'b' }, 1100).state;
+    s = run(s, { type: 'linkDown', id: 'b' }, 1100).state;
+    s = run(s, { type: 'tick' }, 9000).state;
+    expect(s.role).toBe('leader');
+    expect(knownMemberCount(s)).toBe(1);
+  });
+
+  it('a discovered member is known again after it was gone', () => {
+    let s = leaderOf('a', ['a', 'b'], 1000);
+    s = run(s, { type: 'memberGone', id: 'b' }, 1100).state;
+    s = run(s, { type: 'memberKnown', id: 'b' }, 1200).state;
+    expect(knownMemberCount(s)).toBe(2);
+    // One lease for the newcomer to ack before the quorum is checked.
+    expect(run(s, { type: 'tick' }, 1500).state.role).toBe('leader');
+  });
+
+  it('never elects at or below a term stored by a member on this host, nor votes there', () => {
+    let b = node('b', ['a', 'b', 'c']);
+    b = run(b, { type: 'memberGone', id: 'a', termFloor: 7 }, 100).state;
+    expect(b.voteFloor).toBe(7);
+    const refused = run(b, msg('c', { type: 'voteRequest', term: 7, preVote: false }), 200);
+    expect(sent(refused.effects, 'voteResponse')[0]).toMatchObject({ granted: false });
+    const r = run(b, { type: 'tick' }, 5000);
+    expect(sent(r.effects, 'voteRequest')).toEqual([{ type: 'voteRequest', term: 8, preVote: true }]);
+  });
+
+  it('a restarted node starts above the floor stored beside its own state', () => {
+    let s = initialElection(config('a'), 0, 1, ['a'], { term: 2, votedFor: 'a' }, 9);
+    s = run(run(s, { type: 'ready' }, 0).state, { type: 'discoveryRound', clean: true }, 0).state;
+    const r = run(s, { type: 'tick' }, s.electionAt);
+    expect(r.state).toMatchObject({ role: 'leader', term: 10 });
+  });
+
+  it('stands above a term it refused to adopt under a live lease', () => {
+    let c = node('c', ['a', 'b', 'c']);
+    c = run(c, msg('a', { type: 'heartbeat', term: 2, leaderId: 'a', leaderUrl: 'ws://a', leaseDurationMs: 400 }), 100).state;
+    c = run(c, msg('b', { type: 'voteRequest', term: 6, preVote: false }), 150).state;
+    expect(c.term).toBe(2);
+    expect(c.termSeen).toBe(6);
+    // A pre-vote request names a term nobody holds: it is not remembered.
+    c = run(c, msg('b', { type: 'voteRequest', term: 9, preVote: true }), 160).state;
+    expect(c.termSeen).toBe(6);
+    const r = run(c, { type: 'linkDown', id: 'a' }, 200);
+    const t = run(r.state, { type: 'tick' }, r.wakeAt as number);
+    expect(sent(t.effects, 'voteRequest')).toEqual([{ type: 'voteRequest', term: 7, preVote: true }]);
+  });
+
+  it('every member says it leaves when it stops, a follower too', () => {
+    const s = node('b', ['a', 'b', 'c']);
+    const r = run(s, { type: 'stop' }, 100);
+    expect(sent(r.effects, 'resign')).toEqual([{ type: 'resign', term: 0, leaderId: 'b', leaving: true }]);
+  });
+
+  it('ignores members it does not know, and a stopped node changes nothing but its count', () => {
+    const s = node('a', ['a', 'b']);
+    expect(run(s, { type: 'memberGone', id: 'x' }, 100).state).toBe(s);
+    const stopped = run(s, { type: 'stop' }, 100).state;
+    const r = run(stopped, { type: 'memberGone', id: 'b' }, 200);
+    expect(r.state.role).toBe('follower');
+    expect(r.wakeAt).toBeUndefined();
   });
 });
 
@@ -528,7 +636,11 @@ function simulate(seed: number, options: { durable: boolean; restarts: 'any' | '
   }
   // Healed: within a few election time-outs exactly one leader, followed by everyone in its term.
   advance(now + 5000, false);
-  const all = [...states.values()];
+  expectOneLeader([...states.values()]);
+}
+
+/** Exactly one of `all` leads, and every one of them follows it in its term. */
+function expectOneLeader(all: readonly ElectionState[]): ElectionState {
   const leadersNow = all.filter((s) => s.role === 'leader');
   expect(leadersNow).toHaveLength(1);
   const leader = leadersNow[0] as ElectionState;
@@ -536,4 +648,174 @@ function simulate(seed: number, options: { durable: boolean; restarts: 'any' | '
     expect(s.term).toBe(leader.term);
     expect(s.leaderId).toBe(leader.config.selfId);
   }
+  return leader;
+}
+
+/**
+ * Two- and three-node clusters on one host, as pure states, with departures: processes are killed
+ * (the others prove them gone a little later: their port refuses), stopped (they say they leave),
+ * paused (nothing proves them gone), restarted, and links cut. Kills may go beyond a majority.
+ * Votes are durable and every node reads the terms stored beside its own, as the server does with
+ * its state directory. After every step: never two leaders in one term, across every incarnation.
+ * After healing: whoever runs agrees on one leader.
+ */
+describe('simulated small clusters with departures', () => {
+  const seeds = Array.from({ length: 40 }, (_, i) => i * 104_729 + 3);
+  it.each(seeds)('safe through kills beyond a majority, stops, pauses and restarts; converges (seed %i)', (seed) => {
+    withSeed(seed, () => simulateDepartures(seed));
+  });
+});
+
+function simulateDepartures(seed: number): void {
+  const random = seededRandom(seed);
+  const ids = ['n1', 'n2', 'n3'].slice(0, 2 + Math.floor(random() * 2));
+  /** Node-local work waiting for its process to run: messages, link changes, departures proven. */
+  type Delivery = { at: number; to: string; event: ElectionEvent; unless?: () => boolean };
+  const states = new Map<string, ElectionState>();
+  const disk = new Map<string, { term: number; votedFor: string | undefined }>();
+  const down = new Map<string, number>();
+  const frozenUntil = new Map<string, number>();
+  const cut = new Set<string>();
+  const leaders = new Map<number, string>();
+  let queue: Delivery[] = [];
+  /** Processes that said they leave and exit a moment later. */
+  const exiting: { at: number; id: string }[] = [];
+  let now = 0;
+  let incarnation = 0;
+
+  const linkKey = (a: string, b: string) => (a < b ? `${a}|${b}` : `${b}|${a}`);
+  const running = (id: string) => states.has(id);
+  const linked = (a: string, b: string) => running(a) && running(b) && !cut.has(linkKey(a, b));
+  const frozen = (id: string) => (frozenUntil.get(id) ?? 0) > now;
+  const floor = () => Math.max(0, ...[...disk.values()].map((v) => v.term));
+  const later = (to: string, event: ElectionEvent, delay = 1 + Math.floor(random() * 5), unless?: () => boolean) =>
+    queue.push({ at: now + delay, to, event, ...(unless ? { unless } : {}) });
+
+  const apply = (id: string, event: ElectionEvent) => {
+    const before = states.get(id);
+    if (!before) return;
+    const r = step(before, event, now);
+    states.set(id, r.state);
+    disk.set(id, { term: r.state.term, votedFor: r.state.votedFor });
+    for (const e of r.effects) {
+      if (e.type === 'log') continue;
+      for (const to of e.type === 'send' ? [e.to] : ids.filter((x) => x !== id)) {
+        if (linked(id, to)) later(to, { type: 'message', from: id, message: e.message });
+      }
+    }
+    if (r.state.role === 'leader') {
+      const other = leaders.get(r.state.term);
+      if (other !== undefined && other !== id) throw new Error(`two leaders in term ${r.state.term}: ${other} and ${id} at ${now} ms`);
+      leaders.set(r.state.term, id);
+    }
+    // The node's own rule: a member that says it leaves is gone.
+    if (event.type === 'message' && event.message.type === 'resign' && event.message.leaving) apply(id, { type: 'memberGone', id: event.from, termFloor: floor() });
+  };
+
+  const start = (id: string) => {
+    incarnation += 1;
+    const peers = ids.filter((x) => x !== id && running(x));
+    let s = initialElection(config(id, { voteGraceMs: 700 }), now, seed * 31 + incarnation, [id, ...peers], disk.get(id), floor());
+    s = step(step(s, { type: 'ready' }, now).state, { type: 'discoveryRound', clean: true }, now).state;
+    states.set(id, s);
+    down.delete(id);
+    for (const other of peers) {
+      later(other, { type: 'memberKnown', id }, 1);
+      if (cut.has(linkKey(id, other))) continue;
+      apply(id, { type: 'linkUp', id: other });
+      later(other, { type: 'linkUp', id }, 1);
+      later(other, { type: 'message', from: id, message: { type: 'hello', term: s.term, role: s.role } }, 2);
+      const o = states.get(other) as ElectionState;
+      later(id, { type: 'message', from: other, message: { type: 'hello', term: o.term, role: o.role } }, 2);
+    }
+  };
+
+  /** The process is gone: links close at once, and after a few probes every other node knows. */
+  const exit = (id: string) => {
+    if (!running(id)) return;
+    const peers = ids.filter((x) => x !== id && running(x));
+    states.delete(id);
+    frozenUntil.delete(id);
+    const since = now;
+    down.set(id, since);
+    queue = queue.filter((d) => d.to !== id);
+    for (const other of peers) {
+      later(other, { type: 'linkDown', id }, 1);
+      const stillDown = () => down.get(id) !== since;
+      queue.push({ at: now + 50 + Math.floor(random() * 100), to: other, event: { type: 'memberGone', id }, unless: stillDown });
+    }
+  };
+
+  const setLink = (a: string, b: string, up: boolean) => {
+    if (up) cut.delete(linkKey(a, b));
+    else cut.add(linkKey(a, b));
+    queue = queue.filter((d) => d.event.type !== 'message' || linked(d.event.from, d.to));
+    for (const [x, y] of [[a, b], [b, a]] as const) later(x, { type: up ? 'linkUp' : 'linkDown', id: y }, 1);
+    if (up) {
+      for (const [x, y] of [[a, b], [b, a]] as const) {
+        const s = states.get(x) as ElectionState;
+        later(y, { type: 'message', from: x, message: { type: 'hello', term: s.term, role: s.role } }, 2);
+      }
+    }
+  };
+
+  for (const id of ids) start(id);
+
+  const advance = (until: number, faults: boolean) => {
+    while (now < until) {
+      now += 1;
+      if (faults) {
+        const pick = (from: string[]) => from[Math.floor(random() * from.length)];
+        const alive = ids.filter(running);
+        const roll = random();
+        const a = pick(alive);
+        const b = pick(alive);
+        if (roll < 0.004) {
+          if (a && b && a !== b) setLink(a, b, cut.has(linkKey(a, b)));
+        } else if (roll < 0.005) {
+          if (a) frozenUntil.set(a, now + 200 + Math.floor(random() * 1500));
+        } else if (roll < 0.0058) {
+          if (a) exit(a);
+        } else if (roll < 0.0066) {
+          if (a && !frozen(a) && !exiting.some((e) => e.id === a)) {
+            apply(a, { type: 'stop' });
+            exiting.push({ at: now + 3, id: a });
+          }
+        } else if (roll < 0.0086) {
+          const gone = pick(ids.filter((x) => !running(x)));
+          if (gone) start(gone);
+        }
+      }
+      for (const e of exiting.filter((x) => x.at <= now)) {
+        exiting.splice(exiting.indexOf(e), 1);
+        exit(e.id);
+      }
+      const due = queue.filter((d) => d.at <= now && !frozen(d.to));
+      queue = queue.filter((d) => !(d.at <= now && !frozen(d.to)));
+      for (const d of due) {
+        if (d.unless?.()) continue;
+        if (d.event.type === 'message' && !linked(d.event.from, d.to)) continue;
+        const event = d.event.type === 'memberGone' ? { ...d.event, termFloor: floor() } : d.event;
+        if (!(faults && d.event.type === 'message' && random() < 0.02)) apply(d.to, event);
+      }
+      for (const id of ids) {
+        const s = states.get(id);
+        if (s && !frozen(id) && Math.min(s.electionAt, s.heartbeatAt) <= now) apply(id, { type: 'tick' });
+      }
+    }
+  };
+
+  advance(20_000, true);
+  frozenUntil.clear();
+  for (const key of [...cut]) {
+    const [a, b] = key.split('|') as [string, string];
+    if (running(a) && running(b)) setLink(a, b, true);
+    else cut.delete(key);
+  }
+  if (!ids.some(running)) start(ids[0] as string);
+  // Whoever runs: within a few election time-outs exactly one leader, followed by all in its term.
+  advance(now + 5000, false);
+  const all = [...states.values()];
+  expectOneLeader(all);
+  for (const s of all) expect(knownMemberCount(s)).toBe(all.length);
 }

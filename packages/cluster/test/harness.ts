@@ -3,7 +3,10 @@
  * serves GET /mdp/meta from `node.meta()`, hands /mdp/cluster upgrades to `node.handleUpgrade`, and
  * speaks plain MDP on every other websocket path (enough for mirrors to register into it).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
@@ -82,6 +85,12 @@ export class Faults implements LinkFaults {
     this.changed();
   }
 
+  /** Undo `isolate`: a new process with the same id starts with working links. */
+  revive(id: string): void {
+    this.blocked.delete(`*|${id}`);
+    this.changed();
+  }
+
   isCut(a: string, b: string): boolean {
     return this.blocked.has(key(a, b));
   }
@@ -103,6 +112,8 @@ function key(a: string, b: string): string {
 export interface TestNode {
   readonly id: string;
   readonly port: number;
+  /** What the node was started with (to start it again). */
+  readonly options: Omit<ClusterNodeOptions, 'router' | 'logger'>;
   readonly baseUrl: string;
   readonly router: Router;
   readonly node: ClusterNode;
@@ -122,7 +133,7 @@ interface Listening {
   sockets: Set<Socket>;
 }
 
-async function listen(): Promise<Listening> {
+async function listen(port = 0): Promise<Listening> {
   const server = createServer();
   const sockets = new Set<Socket>();
   server.on('connection', (socket) => {
@@ -131,7 +142,7 @@ async function listen(): Promise<Listening> {
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(port, '127.0.0.1', () => resolve());
   });
   return { server, port: (server.address() as AddressInfo).port, sockets };
 }
@@ -178,6 +189,18 @@ export async function startCluster(
   });
   for (const n of nodes) n.start();
   return nodes.map((n) => n.test);
+}
+
+/**
+ * A new process for a node that was stopped or killed: same id, port and options (a state file
+ * included), with working links again.
+ */
+export async function restartNode(old: TestNode, faults: Faults): Promise<TestNode> {
+  if (!old.stopped) throw new Error(`${old.id} is still running`);
+  faults.revive(old.id);
+  const n = attach(await listen(old.port), faults, old.options);
+  n.start();
+  return n.test;
 }
 
 /** One node on its own port (its discovery options decide whom it finds). */
@@ -256,6 +279,7 @@ function attach(l: Listening, faults: Faults, options: Omit<ClusterNodeOptions, 
   const test: TestNode = {
     id: options.serverId,
     port,
+    options,
     baseUrl: `http://127.0.0.1:${port}`,
     router,
     node,
@@ -385,4 +409,17 @@ export function attachClient(router: Router, descriptor: ClientDescriptor, answe
 
 export function skillClient(id: string): ClientDescriptor {
   return { id, name: `client ${id}`, paths: [{ type: 'skill', path: '/docs/review/skill.md', description: 'review' }] };
+}
+
+const scratch: string[] = [];
+
+/** A new empty directory (for state files), removed by `removeScratch()`. */
+export function scratchDir(prefix = 'mdp-cluster-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  scratch.push(dir);
+  return dir;
+}
+
+export function removeScratch(): void {
+  for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
 }

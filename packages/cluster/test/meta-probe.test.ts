@@ -226,13 +226,14 @@ describe('probeMeta', () => {
     expect(await probeMeta(url, { tls: { rejectUnauthorized: false } })).toMatchObject({ ok: true, url });
   });
 
-  it('reports a closed port as unreachable', async () => {
+  it('reports a closed port as unreachable, and says it refused', async () => {
     const port = await closedPort();
     expect(await probeMeta(String(port))).toEqual({
       ok: false,
       url: `http://127.0.0.1:${port}`,
       kind: 'unreachable',
       reason: 'connection refused',
+      refused: true,
     });
   });
 

@@ -218,6 +218,8 @@ export class Router {
   private readonly listeners = new Set<Listener>();
   private heartbeat: NodeJS.Timeout | undefined;
   private closing = false;
+  /** Set by `drain()`: new calls fail with `not_ready`; these resolve once no call is pending. */
+  private drained: (() => void)[] | undefined;
 
   constructor(options: RouterOptions = {}) {
     this.options = {
@@ -428,6 +430,10 @@ export class Router {
       done(CALLER_GONE);
       return;
     }
+    if (this.drained) {
+      done({ ok: false, source: 'server', error: { code: 'not_ready', message: 'Server is shutting down' } });
+      return;
+    }
     if (!record) {
       done({
         ok: false,
@@ -525,6 +531,7 @@ export class Router {
   private finish(call: PendingCall, outcome: InvokeOutcome): void {
     if (this.pending.get(call.requestId) !== call) return;
     this.pending.delete(call.requestId);
+    if (this.drained && this.pending.size === 0) queueMicrotask(() => this.settleDrain());
     const { session, sessionPrev, sessionNext } = call;
     if (sessionPrev) sessionPrev.sessionNext = sessionNext;
     if (sessionNext) sessionNext.sessionPrev = sessionPrev;
@@ -618,8 +625,28 @@ export class Router {
   // ------------------------------------------------------------------------------------------
   // Lifecycle
 
+  /**
+   * Graceful shutdown, first half: from now on a new call fails at once with `not_ready`, and the
+   * calls in flight go on; resolves once none is pending (at once when none is). `close()` ends what
+   * is left. Idempotent.
+   */
+  drain(): Promise<void> {
+    this.drained ??= [];
+    const waiting = this.drained;
+    return new Promise((resolve) => {
+      waiting.push(resolve);
+      if (this.pending.size === 0) this.settleDrain();
+    });
+  }
+
+  private settleDrain(): void {
+    if (!this.drained || this.pending.size > 0) return;
+    for (const resolve of this.drained.splice(0)) resolve();
+  }
+
   /** Close every session (pending calls fail) and stop the liveness timer. Idempotent. */
   async close(): Promise<void> {
+    this.drained ??= [];
     this.closing = true;
     for (const session of [...this.sessions]) this.closeSession(session, SESSION_CLOSE.shutdown);
     if (this.heartbeat) {
@@ -628,5 +655,6 @@ export class Router {
     }
     // Every call ended with its session; nothing should be left, but never leave a timer behind.
     this.deadlines.clear();
+    this.settleDrain();
   }
 }

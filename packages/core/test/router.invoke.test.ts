@@ -209,6 +209,45 @@ describe('ending a session', () => {
   });
 });
 
+describe('draining', () => {
+  it('refuses new calls with not_ready, lets the ones in flight finish, and resolves when none is left', async () => {
+    const { session, transport } = connectClient(router, 'alpha');
+    const first = track(router.invoke('alpha', 'GET', '/ping'));
+    const firstId = transport.lastCall.requestId;
+    const second = track(router.invoke('alpha', 'GET', '/ping'));
+    const secondId = transport.lastCall.requestId;
+    let drained = false;
+    void router.drain().then(() => (drained = true));
+    await expect(router.invoke('alpha', 'GET', '/ping')).resolves.toEqual({
+      ok: false,
+      source: 'server',
+      error: { code: 'not_ready', message: 'Server is shutting down' },
+    });
+    expect(transport.calls).toHaveLength(2);
+    session.handle({ type: 'callClientResult', requestId: firstId, ok: true, data: 1 });
+    await flush();
+    expect(first.outcome).toEqual({ ok: true, data: 1 });
+    expect(drained).toBe(false);
+    session.handle({ type: 'callClientResult', requestId: secondId, ok: true, data: 2 });
+    await flush();
+    expect(second.outcome).toEqual({ ok: true, data: 2 });
+    expect(drained).toBe(true);
+  });
+
+  it('resolves at once with nothing in flight, and when close() ends what is left', async () => {
+    await router.drain();
+    connectClient(router, 'alpha');
+    await router.close();
+    router = new Router();
+    connectClient(router, 'alpha');
+    const call = track(router.invoke('alpha', 'GET', '/ping'));
+    const drained = router.drain();
+    await router.close();
+    await drained;
+    expect(call.outcome).toMatchObject({ ok: false, error: { code: 'transport_error' } });
+  });
+});
+
 describe('unresolvable calls', () => {
   it('an unknown client ends as not_found without sending anything', async () => {
     await expect(router.invoke('ghost', 'GET', '/ping')).resolves.toMatchObject({

@@ -293,6 +293,11 @@ export const ClusterLeaderResignSchema = v.object({
   type: v.literal('clusterLeaderResign'),
   ...clusterBase,
   leaderId: v.string(),
+  /**
+   * *beyond*: the sender is shutting down and leaves the cluster (any member sends it on close, a
+   * follower naming itself as `leaderId`), so that members of a dynamic cluster stop counting it.
+   */
+  leaving: v.optional(v.boolean()),
 });
 export const ClusterRpcRequestSchema = v.object({
   type: v.literal('clusterRpcRequest'),

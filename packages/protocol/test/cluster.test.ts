@@ -51,6 +51,11 @@ describe('cluster messages: valid', () => {
     expect(parseClusterMessage(hello).ok).toBe(true);
   });
 
+  it('accepts a resign that says the sender leaves', () => {
+    const leave = { ...valid.clusterLeaderResign, leaving: true };
+    expect(parseClusterMessage(leave)).toEqual({ ok: true, value: leave });
+  });
+
   it('accepts pre-vote requests and responses', () => {
     const request = { ...valid.clusterVoteRequest, preVote: true };
     const response = { ...valid.clusterVoteResponse, voteGranted: false, preVote: true, leaderId: 'c:3', leaderUrl: 'ws://c:3' };
@@ -113,6 +118,7 @@ describe('cluster messages: invalid', () => {
     ['clusterVoteResponse', 'leaderId', 1],
     ['clusterVoteResponse', 'preVote', 1],
     ['clusterLeaderResign', 'leaderId', 1],
+    ['clusterLeaderResign', 'leaving', 'yes'],
     ['clusterRpcRequest', 'requestId', ''],
     ['clusterRpcRequest', 'method', 1],
     ['clusterRpcResponse', 'requestId', 1],

@@ -12,7 +12,7 @@ import { createLocalHost, type HostApi, type Logger } from '@mdp/core';
 import { standaloneClusterView, type ClusterView, type FeaturesView } from '@mdp/protocol';
 import type { ClusterNode, PeerTls } from '@mdp/cluster';
 import type { ListeningInfo, ServerContext, ServerFeature } from '../feature.js';
-import { createServerCluster, type MdpClusterOptions } from '../cluster.js';
+import { clusterSecretsOf, createServerCluster, type MdpClusterOptions } from '../cluster.js';
 import { peerTlsOf, type TlsState } from '../tls.js';
 
 const NOT_FOUND = 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
@@ -39,7 +39,9 @@ export interface ClusterFeatureOptions {
   readonly tls?: TlsState | undefined;
 }
 
+/** Throws when the cluster secret's file cannot be used (before anything listens). */
 export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOptions): ClusterFeature {
+  const secrets = clusterSecretsOf(options.cluster, options.authTokens);
   let node: ClusterNode | undefined;
   const refusals = new Set<string>();
   const host = switchingHost(createLocalHost(ctx.router), ctx.logger);
@@ -79,6 +81,7 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
         options: options.cluster,
         authTokens: options.authTokens,
         ...(options.tls ? { tls: tlsSource(options.tls) } : {}),
+        secrets,
         logger: ctx.logger.child({ serverId: info.serverId }),
       });
       node.start({ wsUrl: info.urls.ws, clusterUrl: info.urls.cluster, metaUrl: info.urls.meta });

@@ -1,7 +1,8 @@
 /** `GET /mdp/meta` (SPEC §9): the metadata document, with the cluster's live view. */
+import type { IncomingMessage } from 'node:http';
 import { buildMetaDocument, metaEndpoints } from '@mdp/protocol';
 import type { ServerContext, ServerFeature } from '../feature.js';
-import { advertisedAuthority } from '../urls.js';
+import { advertisedAuthority, withPort } from '../urls.js';
 import type { ClusterFeature } from './cluster.js';
 
 export function metaFeature(ctx: ServerContext, cluster: ClusterFeature, bindHost: string): ServerFeature {
@@ -11,7 +12,13 @@ export function metaFeature(ctx: ServerContext, cluster: ClusterFeature, bindHos
       app.get('/mdp/meta', (c) => {
         const info = ctx.info();
         if (!info) return c.json({ error: 'Server is not listening' }, 503);
-        const endpoints = metaEndpoints(advertisedAuthority(bindHost, info.port, c.req.header('host')), info.secure);
+        // Asked on a second port (the default one, served while leading), the document still names
+        // this server's own endpoints: discovery then sees this server, not another at that address.
+        const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+        const localPort = incoming?.socket.localPort;
+        const host = c.req.header('host');
+        const requestHost = localPort !== undefined && localPort !== info.port && host !== undefined ? withPort(host, info.port) : host;
+        const endpoints = metaEndpoints(advertisedAuthority(bindHost, info.port, requestHost), info.secure);
         return c.json(buildMetaDocument(info.serverId, endpoints, cluster.view(info), cluster.features()));
       });
       app.all('/mdp/meta', (c) => c.body(null, 405, { allow: 'GET, OPTIONS' }));

@@ -1,0 +1,150 @@
+/**
+ * The default port stays served, in process: when the member holding the first port of the
+ * discovery range goes away, the new leader serves that port too (keeping its own), clients that
+ * know only that port reach it, and /mdp/meta there tells the truth. Another user's hub's port is
+ * never taken.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger, type Logger } from '@mdp/core';
+import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
+import { createMdpServer, type MdpServer } from '../src/index.js';
+import type { MdpClusterOptions } from '../src/cluster.js';
+import { TestClient, clientChange, descriptor, skill, stopAll } from './harness.js';
+import { freePorts } from './ports.js';
+
+const servers: MdpServer[] = [];
+
+afterEach(async () => {
+  await stopAll();
+  for (const s of servers.splice(0)) await s.close();
+});
+
+const FAST: MdpClusterOptions = { mode: 'auto', heartbeatIntervalMs: 30, leaseDurationMs: 300, electionTimeoutMinMs: 350, electionTimeoutMaxMs: 600 };
+
+/** A logger that resolves `seen(event)` once a line with that event is written. */
+function eventLogger(): { logger: Logger; seen(event: string): Promise<void>; events: string[] } {
+  const events: string[] = [];
+  const waiters: { event: string; resolve: () => void }[] = [];
+  const logger = createLogger({
+    level: 'info',
+    write: (line) => {
+      const { event } = JSON.parse(line) as { event: string };
+      events.push(event);
+      for (const w of waiters.filter((x) => x.event === event)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
+    },
+  });
+  return {
+    logger,
+    events,
+    seen: (event) => (events.includes(event) ? Promise.resolve() : new Promise((resolve) => waiters.push({ event, resolve }))),
+  };
+}
+
+async function start(port: number, range: number[], extra: Partial<MdpClusterOptions> = {}, logger?: Logger): Promise<MdpServer> {
+  const server = createMdpServer({
+    host: '127.0.0.1',
+    port,
+    clusterId: 'dp',
+    ...(logger ? { logger } : { logLevel: 'silent' as const }),
+    cluster: { ...FAST, discovery: { startPort: range[0], attempts: range.length, intervalMs: 100, probeTimeoutMs: 200 }, ...extra },
+  });
+  servers.push(server);
+  await server.listen();
+  return server;
+}
+
+async function metaAt(port: number): Promise<MetaDocument> {
+  const res = await fetch(`http://127.0.0.1:${port}/mdp/meta`);
+  const parsed = parseMetaDocument(await res.json());
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.value;
+}
+
+/** Resolves once `server` leads. */
+function leads(server: MdpServer): Promise<void> {
+  const node = server.cluster!;
+  if (node.meta().role === 'leader') return Promise.resolve();
+  return new Promise((resolve) => {
+    const off = node.onLeaderChange((c) => {
+      if (c.role === 'leader') {
+        off();
+        resolve();
+      }
+    });
+  });
+}
+
+describe('the default port', () => {
+  it('is served by the new leader once its holder is gone; clients and /mdp/meta there reach the leader', async () => {
+    const range = await freePorts(3);
+    const [home, own] = range as [number, number];
+    const holder = await start(home, range);
+    const watch = eventLogger();
+    const survivor = await start(own, range, {}, watch.logger);
+    await Promise.race([leads(holder), leads(survivor)]);
+
+    await holder.close();
+    await watch.seen('server.default_port_held');
+    expect(survivor.cluster!.meta()).toMatchObject({ role: 'leader', knownMemberCount: 1 });
+
+    // /mdp/meta on either port: the leader, with its own endpoints.
+    const there = await metaAt(home);
+    const here = await metaAt(own);
+    expect(there.serverId).toBe(`127.0.0.1:${own}`);
+    expect(there.endpoints).toEqual(here.endpoints);
+    expect(there.endpoints.ws).toBe(`ws://127.0.0.1:${own}`);
+    expect(there.cluster).toMatchObject({ role: 'leader', leaderId: `127.0.0.1:${own}` });
+
+    // A client that knows only the default port registers there and is readable on both ports.
+    const client = await TestClient.connect(`ws://127.0.0.1:${home}`);
+    client.handler = () => '# hello from the default port';
+    const listed = clientChange(survivor, 'app', true);
+    client.send({ type: 'registerClient', client: descriptor('app', [skill('/docs/skill.md')]) });
+    await listed;
+    for (const port of [home, own]) {
+      const res = await fetch(`http://127.0.0.1:${port}/skills/app/docs`);
+      expect(await res.text()).toBe('# hello from the default port');
+    }
+
+    // Closing lets the port go, and ends the connections it accepted.
+    await survivor.close();
+    await client.closed;
+    await expect(fetch(`http://127.0.0.1:${home}/mdp/meta`)).rejects.toThrow();
+  });
+
+  it("is not taken from another user's hub: a server that cannot prove its secret leaves that port alone", async () => {
+    const range = await freePorts(3);
+    const [home, mine, later] = range as [number, number, number];
+    const theirs = await start(home, range, { secret: 'theirs' });
+    const watch = eventLogger();
+    const me = await start(mine, range, { secret: 'mine' }, watch.logger);
+    await Promise.all([leads(theirs), leads(me)]);
+    await theirs.close();
+    // Another server of theirs starts after: having never seen a foreign holder, it takes the port.
+    const theirWatch = eventLogger();
+    const theirNext = await start(later, range, { secret: 'theirs' }, theirWatch.logger);
+    await theirWatch.seen('server.default_port_held');
+    expect((await metaAt(home)).serverId).toBe(`127.0.0.1:${later}`);
+    expect(theirNext.cluster!.meta().knownMemberCount).toBe(1);
+    // Mine led all along, retrying every 30 ms while the port was free: it never took it.
+    expect(me.cluster!.meta()).toMatchObject({ role: 'leader', knownMemberCount: 1 });
+    expect(watch.events).not.toContain('server.default_port_held');
+  });
+
+  it('is not served with serveDefaultPort false, nor by a standalone server', async () => {
+    const range = await freePorts(2);
+    const [home, own] = range as [number, number];
+    const watch = eventLogger();
+    const server = await start(own, range, { serveDefaultPort: false }, watch.logger);
+    await leads(server);
+    const standalone = createMdpServer({ host: '127.0.0.1', port: 0, logLevel: 'silent', cluster: { mode: 'standalone', discovery: { startPort: home, attempts: 2 } } });
+    servers.push(standalone);
+    await standalone.listen();
+    expect(server.cluster!.servesDefaultPort()).toBe(true);
+    await expect(fetch(`http://127.0.0.1:${home}/mdp/meta`)).rejects.toThrow();
+    expect(watch.events).not.toContain('server.default_port_held');
+  });
+});

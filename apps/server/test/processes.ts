@@ -1,0 +1,255 @@
+/**
+ * Real `mdp-server` processes for tests: spawn the built binary, wait on what it prints (stdout
+ * lines, JSON log lines on stderr), read its /mdp/meta, stop it every way. Each process gets the
+ * state directory it is given (one per simulated user), so the cluster secret and term files of a
+ * test never touch the real user's.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { WebSocket } from 'ws';
+import { parseMetaDocument, type ClientDescriptor, type MetaDocument } from '@mdp/protocol';
+
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
+const children = new Set<ChildProcess>();
+
+/** Cluster timings for tests that are not about the defaults: heartbeats every 100 ms. */
+export const FAST_CLUSTER = [
+  ['--cluster-heartbeat-interval-ms', 100],
+  ['--lease-duration-ms', 800],
+  ['--election-timeout-min-ms', 1000],
+  ['--election-timeout-max-ms', 1500],
+  ['--discover-interval-ms', 300],
+  ['--discover-timeout-ms', 200],
+]
+  .flat()
+  .map(String);
+
+/** SIGKILL whatever a test left running. */
+export function killAll(): void {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  children.clear();
+}
+
+export interface Proc {
+  readonly child: ChildProcess;
+  readonly port: number;
+  /** Everything printed on stdout so far. */
+  stdout: string;
+  /** Log lines (JSON on stderr) so far. */
+  readonly logs: Record<string, unknown>[];
+  /** Emits 'change' whenever something was printed or logged. */
+  readonly changes: EventEmitter;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface ServerArgs {
+  readonly port: number;
+  /** First port of the discovery range (the "default port" of a test). */
+  readonly rangeStart: number;
+  readonly rangeSize: number;
+  /** The simulated user's state directory (term, vote, cluster secret). */
+  readonly stateDir: string;
+  readonly clusterId: string;
+  readonly extra?: readonly string[];
+}
+
+export function spawnServer(a: ServerArgs): Proc {
+  const args = [
+    CLI,
+    ...['--port', a.port, '--cluster-id', a.clusterId, '--discover-start-port', a.rangeStart, '--discover-attempts', a.rangeSize].map(String),
+    ...['--cluster-state-dir', a.stateDir, '--log-level', 'info'],
+    ...(a.extra ?? []),
+  ];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  const proc: Proc = {
+    child,
+    port: a.port,
+    stdout: '',
+    logs: [],
+    changes: new EventEmitter(),
+    exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
+  };
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    proc.stdout += d;
+    proc.changes.emit('change');
+  });
+  let partial = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+    const lines = (partial + d).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) {
+      try {
+        proc.logs.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        proc.logs.push({ event: 'text', text: line });
+      }
+    }
+    proc.changes.emit('change');
+  });
+  return proc;
+}
+
+/**
+ * Resolves once `check()` returns a value, checked whenever `proc` prints or logs; rejects after
+ * `timeoutMs` (naming `what`) or when the process exits first.
+ */
+function waitFor<T>(proc: Proc, check: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const done = (error: Error | undefined, value?: T): void => {
+      clearTimeout(timer);
+      proc.changes.off('change', test);
+      proc.child.off('exit', gone);
+      if (error) reject(error);
+      else resolve(value as T);
+    };
+    const test = (): void => {
+      const value = check();
+      if (value !== undefined) done(undefined, value);
+    };
+    const gone = (): void => done(new Error(`${what}: the process on port ${proc.port} exited first\n${proc.stdout}`));
+    const timer = setTimeout(() => done(new Error(`${what}: not within ${timeoutMs} ms\nstdout of ${proc.port}:\n${proc.stdout}`)), timeoutMs);
+    proc.changes.on('change', test);
+    proc.child.once('exit', gone);
+    test();
+  });
+}
+
+/** The first stdout line matching `pattern` printed at or after character `from` of stdout. */
+export function printed(proc: Proc, pattern: RegExp, timeoutMs = 10_000, from = 0): Promise<RegExpExecArray> {
+  return waitFor(proc, () => pattern.exec(proc.stdout.slice(from)) ?? undefined, timeoutMs, `${pattern} on stdout`);
+}
+
+/** The first log line with `event` (and the given fields) logged at or after line `from`. */
+export function logged(proc: Proc, event: string, fields: Record<string, unknown> = {}, timeoutMs = 10_000, from = 0): Promise<Record<string, unknown>> {
+  const matches = (line: Record<string, unknown>): boolean => line.event === event && Object.entries(fields).every(([k, v]) => line[k] === v);
+  return waitFor(proc, () => proc.logs.slice(from).find(matches), timeoutMs, `log ${event} ${JSON.stringify(fields)}`);
+}
+
+const LEADS = /cluster \S+: this node is the leader \(term (\d+)\)/;
+const FOLLOWS = /cluster \S+: following (\S+) at \S+ \(term (\d+)\)/;
+
+/** Resolves once `proc` prints, after what it printed so far, that it leads; with the term. */
+export async function leadsNext(proc: Proc, timeoutMs = 10_000, from = proc.stdout.length): Promise<number> {
+  return Number((await printed(proc, LEADS, timeoutMs, from))[1]);
+}
+
+/** Resolves once `proc` prints, after what it printed so far, that it follows `leader`. */
+export async function followsNext(proc: Proc, leader: Proc, timeoutMs = 10_000, from = proc.stdout.length): Promise<void> {
+  await printed(proc, new RegExp(FOLLOWS.source.replace('(\\S+)', `(127\\.0\\.0\\.1:${leader.port})`)), timeoutMs, from);
+}
+
+/** The last line of leadership `proc` printed: `leader`, `follower` (of someone) or `none`. */
+export function lastRole(proc: Proc): 'leader' | 'follower' | 'none' {
+  const lines = proc.stdout.split('\n').filter((l) => / cluster \S+: /.test(l));
+  const last = lines.at(-1) ?? '';
+  return LEADS.test(last) ? 'leader' : FOLLOWS.test(last) ? 'follower' : 'none';
+}
+
+/** Whom the last leadership line of `proc` names as leader (itself when it leads), if any. */
+function leaderNamed(proc: Proc): string | undefined {
+  const lines = proc.stdout.split('\n').filter((l) => / cluster \S+: /.test(l));
+  const last = lines.at(-1) ?? '';
+  if (LEADS.test(last)) return `127.0.0.1:${proc.port}`;
+  return FOLLOWS.exec(last)?.[1];
+}
+
+/** Resolves with the one process all of `procs` name as leader in their last lines. */
+export function agreedLeader(procs: readonly Proc[], timeoutMs = 10_000): Promise<Proc> {
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      const named = procs.map(leaderNamed);
+      const leader = procs.find((p) => named[0] !== undefined && named[0] === `127.0.0.1:${p.port}`);
+      if (leader && named.every((n) => n === named[0])) done(undefined, leader);
+    };
+    const done = (error: Error | undefined, leader?: Proc): void => {
+      clearTimeout(timer);
+      for (const p of procs) p.changes.off('change', check);
+      if (error) reject(error);
+      else resolve(leader as Proc);
+    };
+    const timer = setTimeout(() => done(new Error(`no agreed leader within ${timeoutMs} ms:\n${procs.map((p) => `${p.port}:\n${p.stdout}`).join('\n')}`)), timeoutMs);
+    for (const p of procs) p.changes.on('change', check);
+    check();
+  });
+}
+
+export async function metaOf(port: number): Promise<MetaDocument> {
+  const res = await fetch(`http://127.0.0.1:${port}/mdp/meta`);
+  const parsed = parseMetaDocument(await res.json());
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.value;
+}
+
+/** SIGTERM, and the exit status. */
+export async function terminate(proc: Proc): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  proc.child.kill('SIGTERM');
+  return proc.exited;
+}
+
+/** SIGKILL, and wait until it is gone. */
+export async function kill(proc: Proc): Promise<void> {
+  proc.child.kill('SIGKILL');
+  await proc.exited;
+}
+
+/**
+ * An MDP client the way the reference client SDK behaves with reconnect on: one websocket URL;
+ * when the connection drops it tries again after 1 s, doubling up to 8 s, and registers its client
+ * again on every new connection. Each call is answered with `answer(path)`.
+ */
+export class ReconnectingClient {
+  private socket: WebSocket | undefined;
+  private backoffMs = 1000;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  /** Connections that opened (and registered). */
+  connections = 0;
+  private readonly waiters: (() => void)[] = [];
+
+  constructor(
+    private readonly url: string,
+    private readonly client: ClientDescriptor,
+    private readonly answer: (path: string) => string,
+  ) {
+    this.connect();
+  }
+
+  /** Resolves when the next connection opens and its register message is sent. */
+  nextConnection(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private connect(): void {
+    if (this.stopped) return;
+    const socket = new WebSocket(this.url);
+    this.socket = socket;
+    socket.on('open', () => {
+      this.backoffMs = 1000;
+      this.connections += 1;
+      socket.send(JSON.stringify({ type: 'registerClient', client: this.client }));
+      for (const resolve of this.waiters.splice(0)) resolve();
+    });
+    socket.on('message', (data) => {
+      const message = JSON.parse(String(data)) as { type: string; requestId?: string; path?: string; timestamp?: number };
+      if (message.type === 'callClient') {
+        socket.send(JSON.stringify({ type: 'callClientResult', requestId: message.requestId, ok: true, data: this.answer(message.path ?? '') }));
+      } else if (message.type === 'ping') {
+        socket.send(JSON.stringify({ type: 'pong', timestamp: message.timestamp }));
+      }
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      if (this.stopped) return;
+      this.timer = setTimeout(() => this.connect(), this.backoffMs);
+      this.backoffMs = Math.min(8000, this.backoffMs * 2);
+    });
+  }
+
+  close(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.socket?.terminate();
+  }
+}
