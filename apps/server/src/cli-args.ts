@@ -10,6 +10,7 @@ import { CLUSTER_SETTINGS, clusterOptions } from './cluster-args.js';
 import { list, oneOf, text, toggle, wholeNumber } from './flag-values.js';
 import { MCP_SETTINGS, mcpOptions } from './mcp-args.js';
 import { OBSERVE_SETTINGS, observeOptions } from './observe-args.js';
+import { ORIGIN_SETTINGS, originOptions } from './origin-args.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { commandLineLayer, readProblem, resolveSettings, type Env, type FileSetting, type ReadText } from './setting-sources.js';
 import { settingGroup, settingTable, sourceLabel, type Source, type TableValues } from './settings.js';
@@ -129,7 +130,7 @@ const CONFIG_SETTINGS = settingGroup({
 });
 
 /** The groups, in `--help` order. */
-const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, TLS_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, CONFIG_SETTINGS] as const;
+const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, ORIGIN_SETTINGS, TLS_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, CONFIG_SETTINGS] as const;
 export const CLI_SETTINGS = settingTable(GROUPS);
 export type CliValues = TableValues<typeof GROUPS>;
 
@@ -226,6 +227,7 @@ function toServerOptions(
     clusterId: values.clusterId,
     logLevel: values.logLevel,
     ...(tokens.length > 0 ? { authTokens: tokens } : {}),
+    ...originOptions(values),
     ...(tls.tls ? { tls: tls.tls } : {}),
     cookieSameSite: tls.cookieSameSite,
     cluster: clusterOptions(values, { portGiven: sources.port?.kind !== 'default' }),

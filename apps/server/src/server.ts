@@ -28,6 +28,7 @@ import { sessionsFeature } from './features/sessions.js';
 import { skillsFeature } from './features/skills.js';
 import { websocketFeature } from './features/websocket.js';
 import { bindServing, closeListener, createApp, createListener, servePort } from './listener.js';
+import { preflightRefusal } from './guarded-routes.js';
 import { bearerGuard } from './read-route.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { TlsState, type ReloadResult } from './tls.js';
@@ -127,7 +128,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     // After the cluster: its start subscribes to the node the cluster's start creates.
     metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard }),
   ];
-  const app = createApp(features, logger);
+  const app = createApp(features, logger, preflightRefusal(ctx.originPolicy));
   const httpServer = createListener(features, app, host, logger, tls?.listenerOptions());
 
   const start = (port: number): ListeningInfo => {

@@ -47,7 +47,7 @@ describe('/mcp over HTTP', () => {
   });
 
   it('accepts an origin allowed by configuration', async () => {
-    const t = await startServer({ mcp: { allowedOrigins: ['https://agent.example'] } });
+    const t = await startServer({ allowedOrigins: ['https://agent.example'] });
     const res = await fetch(`${t.http}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, origin: 'https://agent.example' }, body: JSON.stringify(INIT) });
     expect(res.status).toBe(200);
     await res.body?.cancel();
@@ -170,9 +170,11 @@ describe('MCP flags', () => {
       maxTools: 12,
       include: ['page_*', 'todo/*'],
       exclude: ['*_delete'],
-      allowedOrigins: ['https://agent.example'],
-      allowedHosts: ['box.lan'],
     });
+    // The --mcp-allow-* names are aliases of the server-wide --allow-origin and --allow-host.
+    expect(command.kind === 'run' && [command.options.allowedOrigins, command.options.allowedHosts]).toEqual([['https://agent.example'], ['box.lan']]);
+    const general = parseCliArgs(['--allow-origin', 'https://agent.example', '--allow-host', 'box.lan']);
+    expect(general.kind === 'run' && [general.options.allowedOrigins, general.options.allowedHosts]).toEqual([['https://agent.example'], ['box.lan']]);
     const defaults = parseCliArgs([]);
     expect(defaults.kind === 'run' && defaults.options.mcp).toEqual({ surface: 'catalog', maxTools: 40 });
   });
@@ -182,13 +184,14 @@ describe('MCP flags', () => {
     [['--mcp-include', ' '], '--mcp-include must not hold an empty glob, got [" "]'],
     [['--mcp-allow-origin', 'agent.example'], '--mcp-allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["agent.example"]'],
     [['--mcp-allow-origin', 'https://a.example/path'], '--mcp-allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["https://a.example/path"]'],
+    [['--allow-origin', 'evil.example'], '--allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["evil.example"]'],
     [['--mcp-surface', 'all'], '--mcp-surface must be one of catalog, generic, got "all"'],
   ])('%j → %s', (args, message) => {
     expect(parseCliArgs(args)).toEqual({ kind: 'error', messages: [message] });
   });
 
   it('--help tells of the subcommand and every MCP flag', () => {
-    for (const text of ['mdp-server mcp [options]', '--mcp-surface', '--mcp-max-tools', '--mcp-include', '--mcp-exclude', '--mcp-allow-origin', '--mcp-allow-host']) {
+    for (const text of ['mdp-server mcp [options]', '--mcp-surface', '--mcp-max-tools', '--mcp-include', '--mcp-exclude', '--allow-origin, --mcp-allow-origin', '--allow-host, --mcp-allow-host']) {
       expect(HELP).toContain(text);
     }
   });

@@ -27,5 +27,7 @@ export { createLocalHost } from './host.js';
 export type { CallOptions, HostApi } from './host.js';
 export { aliasFinder, baseId, resolveClientId } from './aliases.js';
 export type { IdResolution } from './aliases.js';
+export { hostnameOf, isLoopbackHostname, originPolicyFor, originProblem } from './origin-policy.js';
+export type { OriginPolicy } from './origin-policy.js';
 export { BODY_UNREADABLE, bodyTooLarge, decodeBody, parseJsonObject, readBodyText, readNodeBody } from './http-body.js';
 export type { BodyResult, JsonObjectResult } from './http-body.js';

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Hono } from 'hono';
-import { MdpError, type CallOptions, type HostApi } from '@mdp/core';
+import { MdpError, originPolicyFor, type CallOptions, type HostApi } from '@mdp/core';
 import type { CallPathRequest, CallPathsRequest, CallResult } from '@mdp/protocol';
 import { createNodeHostHandler, type HostApiOptions } from '../src/index.js';
 import { createHostRoutes } from '../src/hono.js';
@@ -200,6 +200,34 @@ describe.each(ADAPTERS)('%s adapter', (_name, app) => {
       }
       expect(host.calls).toHaveLength(0);
       expect((await a.request('/mdp/clients', { headers: { authorization: 'Bearer good' } })).status).toBe(200);
+    });
+
+    it('refuses pages the origin policy does not allow with 403, before anything else', async () => {
+      const host = fakeHost();
+      const a = app(host, { originPolicy: originPolicyFor('127.0.0.1', { allowedOrigins: ['https://agent.example'] }), authorize: () => false });
+      for (const [path, init] of [
+        ['/mdp/clients', { headers: { origin: 'https://evil.example' } }],
+        ['/mdp/call', post('/mdp/call', { clientId: 'c', method: 'GET', path: '/a' }, { origin: 'https://evil.example' })],
+        ['/mdp/call-many', { method: 'PUT', headers: { origin: 'null' } }],
+      ] as const) {
+        const res = await a.request(path, init);
+        expect(res.status).toBe(403);
+        expect(((await res.json()) as { error: { code: string } }).error.code).toBe('forbidden');
+      }
+      expect(host.calls).toHaveLength(0);
+      // An allowed origin goes on to the auth policy (which refuses everyone here).
+      expect((await a.request('/mdp/clients', { headers: { origin: 'https://agent.example' } })).status).toBe(401);
+    });
+
+    it('refuses a POST body that is not declared JSON with 415, before reading it', async () => {
+      const host = fakeHost();
+      const a = app(host);
+      for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+        const res = await a.request('/mdp/call', { method: 'POST', headers: { 'content-type': type }, body: JSON.stringify({ clientId: 'c', method: 'GET', path: '/a' }) });
+        expect(res.status).toBe(415);
+        expect(((await res.json()) as { error: { code: string } }).error.code).toBe('bad_request');
+      }
+      expect(host.calls).toHaveLength(0);
     });
   });
 });

@@ -15,10 +15,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { silentLogger, type Logger } from '@mdp/core';
+import { originProblem, silentLogger, type Logger, type OriginPolicy } from '@mdp/core';
 import type { McpBridge, McpSession } from './bridge.js';
 import { Timer, systemClock, type Clock } from './clock.js';
-import { originProblem, type OriginPolicy } from './http-guard.js';
 
 export const MCP_HTTP_DEFAULTS = {
   /** Largest POST body, bytes. */

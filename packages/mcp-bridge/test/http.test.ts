@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createMcpBridge } from '../src/bridge.js';
 import { createMcpHttpHandler, type McpHttpHandler, type McpHttpOptions } from '../src/http.js';
-import { originPolicyFor, originProblem } from '../src/http-guard.js';
+import { originPolicyFor } from '@mdp/core';
 import { FakeClock, FakeHost, listed, settle } from './fakes.js';
 import { ep } from './fixtures.js';
 
@@ -143,27 +143,5 @@ describe('Streamable HTTP sessions', () => {
     expect(after.status).toBe(503);
     await client.close();
     await ended;
-  });
-});
-
-describe('originProblem', () => {
-  const loopback = originPolicyFor('127.0.0.1');
-  it.each([
-    [{ host: '127.0.0.1:4000', origin: null }, undefined],
-    [{ host: 'localhost:4000', origin: 'http://localhost:3000' }, undefined],
-    [{ host: '[::1]:4000', origin: 'http://[::1]:3000' }, undefined],
-    [{ host: 'app.localhost', origin: null }, undefined],
-    [{ host: null, origin: null }, 'Forbidden: missing or malformed Host header'],
-    [{ host: 'evil.example', origin: null }, 'Forbidden: Host "evil.example" is not allowed'],
-    [{ host: '127.0.0.1', origin: 'https://evil.example' }, 'Forbidden: Origin "https://evil.example" is not allowed'],
-    [{ host: '127.0.0.1', origin: 'garbage' }, 'Forbidden: Origin "garbage" is not allowed'],
-  ])('loopback server: %j → %s', (headers, problem) => expect(originProblem(headers, loopback)).toBe(problem));
-
-  it('a server bound wider takes any Host unless hosts are configured; origins can be allowed', () => {
-    expect(originProblem({ host: 'box.lan:4000', origin: null }, originPolicyFor('0.0.0.0'))).toBeUndefined();
-    const policy = originPolicyFor('0.0.0.0', { allowedHosts: ['Box.lan'], allowedOrigins: ['https://agent.example/'] });
-    expect(originProblem({ host: 'box.lan:4000', origin: 'https://agent.example' }, policy)).toBeUndefined();
-    expect(originProblem({ host: 'other.lan', origin: null }, policy)).toBe('Forbidden: Host "other.lan" is not allowed');
-    expect(originProblem({ host: '127.0.0.1', origin: null }, policy)).toBeUndefined();
   });
 });
