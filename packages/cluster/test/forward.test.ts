@@ -181,6 +181,17 @@ describe('through the leader', () => {
     ]);
   });
 
+  it("sends a call-many's fan-out bound along: the leader refuses to call more clients", async () => {
+    attach(leaderRouter, app('editor'));
+    attach(leaderRouter, app('browser'));
+    await expect(host.callPaths({ method: 'POST', path: '/page/click', body: 'x' }, { maxTargets: 1 })).rejects.toMatchObject({
+      code: 'bad_request',
+      details: { clients: 2, maxTargets: 1 },
+    });
+    expect(rpc.sent.map((s) => s.params)).toEqual([{ method: 'POST', path: '/page/click', body: 'x', maxTargets: 1 }]);
+    expect((await host.callPaths({ method: 'POST', path: '/page/click' }, { maxTargets: 2 })).results).toHaveLength(2);
+  });
+
   it('maps failures the way the local host does', async () => {
     attach(leaderRouter, app('broken'), () => ({ ok: false, error: { code: 'handler_error', message: 'it broke', details: { line: 3 } } }));
     const there = createLocalHost(leaderRouter);

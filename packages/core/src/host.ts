@@ -34,6 +34,27 @@ export interface CallOptions {
   readonly route?: InvokeRoute;
   /** Who asked, when it is not the `auth` forwarded to the client (for the audit log). */
   readonly caller?: AuthContext;
+  /**
+   * Most clients one `callPaths` may call (named, or those that have the path); more is refused
+   * with `bad_request` before any is called. Default: no limit. See {@link fanoutTargets}.
+   */
+  readonly maxTargets?: number;
+}
+
+/**
+ * Bytes of call payload one `callPaths` may send in all (its payload times the clients it calls),
+ * as a multiple of the largest request body: each client is sent its own copy of the payload, so
+ * one request of `maxBodyBytes` must not become thousands of copies in memory.
+ */
+export const FANOUT_BODY_FACTOR = 4;
+
+/**
+ * How many clients a `callPaths` with this payload (query, body, headers, auth) may call within
+ * `budgetBytes` (at least 1): the `maxTargets` to give it.
+ */
+export function fanoutTargets(request: Pick<CallPathsRequest, 'query' | 'body' | 'headers' | 'auth'>, budgetBytes: number): number {
+  const payload = Buffer.byteLength(JSON.stringify([request.query, request.body, request.headers, request.auth]) ?? '');
+  return Math.max(1, Math.floor(budgetBytes / Math.max(1, payload)));
 }
 
 export interface HostApi {
@@ -154,6 +175,13 @@ export function createLocalHost(router: Router): HostApi {
           .filter((c) => router.findTarget(c.id, request.method, request.path) !== undefined)
           .map((c) => c.id);
       if (ids.length === 0) throw new MdpError('not_found', `No connected client has ${request.method} ${request.path}`);
+      if (options.maxTargets !== undefined && ids.length > options.maxTargets) {
+        throw new MdpError(
+          'bad_request',
+          `This call would reach ${ids.length} clients, but a call of this size may reach at most ${options.maxTargets}: name fewer clients (clientIds) or send a smaller body`,
+          { details: { clients: ids.length, maxTargets: options.maxTargets } },
+        );
+      }
       const results = await Promise.all(ids.map(async (clientId) => ({ clientId, ...(await callOne(clientId, request, options)) })));
       return { results };
     },

@@ -23,7 +23,7 @@ export { systemClock } from './clock.js';
 export type { Clock } from './clock.js';
 export { setOwn } from './records.js';
 export type { CallRecord, CallSignal, ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, InvokeRoute, RouterOptions } from './router.js';
-export { createLocalHost } from './host.js';
+export { FANOUT_BODY_FACTOR, createLocalHost, fanoutTargets } from './host.js';
 export type { CallOptions, HostApi } from './host.js';
 export { aliasFinder, baseId, resolveClientId } from './aliases.js';
 export type { IdResolution } from './aliases.js';

@@ -1,6 +1,7 @@
 /** The host contract answered from the router (SPEC §12): listings, search, depth, calls, errors. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MdpError, Router, createLocalHost, type HostApi } from '../src/index.js';
+import type { CallPathsRequest } from '@mdp/protocol';
+import { MdpError, Router, createLocalHost, fanoutTargets, type HostApi } from '../src/index.js';
 import { connectClient, endpoint, flush, prompt, skill } from './helpers.js';
 
 let router: Router;
@@ -178,6 +179,28 @@ describe('callPaths', () => {
       { clientId: 'ghost', ok: false, source: 'server', error: { code: 'not_found', message: 'No client "ghost" is connected' } },
     ]);
     await expect(host.callPaths({ method: 'GET', path: '/missing' })).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('refuses to call more clients than maxTargets, before calling any', async () => {
+    const a = connectClient(router, 'a', [endpoint('/status')]);
+    const b = connectClient(router, 'b', [endpoint('/status')]);
+    const requests: CallPathsRequest[] = [{ method: 'GET', path: '/status' }, { clientIds: ['a', 'b'], method: 'GET', path: '/status' }];
+    for (const request of requests) {
+      await expect(host.callPaths(request, { maxTargets: 1 })).rejects.toMatchObject({ code: 'bad_request', details: { clients: 2, maxTargets: 1 } });
+    }
+    expect([a.transport.calls.length, b.transport.calls.length]).toEqual([0, 0]);
+  });
+});
+
+describe('fanoutTargets', () => {
+  it('is the budget over the bytes of one copy of the payload, at least 1', () => {
+    const payload = { body: 'x'.repeat(1000) };
+    const bytes = Buffer.byteLength(JSON.stringify([undefined, payload.body, undefined, undefined]));
+    expect(fanoutTargets(payload, 10 * bytes)).toBe(10);
+    expect(fanoutTargets(payload, 10 * bytes - 1)).toBe(9);
+    expect(fanoutTargets({ body: 'y'.repeat(10_000), headers: { a: 'b' } }, 100)).toBe(1);
+    // Query, headers and auth are copied too.
+    expect(fanoutTargets({ headers: { h: 'z'.repeat(1000) } }, 4000)).toBe(3);
   });
 });
 

@@ -21,8 +21,10 @@
  * a CORS preflight (a "simple" cross-origin form post cannot reach a call).
  */
 import {
+  FANOUT_BODY_FACTOR,
   MdpError,
   extractTransportAuth,
+  fanoutTargets,
   httpStatusOf,
   originProblem,
   parseJsonObject,
@@ -171,7 +173,10 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
       case '/mdp/call-many': {
         const call = parsed(parseCallPathsRequest(await body(request)));
         const caller = call.auth ?? auth;
-        return json(200, await host.callPaths(caller ? { ...call, auth: caller } : call, { signal: request.signal(), route: 'host', caller: auth }));
+        const forwarded = caller ? { ...call, auth: caller } : call;
+        // Every client called gets its own copy of the payload: bound the copies, not just the request.
+        const maxTargets = fanoutTargets(forwarded, FANOUT_BODY_FACTOR * maxBodyBytes);
+        return json(200, await host.callPaths(forwarded, { signal: request.signal(), route: 'host', caller: auth, maxTargets }));
       }
       default:
         throw new Error(`not a host API route: ${request.path}`);

@@ -76,6 +76,41 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
   body: typeof body === 'string' ? body : JSON.stringify(body),
 });
 
+describe('node adapter', () => {
+  it('tells every call of a call-many that the caller went away, through one listener on the response', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    let heard = 0;
+    let started!: () => void;
+    const calling = new Promise<void>((resolve) => (started = resolve));
+    let allHeard!: () => void;
+    const done = new Promise<void>((resolve) => (allHeard = resolve));
+    const host: HostApi = {
+      ...fakeHost(),
+      // As the router does for each client of a call-many: one abort listener per call.
+      callPaths: (_request, options) =>
+        new Promise(() => {
+          for (let i = 0; i < 50; i++) {
+            options?.signal?.addEventListener('abort', () => {
+              if (++heard === 50) allHeard();
+            });
+          }
+          started();
+        }),
+    };
+    const requester = ADAPTERS[1]![1](host);
+    const controller = new AbortController();
+    const pending = requester.request('/mdp/call-many', { ...post('/mdp/call-many', { method: 'GET', path: '/s' }), signal: controller.signal }).catch(() => 'aborted');
+    await calling;
+    controller.abort();
+    expect(await pending).toBe('aborted');
+    await done;
+    process.off('warning', onWarning);
+    expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+  });
+});
+
 describe.each(ADAPTERS)('%s adapter', (_name, app) => {
   describe('listing', () => {
     it('answers GET /mdp/clients and /mdp/paths with the host contract results', async () => {
@@ -162,6 +197,18 @@ describe.each(ADAPTERS)('%s adapter', (_name, app) => {
       const res = await app(host, { maxBodyBytes: 64 }).request('/mdp/call', post('/mdp/call', { clientId: 'c', method: 'POST', path: '/a', body: 'x'.repeat(100) }));
       expect(res.status).toBe(413);
       expect(host.calls).toHaveLength(0);
+    });
+
+    it('bounds what a call-many may copy: its payload times the clients called stays within 4 × the body limit', async () => {
+      const host = fakeHost();
+      const a = app(host, { maxBodyBytes: 10_000 });
+      await a.request('/mdp/call-many', post('/mdp/call-many', { method: 'POST', path: '/s', body: 'x'.repeat(998) }));
+      // One copy is the JSON of [query, body, headers, auth]: 1009 bytes here, 39 of them within 40,000.
+      expect(host.calls[0]?.options?.maxTargets).toBe(39);
+      const repeated = await a.request('/mdp/call-many', post('/mdp/call-many', { clientIds: ['c', 'c'], method: 'GET', path: '/s' }));
+      expect(repeated.status).toBe(400);
+      expect(((await repeated.json()) as { error: { message: string } }).error.message).toBe('clientIds: must not name a client twice');
+      expect(host.calls).toHaveLength(1);
     });
 
     it('answers call-many with the results, 404 when no client has the path, 400 for an empty id list', async () => {
