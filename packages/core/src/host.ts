@@ -5,6 +5,8 @@
  * the host API, the MCP bridge and the inspector never know which one they hold.
  */
 import {
+  MAX_JSON_DEPTH,
+  jsonDepthWithin,
   methodOf,
   pathDepth,
   type CallPathRequest,
@@ -17,6 +19,7 @@ import {
   type ListPathsResult,
   type ListedClient,
   type ListedPath,
+  type ClientDescriptor,
   type PathDescriptor,
 } from '@mdp/protocol';
 import { aliasFinder, resolveClientId } from './aliases.js';
@@ -93,6 +96,24 @@ function listed(info: ClientInfo, aliases: (client: ClientInfo['descriptor']) =>
   };
 }
 
+/** Results of `isListable`, per descriptor object (a catalog update makes a new one). */
+const listable = new WeakMap<ClientDescriptor, boolean>();
+
+/**
+ * Whether a client can be listed: JSON.stringify can write its descriptor. Messages are validated
+ * where they arrive (at most MAX_JSON_DEPTH levels in any field, three more around the fields of a
+ * path); this keeps one client that was not (an embedder's own session) from making every listing
+ * fail for everyone. Such a client is left out of listings; calls still reach it.
+ */
+function isListable(descriptor: ClientDescriptor): boolean {
+  let ok = listable.get(descriptor);
+  if (ok === undefined) {
+    ok = jsonDepthWithin(descriptor, MAX_JSON_DEPTH + 3);
+    listable.set(descriptor, ok);
+  }
+  return ok;
+}
+
 function outcome(result: InvokeOutcome): CallResult {
   return result.ok ? { ok: true, data: result.data } : { ok: false, error: result.error, source: result.source };
 }
@@ -133,7 +154,7 @@ export function createLocalHost(router: Router): HostApi {
 
   return {
     async listClients(request = {}) {
-      const all = router.listClients();
+      const all = router.listClients().filter((c) => isListable(c.descriptor));
       const match = matcher(request.search);
       const chosen = match
         ? all.filter((c) => match(c.id, c.descriptor.name, c.descriptor.description) || c.paths.some((p) => match(...pathTexts(p))))
@@ -143,7 +164,7 @@ export function createLocalHost(router: Router): HostApi {
     },
 
     async listPaths(request = {}) {
-      let clients = router.listClients();
+      let clients = router.listClients().filter((c) => isListable(c.descriptor));
       if (request.clientId !== undefined) {
         const id = resolve(request.clientId);
         if (id instanceof MdpError) throw id;

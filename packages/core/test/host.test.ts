@@ -1,6 +1,6 @@
 /** The host contract answered from the router (SPEC §12): listings, search, depth, calls, errors. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { CallPathsRequest } from '@mdp/protocol';
+import type { CallPathsRequest, PathDescriptor } from '@mdp/protocol';
 import { MdpError, Router, createLocalHost, fanoutTargets, type HostApi } from '../src/index.js';
 import { connectClient, endpoint, flush, prompt, skill } from './helpers.js';
 
@@ -151,6 +151,21 @@ describe('callPath', () => {
     const before = transport.calls.length;
     expect(await host.callPath({ clientId: 'app', method: 'GET', path: '/x' }, { signal: aborted })).toMatchObject({ ok: false });
     expect(transport.calls.length).toBe(before);
+  });
+});
+
+describe('a client that cannot be written as JSON', () => {
+  it('is left out of the listings instead of making them fail for everyone', async () => {
+    connectClient(router, 'good', [endpoint('/x')]);
+    // Nested far deeper than a validated message may be (the transports refuse it): JSON.stringify overflows on it.
+    const deep = JSON.parse(`${'['.repeat(20_000)}${']'.repeat(20_000)}`) as unknown;
+    connectClient(router, 'deep', [{ ...endpoint('/y'), inputSchema: { a: deep } } as PathDescriptor]);
+    const clients = await host.listClients();
+    expect(clients.clients.map((c) => c.id)).toEqual(['good']);
+    expect(() => JSON.stringify(clients)).not.toThrow();
+    const paths = await host.listPaths({ depth: 5 });
+    expect(paths.paths.map((p) => p.clientId)).toEqual(['good']);
+    expect(() => JSON.stringify(paths)).not.toThrow();
   });
 });
 
