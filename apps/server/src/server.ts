@@ -101,7 +101,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   // and waiting reads answer, then the
   // transports close their sockets).
   const features: readonly ServerFeature[] = [
-    skillsFeature(ctx),
+    skillsFeature(ctx, cluster.isServerId),
     httpLoop,
     metaFeature(ctx, cluster, host),
     authFeature(ctx, sameSite),

@@ -22,7 +22,7 @@ import {
   type ClientDescriptor,
   type PathDescriptor,
 } from '@mdp/protocol';
-import { aliasFinder, resolveClientId } from './aliases.js';
+import { NO_SERVER_IDS, aliasFinder, resolveClientId, type IsServerId } from './aliases.js';
 import { MdpError } from './errors.js';
 import type { AuthContext } from '@mdp/protocol';
 import type { CallSignal, ClientInfo, InvokeOutcome, InvokeRoute, Router } from './router.js';
@@ -118,11 +118,21 @@ function outcome(result: InvokeOutcome): CallResult {
   return result.ok ? { ok: true, data: result.data } : { ok: false, error: result.error, source: result.source };
 }
 
+export interface LocalHostOptions {
+  /**
+   * Whether an id is a server id of this server's cluster (its own, a member's): the only prefixes
+   * under which a client id reaches a mirrored client and back (aliases.ts). Default: none, so no
+   * aliases (a server outside any cluster).
+   */
+  readonly isServerId?: IsServerId;
+}
+
 /** The host contract answered from `router`. */
-export function createLocalHost(router: Router): HostApi {
+export function createLocalHost(router: Router, options: LocalHostOptions = {}): HostApi {
+  const isServerId = options.isServerId ?? NO_SERVER_IDS;
   /** The registered id `requested` reaches, or the MdpError saying why none. */
   const resolve = (requested: string): string | MdpError => {
-    const found = resolveClientId(requested, (id) => router.hasClient(id), () => router.listClients().map((c) => c.descriptor));
+    const found = resolveClientId(requested, (id) => router.hasClient(id), () => router.listClients().map((c) => c.descriptor), isServerId);
     switch (found.kind) {
       case 'exact':
       case 'alias':
@@ -159,7 +169,7 @@ export function createLocalHost(router: Router): HostApi {
       const chosen = match
         ? all.filter((c) => match(c.id, c.descriptor.name, c.descriptor.description) || c.paths.some((p) => match(...pathTexts(p))))
         : all;
-      const aliases = aliasFinder(all.map((c) => c.descriptor));
+      const aliases = aliasFinder(all.map((c) => c.descriptor), isServerId);
       return { clients: chosen.map((c) => listed(c, aliases)) };
     },
 

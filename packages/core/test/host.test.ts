@@ -120,6 +120,8 @@ describe('callPath', () => {
   });
 
   it('reaches a mirrored client by its bare id, and names the candidates when two could be meant', async () => {
+    // In a cluster whose servers are A:1 and B:2.
+    host = createLocalHost(router, { isServerId: (id) => id === 'A:1' || id === 'B:2' });
     const mirrored = (serverId: string) => ({ metadata: { mdpProxy: { serverId, clientId: 'hello' } } });
     const a = connectClient(router, 'A:1.hello', [endpoint('/hi')]);
     a.session.handle({ type: 'registerClient', client: { id: 'A:1.hello', name: 'hello', paths: [endpoint('/hi')], ...mirrored('A:1') } });
@@ -134,6 +136,19 @@ describe('callPath', () => {
       source: 'server',
       error: { code: 'not_found', message: expect.stringContaining('several clients'), details: { candidates: ['A:1.hello', 'B:2.hello'] } },
     });
+  });
+
+  it('without server ids (no cluster), calls only the client an id names', async () => {
+    const app = connectClient(router, 'app', [endpoint('/deploy', 'POST')]);
+    const posing = connectClient(router, 'evil.deploy', [endpoint('/deploy', 'POST')]);
+    posing.session.handle({
+      type: 'registerClient',
+      client: { id: 'x.deploy', name: 'x', paths: [endpoint('/deploy', 'POST')], metadata: { mdpProxy: { serverId: 'x', clientId: 'deploy' } } },
+    });
+    expect(await host.callPath({ clientId: 'com.acme.app', method: 'POST', path: '/deploy' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    expect(await host.callPath({ clientId: 'deploy', method: 'POST', path: '/deploy' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    expect([app.transport.calls.length, posing.transport.calls.length]).toEqual([0, 0]);
+    expect((await host.listClients()).clients.map((c) => c.aliases)).toEqual([[], []]);
   });
 
   it('ends at once, and is never answered later, when the caller aborts', async () => {
