@@ -22,10 +22,14 @@ export interface InspectorOptions {
   readonly coalesceMs?: number;
   /** Keep-alive comment period of the event stream, ms. Default 15000. */
   readonly keepAliveMs?: number;
+  /** Event streams open at once; one more gets 503. Default 64. */
+  readonly maxStreams?: number;
+  /** A stream with more unsent bytes than this when the list changes (its reader stopped reading) is ended, bytes. Default 1 MiB. */
+  readonly maxBufferedBytes?: number;
   readonly logger?: Logger;
 }
 
-export const INSPECTOR_DEFAULTS = { coalesceMs: 100, keepAliveMs: 15_000 } as const;
+export const INSPECTOR_DEFAULTS = { coalesceMs: 100, keepAliveMs: 15_000, maxStreams: 64, maxBufferedBytes: 1024 * 1024 } as const;
 
 export interface Inspector {
   /** Answer a request under `/mdp/inspector` and return true; false for any other path. `url` is the origin form. */
@@ -53,6 +57,8 @@ export function createInspector(host: HostApi, options: InspectorOptions = {}): 
   const streams = new EventStreams(host, {
     coalesceMs: options.coalesceMs ?? INSPECTOR_DEFAULTS.coalesceMs,
     keepAliveMs: options.keepAliveMs ?? INSPECTOR_DEFAULTS.keepAliveMs,
+    maxStreams: options.maxStreams ?? INSPECTOR_DEFAULTS.maxStreams,
+    maxBufferedBytes: options.maxBufferedBytes ?? INSPECTOR_DEFAULTS.maxBufferedBytes,
     logger,
   });
 
