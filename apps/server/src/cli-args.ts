@@ -175,8 +175,11 @@ export type CliCommand =
 
 const readText: ReadText = (path) => readFileSync(path, 'utf8');
 
-/** The command `argv` asks for, with settings from `env` and the files they name (read by `readFile`). */
-export function parseCliArgs(argv: readonly string[], env: Env = {}, readFile: ReadText = readText): CliCommand {
+/**
+ * The command `argv` asks for, with settings from `env` and the files they name (read by `readFile`).
+ * `subcommand` `mcp`: stdout carries MCP, so nothing else may be sent there.
+ */
+export function parseCliArgs(argv: readonly string[], env: Env = {}, readFile: ReadText = readText, subcommand?: 'mcp'): CliCommand {
   const flags = commandLineLayer(CLI_SETTINGS, argv);
   if (!flags.ok) return { kind: 'error', messages: flags.errors };
   if (flags.layer.has('help')) return { kind: 'help' };
@@ -185,6 +188,10 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}, readFile: R
   if (!resolved.ok) return { kind: 'error', messages: resolved.errors };
   const { values, sources } = resolved;
   if (values.printConfig) return { kind: 'print-config', text: configDocument(CLI_SETTINGS, values, sources) };
+  if (subcommand === 'mcp' && values.auditLog === '-') {
+    const label = sourceLabel(sources.auditLog!, CLI_SETTINGS.rows.get('auditLog'));
+    return { kind: 'error', messages: [`${label} cannot be - (stdout) with "mdp-server mcp": stdout carries MCP to the agent; give a file`] };
+  }
   const tokens = tokensOf(values, sources, readFile);
   if (typeof tokens === 'string') return { kind: 'error', messages: [tokens] };
   const tls = tlsSettings(values, sources);

@@ -112,6 +112,66 @@ describe('Streamable HTTP sessions', () => {
     expect(await errorOf(await handler.handle(post(init)))).toMatchObject({ status: 503, message: expect.stringContaining('Too many MCP sessions (1)') });
   });
 
+  describe('principals', () => {
+    const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const LIST = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    const as = (who: string, extra: Record<string, string> = {}) => ({ 'x-who': who, 'mcp-protocol-version': '2025-06-18', ...extra });
+    /** Open a session as `who`; its id (the session is idle once answered: no GET stream). */
+    const opened = async (handler: McpHttpHandler, who: string): Promise<string> => {
+      const response = await handler.handle(post(INIT, as(who)));
+      expect(response.status).toBe(200);
+      await response.text();
+      return response.headers.get('mcp-session-id')!;
+    };
+    const principals = (options: Partial<McpHttpOptions> = {}) => setup({ principalOf: (request) => request.headers.get('x-who') ?? '', ...options });
+
+    it('a session answers only the principal that opened it; to anyone else it does not exist', async () => {
+      const { handler } = principals();
+      const id = await opened(handler, 'alice');
+      const stolen = await handler.handle(post(LIST, as('mallory', { 'mcp-session-id': id })));
+      expect(await errorOf(stolen)).toMatchObject({ status: 404, code: -32001 });
+      const own = await handler.handle(post(LIST, as('alice', { 'mcp-session-id': id })));
+      expect(own.status).toBe(200);
+      expect(handler.sessions).toBe(1);
+    });
+
+    it("past a principal's quota its own oldest idle session makes room; with none idle, 503", async () => {
+      const { handler, clock } = principals({ maxSessionsPerPrincipal: 2 });
+      const first = await opened(handler, 'alice');
+      await clock.advance(10);
+      const second = await opened(handler, 'bob');
+      await clock.advance(10);
+      await opened(handler, 'alice');
+      await opened(handler, 'alice');
+      expect(handler.sessions).toBe(3);
+      // alice's first session is gone, bob's is untouched.
+      expect((await handler.handle(post(LIST, as('alice', { 'mcp-session-id': first })))).status).toBe(404);
+      expect((await handler.handle(post(LIST, as('bob', { 'mcp-session-id': second })))).status).toBe(200);
+      // Sessions with a stream open are not idle: none can make room.
+      const busy = principals({ maxSessionsPerPrincipal: 1 });
+      const held = await opened(busy.handler, 'carol');
+      const stream = await busy.handler.handle(new Request(URL_, { headers: { accept: 'text/event-stream', ...as('carol', { 'mcp-session-id': held }) } }));
+      expect(stream.status).toBe(200);
+      expect(await errorOf(await busy.handler.handle(post(INIT, as('carol'))))).toMatchObject({
+        status: 503,
+        message: expect.stringContaining('Too many MCP sessions for this credential (1), none idle'),
+      });
+      await stream.body!.cancel();
+    });
+
+    it('a full table makes room from whoever holds the most idle sessions, not from the others', async () => {
+      const { handler, clock } = principals({ maxSessions: 4, maxSessionsPerPrincipal: 4 });
+      const bob = await opened(handler, 'bob');
+      await clock.advance(10);
+      const hog = [await opened(handler, 'hog'), await opened(handler, 'hog'), await opened(handler, 'hog')];
+      await opened(handler, 'carol');
+      expect(handler.sessions).toBe(4);
+      // bob's session is the oldest idle one, but hog holds three.
+      expect((await handler.handle(post(LIST, as('bob', { 'mcp-session-id': bob })))).status).toBe(200);
+      expect((await handler.handle(post(LIST, as('hog', { 'mcp-session-id': hog[0]! })))).status).toBe(404);
+    });
+  });
+
   it('an idle session (nothing in flight, no stream open) is released after sessionIdleMs', async () => {
     const { fetch, handler, clock } = setup({ sessionIdleMs: 60_000 });
     const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };

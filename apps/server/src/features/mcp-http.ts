@@ -5,6 +5,7 @@
  * rebinding and other sites' pages (the server's origin policy), then the server's auth policy,
  * before the SDK transport sees the request.
  */
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { headersToMap, readNodeBody, type HostApi } from '@mdp/core';
@@ -16,6 +17,7 @@ import {
   type McpHttpHandler,
   type SurfaceMode,
 } from '@mdp/mcp-bridge';
+import type { AuthContext } from '@mdp/protocol';
 import type { ServerContext, ServerFeature } from '../feature.js';
 
 export const MCP_PATH = '/mcp';
@@ -36,6 +38,8 @@ export interface MdpMcpOptions {
   sessionIdleMs?: number;
   /** Most /mcp sessions open at once. Default 256. */
   maxSessions?: number;
+  /** Most /mcp sessions one credential holds at once, under an auth policy. Default 32. */
+  maxSessionsPerPrincipal?: number;
 }
 
 export interface McpFeature extends ServerFeature {
@@ -57,6 +61,15 @@ function deferredHost(get: () => HostApi): HostApi {
     callPaths: (request, options) => get().callPaths(request, options),
     onChange: (listener) => get().onChange(listener),
   };
+}
+
+/**
+ * Who a credential the auth policy accepted belongs to: its token (hashed, so no token is kept in
+ * memory longer than the request). A policy that accepts credentials without a token puts them all
+ * under one principal.
+ */
+function principalOf(auth: AuthContext | undefined): string {
+  return auth?.token === undefined ? 'no-token' : `token:${createHash('sha256').update(auth.token).digest('base64url')}`;
 }
 
 /**
@@ -159,6 +172,9 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
       http = createMcpHttpHandler(bridge, {
         originPolicy: ctx.originPolicy,
         authorize: authorize && ((request) => authorize(ctx.extractAuth(headersToMap(request.headers)))),
+        // Under a policy a session belongs to the credential that opened it.
+        ...(authorize ? { principalOf: (request: Request) => principalOf(ctx.extractAuth(headersToMap(request.headers))) } : {}),
+        maxSessionsPerPrincipal: config.maxSessionsPerPrincipal,
         maxBodyBytes: ctx.maxMessageBytes,
         maxSessions: config.maxSessions,
         sessionIdleMs: config.sessionIdleMs,
