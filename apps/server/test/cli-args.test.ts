@@ -226,6 +226,19 @@ describe('the reference server', () => {
 });
 
 describe('bad values: one line each, naming the source', () => {
+  it.each(['MDP_AUTH_TOKEN', 'MDP_AUTH_TOKENS', 'MDP_METRICS_TOKEN', 'MDP_CLUSTER_SECRET'])(
+    'refuses %s set but empty: a missing secret must not leave the server open',
+    (name) => {
+      expect(errors([], { [name]: '' })).toEqual([
+        `${name} (environment) is set but empty: give it a value or unset it (an empty secret would leave the server unprotected)`,
+      ]);
+    },
+  );
+
+  it('takes an empty variable that is no secret as unset', () => {
+    expect(options([], { MDP_PORT: '', MDP_LOG_LEVEL: '' }).port).toBe(SERVER_DEFAULTS.port);
+  });
+
   it.each([
     [['--port', '-1'], '--port must be a whole number from 0 to 65535, got "-1"'],
     [['--port', '70000'], '--port must be a whole number from 0 to 65535, got "70000"'],
