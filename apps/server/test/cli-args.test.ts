@@ -369,6 +369,15 @@ describe('TLS and the cookie (the reference server\'s --tls-key, --tls-cert, --t
 });
 
 describe('--print-config', () => {
+  it('hides the credentials of URLs (upstream, seeds), as a comment', () => {
+    const text = printed(['--upstream-url', 'ws://user:pw@127.0.0.1:9/x?token=abc', '--discover-seed', 'http://127.0.0.1:8/?key=k']);
+    expect(text).not.toContain('pw');
+    expect(text).not.toContain('token=abc');
+    expect(text).not.toContain('key=k');
+    expect(text).toContain('// "upstreamUrl": "ws://***:***@127.0.0.1:9/x?***" (credentials hidden; from --upstream-url)');
+    expect(printed(['--upstream-url', 'ws://127.0.0.1:9'])).toContain('"upstreamUrl": "ws://127.0.0.1:9", // --upstream-url');
+  });
+
   it('hides secrets, from every source', () => {
     const out = printed(['--auth-token', 'flag-token'], { MDP_CLUSTER_SECRET: 'env-secret' }, {});
     const fromFile = printed(['--config', 'c.json'], {}, { 'c.json': '{"authTokens": ["file-token"], "clusterSecret": "file-secret"}' });

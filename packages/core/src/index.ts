@@ -29,3 +29,4 @@ export { aliasFinder, baseId, resolveClientId } from './aliases.js';
 export type { IdResolution } from './aliases.js';
 export { BODY_UNREADABLE, bodyTooLarge, decodeBody, parseJsonObject, readBodyText, readNodeBody } from './http-body.js';
 export type { BodyResult, JsonObjectResult } from './http-body.js';
+export { redactUrl } from './redact.js';
