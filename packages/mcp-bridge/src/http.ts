@@ -19,6 +19,7 @@ import { silentLogger, type Logger } from '@mdp/core';
 import type { McpBridge, McpSession } from './bridge.js';
 import { Timer, systemClock, type Clock } from './clock.js';
 import { originProblem, type OriginPolicy } from './http-guard.js';
+import { releaseAnsweredJsonStreams } from './json-streams.js';
 
 export const MCP_HTTP_DEFAULTS = {
   /** Largest POST body, bytes. */
@@ -132,6 +133,7 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
     let response: Response;
     try {
       response = await entry.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+      releaseAnsweredJsonStreams(entry.transport);
     } catch (error) {
       release();
       throw error;
