@@ -15,6 +15,7 @@ import {
   type SerializedError,
   type ServerToClientMessage,
 } from '@mdp/protocol';
+import { CATALOG_LIMIT_DEFAULTS, catalogProblem, fullBucket, takeToken, type CatalogLimits, type RateBucket } from './catalog-limits.js';
 import { Deadlines, MAX_TIMER_MS, type Deadline } from './deadlines.js';
 import { randomUuid } from './uuid.js';
 import { MdpError } from './errors.js';
@@ -22,13 +23,18 @@ import { silentLogger, type Logger } from './logger.js';
 import { PathIndex, type ResolvedTarget } from './path-index.js';
 import { SESSION_CLOSE, authSourceOf, type AuthSource, type SessionInfo, type SessionTransport } from './session.js';
 
-export interface RouterOptions {
+export interface RouterOptions extends Partial<CatalogLimits> {
   /** Time a client has to answer a callClient, ms. Default 15000. */
   invocationTimeoutMs?: number;
   /** How often every session is pinged and checked for silence, ms. Default 30000. */
   heartbeatIntervalMs?: number;
   /** A session silent for this long is closed, ms. Default 90000. */
   heartbeatTimeoutMs?: number;
+  /**
+   * Most calls waiting for one client's answer. A call over it ends at once, before anything is
+   * sent, with `not_ready` (the HTTP edge answers 503 with `Retry-After`). Default 1000.
+   */
+  maxPendingCalls?: number;
   logger?: Logger;
 }
 
@@ -36,7 +42,12 @@ export const ROUTER_DEFAULTS = {
   invocationTimeoutMs: 15_000,
   heartbeatIntervalMs: 30_000,
   heartbeatTimeoutMs: 90_000,
+  maxPendingCalls: 1000,
+  ...CATALOG_LIMIT_DEFAULTS,
 } as const;
+
+/** Sessions pinged or expired per turn of the event loop by the liveness sweep. */
+const SWEEP_BATCH = 256;
 
 /** A registered client as listings show it. */
 export interface ClientInfo {
@@ -62,6 +73,14 @@ export type ClientEvent =
 export type InvokeOutcome =
   | { readonly ok: true; readonly data: unknown }
   | { readonly ok: false; readonly error: SerializedError; readonly source: 'client' | 'server' };
+
+/**
+ * A call in flight, as {@link Router.dispatch} returns it: hand it to {@link Router.cancel} when the
+ * caller goes away. Opaque; holding one after the call ended is harmless.
+ */
+export interface CallHandle {
+  readonly requestId: string;
+}
 
 export interface InvokeOptions {
   query?: Record<string, string>;
@@ -89,7 +108,7 @@ interface ClientRecord {
  * A call waiting for its client's answer. It is also a node of two lists, so keeping it allocates
  * nothing more: its time-out list, and its session's calls (to fail them when the session ends).
  */
-export class PendingCall implements Deadline {
+export class PendingCall implements Deadline, CallHandle {
   deadlineAt = 0;
   deadlinePrev: Deadline | undefined = undefined;
   deadlineNext: Deadline | undefined = undefined;
@@ -115,6 +134,8 @@ export class Session implements SessionInfo {
   transportAuth: AuthContext | undefined;
   messageAuth: AuthContext | undefined;
   closed = false;
+  /** Catalog changes this session may still make (made on its first one). */
+  catalogBucket: RateBucket | undefined;
   /** Client registered on this session, if any. */
   client: ClientRecord | undefined;
   /** Newest call waiting for this session's answer; the calls link to each other (no set per session). */
@@ -126,6 +147,11 @@ export class Session implements SessionInfo {
     private readonly router: Router,
     readonly transport: SessionTransport,
     transportAuth: AuthContext | undefined,
+    /**
+     * Who opened the session under an auth policy (`AuthGate.principalOf`); `undefined` without one.
+     * A client id registered here belongs to it: another principal cannot take it over.
+     */
+    readonly principal: string | undefined,
   ) {
     this.transportAuth = transportAuth;
   }
@@ -149,9 +175,12 @@ export class Session implements SessionInfo {
     if (transportAuth !== undefined) this.transportAuth = transportAuth ?? undefined;
   }
 
-  /** The transport's connection ended: unregister and end pending calls. Idempotent. */
-  end(): void {
-    this.router.endSession(this, 'connection closed');
+  /**
+   * The transport's connection ended: unregister and end pending calls, which fail with `reason`.
+   * Idempotent.
+   */
+  end(reason = 'connection closed'): void {
+    this.router.endSession(this, reason);
   }
 }
 
@@ -179,6 +208,8 @@ export class Router {
   );
   private readonly listeners = new Set<Listener>();
   private heartbeat: NodeJS.Timeout | undefined;
+  /** Set while a liveness sweep goes through its sessions batch by batch. */
+  private sweeping: NodeJS.Immediate | undefined;
   private closing = false;
 
   constructor(options: RouterOptions = {}) {
@@ -186,9 +217,14 @@ export class Router {
       invocationTimeoutMs: options.invocationTimeoutMs ?? ROUTER_DEFAULTS.invocationTimeoutMs,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? ROUTER_DEFAULTS.heartbeatIntervalMs,
       heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? ROUTER_DEFAULTS.heartbeatTimeoutMs,
+      maxPendingCalls: options.maxPendingCalls ?? ROUTER_DEFAULTS.maxPendingCalls,
+      maxPathLength: options.maxPathLength ?? ROUTER_DEFAULTS.maxPathLength,
+      maxPathSegments: options.maxPathSegments ?? ROUTER_DEFAULTS.maxPathSegments,
+      maxCatalogPaths: options.maxCatalogPaths ?? ROUTER_DEFAULTS.maxCatalogPaths,
+      catalogUpdatesPerMinute: options.catalogUpdatesPerMinute ?? ROUTER_DEFAULTS.catalogUpdatesPerMinute,
     };
     for (const [name, value] of Object.entries(this.options)) {
-      if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number of milliseconds`);
+      if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);
     }
     this.logger = options.logger ?? silentLogger;
   }
@@ -196,9 +232,13 @@ export class Router {
   // ------------------------------------------------------------------------------------------
   // Sessions
 
-  openSession(transport: SessionTransport, transportAuth?: AuthContext): Session {
+  /**
+   * Open a session for one connection. `principal` names who opened it under an auth policy
+   * (`AuthGate.principalOf`); leave it out without one.
+   */
+  openSession(transport: SessionTransport, transportAuth?: AuthContext, principal?: string): Session {
     if (this.closing) throw new MdpError('not_ready', 'Server is shutting down');
-    const session = new Session(this, transport, transportAuth);
+    const session = new Session(this, transport, transportAuth, principal);
     this.sessions.add(session);
     // The liveness sweep runs only while there are sessions, so an idle router holds no timer.
     this.heartbeat ??= setInterval(() => this.sweep(), Math.min(this.options.heartbeatIntervalMs, MAX_TIMER_MS));
@@ -220,6 +260,8 @@ export class Router {
     if (this.sessions.size === 0) {
       if (this.heartbeat) clearInterval(this.heartbeat);
       this.heartbeat = undefined;
+      if (this.sweeping) clearImmediate(this.sweeping);
+      this.sweeping = undefined;
       // No session, so no pending call: let go of the time-out timers kept for reuse.
       this.deadlines.clear();
     }
@@ -237,17 +279,32 @@ export class Router {
     this.endSession(session, why.reason);
   }
 
-  /** Ping every session and close the silent ones. */
+  /**
+   * Ping every session and close the silent ones, {@link SWEEP_BATCH} per turn of the event loop:
+   * thousands of sessions gone silent together must not hold every other request meanwhile.
+   */
   private sweep(): void {
+    // A sweep still under way (a huge number of sessions) is not started again.
+    if (this.sweeping) return;
+    const sessions = [...this.sessions];
     const now = Date.now();
-    for (const session of [...this.sessions]) {
-      if (now - session.lastSeen >= this.options.heartbeatTimeoutMs) {
-        this.logger.info('session.expired', { sessionId: session.id, clientId: session.clientId });
-        this.closeSession(session, SESSION_CLOSE.expired);
-      } else if (session.transport.wantsPing !== false) {
-        this.deliver(session, { type: 'ping', timestamp: now });
+    let next = 0;
+    const step = (): void => {
+      this.sweeping = undefined;
+      const end = Math.min(next + SWEEP_BATCH, sessions.length);
+      for (; next < end; next++) {
+        const session = sessions[next] as Session;
+        if (session.closed) continue;
+        if (now - session.lastSeen >= this.options.heartbeatTimeoutMs) {
+          this.logger.info('session.expired', { sessionId: session.id, clientId: session.clientId });
+          this.closeSession(session, SESSION_CLOSE.expired);
+        } else if (session.transport.wantsPing !== false) {
+          this.deliver(session, { type: 'ping', timestamp: now });
+        }
       }
-    }
+      if (next < sessions.length && !this.closing) this.sweeping = setImmediate(step);
+    };
+    step();
   }
 
   // ------------------------------------------------------------------------------------------
@@ -279,10 +336,32 @@ export class Router {
     }
   }
 
+  /** Refuse a catalog over the limits, or a change over the session's rate. Changes nothing. */
+  private checkCatalog(session: Session, paths: readonly PathDescriptor[]): void {
+    const problem = catalogProblem(paths, this.options);
+    if (problem) throw new MdpError('bad_request', problem);
+    const perMinute = this.options.catalogUpdatesPerMinute;
+    const now = Date.now();
+    const wait = takeToken((session.catalogBucket ??= fullBucket(perMinute, now)), now, perMinute);
+    if (wait > 0) {
+      throw new MdpError('bad_request', `Catalog changes over the limit of ${perMinute} per minute; retry in ${wait} ms`, {
+        refusal: 'rate_limited',
+        retryAfterMs: wait,
+      });
+    }
+  }
+
   private register(session: Session, descriptor: ClientDescriptor, auth: AuthContext | undefined): void {
+    const holder = this.clients.get(descriptor.id);
+    // Under an auth policy an id belongs to whoever registered it; without one every session has
+    // the same (undefined) principal and the newer session replaces the older, as SPEC §4 says.
+    if (holder && holder.session !== session && holder.session.principal !== session.principal) {
+      this.logger.info('client.takeover_refused', { clientId: descriptor.id, holderSessionId: holder.session.id, sessionId: session.id });
+      throw new MdpError('bad_request', 'Client id held by another principal', { refusal: 'client_id_taken' });
+    }
+    this.checkCatalog(session, descriptor.paths);
     const previous = session.client;
     if (previous && previous.id !== descriptor.id) this.removeClient(previous, 'replaced by another registration on its session');
-    const holder = this.clients.get(descriptor.id);
     if (holder && holder.session !== session) {
       this.logger.info('client.replaced', { clientId: descriptor.id, oldSessionId: holder.session.id, sessionId: session.id });
       this.closeSession(holder.session, SESSION_CLOSE.replaced);
@@ -319,6 +398,7 @@ export class Router {
     if (!record || record.id !== clientId) {
       throw new MdpError('bad_request', `Client ${JSON.stringify(clientId)} is not registered on this session`);
     }
+    this.checkCatalog(session, paths);
     record.descriptor = { ...record.descriptor, paths };
     record.index = new PathIndex(paths);
     this.logger.debug('client.catalog_updated', { clientId, paths: paths.length });
@@ -370,13 +450,20 @@ export class Router {
 
   /**
    * {@link invokeTarget} for callers that take a callback: `done` is called exactly once, possibly
-   * before `dispatch` returns (a client that is not connected).
+   * before `dispatch` returns (a client that is not connected, or with too many calls waiting).
+   * Returns the call in flight, for {@link cancel}, or `undefined` when it already ended. (A
+   * handle costs nothing per call where an AbortSignal would cost a controller and a listener.)
    */
-  dispatch(clientId: string, target: ResolvedTarget, options: InvokeOptions, done: (outcome: InvokeOutcome) => void): void {
+  dispatch(
+    clientId: string,
+    target: ResolvedTarget,
+    options: InvokeOptions,
+    done: (outcome: InvokeOutcome) => void,
+  ): CallHandle | undefined {
     const record = this.clients.get(clientId);
     if (options.signal?.aborted) {
       done(CALLER_GONE);
-      return;
+      return undefined;
     }
     if (!record) {
       done({
@@ -384,7 +471,22 @@ export class Router {
         source: 'server',
         error: { code: 'not_found', message: `Client ${JSON.stringify(clientId)} is not connected` },
       });
-      return;
+      return undefined;
+    }
+    const limit = this.options.maxPendingCalls;
+    if (record.session.pendingCount >= limit) {
+      // Refused before anything is queued or sent: a client that stopped answering holds at most
+      // `limit` calls, whatever the readers do.
+      done({
+        ok: false,
+        source: 'server',
+        error: {
+          code: 'not_ready',
+          message: `Client ${JSON.stringify(clientId)} has ${limit} calls waiting for an answer; try again later`,
+          details: { retryAfterMs: 1000 },
+        },
+      });
+      return undefined;
     }
     const requestId = randomUuid();
     const message: CallClientMessage = {
@@ -417,6 +519,16 @@ export class Router {
       call.unwatch = () => signal.removeEventListener('abort', onAbort);
     }
     this.deliver(session, message, call);
+    return call;
+  }
+
+  /**
+   * The caller of a call went away (its HTTP request was aborted): the call ends at once with
+   * `transport_error` and is not delivered later (a queued HTTP loop message of it is dropped).
+   * Idempotent; a call that already ended is left alone.
+   */
+  cancel(call: CallHandle): void {
+    if (call instanceof PendingCall) this.finish(call, CALLER_GONE);
   }
 
   /**
@@ -554,6 +666,8 @@ export class Router {
       clearInterval(this.heartbeat);
       this.heartbeat = undefined;
     }
+    if (this.sweeping) clearImmediate(this.sweeping);
+    this.sweeping = undefined;
     // Every call ended with its session; nothing should be left, but never leave a timer behind.
     this.deadlines.clear();
   }
