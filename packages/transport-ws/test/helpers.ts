@@ -15,8 +15,8 @@ export class SpyRouter extends Router {
   readonly opened: Session[] = [];
   private readonly endWaiters = new Map<Session, Array<() => void>>();
 
-  override openSession(transport: SessionTransport, transportAuth?: AuthContext): Session {
-    const session = super.openSession(transport, transportAuth);
+  override openSession(transport: SessionTransport, transportAuth?: AuthContext, principal?: string): Session {
+    const session = super.openSession(transport, transportAuth, principal);
     this.opened.push(session);
     return session;
   }
