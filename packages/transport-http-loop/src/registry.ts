@@ -1,20 +1,27 @@
 /** The HTTP loop sessions of one transport, keyed by their core session id. */
-import type { Logger, Router, Session, SessionTransport } from '@mdp/core';
+import { Admission, type AdmissionLimits, type Logger, type Router, type Session, type SessionTransport } from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
-import { Mailbox } from './mailbox.js';
+import { Mailbox, type MailboxLimits } from './mailbox.js';
 
 export interface LoopSession {
   readonly session: Session;
   readonly mailbox: Mailbox;
+  /** The remote address that connected it, counted against the per-address cap. */
+  readonly address: string | undefined;
 }
 
 export class LoopSessionRegistry {
   private readonly entries = new Map<string, LoopSession>();
+  private readonly admission: Admission;
 
   constructor(
     private readonly router: Router,
     private readonly logger: Logger,
-  ) {}
+    sessionLimits: AdmissionLimits,
+    private readonly queueLimits: MailboxLimits,
+  ) {
+    this.admission = new Admission(sessionLimits, 'HTTP loop sessions');
+  }
 
   get size(): number {
     return this.entries.size;
@@ -24,11 +31,26 @@ export class LoopSessionRegistry {
     return this.entries.get(id);
   }
 
-  /** Open a core session whose messages queue in a mailbox. Throws MdpError(not_ready) while the router closes. */
-  open(transportAuth: AuthContext | undefined): LoopSession {
-    // A call that ended (timed out) while queued is not delivered: its answer would be ignored.
-    const mailbox = new Mailbox((message) => message.type === 'callClient' && !this.router.isPending(message.requestId));
+  /**
+   * Open a core session whose messages queue in a mailbox, or return why not (over the session
+   * caps). Throws MdpError(not_ready) while the router closes.
+   */
+  open(transportAuth: AuthContext | undefined, principal: string | undefined, address: string | undefined): LoopSession | string {
+    const refusal = this.admission.admit(address);
+    if (refusal !== undefined) {
+      this.logger.info('session.refused', { address, reason: refusal });
+      return refusal;
+    }
     let id: string | undefined;
+    // A call that ended (timed out, its caller gone) while queued is not delivered: its answer would be ignored.
+    const mailbox = new Mailbox(
+      (message) => message.type === 'callClient' && !this.router.isPending(message.requestId),
+      this.queueLimits,
+      (reason) => {
+        this.logger.warn('session.queue_overflow', { sessionId: id, reason });
+        if (id !== undefined) this.end(id, reason);
+      },
+    );
     const transport: SessionTransport = {
       kind: 'http-loop',
       // Pinged like every session (SPEC §4): the ping reaches the waiting poll and the pong comes
@@ -38,29 +60,46 @@ export class LoopSessionRegistry {
       // Core closed the session (replaced, expired, shutdown): forget it and answer its poll.
       close: (code, reason) => {
         mailbox.close();
-        if (id !== undefined) this.entries.delete(id);
+        if (id !== undefined) this.forget(id);
         this.logger.debug('session.closed', { sessionId: id, code, reason });
       },
     };
-    const session = this.router.openSession(transport, transportAuth);
+    let session: Session;
+    try {
+      session = this.router.openSession(transport, transportAuth, principal);
+    } catch (error) {
+      this.admission.release(address);
+      throw error;
+    }
     id = session.id;
-    const entry: LoopSession = { session, mailbox };
+    const entry: LoopSession = { session, mailbox, address };
     this.entries.set(id, entry);
     this.logger.debug('session.connected', { sessionId: id });
     return entry;
   }
 
-  /** The client disconnected, or the transport shuts down: forget the session, answer its poll, end it in core (its pending calls fail at once). */
+  /**
+   * The client disconnected, its queue overflowed, or the transport shuts down: forget the session,
+   * answer its poll, end it in core (its pending calls fail at once with `reason`).
+   */
   end(id: string, reason: string): void {
-    const entry = this.entries.get(id);
+    const entry = this.forget(id);
     if (!entry) return;
-    this.entries.delete(id);
     entry.mailbox.close();
-    entry.session.end();
+    entry.session.end(reason);
     this.logger.debug('session.ended', { sessionId: id, reason });
   }
 
   endAll(reason: string): void {
     for (const id of [...this.entries.keys()]) this.end(id, reason);
+  }
+
+  /** Drop the entry and release its place under the caps; the entry, if there was one. */
+  private forget(id: string): LoopSession | undefined {
+    const entry = this.entries.get(id);
+    if (!entry) return undefined;
+    this.entries.delete(id);
+    this.admission.release(entry.address);
+    return entry;
   }
 }
