@@ -73,7 +73,11 @@ export function createNodeSkillsHandler(
       auth: extractAuth(headers),
     };
     try {
-      readSkill(router, read, options, (answer) => write(request, response, answer));
+      const call = readSkill(router, read, options, (answer) => write(request, response, answer));
+      // A reader that goes away before its answer ends the call at once, so a queued callClient of
+      // it is never delivered. Node emits 'close' on the request when its connection is gone, and
+      // after a normal answer too, when cancelling finds the call ended and does nothing.
+      if (call !== undefined) request.on('close', () => router.cancel(call));
     } catch (error) {
       logger.error('skills.read_failed', { error });
       write(request, response, INTERNAL_ERROR);

@@ -149,6 +149,50 @@ describe('createNodeSkillsHandler', () => {
   });
 });
 
+describe('readers that leave, clients that are busy', () => {
+  it('ends the call at once when the reader goes away before its answer', async () => {
+    const called = new Promise<string>((resolve) => {
+      client.reply = (call) => {
+        resolve(call.requestId);
+        return undefined;
+      };
+    });
+    const port = await listen();
+    const requestClosed = new Promise<void>((resolve) => server!.on('request', (req) => req.on('close', () => resolve())));
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write(`GET /skills/c1/docs/review HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+    const requestId = await called;
+    expect(router.isPending(requestId)).toBe(true);
+    socket.destroy();
+    await requestClosed;
+    expect(router.isPending(requestId)).toBe(false);
+    expect(router.pendingCount).toBe(0);
+  });
+
+  it('answers 503 with Retry-After when the client has too many calls waiting, sending it nothing', async () => {
+    await router.close();
+    router = new Router({ maxPendingCalls: 1 });
+    client = connectClient(router, 'c1', [skill('/docs/review/skill.md')]);
+    const called = new Promise<void>((resolve) => {
+      client.reply = () => {
+        resolve();
+        return undefined;
+      };
+    });
+    const port = await listen();
+    void send(port, '/skills/c1/docs/review').catch(() => undefined);
+    await called;
+    const res = await send(port, '/skills/c1/docs/review');
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(JSON.parse(res.body)).toEqual({
+      error: { code: 'not_ready', message: 'Client "c1" has 1 calls waiting for an answer; try again later', details: { retryAfterMs: 1000 } },
+    });
+    expect(client.calls).toHaveLength(1);
+  });
+});
+
 describe('answers that cannot be made', () => {
   it('502 for a declared contentType that is no valid header value; the server keeps serving', async () => {
     connectClient(router, 'bad', [skill('/x/skill.md', { contentType: 'text/plain\r\nx-injected: 1' })]);
