@@ -5,6 +5,7 @@ import { MAX_WAIT_MS } from '@mdp/transport-http-loop';
 import { wholeNumber } from './flag-values.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { CLUSTER_ARG_OPTIONS, CLUSTER_HELP, parseClusterArgs } from './cluster-args.js';
+import { LIMIT_ARG_OPTIONS, LIMIT_HELP, parseLimitArgs } from './limit-args.js';
 
 export const HELP = `Usage: mdp-server [options]
 
@@ -29,6 +30,8 @@ Options:
   --log-level <level>              ${LOG_LEVELS.join(' | ')} (default ${SERVER_DEFAULTS.logLevel}); logs are JSON lines on stderr
   -h, --help                       show this help
   -v, --version                    print the version
+
+${LIMIT_HELP}
 
 ${CLUSTER_HELP}
 
@@ -80,6 +83,7 @@ export function parseCliArgs(argv: readonly string[], env: Readonly<Record<strin
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
         ...CLUSTER_ARG_OPTIONS,
+        ...LIMIT_ARG_OPTIONS,
       },
     }));
   } catch (error) {
@@ -89,7 +93,9 @@ export function parseCliArgs(argv: readonly string[], env: Readonly<Record<strin
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
 
-  const options: MdpServerOptions = {};
+  const limits = parseLimitArgs(values);
+  if (typeof limits === 'string') return { kind: 'error', message: limits };
+  const options: MdpServerOptions = { ...limits };
   if (typeof values.host === 'string') {
     if (values.host.trim() === '') return { kind: 'error', message: '--host must not be empty' };
     options.host = values.host;

@@ -24,6 +24,11 @@ export function createServerContext(options: MdpServerOptions): OwnedContext {
     invocationTimeoutMs: options.invocationTimeoutMs ?? SERVER_DEFAULTS.invocationTimeoutMs,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? SERVER_DEFAULTS.heartbeatIntervalMs,
     heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? SERVER_DEFAULTS.heartbeatTimeoutMs,
+    maxPendingCalls: options.maxPendingCalls ?? SERVER_DEFAULTS.maxPendingCalls,
+    maxPathLength: options.maxPathLength ?? SERVER_DEFAULTS.maxPathLength,
+    maxPathSegments: options.maxPathSegments ?? SERVER_DEFAULTS.maxPathSegments,
+    maxCatalogPaths: options.maxCatalogPaths ?? SERVER_DEFAULTS.maxCatalogPaths,
+    catalogUpdatesPerMinute: options.maxCatalogUpdatesPerMinute ?? SERVER_DEFAULTS.maxCatalogUpdatesPerMinute,
     logger,
   });
   let info: ListeningInfo | undefined;
@@ -34,6 +39,7 @@ export function createServerContext(options: MdpServerOptions): OwnedContext {
     guarded: policy !== undefined,
     extractAuth: gate.extract,
     authorize: policy ? gate.allows : undefined,
+    principalOf: gate.principalOf,
     corsFor: (request: IncomingMessage) => corsHeadersFor(request.headers.origin),
     maxMessageBytes: options.maxMessageBytes ?? SERVER_DEFAULTS.maxMessageBytes,
     info: () => info,

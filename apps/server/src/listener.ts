@@ -13,6 +13,7 @@ import { originForm } from '@mdp/skills-gateway';
 import { heldByMdp } from './cluster.js';
 import { mdpCors } from './cors.js';
 import type { ServerFeature } from './feature.js';
+import { closeIdleConnections, oneAtATime, serverOptions, type HttpLimits } from './http-limits.js';
 
 /** Time given to open HTTP connections to finish during close before they are cut, ms. */
 const CLOSE_GRACE_MS = 1000;
@@ -44,18 +45,20 @@ export function createApp(features: readonly ServerFeature[], logger: Logger): H
   return app;
 }
 
-/** A node HTTP server that dispatches to `features` and then to `app`. */
-export function createListener(features: readonly ServerFeature[], app: Hono, host: string, logger: Logger): Server {
+/** A node HTTP server that dispatches to `features` and then to `app`, within `limits`. */
+export function createListener(features: readonly ServerFeature[], app: Hono, host: string, logger: Logger, limits: HttpLimits): Server {
   const fast = features.filter((f) => f.handle !== undefined);
   const upgraders = features.filter((f) => f.upgrade !== undefined);
   const serveWithHono = getRequestListener(app.fetch, { hostname: host });
-  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+  const serve = (request: IncomingMessage, response: ServerResponse): void => {
     if (request.method !== 'OPTIONS') {
       const url = originForm(request.url ?? '/');
       for (const feature of fast) if (feature.handle?.(request, response, url)) return;
     }
     void serveWithHono(request, response);
-  });
+  };
+  const server = createServer(serverOptions(limits), oneAtATime(limits, serve));
+  closeIdleConnections(server, limits, logger);
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', (error) => logger.debug('upgrade.socket_error', { error: error.message }));
     const path = (request.url ?? '/').split('?')[0] ?? '/';

@@ -17,8 +17,9 @@ import { metaFeature } from './features/meta.js';
 import { sessionsFeature } from './features/sessions.js';
 import { skillsFeature } from './features/skills.js';
 import { websocketFeature } from './features/websocket.js';
+import { httpLimitsProblem } from './http-limits.js';
 import { bindServing, closeListener, createApp, createListener } from './listener.js';
-import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
+import { SERVER_DEFAULTS, serverLimits, type MdpServerOptions } from './options.js';
 import { advertisedAuthority, formatHost, serverUrls } from './urls.js';
 
 export type { ListeningInfo } from './feature.js';
@@ -56,19 +57,22 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const { router, logger } = ctx;
   const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
   const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens });
+  const limits = serverLimits(options);
+  const httpProblem = httpLimitsProblem(limits.http);
+  if (httpProblem) throw new RangeError(httpProblem);
   // Dispatch runs down this list; shutdown runs up it (the cluster resigns first, then sessions end
   // so pending calls fail and waiting reads answer, then the transports close their sockets).
   const features: readonly ServerFeature[] = [
     skillsFeature(ctx),
-    httpLoopFeature(ctx, { longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs }),
+    httpLoopFeature(ctx, { longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs, ...limits.httpLoop }),
     metaFeature(ctx, cluster, host),
     authFeature(ctx),
-    websocketFeature(ctx),
+    websocketFeature(ctx, limits.websocket),
     sessionsFeature(ctx),
     cluster,
   ];
   const app = createApp(features, logger);
-  const httpServer = createListener(features, app, host, logger);
+  const httpServer = createListener(features, app, host, logger, limits.http);
 
   const start = (port: number): ListeningInfo => {
     const serverId = options.serverId ?? `${formatHost(host)}:${port}`;

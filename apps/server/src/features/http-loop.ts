@@ -7,15 +7,22 @@ const PREFIX = '/mdp/http-loop/';
 export interface HttpLoopFeatureOptions {
   /** Default long-poll wait, ms. */
   readonly longPollTimeoutMs: number;
+  /** Most sessions, in all and from one remote address. */
+  readonly maxSessions: number;
+  readonly maxSessionsPerAddress: number;
+  /** Bounds of one session's queue: past either the session ends. */
+  readonly maxQueuedMessages: number;
+  readonly maxQueuedBytes: number;
 }
 
 export function httpLoopFeature(ctx: ServerContext, options: HttpLoopFeatureOptions): ServerFeature {
   const transport = createHttpLoopTransport(ctx.router, {
-    longPollTimeoutMs: options.longPollTimeoutMs,
     maxBodyBytes: ctx.maxMessageBytes,
     extractAuth: ctx.extractAuth,
     authorize: ctx.authorize,
+    principalOf: ctx.principalOf,
     extraHeaders: ctx.corsFor,
+    ...options,
     logger: ctx.logger,
   });
   return {
