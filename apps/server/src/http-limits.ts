@@ -66,8 +66,11 @@ export function closeIdleConnections(server: Server, limits: HttpLimits, logger:
   server.timeout = limits.idleTimeoutMs;
   server.on('timeout', (socket: Socket) => {
     const active = activeResponse(socket);
-    if (active !== undefined && active !== null && socket.writableLength === 0) return;
-    logger.debug('http.idle_closed', { waitingBytes: socket.writableLength, answering: active !== undefined && active !== null });
+    const waitingBytes = socket.writableLength;
+    if (active !== undefined && active !== null && waitingBytes === 0) return;
+    // An answer its reader does not take is worth knowing about; an idle connection is routine.
+    if (waitingBytes > 0) logger.info('http.unread_answer_closed', { waitingBytes, idleMs: limits.idleTimeoutMs });
+    else logger.debug('http.idle_closed', {});
     socket.destroy();
   });
 }
@@ -103,6 +106,9 @@ export function oneAtATime(
     waiting.set(socket, count + 1);
     response.once('socket', () => {
       waiting.set(socket, (waiting.get(socket) ?? 1) - 1);
+      // node hands the socket on even when the answer before failed with the connection (it was
+      // closed under a pending write): nobody would read this answer.
+      if (socket.destroyed) return;
       serve(request, response);
     });
   };

@@ -1,0 +1,26 @@
+// Preloaded into the mdp-server child of the hardening tests (`node --expose-gc --import
+// memory-probe.mjs dist/cli.js …`): answers `{ id, type: 'memory' }` over IPC with the process's
+// memory, measured in the server itself and never on its request path. `gc: true` collects first
+// (twice, so weak references and finalizers free what they hold).
+process.channel?.unref();
+process.on('message', async (message) => {
+  if (message?.type !== 'memory') return;
+  if (message.gc && globalThis.gc) {
+    for (let i = 0; i < 2; i++) {
+      globalThis.gc();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  const memory = process.memoryUsage();
+  process.send?.({
+    id: message.id,
+    rss: memory.rss,
+    heapUsed: memory.heapUsed,
+    external: memory.external,
+    arrayBuffers: memory.arrayBuffers,
+    // Kilobytes on Linux: the largest resident set the process has had so far.
+    maxRss: process.resourceUsage().maxRSS * 1024,
+  });
+});
+// The test runner went away: stop the server the way an operator would.
+process.on('disconnect', () => process.kill(process.pid, 'SIGTERM'));
