@@ -142,6 +142,12 @@ export class Session implements SessionInfo {
   lastCall: PendingCall | undefined;
   /** How many calls are waiting for this session's answer (sent, not yet answered, failed or timed out). */
   pendingCount = 0;
+  /**
+   * Calls sent to this session that ended without its answer (timed out, their caller gone) since it
+   * last answered one. A client that reads answers, even late; one that keeps letting calls die is
+   * stalled, which transports use to tell a slow peer from a busy one.
+   */
+  unansweredCalls = 0;
 
   constructor(
     private readonly router: Router,
@@ -315,6 +321,8 @@ export class Router {
     session.lastSeen = Date.now();
     switch (message.type) {
       case 'callClientResult':
+        // Any answer, even one too late to be used, shows the client reads and answers.
+        session.unansweredCalls = 0;
         this.settle(session, message);
         return;
       case 'registerClient':
@@ -571,6 +579,7 @@ export class Router {
     else session.lastCall = sessionPrev;
     call.sessionPrev = call.sessionNext = undefined;
     session.pendingCount--;
+    if (!outcome.ok && outcome.source === 'server') session.unansweredCalls++;
     this.deadlines.remove(call);
     if (call.unwatch) {
       call.unwatch();

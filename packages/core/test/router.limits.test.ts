@@ -202,3 +202,22 @@ describe('the liveness sweep', () => {
     expect(sessions.every((s) => s.transport.ofType('ping').length === 1)).toBe(true);
   });
 });
+
+describe('unanswered calls', () => {
+  it('counts calls that ended without the client answering since it last answered, even late', async () => {
+    const { session, transport } = connectClient(router, 'c');
+    const controller = new AbortController();
+    void router.invoke('c', 'GET', '/ping', { signal: controller.signal });
+    void router.invoke('c', 'GET', '/ping', { timeoutMs: 100 });
+    controller.abort();
+    vi.advanceTimersByTime(100);
+    await flush();
+    expect(session.unansweredCalls).toBe(2);
+    // A late answer to a call that already ended still shows the client answers.
+    session.handle({ type: 'callClientResult', requestId: transport.calls[0]!.requestId, ok: true });
+    expect(session.unansweredCalls).toBe(0);
+    void router.invoke('c', 'GET', '/ping');
+    session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: false, error: { code: 'handler_error', message: 'no' } });
+    expect(session.unansweredCalls).toBe(0);
+  });
+});

@@ -27,6 +27,8 @@ export class WsConnection implements SessionTransport, Deadline {
   session: Session | undefined = undefined;
   /** True until the first `registerClient` (while the registration deadline runs). */
   awaitingRegistration = false;
+  /** Bytes of calls sent since the peer last answered one (the transport resets it on each answer). */
+  sentSinceAnswer = 0;
   deadlineAt = 0;
   deadlinePrev: Deadline | undefined = undefined;
   deadlineNext: Deadline | undefined = undefined;
@@ -44,6 +46,7 @@ export class WsConnection implements SessionTransport, Deadline {
     const ws = this.ws;
     if (ws.readyState !== WebSocket.OPEN) return;
     const text = stringifyServerMessage(message);
+    if (message.type === 'callClient' && this.stalled(text.length)) return;
     if (this.held === undefined && ws.bufferedAmount < HOLD_FROM) {
       // The router counts this call already: more than one pending means a busy client.
       if (message.type === 'callClient' && this.session !== undefined && this.session.pendingCount > 1) this.context.corkUntilFlush(this.socket);
@@ -51,6 +54,21 @@ export class WsConnection implements SessionTransport, Deadline {
       return;
     }
     this.hold(text, message.type === 'callClient' ? message.requestId : undefined);
+  }
+
+  /**
+   * Count a call of `bytes` towards what the peer owes; true when it is stalled: more than the cap
+   * sent since its last answer while calls sent to it died unanswered meanwhile. The kernel takes
+   * megabytes into a loopback socket before anything waits in node, so a peer that stopped reading
+   * can be invisible to the socket's own buffer for a long time; the calls it lets die are not.
+   * (A client working on large calls lets none die, so it is never taken for a stalled one.)
+   */
+  private stalled(bytes: number): boolean {
+    this.sentSinceAnswer += bytes;
+    if (this.sentSinceAnswer <= this.context.maxBufferedBytes || this.session === undefined || this.session.unansweredCalls === 0) return false;
+    this.held = undefined;
+    this.context.onSlow(this, this.sentSinceAnswer);
+    return true;
   }
 
   close(code: number, reason: string): void {

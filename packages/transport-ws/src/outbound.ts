@@ -2,8 +2,12 @@
  * Messages held back from a websocket whose peer reads slower than it is sent to. While the peer
  * keeps up, the connection writes straight to the socket; once more than {@link HOLD_FROM} bytes wait
  * in the socket, it holds messages here instead, in order, until the socket drains. A held call
- * whose caller went away meanwhile is dropped, never sent. When what waits in the socket and here
- * together passes the cap, the peer is slow: everything held is dropped and the owner closes it.
+ * whose caller went away meanwhile is dropped, never sent. What waits in the socket plus every byte
+ * held since the peer last caught up (nothing held; dropped calls count too: they were meant for
+ * this peer, which did not take them) is what the peer owes; past the cap it is slow: everything
+ * held is dropped and the owner closes it. So a peer that stops reading, or reads slower than it is
+ * sent to and never catches up, is closed after at most the cap in bytes, however quickly its
+ * callers give up.
  *
  *   send ─▶ nothing held and socket < HOLD_FROM? ─ yes ─▶ socket
  *                          │ no
@@ -33,7 +37,10 @@ export class HeldMessages {
   private texts: string[] = [];
   private requestIds: Array<string | undefined> = [];
   private head = 0;
+  /** Bytes held now. */
   private heldBytes = 0;
+  /** Bytes held since the peer last caught up (nothing held), dropped ones included. */
+  private owed = 0;
 
   /**
    * @param socket Where messages go once it drains.
@@ -59,13 +66,11 @@ export class HeldMessages {
     this.texts.push(text);
     this.requestIds.push(requestId);
     this.heldBytes += text.length;
-    if (this.socket.bufferedAmount + this.heldBytes <= this.maxBytes) return 0;
-    // Calls whose callers left make room first; only what is still wanted counts.
-    this.compact();
-    const waiting = this.socket.bufferedAmount + this.heldBytes;
-    if (waiting <= this.maxBytes) return 0;
+    this.owed += text.length;
+    const unread = this.socket.bufferedAmount + this.owed;
+    if (unread <= this.maxBytes) return 0;
     this.clear();
-    return waiting;
+    return unread;
   }
 
   /** The socket drained: send what is held until it backs up again. True once nothing is held. */
@@ -79,6 +84,7 @@ export class HeldMessages {
       if (requestId === undefined || this.isWanted(requestId)) this.socket.send(text);
     }
     if (this.head < texts.length) return false;
+    // The peer caught up: it owes nothing any more.
     this.clear();
     return true;
   }
@@ -89,24 +95,6 @@ export class HeldMessages {
     this.requestIds = [];
     this.head = 0;
     this.heldBytes = 0;
-  }
-
-  /** Keep only the held messages still wanted. */
-  private compact(): void {
-    const texts: string[] = [];
-    const requestIds: Array<string | undefined> = [];
-    let bytes = 0;
-    for (let i = this.head; i < this.texts.length; i++) {
-      const requestId = this.requestIds[i];
-      if (requestId !== undefined && !this.isWanted(requestId)) continue;
-      const text = this.texts[i] as string;
-      texts.push(text);
-      requestIds.push(requestId);
-      bytes += text.length;
-    }
-    this.texts = texts;
-    this.requestIds = requestIds;
-    this.head = 0;
-    this.heldBytes = bytes;
+    this.owed = 0;
   }
 }

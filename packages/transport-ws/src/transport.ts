@@ -46,8 +46,9 @@ export interface WebSocketTransportOptions {
    */
   principalOf?: (auth: AuthContext | undefined) => string | undefined;
   /**
-   * Most bytes waiting to be sent to one peer (in its socket and held back), bytes. A peer over it
-   * does not read: it is closed with 1013 and its pending calls fail at once. Default 8 MiB.
+   * Most bytes one peer may leave unread, bytes: waiting in its socket and held back, or calls sent
+   * since its last answer while it let others die unanswered. A peer over it does not read: it is
+   * closed with 1013 and its pending calls fail at once. Default 8 MiB.
    */
   maxBufferedBytes?: number;
   /** Time from the handshake to the first `registerClient`, ms; past it the connection closes 4408. Default 10000. */
@@ -136,7 +137,7 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     maxBufferedBytes,
     isPending: (requestId) => router.isPending(requestId),
     onSlow(connection, waiting) {
-      const reason = `Client is not reading: ${waiting} bytes waiting, limit ${maxBufferedBytes}`;
+      const reason = `Client is not reading: ${waiting} bytes unread, limit ${maxBufferedBytes}`;
       logger.warn('ws.slow_client', { sessionId: connection.session?.id, clientId: connection.session?.clientId, waiting });
       refuse(connection.ws, WS_CLOSE.tryAgainLater, reason, connection.session);
     },
@@ -166,6 +167,7 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     }
     const parsed = parseClientMessage(json);
     if (!parsed.ok) return refuse(ws, WS_CLOSE.policyViolation, `Invalid message: ${parsed.error}`, session);
+    if (parsed.value.type === 'callClientResult') connection.sentSinceAnswer = 0;
     try {
       session.handle(parsed.value);
     } catch (error) {

@@ -74,7 +74,7 @@ describe('a peer that does not read', () => {
     expect(h.router.hasClient('slow')).toBe(false);
     const failed = await Promise.all(outcomes);
     expect(failed.every((o) => !o.ok && o.error.code === 'transport_error')).toBe(true);
-    expect(failed[0]).toMatchObject({ error: { message: expect.stringMatching(/^client session ended: Client is not reading: \d+ bytes waiting, limit 1048576$/) } });
+    expect(failed[0]).toMatchObject({ error: { message: expect.stringMatching(/^client session ended: Client is not reading: \d+ bytes unread, limit 1048576$/) } });
 
     // The peer reads again: what was already written, then the close frame.
     tcpOf(slow).resume();
@@ -112,6 +112,43 @@ describe('a peer that does not read', () => {
     slow.send({ type: 'callClientResult', requestId: last, ok: true, data: 'fine' });
     expect(await outcomes.at(-1)).toEqual({ ok: true, data: 'fine' });
     expect(HOLD_FROM).toBe(64 * 1024);
+  });
+});
+
+describe('a peer that lets its calls die', () => {
+  it('is closed 1013 once more than maxBufferedBytes of calls went to it since its last answer, though its socket never backed up', async () => {
+    const h = await start({ transport: { maxBufferedBytes: 100_000 } });
+    const stalled = await client(h);
+    await register(stalled, 'stalled');
+    const session = h.router.onlySession;
+    // Each caller gives up at once; the kernel takes these few kilobytes without a murmur.
+    for (let i = 0; i < 100 && !session.closed; i++) {
+      const controller = new AbortController();
+      void h.router.invoke('stalled', 'GET', '/docs/skill.md', { body: 'x'.repeat(2000), signal: controller.signal });
+      controller.abort();
+    }
+    expect(session.closed).toBe(true);
+    const closed = await stalled.closed;
+    expect(closed.code).toBe(WS_CLOSE.tryAgainLater);
+    expect(closed.reason).toMatch(/^Client is not reading: \d+ bytes unread, limit 100000$/);
+  });
+
+  it('is not closed while it works on large calls it will answer', async () => {
+    const h = await start({ transport: { maxBufferedBytes: 150_000 } });
+    const busy = await client(h);
+    await register(busy, 'busy');
+    // 250 KB of calls before any answer, each written once the one before arrived (nothing waits in the socket).
+    const outcomes: Array<Promise<InvokeOutcome>> = [];
+    for (let i = 0; i < 5; i++) {
+      const arrived = busy.next((m) => m.type === 'callClient');
+      outcomes.push(h.router.invoke('busy', 'GET', '/docs/skill.md', { body: 'x'.repeat(50_000) }));
+      await arrived;
+    }
+    for (const call of busy.messages.filter((m) => m.type === 'callClient')) {
+      busy.send({ type: 'callClientResult', requestId: call.requestId, ok: true, data: 1 });
+    }
+    expect((await Promise.all(outcomes)).every((o) => o.ok)).toBe(true);
+    expect(busy.ws.readyState).toBe(WebSocket.OPEN);
   });
 });
 

@@ -53,11 +53,31 @@ describe('HeldMessages', () => {
     expect(queue.size).toBe(0);
   });
 
-  it('makes room by dropping calls whose callers left before it declares overflow', () => {
-    const { queue, gone } = held(HOLD_FROM + 100);
-    queue.hold('x'.repeat(60), 'r1');
+  it('counts what was held since the last drain against the cap, calls whose callers left included', () => {
+    const { socket, queue, gone } = held(HOLD_FROM + 100);
+    expect(queue.hold('x'.repeat(60), 'r1')).toBe(0);
     gone.add('r1');
-    expect(queue.hold('y'.repeat(60), 'r2')).toBe(0);
-    expect(queue.size).toBe(1);
+    // r1 is no longer wanted, but the peer did not take it either: it still counts.
+    expect(queue.hold('y'.repeat(60), 'r2')).toBe(HOLD_FROM + 120);
+    expect(socket.sent).toEqual([]);
+  });
+
+  it('keeps counting while the peer has not caught up, and forgives it once nothing is held', () => {
+    const { socket, queue } = held(3 * HOLD_FROM);
+    expect(queue.hold('a'.repeat(HOLD_FROM), 'r1')).toBe(0);
+    expect(queue.hold('b'.repeat(HOLD_FROM / 2), 'r2')).toBe(0);
+    socket.bufferedAmount = 0;
+    // 'a' goes out and fills the socket again; 'b' stays held: the peer reads, but slower than it is sent to.
+    expect(queue.drain()).toBe(false);
+    expect(socket.sent.map((t) => t[0])).toEqual(['a']);
+    expect(queue.hold('c'.repeat(HOLD_FROM / 2 + 1), 'r3')).toBe(3 * HOLD_FROM + 1);
+    expect(queue.size).toBe(0);
+
+    // A peer that caught up owes nothing.
+    const fresh = held(3 * HOLD_FROM);
+    fresh.queue.hold('a'.repeat(HOLD_FROM), 'r1');
+    fresh.socket.bufferedAmount = 0;
+    expect(fresh.queue.drain()).toBe(true);
+    expect(fresh.queue.hold('b'.repeat(HOLD_FROM), 'r2')).toBe(0);
   });
 });
