@@ -4,31 +4,13 @@
  * client id (4403) and catalog changes over the rate (1013).
  */
 import type { Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { InvokeOutcome } from '@mdp/core';
 import { HOLD_FROM, WS_CLOSE, WS_LIMIT_DEFAULTS } from '../src/index.js';
-import { ROUTER_OPTIONS, SpyRouter, descriptor, openClient, startHarness, type Harness, type TestSocket } from './helpers.js';
+import { ROUTER_OPTIONS, SpyRouter, descriptor, harnessPerTest, type TestSocket } from './helpers.js';
 
-let harness: Harness | undefined;
-const sockets: TestSocket[] = [];
-
-afterEach(async () => {
-  for (const socket of sockets.splice(0)) socket.ws.terminate();
-  await harness?.stop();
-  harness = undefined;
-});
-
-async function start(options?: Parameters<typeof startHarness>[0]): Promise<Harness> {
-  harness = await startHarness(options);
-  return harness;
-}
-
-async function client(h: Harness, headers: Record<string, string> = {}): Promise<TestSocket> {
-  const socket = await openClient(h.url, headers);
-  sockets.push(socket);
-  return socket;
-}
+const { start, client } = harnessPerTest();
 
 /** Register `id` and wait until the registration applied (a ping round trip). */
 async function register(socket: TestSocket, id: string): Promise<void> {
