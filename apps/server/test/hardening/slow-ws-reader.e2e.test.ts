@@ -37,7 +37,7 @@ describe('a websocket client that stops reading', () => {
       );
       results.push(...answers);
       refused = answers.find((a): a is ReadResult => a !== 'aborted' && (a.status === 502 || a.status === 404));
-      if (wave === 2) healthyRead = await read(server.http, '/skills/healthy/s');
+      healthyRead ??= await read(server.http, '/skills/healthy/s');
     }
     agent.destroy();
 
