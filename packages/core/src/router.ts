@@ -117,6 +117,8 @@ export class PendingCall implements Deadline, CallHandle {
   sessionNext: PendingCall | undefined = undefined;
   /** Set while the caller's abort signal is watched. */
   unwatch: (() => void) | undefined = undefined;
+  /** Set once the call has its outcome. */
+  ended = false;
 
   constructor(
     readonly requestId: string,
@@ -527,7 +529,8 @@ export class Router {
       call.unwatch = () => signal.removeEventListener('abort', onAbort);
     }
     this.deliver(session, message, call);
-    return call;
+    // A transport may fail the call while delivering it (or a client answer at once, in tests).
+    return call.ended ? undefined : call;
   }
 
   /**
@@ -573,6 +576,7 @@ export class Router {
   private finish(call: PendingCall, outcome: InvokeOutcome): void {
     if (this.pending.get(call.requestId) !== call) return;
     this.pending.delete(call.requestId);
+    call.ended = true;
     const { session, sessionPrev, sessionNext } = call;
     if (sessionPrev) sessionPrev.sessionNext = sessionNext;
     if (sessionNext) sessionNext.sessionPrev = sessionPrev;

@@ -179,12 +179,18 @@ describe('cancel', () => {
   });
 
   it('returns no handle for a call that ended before dispatch returned', () => {
-    connectClient(router, 'c');
+    const { transport } = connectClient(router, 'c');
     const target = router.findTarget('c', 'GET', '/ping');
     if (!target) throw new Error('no target');
     const done = vi.fn();
     expect(router.dispatch('missing', target, {}, done)).toBeUndefined();
     expect(done).toHaveBeenCalledOnce();
+    // A transport that fails while delivering ends the call before dispatch returns.
+    transport.send = () => {
+      throw new Error('socket gone');
+    };
+    expect(router.dispatch('c', target, {}, done)).toBeUndefined();
+    expect(done).toHaveBeenCalledTimes(2);
   });
 });
 
