@@ -1,8 +1,8 @@
 /**
  * Bounds on HTTP connections whose peers send slowly, read slowly or not at all (issue 18): node's
- * own header, request and keep-alive time-outs; an idle time-out that closes a connection making no
- * progress unless an answer is still being prepared for it; and pipelining done one request at a
- * time, so a reader that never reads holds at most one answer per connection:
+ * own header, request and keep-alive time-outs (a connection that sends nothing gets 408 and is
+ * closed); a sweep that closes a connection whose answer makes no progress; and pipelining done one
+ * request at a time, so a reader that never reads holds at most one answer per connection:
  *
  *   request ─▶ another answer on this connection unfinished? ─ no ─▶ served now
  *                        │ yes
@@ -23,7 +23,7 @@ export interface HttpLimits {
   readonly requestTimeoutMs: number;
   /** An idle keep-alive connection is closed after this, ms. */
   readonly keepAliveTimeoutMs: number;
-  /** A connection making no progress this long is closed unless an answer is being prepared for it, ms. */
+  /** A connection whose answer makes no progress (its reader does not read) this long is closed, ms. */
   readonly idleTimeoutMs: number;
   /** Most requests waiting behind the one being answered on a connection. */
   readonly maxPipelinedRequests: number;
@@ -53,26 +53,53 @@ export function serverOptions(limits: HttpLimits): ServerOptions {
   };
 }
 
-/** The response node is writing on a connection right now (unset between requests). */
-const activeResponse = (socket: Socket): unknown => (socket as Socket & { _httpMessage?: unknown })._httpMessage;
+/** A connection's write progress as the last sweep saw it. */
+interface Progress {
+  bytesWritten: number;
+  since: number;
+}
 
 /**
- * Close connections that make no progress for `idleTimeoutMs`: with no request at all, or with an
- * answer the reader does not take. One whose answer is still being prepared (a long poll, a call
- * waiting for its client) is kept; node times it out again after its next progress. Websocket
- * connections are not concerned: `ws` turns the time-out off once it takes a socket.
+ * Close connections whose answer their reader does not take: a sweep every {@link sweepMs} looks at
+ * each HTTP connection with bytes waiting to be written, and one that has written nothing more for
+ * `idleTimeoutMs` is destroyed. Nothing runs per request (node's own per-socket time-out would arm
+ * and re-arm a timer on every request and every read and write). Connections that never send a
+ * request, or sit idle between requests, are node's: its headers and keep-alive time-outs close
+ * them. Websocket connections leave the sweep when they are upgraded; `ws` and the transport watch
+ * them. Returns what stops the sweep.
  */
-export function closeIdleConnections(server: Server, limits: HttpLimits, logger: Logger): void {
-  server.timeout = limits.idleTimeoutMs;
-  server.on('timeout', (socket: Socket) => {
-    const active = activeResponse(socket);
-    const waitingBytes = socket.writableLength;
-    if (active !== undefined && active !== null && waitingBytes === 0) return;
-    // An answer its reader does not take is worth knowing about; an idle connection is routine.
-    if (waitingBytes > 0) logger.info('http.unread_answer_closed', { waitingBytes, idleMs: limits.idleTimeoutMs });
-    else logger.debug('http.idle_closed', {});
-    socket.destroy();
+export function closeStalledConnections(server: Server, limits: HttpLimits, logger: Logger): () => void {
+  const connections = new Set<Socket>();
+  const progress = new WeakMap<Socket, Progress>();
+  server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
   });
+  server.on('upgrade', (_request, socket: Socket) => connections.delete(socket));
+  const sweep = (): void => {
+    const now = Date.now();
+    for (const socket of connections) {
+      if (socket.writableLength === 0) {
+        progress.delete(socket);
+        continue;
+      }
+      const seen = progress.get(socket);
+      if (seen === undefined || seen.bytesWritten !== socket.bytesWritten) {
+        progress.set(socket, { bytesWritten: socket.bytesWritten, since: now });
+      } else if (now - seen.since >= limits.idleTimeoutMs) {
+        logger.info('http.unread_answer_closed', { waitingBytes: socket.writableLength, idleMs: now - seen.since });
+        connections.delete(socket);
+        socket.destroy();
+      }
+    }
+  };
+  const timer = setInterval(sweep, sweepMs(limits)).unref();
+  return () => clearInterval(timer);
+}
+
+/** How often stalled connections are looked for, ms: a quarter of the idle time-out, at most every second. */
+export function sweepMs(limits: HttpLimits): number {
+  return Math.max(10, Math.min(1000, Math.floor(limits.idleTimeoutMs / 4)));
 }
 
 /** The answer to a request over the pipelining limit; the connection closes after it. */

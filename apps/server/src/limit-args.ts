@@ -37,10 +37,10 @@ export const LIMIT_FLAGS: readonly LimitFlag[] = [
   { flag: 'max-http-loop-sessions-per-address', key: 'maxHttpLoopSessionsPerAddress', min: 1, max: MAX, help: 'HTTP loop sessions from one address' },
   { flag: 'http-loop-max-queued-messages', key: 'httpLoopMaxQueuedMessages', min: 1, max: MAX, help: 'messages queued for one HTTP loop session' },
   { flag: 'http-loop-max-queued-bytes', key: 'httpLoopMaxQueuedBytes', min: 1, max: MAX, help: 'bytes queued for one HTTP loop session' },
-  { flag: 'http-headers-timeout-ms', key: 'httpHeadersTimeoutMs', min: 1, max: MAX_TIMER_MS, help: "time to receive a request's headers; past: 408" },
+  { flag: 'http-headers-timeout-ms', key: 'httpHeadersTimeoutMs', min: 1, max: MAX_TIMER_MS, help: "time to receive a request's headers (or any byte); past: 408" },
   { flag: 'http-request-timeout-ms', key: 'httpRequestTimeoutMs', min: 1, max: MAX_TIMER_MS, help: 'time to receive a whole request; past: 408' },
   { flag: 'http-keep-alive-timeout-ms', key: 'httpKeepAliveTimeoutMs', min: 1, max: MAX_TIMER_MS, help: 'idle keep-alive connections are closed after' },
-  { flag: 'http-idle-timeout-ms', key: 'httpIdleTimeoutMs', min: 1, max: MAX_TIMER_MS, help: 'close a connection with no progress (unread answer)' },
+  { flag: 'http-idle-timeout-ms', key: 'httpIdleTimeoutMs', min: 1, max: MAX_TIMER_MS, help: "close a connection whose answer its reader does not take" },
   { flag: 'max-pipelined-requests', key: 'maxPipelinedRequests', min: 1, max: MAX, help: 'requests waiting on one connection; more: 503, close' },
 ];
 

@@ -13,7 +13,7 @@ import { originForm } from '@mdp/skills-gateway';
 import { heldByMdp } from './cluster.js';
 import { mdpCors } from './cors.js';
 import type { ServerFeature } from './feature.js';
-import { closeIdleConnections, oneAtATime, serverOptions, type HttpLimits } from './http-limits.js';
+import { closeStalledConnections, oneAtATime, serverOptions, type HttpLimits } from './http-limits.js';
 
 /** Time given to open HTTP connections to finish during close before they are cut, ms. */
 const CLOSE_GRACE_MS = 1000;
@@ -58,7 +58,8 @@ export function createListener(features: readonly ServerFeature[], app: Hono, ho
     void serveWithHono(request, response);
   };
   const server = createServer(serverOptions(limits), oneAtATime(limits, serve));
-  closeIdleConnections(server, limits, logger);
+  const stopSweep = closeStalledConnections(server, limits, logger);
+  server.once('close', stopSweep);
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', (error) => logger.debug('upgrade.socket_error', { error: error.message }));
     const path = (request.url ?? '/').split('?')[0] ?? '/';

@@ -50,16 +50,15 @@ export interface MdpServerOptions {
   httpLoopMaxQueuedMessages?: number;
   /** Most bytes of JSON queued for one HTTP loop session; past it the session ends. Default 8 MiB. */
   httpLoopMaxQueuedBytes?: number;
-  /** Time to receive a request's headers, ms (node's headersTimeout); past it 408. Default 20000. */
+  /** Time to receive a request's headers, ms (node's headersTimeout); past it 408, also for a connection that sends nothing. Default 20000. */
   httpHeadersTimeoutMs?: number;
   /** Time to receive a whole request, ms (node's requestTimeout); at least the headers time-out. Default 60000. */
   httpRequestTimeoutMs?: number;
   /** An idle keep-alive connection is closed after this, ms. Default 5000. */
   httpKeepAliveTimeoutMs?: number;
   /**
-   * A connection that makes no progress for this long is closed, ms, unless it waits for an answer
-   * being prepared (a long poll, a call in flight): one whose reader does not take its answer, or
-   * with no request at all. Default 30000.
+   * A connection whose answer makes no progress for this long (its reader does not read) is closed,
+   * ms. Long polls and calls still being answered are not concerned. Default 30000.
    */
   httpIdleTimeoutMs?: number;
   /** Most requests waiting behind the one being answered on a connection; more answer 503 and close it. Default 8. */

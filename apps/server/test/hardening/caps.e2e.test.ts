@@ -72,13 +72,16 @@ describe('websocket connections', () => {
 });
 
 describe('a TCP connection that never sends a byte', () => {
-  it('is closed after the HTTP idle time-out', async () => {
-    const t = await startServer({ httpIdleTimeoutMs: 200 });
+  it('is answered 408 and closed after the headers time-out', async () => {
+    const t = await startServer({ httpHeadersTimeoutMs: 200, httpRequestTimeoutMs: 200 });
     const socket = connect(t.port, '127.0.0.1');
-    socket.on('data', () => {});
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
     socket.on('error', () => {});
     await new Promise<void>((resolve) => socket.once('close', () => resolve()));
     expect(socket.bytesWritten).toBe(0);
+    expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(answer).toMatch(/\{"error":"Request not received in time"\}$/);
   });
 });
 
