@@ -11,6 +11,7 @@
  * Past a bound, messages whose calls ended are dropped first; if it is still over, the mailbox
  * closes and reports the overflow (the transport ends the session).
  */
+import { Deadlines, type Deadline } from '@mdp/core';
 import { stringifyServerMessage, type ServerToClientMessage } from '@mdp/protocol';
 
 /** A queued message with its JSON text, made once when it is queued (its size counts against the bound). */
@@ -47,10 +48,28 @@ export interface TakeOptions {
   readonly connection?: PollConnection;
 }
 
-interface Waiter {
-  readonly resolve: (result: TakeResult) => void;
-  readonly live: () => boolean;
-  readonly cleanup: () => void;
+/**
+ * The one poll waiting on a mailbox, and its place in the long-poll deadlines. The deadlines are
+ * shared by every mailbox of a transport: one node timer per wait length, and polls that time out
+ * together are answered in batches (core's `Deadlines`), not thousands of 204s in one callback.
+ */
+export class PollWait implements Deadline {
+  deadlineAt = 0;
+  deadlinePrev: Deadline | undefined = undefined;
+  deadlineNext: Deadline | undefined = undefined;
+  deadlineList: Deadline['deadlineList'] = undefined;
+  unwatch: (() => void) | undefined = undefined;
+
+  constructor(
+    readonly mailbox: Mailbox,
+    readonly resolve: (result: TakeResult) => void,
+    readonly live: () => boolean,
+  ) {}
+}
+
+/** Long-poll deadlines for mailboxes: pass one to every mailbox of a transport, clear it when the transport closes. */
+export function pollDeadlines(): Deadlines<PollWait> {
+  return new Deadlines<PollWait>((wait) => wait.mailbox.timeOut(wait));
 }
 
 /** Queued messages are checked for staleness once the queue reaches this length, then at twice what is left. */
@@ -59,7 +78,10 @@ const PRUNE_FROM = 64;
 export class Mailbox {
   private queue: Queued[] = [];
   private bytes = 0;
-  private waiter: Waiter | undefined;
+  private waiter: PollWait | undefined;
+  private readonly waits: Deadlines<PollWait>;
+  /** Set when this mailbox made its own deadlines (none were given): cleared on close. */
+  private readonly ownWaits: Deadlines<PollWait> | undefined;
   private flushing: NodeJS.Immediate | undefined;
   private closed = false;
   private pruneAt = PRUNE_FROM;
@@ -71,12 +93,18 @@ export class Mailbox {
    * @param limits Bounds of the queue; default none.
    * @param onOverflow Called once when the queue stays over a bound after stale messages were
    *   dropped; the mailbox is closed by then.
+   * @param waits The long-poll deadlines shared by a transport's mailboxes ({@link pollDeadlines});
+   *   without them the mailbox keeps its own.
    */
   constructor(
     private readonly isStale: (message: ServerToClientMessage) => boolean = () => false,
     private readonly limits: MailboxLimits = UNBOUNDED,
     private readonly onOverflow: (reason: string) => void = () => {},
-  ) {}
+    waits?: Deadlines<PollWait>,
+  ) {
+    this.ownWaits = waits === undefined ? pollDeadlines() : undefined;
+    this.waits = waits ?? (this.ownWaits as Deadlines<PollWait>);
+  }
 
   /** Messages waiting to be polled. */
   get size(): number {
@@ -138,25 +166,19 @@ export class Mailbox {
     if (head !== undefined) return Promise.resolve(head);
     if (options.waitMs <= 0) return Promise.resolve({ reason: 'timeout' });
     return new Promise<TakeResult>((resolve) => {
-      const onAbort = (): void => {
-        if (this.waiter === waiter) this.answer({ reason: 'abandoned' });
-      };
+      const wait = new PollWait(this, resolve, live);
+      this.waiter = wait;
       // The long-poll time-out: an empty poll is answered 204 after waitMs.
-      const timer = setTimeout(() => {
-        if (this.waiter === waiter) this.answer({ reason: 'timeout' });
-      }, options.waitMs);
-      let unwatch: (() => void) | undefined;
-      const waiter: Waiter = {
-        resolve,
-        live,
-        cleanup: () => {
-          clearTimeout(timer);
-          unwatch?.();
-        },
-      };
-      this.waiter = waiter;
-      unwatch = connection?.onGone(onAbort);
+      this.waits.add(options.waitMs, wait);
+      wait.unwatch = connection?.onGone(() => {
+        if (this.waiter === wait) this.answer({ reason: 'abandoned' });
+      });
     });
+  }
+
+  /** `wait`'s time is up: answer it 204 if it is still the waiting poll. */
+  timeOut(wait: PollWait): void {
+    if (this.waiter === wait) this.answer({ reason: 'timeout' });
   }
 
   /** Answer the waiting poll, drop the queue and refuse everything afterwards. Idempotent. */
@@ -168,13 +190,15 @@ export class Mailbox {
     if (this.flushing) clearImmediate(this.flushing);
     this.flushing = undefined;
     this.answer({ reason: 'closed' });
+    this.ownWaits?.clear();
   }
 
   private answer(result: TakeResult): void {
     const waiter = this.waiter;
     if (!waiter) return;
     this.waiter = undefined;
-    waiter.cleanup();
+    this.waits.remove(waiter);
+    waiter.unwatch?.();
     waiter.resolve(result);
   }
 

@@ -1,7 +1,7 @@
 /** The HTTP loop sessions of one transport, keyed by their core session id. */
 import { Admission, type AdmissionLimits, type Logger, type Router, type Session, type SessionTransport } from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
-import { Mailbox, type MailboxLimits } from './mailbox.js';
+import { Mailbox, pollDeadlines, type MailboxLimits } from './mailbox.js';
 
 export interface LoopSession {
   readonly session: Session;
@@ -13,6 +13,8 @@ export interface LoopSession {
 export class LoopSessionRegistry {
   private readonly entries = new Map<string, LoopSession>();
   private readonly admission: Admission;
+  /** The long-poll time-outs of every session's mailbox. */
+  private readonly waits = pollDeadlines();
 
   constructor(
     private readonly router: Router,
@@ -50,6 +52,7 @@ export class LoopSessionRegistry {
         this.logger.warn('session.queue_overflow', { sessionId: id, reason });
         if (id !== undefined) this.end(id, reason);
       },
+      this.waits,
     );
     const transport: SessionTransport = {
       kind: 'http-loop',
@@ -90,8 +93,10 @@ export class LoopSessionRegistry {
     this.logger.debug('session.ended', { sessionId: id, reason });
   }
 
+  /** End every session and stop the long-poll timers. */
   endAll(reason: string): void {
     for (const id of [...this.entries.keys()]) this.end(id, reason);
+    this.waits.clear();
   }
 
   /** Drop the entry and release its place under the caps; the entry, if there was one. */

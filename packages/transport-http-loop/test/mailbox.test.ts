@@ -1,6 +1,7 @@
 import { stringifyServerMessage, type ServerToClientMessage } from '@mdp/protocol';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Mailbox, type PollConnection } from '../src/mailbox.js';
+import { EXPIRE_BATCH } from '@mdp/core';
+import { Mailbox, pollDeadlines, type PollConnection } from '../src/mailbox.js';
 
 const ping = (timestamp: number): ServerToClientMessage => ({ type: 'ping', timestamp });
 const call = (requestId: string): ServerToClientMessage => ({ type: 'callClient', requestId, clientId: 'c1', method: 'GET', path: '/s' });
@@ -152,6 +153,22 @@ describe('Mailbox', () => {
     mailbox.putBack(queued(ping(3)));
     await handOver();
     expect(await taken).toEqual(queued(ping(3)));
+  });
+
+  it('answers polls that time out together in batches, one timer for them all', async () => {
+    const waits = pollDeadlines();
+    const mailboxes = Array.from({ length: EXPIRE_BATCH * 2 + 5 }, () => new Mailbox(undefined, undefined, undefined, waits));
+    let answered = 0;
+    for (const box of mailboxes) void box.take({ waitMs: 1000 }).then(() => answered++);
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(answered).toBe(EXPIRE_BATCH);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(answered).toBe(EXPIRE_BATCH * 2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(answered).toBe(mailboxes.length);
+    for (const box of mailboxes) box.close();
+    waits.clear();
   });
 
   describe('bounds', () => {
