@@ -1,8 +1,17 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// Servers that tests start (in process or as CLI child processes, which inherit this environment)
+// keep their cluster state in a scratch directory, never in the state directory of the user.
+const stateHome = mkdtempSync(join(tmpdir(), 'mdp-test-state-'));
+process.once('exit', () => rmSync(stateHome, { recursive: true, force: true }));
 
 // One run over every package and app, so CI gets a single total.
 export default defineConfig({
   test: {
-    projects: ['packages/*', 'apps/*', 'bench'],
+    projects: ['packages/*', 'apps/*', 'bench', 'release'],
+    env: { XDG_STATE_HOME: stateHome },
   },
 });

@@ -24,10 +24,28 @@ export function skillReadPath(client: string, skill: number): string {
   return `/skills/${client}/s${skill}`;
 }
 
-/** The registerClient message of one mock client with `skills` skill descriptors. */
-export function registerMessage(id: string, skills: number): object {
+/** Endpoint `j` (for host and MCP calls) is registered as `POST /e<j>/act`. */
+export function endpointPath(index: number): string {
+  return `/e${index}/act`;
+}
+
+/**
+ * How the load reaches a client's paths: a plain skill read (`GET /skills/…`), a host API call
+ * (`POST /mdp/call` of an endpoint), or an MCP `tools/call` of the generic `callPath` tool over
+ * Streamable HTTP. The catalog holds skills for the first, endpoints for the others.
+ */
+export type ReadVia = 'skill' | 'host-call' | 'mcp-call';
+
+/** The registerClient message of one mock client with `count` skill (or endpoint) descriptors. */
+export function registerMessage(id: string, count: number, via: ReadVia = 'skill'): object {
   const paths = [];
-  for (let j = 0; j < skills; j++) paths.push({ type: 'skill', path: skillPath(j), description: `Bench skill ${j}` });
+  for (let j = 0; j < count; j++) {
+    paths.push(
+      via === 'skill'
+        ? { type: 'skill', path: skillPath(j), description: `Bench skill ${j}` }
+        : { type: 'endpoint', method: 'POST', path: endpointPath(j), description: `Bench endpoint ${j}` },
+    );
+  }
   return { type: 'registerClient', client: { id, name: `Bench client ${id}`, version: '1.0.0', paths } };
 }
 
@@ -38,4 +56,6 @@ export interface Population {
   readonly skills: number;
   /** How many of the clients (the first ones) the load reads from; default all of them. */
   readonly readClients?: number;
+  /** How the load reaches them; default `skill`. */
+  readonly via?: ReadVia;
 }

@@ -1,11 +1,15 @@
 /**
- * The load generator process: `concurrency` closed loops of skill reads on keep-alive connections
- * for `durationMs`, each target picked at random (seeded) from a population. Every completed
- * request's latency is kept, so p50/p99 are exact. A request counts as an error unless it is a 200
- * carrying exactly the fixed skill text.
+ * The load generator process: `concurrency` closed loops of requests on keep-alive connections for
+ * `durationMs`, each target picked at random (seeded) from a population: skill reads, host API
+ * calls of endpoints, or MCP `tools/call`s of the generic `callPath` tool over Streamable HTTP, on
+ * one MCP session opened first (`population.via`). Every completed request's latency is kept, so
+ * p50/p99 are exact. A request counts as an error unless it is a 200 carrying the expected answer:
+ * the fixed skill text, as it is, as the host API's `{ok, data}`, or as the tool result's
+ * `structuredContent`.
  */
 import { Agent, request } from 'node:http';
-import { SKILL_TEXT, clientId, skillReadPath, type Population } from './fixtures.js';
+import { SKILL_TEXT, clientId, endpointPath, skillReadPath, type Population } from './fixtures.js';
+import { httpRequest } from './http-request.js';
 import { serveRpc } from './rpc.js';
 import { SampleBuffer, summarize, xorshift, type LatencySummary } from './stats.js';
 
@@ -30,18 +34,94 @@ export interface LoadResult {
   readonly latency: LatencySummary;
 }
 
-function targetPaths(population: Population): string[] {
-  const paths: string[] = [];
-  for (let i = 0; i < (population.readClients ?? population.clients); i++) {
-    for (let j = 0; j < population.skills; j++) paths.push(skillReadPath(clientId(population.prefix, i), j));
-  }
-  return paths;
+/** One request of the load: what to send and whether an answer counts as success. */
+interface Target {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  /** The body; a function for bodies that differ per request (JSON-RPC ids). */
+  readonly body: string | (() => string) | undefined;
+  readonly headers: Readonly<Record<string, string>> | undefined;
+  readonly succeeded: (body: string) => boolean;
 }
 
-export function runLoad(args: LoadArgs): Promise<LoadResult> {
-  const paths = targetPaths(args.population);
+const JSON_HEADERS = { 'content-type': 'application/json' };
+const HOST_CALL_ANSWER = JSON.stringify({ ok: true, data: SKILL_TEXT });
+const MCP_PROTOCOL_VERSION = '2025-06-18';
+
+/** The JSON-RPC message of an MCP answer, plain JSON or the `data:` line of a server-sent event. */
+function mcpMessage(body: string): { result?: { structuredContent?: { ok?: unknown; data?: unknown }; isError?: boolean } } | undefined {
+  const start = body.indexOf('{');
+  const end = body.lastIndexOf('}');
+  if (start < 0 || end < start) return undefined;
+  try {
+    return JSON.parse(body.slice(start, end + 1)) as ReturnType<typeof mcpMessage>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Open one MCP session on `port` (initialize, then initialized); its headers for every later request. */
+async function openMcpSession(agent: Agent, port: number): Promise<Record<string, string>> {
+  const headers = { ...JSON_HEADERS, accept: 'application/json, text/event-stream' };
+  const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: MCP_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'mdp-bench', version: '1.0.0' } } };
+  const answer = await httpRequestWithHeaders(agent, port, '/mcp', headers, JSON.stringify(initialize));
+  const sessionId = answer.headers['mcp-session-id'];
+  if (answer.status !== 200 || typeof sessionId !== 'string') throw new Error(`MCP initialize: ${answer.status} ${answer.body.slice(0, 200)}`);
+  const session = { ...headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': MCP_PROTOCOL_VERSION };
+  const initialized = await httpRequest(agent, port, 'POST', '/mcp', session, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+  if (initialized.status !== 202) throw new Error(`MCP initialized: ${initialized.status} ${initialized.body.slice(0, 200)}`);
+  return session;
+}
+
+function httpRequestWithHeaders(agent: Agent, port: number, path: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string; headers: Record<string, string | string[] | undefined> }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ agent, host: '127.0.0.1', port, method: 'POST', path, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function targetsOf(population: Population, agent: Agent, port: number): Promise<Target[]> {
+  const via = population.via ?? 'skill';
+  const mcp = via === 'mcp-call' ? await openMcpSession(agent, port) : undefined;
+  let rpcId = 1;
+  const targets: Target[] = [];
+  for (let i = 0; i < (population.readClients ?? population.clients); i++) {
+    const id = clientId(population.prefix, i);
+    for (let j = 0; j < population.skills; j++) {
+      const call = { clientId: id, method: 'POST', path: endpointPath(j), body: { n: j } };
+      if (via === 'skill') {
+        targets.push({ method: 'GET', path: skillReadPath(id, j), body: undefined, headers: undefined, succeeded: (body) => body === SKILL_TEXT });
+      } else if (via === 'host-call') {
+        targets.push({ method: 'POST', path: '/mdp/call', body: JSON.stringify(call), headers: JSON_HEADERS, succeeded: (body) => body === HOST_CALL_ANSWER });
+      } else {
+        const args = JSON.stringify(call);
+        targets.push({
+          method: 'POST',
+          path: '/mcp',
+          body: () => `{"jsonrpc":"2.0","id":${rpcId++},"method":"tools/call","params":{"name":"callPath","arguments":${args}}}`,
+          headers: mcp,
+          succeeded: (body) => {
+            const content = mcpMessage(body)?.result?.structuredContent;
+            return content?.ok === true && content.data === SKILL_TEXT;
+          },
+        });
+      }
+    }
+  }
+  return targets;
+}
+
+export async function runLoad(args: LoadArgs): Promise<LoadResult> {
   const random = xorshift(args.seed ?? 1);
   const agent = new Agent({ keepAlive: true, maxSockets: args.concurrency, maxFreeSockets: args.concurrency });
+  const targets = await targetsOf(args.population, agent, args.port);
   const samples = new SampleBuffer();
   let requests = 0;
   let errors = 0;
@@ -51,7 +131,8 @@ export function runLoad(args: LoadArgs): Promise<LoadResult> {
 
   const loop = (resolve: () => void): void => {
     if (performance.now() >= deadline) return resolve();
-    const path = paths.length === 1 ? (paths[0] as string) : (paths[random() % paths.length] as string);
+    const target = targets.length === 1 ? (targets[0] as Target) : (targets[random() % targets.length] as Target);
+    const { method, path } = target;
     const t0 = performance.now();
     let settled = false;
     const settle = (error: string | undefined): void => {
@@ -66,25 +147,24 @@ export function runLoad(args: LoadArgs): Promise<LoadResult> {
       }
       loop(resolve);
     };
-    const req = request({ agent, host: '127.0.0.1', port: args.port, path, method: 'GET' }, (res) => {
+    const req = request({ agent, host: '127.0.0.1', port: args.port, path, method, headers: target.headers }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
       res.on('end', () =>
-        settle(res.statusCode === 200 && body === SKILL_TEXT ? undefined : `GET ${path}: ${res.statusCode} ${body.slice(0, 200)}`),
+        settle(res.statusCode === 200 && target.succeeded(body) ? undefined : `${method} ${path}: ${res.statusCode} ${body.slice(0, 200)}`),
       );
-      res.on('error', (error) => settle(`GET ${path}: ${error.message}`));
+      res.on('error', (error) => settle(`${method} ${path}: ${error.message}`));
     });
     req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error('timed out')));
-    req.on('error', (error) => settle(`GET ${path}: ${error.message}`));
-    req.end();
+    req.on('error', (error) => settle(`${method} ${path}: ${error.message}`));
+    req.end(typeof target.body === 'function' ? target.body() : target.body);
   };
 
-  return Promise.all(Array.from({ length: args.concurrency }, () => new Promise<void>((resolve) => loop(resolve)))).then(() => {
-    const elapsedMs = performance.now() - started;
-    agent.destroy();
-    return { requests, errors, lastError, elapsedMs, rps: (requests / elapsedMs) * 1000, latency: summarize(samples) };
-  });
+  await Promise.all(Array.from({ length: args.concurrency }, () => new Promise<void>((resolve) => loop(resolve))));
+  const elapsedMs = performance.now() - started;
+  agent.destroy();
+  return { requests, errors, lastError, elapsedMs, rps: (requests / elapsedMs) * 1000, latency: summarize(samples) };
 }
 
 serveRpc({ run: runLoad });

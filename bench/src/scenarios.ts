@@ -151,6 +151,43 @@ function catalogCase(sizes: Sizes): ReadCase {
   };
 }
 
+/**
+ * Host calls (issue 16): `POST /mdp/call` of an endpoint against a skill read, on the same kind of
+ * client; both relay one call and answer with the same text, the host call adds a JSON body to
+ * parse and validate and an `{ok, data}` answer.
+ */
+function hostCallCase(): ReadCase {
+  const skillRead = 'skill read';
+  const hostCall = 'host call';
+  return {
+    label: '1 client',
+    subjects: [
+      { label: skillRead, server: 'mdp', transport: 'ws', population: population(1) },
+      { label: hostCall, server: 'mdp', transport: 'ws', population: { ...population(1), via: 'host-call' } },
+    ],
+    loads: [{ concurrency: 32 }],
+    comparisons: [{ a: hostCall, b: skillRead, target: 1.15 }],
+  };
+}
+
+/**
+ * MCP calls (issue 16): `tools/call` of the generic `callPath` tool over Streamable HTTP, on one MCP
+ * session, against the host call of the same endpoint: the MCP layer's cost on top of the host API.
+ */
+function mcpCallCase(): ReadCase {
+  const hostCall = 'host call';
+  const mcpCall = 'mcp call';
+  return {
+    label: '1 client',
+    subjects: [
+      { label: hostCall, server: 'mdp', transport: 'ws', population: { ...population(1), via: 'host-call' } },
+      { label: mcpCall, server: 'mdp', transport: 'ws', population: { ...population(1), via: 'mcp-call' } },
+    ],
+    loads: [{ concurrency: 32 }],
+    comparisons: [{ a: mcpCall, b: hostCall, target: 2.5 }],
+  };
+}
+
 export function scenarios(sizes: Sizes): Scenario[] {
   const many = `${sizes.catalogClients.toLocaleString('en-US')} clients`;
   return [
@@ -165,6 +202,18 @@ export function scenarios(sizes: Sizes): Scenario[] {
       kind: 'read',
       title: 'Skill read over the HTTP loop',
       cases: [loopReadCase(1), loopReadCase(sizes.manyClients)],
+    },
+    {
+      name: 'host-call',
+      kind: 'read',
+      title: 'Host API call of an endpoint (POST /mdp/call) against a skill read, over the websocket',
+      cases: [hostCallCase()],
+    },
+    {
+      name: 'mcp-call',
+      kind: 'read',
+      title: 'MCP tools/call of callPath over Streamable HTTP against the host call of the same endpoint',
+      cases: [mcpCallCase()],
     },
     {
       name: 'catalog',
@@ -197,4 +246,4 @@ export function scenarios(sizes: Sizes): Scenario[] {
   ];
 }
 
-export const SCENARIO_NAMES = ['ws-read', 'loop-read', 'catalog', 'idle-memory', 'registration'] as const;
+export const SCENARIO_NAMES = ['ws-read', 'loop-read', 'host-call', 'mcp-call', 'catalog', 'idle-memory', 'registration'] as const;

@@ -1,7 +1,7 @@
 /** Command line of `mdp-probe`: turns argv into options or a usage error (exit 64). */
 import { parseArgs } from 'node:util';
 import semver from 'semver';
-import { PROBE_DEFAULTS, normalizeTarget } from '@mdp/cluster';
+import { PROBE_DEFAULTS, normalizeTarget, type BaseScheme } from '@mdp/cluster';
 
 /** One `--scan HOST:FROM-TO`. */
 export interface ScanSpec {
@@ -19,10 +19,15 @@ export interface ProbeCliOptions {
   readonly clusterId: string | undefined;
   /** Time allowed for each probe, in ms. */
   readonly timeoutMs: number;
+  /** `--tls-ca FILE`: trust the CA certificates in FILE for https targets. */
+  readonly tlsCaFile: string | undefined;
+  /** `--insecure`: accept any certificate of an https target. */
+  readonly insecure: boolean;
 }
 
 export type ParsedCommandLine =
   | { readonly kind: 'help' }
+  | { readonly kind: 'version' }
   | { readonly kind: 'run'; readonly options: ProbeCliOptions }
   | { readonly kind: 'usage-error'; readonly message: string };
 
@@ -37,8 +42,11 @@ const OPTIONS = {
   'require-version': { type: 'string' },
   'cluster-id': { type: 'string' },
   timeout: { type: 'string' },
+  'tls-ca': { type: 'string' },
+  insecure: { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
 } as const;
 
 /** A token that can only be the value of `--scan`: `FROM-TO` or `HOST:FROM-TO`. */
@@ -68,14 +76,21 @@ function parseOrThrow(argv: readonly string[]): ParsedCommandLine {
     strict: true,
   });
   if (values.help) return { kind: 'help' };
+  if (values.version) return { kind: 'version' };
 
+  const tlsCaFile = values['tls-ca'];
+  if (tlsCaFile === '') throw new UsageError('--tls-ca: the file name must not be empty');
+  const insecure = values.insecure ?? false;
+  if (insecure && tlsCaFile !== undefined) throw new UsageError('--tls-ca and --insecure: give one (--insecure trusts any certificate anyway)');
+  // TLS flags say the servers speak TLS: targets without a scheme are probed over https.
+  const scheme = tlsCaFile !== undefined || insecure ? 'https' : 'http';
   const scans = (values.scan ?? []).map(parseScanSpec);
   const targets: string[] = [];
   for (const positional of positionals) {
-    const target = targetOf(positional);
+    const target = targetOf(positional, scheme);
     if (!targets.includes(target)) targets.push(target);
   }
-  if (targets.length === 0 && scans.length === 0) targets.push(targetOf(DEFAULT_TARGET));
+  if (targets.length === 0 && scans.length === 0) targets.push(targetOf(DEFAULT_TARGET, scheme));
 
   const requireVersion = values['require-version'];
   if (requireVersion !== undefined && semver.valid(requireVersion) === null) {
@@ -93,6 +108,8 @@ function parseOrThrow(argv: readonly string[]): ParsedCommandLine {
       requireVersion,
       clusterId,
       timeoutMs: values.timeout === undefined ? PROBE_DEFAULTS.timeoutMs : parseTimeout(values.timeout),
+      tlsCaFile,
+      insecure,
     },
   };
 }
@@ -140,9 +157,9 @@ export function parseScanSpec(spec: string): ScanSpec {
   return { host, from, to };
 }
 
-function targetOf(arg: string): string {
+function targetOf(arg: string, scheme: BaseScheme): string {
   try {
-    return normalizeTarget(arg);
+    return normalizeTarget(arg, scheme);
   } catch (error) {
     throw new UsageError(`${(error as Error).message} in target '${arg}'`);
   }

@@ -20,9 +20,14 @@ Options:
                         supportedProtocolRanges
   --cluster-id ID       the server must belong to cluster ID
   --timeout MS          time allowed for each probe, in milliseconds (default 1000)
+  --tls-ca FILE         trust the CA certificates (PEM) in FILE for https:// and wss:// targets
+                        (default: node's trusted CAs); targets without a scheme and --scan
+                        ranges are then probed over https
+  --insecure            accept any certificate, as with --tls-ca, without checking it
   --json                print {exitCode, servers, failures, scans} as JSON instead of text;
                         servers[].meta is the validated metadata document
   -h, --help            print this help and exit
+  -v, --version         print the version and exit
 
 An answer that is not MDP (an HTML page, an HTTP error, invalid JSON, a document that fails
 the schema) is reported as "not MDP: <reason>"; a closed port or time-out as "unreachable".
@@ -32,5 +37,5 @@ Exit status:
       --require-version and --cluster-id
   1   no MDP server answered
   2   an MDP server answered but fails --require-version or --cluster-id
-  64  usage error (unknown option, bad port, bad range, bad version)
+  64  usage error (unknown option, bad port, bad range, bad version, bad --tls-ca file)
 `;

@@ -1,5 +1,8 @@
 /** One `mdp-probe` run: command line in, text out, exit code back. The CLI entry only wires it to the process. */
-import { probeMeta, scanRange } from '@mdp/cluster';
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { probeMeta, scanRange, type PeerTls } from '@mdp/cluster';
 import { parseCommandLine, type ProbeCliOptions } from './args.js';
 import { EXIT, check, exitCodeOf } from './check.js';
 import { formatJson, formatText, type ProbeReport } from './format.js';
@@ -10,9 +13,9 @@ export interface ProbeIo {
   readonly stderr: { write(text: string): unknown };
 }
 
-/** Probe every target and scan range concurrently and check the answers. */
-export async function probeAll(options: ProbeCliOptions): Promise<ProbeReport> {
-  const probeOptions = { timeoutMs: options.timeoutMs };
+/** Probe every target and scan range concurrently and check the answers; `tls` for https targets. */
+export async function probeAll(options: ProbeCliOptions, tls?: PeerTls): Promise<ProbeReport> {
+  const probeOptions = { timeoutMs: options.timeoutMs, ...(tls ? { tls } : {}) };
   const [targets, scans] = await Promise.all([
     Promise.all(options.targets.map((target) => probeMeta(target, probeOptions))),
     Promise.all(options.scans.map((spec) => scanRange(spec.host, spec.from, spec.to, probeOptions))),
@@ -33,11 +36,42 @@ export async function runProbe(argv: readonly string[], io: ProbeIo): Promise<nu
     io.stdout.write(HELP);
     return EXIT.found;
   }
+  if (parsed.kind === 'version') {
+    const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
+    io.stdout.write(`mdp-probe ${pkg.version}\n`);
+    return EXIT.found;
+  }
   if (parsed.kind === 'usage-error') {
     io.stderr.write(`mdp-probe: ${parsed.message}\nTry 'mdp-probe --help'.\n`);
     return EXIT.usage;
   }
-  const report = await probeAll(parsed.options);
+  const tls = tlsOf(parsed.options);
+  if (typeof tls === 'string') {
+    io.stderr.write(`mdp-probe: ${tls}\nTry 'mdp-probe --help'.\n`);
+    return EXIT.usage;
+  }
+  const report = await probeAll(parsed.options, tls);
   io.stdout.write(parsed.options.json ? formatJson(report) : formatText(report));
   return report.exitCode;
+}
+
+/** The TLS options of `--tls-ca` or `--insecure`, or why the CA file cannot be used. */
+function tlsOf(options: ProbeCliOptions): PeerTls | undefined | string {
+  if (options.insecure) return { rejectUnauthorized: false };
+  const file = options.tlsCaFile;
+  if (file === undefined) return undefined;
+  let ca: Buffer;
+  try {
+    ca = readFileSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return `--tls-ca: cannot read ${file}: ${code === 'ENOENT' ? 'no such file' : (error as Error).message}`;
+  }
+  try {
+    // node takes a CA file that holds no certificate without a word, and then trusts nothing.
+    new X509Certificate(ca);
+  } catch {
+    return `--tls-ca: ${file} is not a PEM certificate`;
+  }
+  return { ca };
 }

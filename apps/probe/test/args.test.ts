@@ -23,6 +23,8 @@ describe('parseCommandLine', () => {
       requireVersion: undefined,
       clusterId: undefined,
       timeoutMs: 1000,
+      tlsCaFile: undefined,
+      insecure: false,
     });
   });
 
@@ -45,7 +47,21 @@ describe('parseCommandLine', () => {
       requireVersion: '2.1.0',
       clusterId: 'prod',
       timeoutMs: 250,
+      tlsCaFile: undefined,
+      insecure: false,
     });
+  });
+
+  it('takes --tls-ca or --insecure; with either, a target without a scheme is probed over https', () => {
+    expect(run(['--tls-ca', 'ca.pem', '8443', 'http://127.0.0.1:80'])).toMatchObject({
+      targets: ['https://127.0.0.1:8443', 'http://127.0.0.1'],
+      tlsCaFile: 'ca.pem',
+      insecure: false,
+    });
+    expect(run(['--insecure'])).toMatchObject({ targets: ['https://127.0.0.1:47372'], tlsCaFile: undefined, insecure: true });
+    expect(run(['wss://h:1/mdp/cluster']).targets).toEqual(['https://h:1']);
+    expect(usageError(['--tls-ca', 'ca.pem', '--insecure'])).toMatch(/^--tls-ca and --insecure: give one/);
+    expect(usageError(['--tls-ca='])).toBe('--tls-ca: the file name must not be empty');
   });
 
   it('takes a bare --scan as the default 100-port range and then probes no default target', () => {
@@ -60,6 +76,11 @@ describe('parseCommandLine', () => {
         { host: '[::1]', from: 5, to: 6 },
       ],
     });
+  });
+
+  it('answers --version and -v', () => {
+    expect(parseCommandLine(['--version'])).toEqual({ kind: 'version' });
+    expect(parseCommandLine(['-v', '5000'])).toEqual({ kind: 'version' });
   });
 
   it('answers --help and -h', () => {
@@ -114,7 +135,7 @@ describe('--help', () => {
   });
 
   it('names every option the parser accepts', () => {
-    for (const flag of ['--scan', '--require-version', '--cluster-id', '--timeout', '--json', '-h, --help']) {
+    for (const flag of ['--scan', '--require-version', '--cluster-id', '--timeout', '--json', '-h, --help', '-v, --version']) {
       expect(HELP).toContain(flag);
     }
   });

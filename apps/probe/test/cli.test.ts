@@ -2,7 +2,7 @@
  * The built `mdp-probe` (dist/cli.js) run as a child process against real servers on 127.0.0.1.
  * Build first: `npx turbo run build --filter=@mdp/probe...` (the root `pnpm test` does).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
 import {
@@ -262,6 +262,12 @@ describe('mdp-probe: usage', () => {
     expect(stderr).toContain(`mdp-probe: `);
     expect(stderr).toContain(message);
     expect(stderr).toContain("Try 'mdp-probe --help'.");
+  });
+
+  it.each(['--version', '-v'])('%s prints the version of the package and exits 0', async (flag) => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { code, stdout, stderr } = await probe(flag);
+    expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: `mdp-probe ${version}\n`, stderr: '' });
   });
 
   it('prints the help and exits 0', async () => {

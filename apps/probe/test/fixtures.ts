@@ -57,20 +57,20 @@ export async function serve(handler: (port: number) => Handler): Promise<number>
 }
 
 /**
- * Servers on consecutive ports (for --scan over an exact range). The first port comes from the OS;
- * if a neighbour is taken, start again from another first port.
+ * Servers on consecutive ports (for --scan over an exact range). The first port is picked at random
+ * below the OS's ephemeral range (32768 and up on Linux), where a busy machine's outgoing
+ * connections do not take ports; if a neighbour is taken, start again from another first port.
  */
 export async function serveConsecutive(handlers: ReadonlyArray<(port: number) => Handler>): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
+  for (let attempt = 0; attempt < 50; attempt++) {
     const started: Server[] = [];
     try {
-      let first = 0;
+      const first = 20_000 + Math.floor(Math.random() * 12_000);
       for (const [i, handler] of handlers.entries()) {
-        let port = 0;
+        const port = first + i;
         const server = createServer((req, res) => handler(port)(req, res));
         started.push(server);
-        port = await listen(server, i === 0 ? 0 : first + i);
-        if (i === 0) first = port;
+        await listen(server, port);
       }
       servers.push(...started);
       return first;

@@ -2,6 +2,7 @@
 import { Hono } from 'hono';
 import { parseAuthContext, type AuthContext } from '@mdp/protocol';
 import { AUTH_COOKIE_NAME, headersToMap, type AuthGate } from '@mdp/core';
+import type { CookieSameSite } from './options.js';
 
 /** Cookie lifetime, seconds (one hour). */
 export const AUTH_COOKIE_MAX_AGE_S = 3600;
@@ -12,8 +13,11 @@ export const AUTH_COOKIE_MAX_AGE_S = 3600;
  */
 export const MAX_AUTH_COOKIE_BYTES = 4096;
 
-function cookieAttributes(secure: boolean, maxAge: number): string {
-  return `Path=/; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+const SAME_SITE: Readonly<Record<CookieSameSite, string>> = { lax: 'Lax', strict: 'Strict', none: 'None' };
+
+/** `Secure` over TLS, and always with `SameSite=None` (browsers drop a cross-site cookie without it). */
+export function cookieAttributes(sameSite: CookieSameSite, secure: boolean, maxAge: number): string {
+  return `Path=/; Max-Age=${maxAge}; HttpOnly; SameSite=${SAME_SITE[sameSite]}${secure || sameSite === 'none' ? '; Secure' : ''}`;
 }
 
 /**
@@ -29,7 +33,7 @@ function credentialOf(auth: AuthContext | undefined): AuthContext | undefined {
   return result.scheme || result.token || result.headers || result.metadata ? result : undefined;
 }
 
-export function createAuthRoutes(gate: AuthGate): Hono {
+export function createAuthRoutes(gate: AuthGate, sameSite: CookieSameSite = 'lax'): Hono {
   const app = new Hono();
   app.post('/', async (c) => {
     const text = await c.req.text();
@@ -68,13 +72,13 @@ export function createAuthRoutes(gate: AuthGate): Hono {
     }
     const secure = new URL(c.req.url).protocol === 'https:';
     c.header('cache-control', 'no-store');
-    c.header('set-cookie', `${AUTH_COOKIE_NAME}=${value}; ${cookieAttributes(secure, AUTH_COOKIE_MAX_AGE_S)}`);
+    c.header('set-cookie', `${AUTH_COOKIE_NAME}=${value}; ${cookieAttributes(sameSite, secure, AUTH_COOKIE_MAX_AGE_S)}`);
     return c.body(null, 204);
   });
   app.delete('/', (c) => {
     const secure = new URL(c.req.url).protocol === 'https:';
     c.header('cache-control', 'no-store');
-    c.header('set-cookie', `${AUTH_COOKIE_NAME}=; ${cookieAttributes(secure, 0)}`);
+    c.header('set-cookie', `${AUTH_COOKIE_NAME}=; ${cookieAttributes(sameSite, secure, 0)}`);
     return c.body(null, 204);
   });
   return app;

@@ -1,145 +1,228 @@
-/** Command-line flags of `mdp-server`, parsed and validated into MdpServerOptions. */
-import { parseArgs } from 'node:util';
-import { LOG_LEVELS, MAX_TIMER_MS, isLogLevel } from '@mdp/core';
+/**
+ * Settings of `mdp-server` (the table: settings.ts), from flags, `MDP_*` environment variables and
+ * an optional config file, turned into MdpServerOptions. A new group of settings is a
+ * `settingGroup({...})` in its own module, one entry in GROUPS and one line in toServerOptions.
+ */
+import { readFileSync } from 'node:fs';
+import { LOG_LEVELS, MAX_TIMER_MS } from '@mdp/core';
 import { MAX_WAIT_MS } from '@mdp/transport-http-loop';
-import { wholeNumber } from './flag-values.js';
+import { CLUSTER_SETTINGS, clusterOptions } from './cluster-args.js';
+import { list, oneOf, text, toggle, wholeNumber } from './flag-values.js';
+import { LIMIT_SETTINGS, limitOptions } from './limit-args.js';
+import { MCP_SETTINGS, mcpOptions } from './mcp-args.js';
+import { OBSERVE_SETTINGS, observeOptions } from './observe-args.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
-import { CLUSTER_ARG_OPTIONS, CLUSTER_HELP, parseClusterArgs } from './cluster-args.js';
-import { LIMIT_ARG_OPTIONS, LIMIT_HELP, parseLimitArgs } from './limit-args.js';
+import { commandLineLayer, readProblem, resolveSettings, type Env, type FileSetting, type ReadText } from './setting-sources.js';
+import { settingGroup, settingTable, sourceLabel, type Source, type TableValues } from './settings.js';
+import { configDocument, helpSections } from './settings-text.js';
+import { TLS_SETTINGS, tlsSettings, type TlsSettings } from './tls-args.js';
+
+const SERVER_SETTINGS = settingGroup({
+  title: 'Server',
+  settings: {
+    host: { flag: 'host', placeholder: '<addr>', schema: text(), default: SERVER_DEFAULTS.host, help: 'address to bind; 0.0.0.0 or :: for every interface' },
+    port: { flag: 'port', placeholder: '<n>', schema: wholeNumber(0, 65535), default: SERVER_DEFAULTS.port, help: 'port, 0 for any free one' },
+    serverId: {
+      flag: 'server-id',
+      placeholder: '<id>',
+      schema: text(),
+      defaultText: '<host>:<port>, with the host name for 0.0.0.0 or ::',
+      help: 'id in /mdp/meta and in the cluster',
+    },
+    invocationTimeoutMs: {
+      flag: 'invocation-timeout-ms',
+      placeholder: '<ms>',
+      schema: wholeNumber(1, MAX_TIMER_MS),
+      default: SERVER_DEFAULTS.invocationTimeoutMs,
+      help: 'time a client has to answer a call',
+    },
+    heartbeatIntervalMs: {
+      flag: 'heartbeat-interval-ms',
+      placeholder: '<ms>',
+      schema: wholeNumber(1, MAX_TIMER_MS),
+      default: SERVER_DEFAULTS.heartbeatIntervalMs,
+      help: 'ping interval for every session',
+    },
+    heartbeatTimeoutMs: {
+      flag: 'heartbeat-timeout-ms',
+      placeholder: '<ms>',
+      schema: wholeNumber(1, MAX_TIMER_MS),
+      default: SERVER_DEFAULTS.heartbeatTimeoutMs,
+      help: 'close sessions silent this long',
+    },
+    maxMessageBytes: {
+      flag: 'max-message-bytes',
+      placeholder: '<n>',
+      schema: wholeNumber(1),
+      default: SERVER_DEFAULTS.maxMessageBytes,
+      help: 'largest websocket frame / HTTP loop body',
+    },
+    longPollTimeoutMs: {
+      flag: 'long-poll-timeout-ms',
+      placeholder: '<ms>',
+      schema: wholeNumber(1, MAX_WAIT_MS),
+      default: SERVER_DEFAULTS.longPollTimeoutMs,
+      help: `default HTTP loop poll wait, at most ${MAX_WAIT_MS}`,
+    },
+    logLevel: {
+      flag: 'log-level',
+      placeholder: '<level>',
+      schema: oneOf(LOG_LEVELS),
+      default: SERVER_DEFAULTS.logLevel,
+      help: `${LOG_LEVELS.join(' | ')}; logs are JSON lines on stderr`,
+    },
+  },
+});
+
+const AUTH_SETTINGS = settingGroup({
+  title: 'Auth (off by default)',
+  settings: {
+    authToken: {
+      flag: 'auth-token',
+      placeholder: '<token>',
+      arity: 'list',
+      schema: list('tokens'),
+      secret: true,
+      envNames: ['MDP_AUTH_TOKENS'],
+      fileKeys: ['authTokens'],
+      help: `accept only credentials carrying this token (repeatable; MDP_AUTH_TOKENS and
+        MDP_AUTH_TOKEN take a comma-separated list, a file an array). With it, the websocket
+        (close 4401), HTTP loop connect and skill reads (401) need a token and the mdp_auth cookie
+        is signed`,
+    },
+    authTokensFile: {
+      flag: 'auth-tokens-file',
+      placeholder: '<path>',
+      schema: text(),
+      help: 'also accept the tokens in this file: one per line, # starts a comment',
+    },
+  },
+});
+
+const CONFIG_SETTINGS = settingGroup({
+  title: 'Configuration',
+  settings: {
+    config: {
+      flag: 'config',
+      placeholder: '<file>',
+      schema: text(),
+      sources: ['env'],
+      help: 'read settings from this JSON file (comments allowed); keys are the flags in camelCase',
+    },
+    printConfig: {
+      flag: 'print-config',
+      arity: 'switch',
+      schema: toggle(),
+      sources: [],
+      help: 'print the settings in effect, and where each came from, as a config file\n(secrets hidden), then exit',
+    },
+    help: { flag: 'help', short: 'h', arity: 'switch', schema: toggle(), sources: [], help: 'show this help' },
+    version: { flag: 'version', short: 'v', arity: 'switch', schema: toggle(), sources: [], help: 'print the version' },
+  },
+});
+
+/** The groups, in `--help` order. */
+const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, TLS_SETTINGS, LIMIT_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, CONFIG_SETTINGS] as const;
+export const CLI_SETTINGS = settingTable(GROUPS);
+export type CliValues = TableValues<typeof GROUPS>;
+
+/** Settings whose value is a file of further settings, each read below the layers before it. */
+const FILES: readonly FileSetting[] = [
+  { key: 'config', kind: 'file' },
+  { key: 'clusterConfig', kind: 'manifest' },
+];
 
 export const HELP = `Usage: mdp-server [options]
+       mdp-server mcp [options]     the same server, plus MCP on stdin/stdout for the agent that
+                                    launched it (stdout carries only MCP; end of stdin stops it)
+       mdp-server setup [options]   add this server to your agent hosts' MCP config (setup --help)
 
 Runs an MDP server: MDP clients connect over the websocket or the HTTP loop and publish paths;
-their skills are readable at /skills/<clientId>/<path> and /<clientId>/skills/<path>.
+their skills are readable at /skills/<clientId>/<path> and /<clientId>/skills/<path>, every path
+is callable through the host API (/mdp/clients, /mdp/paths, /mdp/call, /mdp/call-many) and, for
+agents, through MCP (/mcp).
 
-Options:
-  --host <addr>                    address to bind (default ${SERVER_DEFAULTS.host})
-  --port <n>                       port, 0 for any free one (default ${SERVER_DEFAULTS.port})
-  --server-id <id>                 id in /mdp/meta (default <host>:<port>)
-  --invocation-timeout-ms <ms>     time a client has to answer a call (default ${SERVER_DEFAULTS.invocationTimeoutMs})
-  --heartbeat-interval-ms <ms>     ping interval for every session (default ${SERVER_DEFAULTS.heartbeatIntervalMs})
-  --heartbeat-timeout-ms <ms>      close sessions silent this long (default ${SERVER_DEFAULTS.heartbeatTimeoutMs})
-  --max-message-bytes <n>          largest websocket frame / HTTP loop body (default ${SERVER_DEFAULTS.maxMessageBytes})
-  --long-poll-timeout-ms <ms>      default HTTP loop poll wait, at most 60000 (default ${SERVER_DEFAULTS.longPollTimeoutMs})
-  --cluster-id <id>                cluster id reported in /mdp/meta (default ${SERVER_DEFAULTS.clusterId})
-  --auth-token <token>             accept only credentials carrying this token (repeatable); also
-                                   MDP_AUTH_TOKENS (comma-separated). Off by default; with it, the
-                                   websocket (close 4401), HTTP loop connect and skill reads (401)
-                                   need a token and the mdp_auth cookie is signed
-  --auth-tokens-file <path>        read accepted tokens from a file, one per line
-  --log-level <level>              ${LOG_LEVELS.join(' | ')} (default ${SERVER_DEFAULTS.logLevel}); logs are JSON lines on stderr
-  -h, --help                       show this help
-  -v, --version                    print the version
+${helpSections(CLI_SETTINGS)}
 
-${LIMIT_HELP}
+Every flag can also be set in the environment, as MDP_ and its name in capitals (--port:
+MDP_PORT, --cluster-lease-duration-ms: MDP_CLUSTER_LEASE_DURATION_MS), and in the --config
+file, as its name in camelCase ("port", "clusterLeaseDurationMs"). A flag wins over the
+environment, the environment over the config file, the file over the default.
 
-${CLUSTER_HELP}
-
-Stops gracefully on SIGINT or SIGTERM (pending calls fail, connections close, exit 0).`;
+Stops gracefully on SIGINT or SIGTERM (pending calls fail, connections close, exit 0). On
+SIGHUP a server on TLS reads its certificate files again (a bad file keeps the old ones).
+Exit status: 0 stopped cleanly; 1 could not start (port in use, a TLS file it cannot use, …),
+or stopped on an error; 64 a bad flag, environment variable or config file (EX_USAGE).`;
 
 export type CliCommand =
   | { readonly kind: 'help' }
   | { readonly kind: 'version' }
-  | { readonly kind: 'run'; readonly options: MdpServerOptions; readonly authTokensFile?: string }
-  | { readonly kind: 'error'; readonly message: string };
+  /** `--print-config`: the settings in effect, as a config file. */
+  | { readonly kind: 'print-config'; readonly text: string }
+  | { readonly kind: 'run'; readonly options: MdpServerOptions }
+  /** One line per bad value, each naming where the value came from. */
+  | { readonly kind: 'error'; readonly messages: readonly string[] };
 
-const INT_FLAGS = {
-  'invocation-timeout-ms': 'invocationTimeoutMs',
-  'heartbeat-interval-ms': 'heartbeatIntervalMs',
-  'heartbeat-timeout-ms': 'heartbeatTimeoutMs',
-  'max-message-bytes': 'maxMessageBytes',
-  'long-poll-timeout-ms': 'longPollTimeoutMs',
-} as const;
+const readText: ReadText = (path) => readFileSync(path, 'utf8');
 
-/** Upper bounds: node's longest timer, and SPEC §6's longest poll for the poll's default wait. */
-const INT_FLAG_MAX: Record<keyof typeof INT_FLAGS, number> = {
-  'invocation-timeout-ms': MAX_TIMER_MS,
-  'heartbeat-interval-ms': MAX_TIMER_MS,
-  'heartbeat-timeout-ms': MAX_TIMER_MS,
-  'max-message-bytes': Number.MAX_SAFE_INTEGER,
-  'long-poll-timeout-ms': MAX_WAIT_MS,
-};
+/** The command `argv` asks for, with settings from `env` and the files they name (read by `readFile`). */
+export function parseCliArgs(argv: readonly string[], env: Env = {}, readFile: ReadText = readText): CliCommand {
+  const flags = commandLineLayer(CLI_SETTINGS, argv);
+  if (!flags.ok) return { kind: 'error', messages: flags.errors };
+  if (flags.layer.has('help')) return { kind: 'help' };
+  if (flags.layer.has('version')) return { kind: 'version' };
+  const resolved = resolveSettings(CLI_SETTINGS, { flags: flags.layer, env, readFile, files: FILES });
+  if (!resolved.ok) return { kind: 'error', messages: resolved.errors };
+  const { values, sources } = resolved;
+  if (values.printConfig) return { kind: 'print-config', text: configDocument(CLI_SETTINGS, values, sources) };
+  const tokens = tokensOf(values, sources, readFile);
+  if (typeof tokens === 'string') return { kind: 'error', messages: [tokens] };
+  const tls = tlsSettings(values, sources);
+  if (!tls.ok) return { kind: 'error', messages: tls.messages };
+  return { kind: 'run', options: toServerOptions(values, sources, tokens, tls) };
+}
 
-export function parseCliArgs(argv: readonly string[], env: Readonly<Record<string, string | undefined>> = {}): CliCommand {
-  let values: Record<string, string | boolean | string[] | undefined>;
+/** The accepted tokens: the setting's, then the tokens file's; or the error to print. */
+function tokensOf(values: CliValues, sources: Readonly<Record<string, Source>>, readFile: ReadText): readonly string[] | string {
+  const tokens = [...(values.authToken ?? [])];
+  const file = values.authTokensFile;
+  if (file === undefined) return tokens;
+  const label = sourceLabel(sources.authTokensFile!, CLI_SETTINGS.rows.get('authTokensFile'));
+  let fromFile: string[];
   try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        host: { type: 'string' },
-        port: { type: 'string' },
-        'server-id': { type: 'string' },
-        'invocation-timeout-ms': { type: 'string' },
-        'heartbeat-interval-ms': { type: 'string' },
-        'heartbeat-timeout-ms': { type: 'string' },
-        'max-message-bytes': { type: 'string' },
-        'long-poll-timeout-ms': { type: 'string' },
-        'cluster-id': { type: 'string' },
-        'log-level': { type: 'string' },
-        'auth-token': { type: 'string', multiple: true },
-        'auth-tokens-file': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-        ...CLUSTER_ARG_OPTIONS,
-        ...LIMIT_ARG_OPTIONS,
-      },
-    }));
+    fromFile = parseTokensFile(readFile(file));
   } catch (error) {
-    // node's messages can span lines; the CLI promises one.
-    return { kind: 'error', message: (error as Error).message.replace(/\s*\n\s*/g, ' ') };
+    return `cannot read ${file} (${label}): ${readProblem(error)}`;
   }
-  if (values.help) return { kind: 'help' };
-  if (values.version) return { kind: 'version' };
+  if (fromFile.length === 0) return `${file} (${label}) holds no tokens`;
+  return [...tokens, ...fromFile];
+}
 
-  const limits = parseLimitArgs(values);
-  if (typeof limits === 'string') return { kind: 'error', message: limits };
-  const options: MdpServerOptions = { ...limits };
-  if (typeof values.host === 'string') {
-    if (values.host.trim() === '') return { kind: 'error', message: '--host must not be empty' };
-    options.host = values.host;
-  }
-  if (typeof values.port === 'string') {
-    const port = wholeNumber('port', values.port, 0, 65535);
-    if (typeof port === 'string') return { kind: 'error', message: port };
-    options.port = port;
-  }
-  if (typeof values['server-id'] === 'string') {
-    if (values['server-id'] === '') return { kind: 'error', message: '--server-id must not be empty' };
-    options.serverId = values['server-id'];
-  }
-  if (typeof values['cluster-id'] === 'string') {
-    if (values['cluster-id'] === '') return { kind: 'error', message: '--cluster-id must not be empty' };
-    options.clusterId = values['cluster-id'];
-  }
-  for (const [flag, key] of Object.entries(INT_FLAGS)) {
-    const raw = values[flag];
-    if (typeof raw !== 'string') continue;
-    const parsed = wholeNumber(flag, raw, 1, INT_FLAG_MAX[flag as keyof typeof INT_FLAGS]);
-    if (typeof parsed === 'string') return { kind: 'error', message: parsed };
-    options[key] = parsed;
-  }
-  const level = values['log-level'];
-  if (typeof level === 'string') {
-    if (!isLogLevel(level)) return { kind: 'error', message: `--log-level must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(level)}` };
-    options.logLevel = level;
-  }
-  const tokens = [
-    ...((values['auth-token'] as string[] | undefined) ?? []),
-    ...(env.MDP_AUTH_TOKENS ?? '').split(','),
-  ]
-    .map((t) => t.trim())
-    .filter((t) => t !== '');
-  if ((values['auth-token'] as string[] | undefined)?.some((t) => t.trim() === '')) {
-    return { kind: 'error', message: '--auth-token must not be empty' };
-  }
-  if (tokens.length > 0) options.authTokens = tokens;
-  const cluster = parseClusterArgs(values, env);
-  if (typeof cluster === 'string') return { kind: 'error', message: cluster };
-  if (cluster) options.cluster = cluster;
-  const file = values['auth-tokens-file'];
-  return typeof file === 'string' ? { kind: 'run', options, authTokensFile: file } : { kind: 'run', options };
+function toServerOptions(
+  values: CliValues,
+  sources: Readonly<Record<string, Source>>,
+  tokens: readonly string[],
+  tls: Extract<TlsSettings, { ok: true }>,
+): MdpServerOptions {
+  return {
+    host: values.host,
+    port: values.port,
+    ...(values.serverId !== undefined ? { serverId: values.serverId } : {}),
+    invocationTimeoutMs: values.invocationTimeoutMs,
+    heartbeatIntervalMs: values.heartbeatIntervalMs,
+    heartbeatTimeoutMs: values.heartbeatTimeoutMs,
+    maxMessageBytes: values.maxMessageBytes,
+    longPollTimeoutMs: values.longPollTimeoutMs,
+    clusterId: values.clusterId,
+    logLevel: values.logLevel,
+    ...(tokens.length > 0 ? { authTokens: tokens } : {}),
+    ...(tls.tls ? { tls: tls.tls } : {}),
+    cookieSameSite: tls.cookieSameSite,
+    cluster: clusterOptions(values, { portGiven: sources.port?.kind !== 'default' }),
+    mcp: mcpOptions(values),
+    ...observeOptions(values),
+    ...limitOptions(values),
+  };
 }
 
 /** Tokens from a tokens file: one per line; blank lines and `#` comments are skipped. */

@@ -1,89 +1,93 @@
 #!/usr/bin/env node
 /** The `mdp-server` binary. */
 import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
-import { HELP, parseCliArgs, parseTokensFile } from './cli-args.js';
-import { createMdpServer } from './server.js';
-import { announceLeadership } from './cluster.js';
-import { cliClusterDefaults } from './cluster-args.js';
+import { HELP, parseCliArgs } from './cli-args.js';
+import { EXIT, bindFailure, exposureWarning, usageLines } from './cli-notices.js';
+import { createMdpServer, type ListeningInfo, type MdpServer } from './server.js';
+import { announceLeadership, heldByMdp } from './cluster.js';
+import { SERVER_DEFAULTS } from './options.js';
+import { mcpSubcommandArgs, serveStdio } from './mcp-command.js';
 
-const command = parseCliArgs(process.argv.slice(2), process.env);
+// `mdp-server setup …` writes agent hosts' MCP config and exits; it never starts a server.
+if (process.argv[2] === 'setup') process.exit(await (await import('./setup/index.js')).setupMain(process.argv.slice(3), import.meta.url));
+
+const argv = process.argv.slice(2);
+// `mdp-server mcp …`: the same server, with MCP on stdin/stdout (so nothing else goes to stdout).
+const stdioArgs = mcpSubcommandArgs(argv);
+const command = parseCliArgs(stdioArgs ?? argv, process.env);
 switch (command.kind) {
   case 'help':
     process.stdout.write(`${HELP}\n`);
-    process.exit(0);
+    process.exit(EXIT.ok);
     break;
   case 'version': {
     const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
     process.stdout.write(`mdp-server ${pkg.version}\n`);
-    process.exit(0);
+    process.exit(EXIT.ok);
     break;
   }
+  case 'print-config':
+    process.stdout.write(command.text);
+    process.exit(EXIT.ok);
+    break;
   case 'error':
-    process.stderr.write(`mdp-server: ${command.message} (see mdp-server --help)\n`);
-    process.exit(1);
+    process.stderr.write(usageLines(command.messages));
+    process.exit(EXIT.usage);
     break;
   case 'run': {
     // stdout and stderr carry information, not the service: when whoever read them goes away (a
     // closed pipe: EPIPE), writes are dropped and the server keeps serving instead of crashing on
     // an unhandled 'error' event.
     for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
-    const options = { ...command.options };
-    if (command.authTokensFile !== undefined) {
-      let tokens: string[];
-      try {
-        tokens = parseTokensFile(readFileSync(command.authTokensFile, 'utf8'));
-      } catch (error) {
-        process.stderr.write(`mdp-server: cannot read --auth-tokens-file: ${(error as Error).message}\n`);
-        process.exit(1);
-      }
-      if (tokens.length === 0) {
-        process.stderr.write(`mdp-server: --auth-tokens-file ${command.authTokensFile} holds no tokens\n`);
-        process.exit(1);
-      }
-      options.authTokens = [...(options.authTokens ?? []), ...tokens];
-    }
-    // No cluster flag: the binary runs in auto mode (the library default is standalone).
-    options.cluster ??= cliClusterDefaults(process.env);
-    const server = createMdpServer(options);
+    const out = stdioArgs ? process.stderr : process.stdout;
+    const { options } = command;
+    let server: MdpServer;
     try {
-      const info = await server.listen();
-      process.stdout.write(`mdp-server listening on ${info.urls.http} (websocket ${info.urls.ws}, server id ${info.serverId})\n`);
-      // One line once the cluster knows who leads; later changes of leader go to the log.
-      if (server.cluster) announceLeadership(server.cluster, (line) => process.stdout.write(`mdp-server: ${line}\n`));
+      server = createMdpServer(options);
     } catch (error) {
+      // A TLS file it cannot use (the message names it), or options that cannot run: nothing listens yet.
+      process.stderr.write(`mdp-server: ${(error as Error).message}\n`);
+      process.exit(EXIT.failed);
+    }
+    let info: ListeningInfo;
+    try {
+      info = await server.listen();
+    } catch (error) {
+      // Nothing listens and nothing was served: there is nothing to close (and no `server.closed` to log).
+      const host = options.host ?? SERVER_DEFAULTS.host;
+      const port = options.port ?? SERVER_DEFAULTS.port;
       const err = error as NodeJS.ErrnoException;
-      const where = `${command.options.host ?? '127.0.0.1'}:${command.options.port ?? 47372}`;
-      const message =
-        err.code === 'EADDRINUSE'
-          ? `port already in use: ${where}`
-          : err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND'
-            ? `cannot bind ${where}: address not available`
-            : err.code === 'EACCES'
-              ? `cannot bind ${where}: permission denied`
-              : `cannot start: ${err.message}`;
-      process.stderr.write(`mdp-server: ${message}\n`);
-      await server.close();
-      process.exit(1);
+      const mdp = err.code === 'EADDRINUSE' && (await heldByMdp(host, port, options.tls !== undefined));
+      process.stderr.write(`mdp-server: ${bindFailure(err, host, port, mdp)}\n`);
+      process.exit(EXIT.failed);
     }
     let stopping = false;
-    const stop = (signal: NodeJS.Signals): void => {
+    const stop = (signal: string): void => {
       if (stopping) {
         process.stderr.write(`mdp-server: ${signal} again, exiting now\n`);
-        process.exit(1);
+        process.exit(EXIT.failed);
       }
       stopping = true;
       server.logger.info('server.stopping', { signal });
       server.close().then(
-        () => process.exit(0),
+        () => process.exit(EXIT.ok),
         (error: unknown) => {
           server.logger.error('server.close_failed', { error });
-          process.exit(1);
+          process.exit(EXIT.failed);
         },
       );
     };
+    // Before the first line is printed: whoever reads it may signal at once.
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    // Renewed certificates without a restart; the outcome is logged (tls.reloaded, tls.reload_failed).
+    if (options.tls) process.on('SIGHUP', () => void server.reloadTls());
+    out.write(`mdp-server listening on ${info.urls.http} (websocket ${info.urls.ws}, server id ${info.serverId})\n`);
+    const warning = exposureWarning(info.host, info.port, (options.authTokens?.length ?? 0) > 0);
+    if (warning) out.write(`mdp-server: ${warning}\n`);
+    // One line once the cluster knows who leads; later changes of leader go to the log.
+    if (server.cluster) announceLeadership(server.cluster, (line) => out.write(`mdp-server: ${line}\n`));
+    if (stdioArgs) await serveStdio(server, stop);
     break;
   }
 }

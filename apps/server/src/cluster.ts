@@ -2,8 +2,8 @@
  * The server's side of @mdp/cluster (SPEC §10): cluster options, the node built once the server
  * listens, the default-port fallback of `auto` mode and the startup line that says who leads.
  */
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { homedir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import {
   DISCOVERY_DEFAULTS,
   createClusterNode,
@@ -11,6 +11,7 @@ import {
   type ClusterMode,
   type ClusterNode,
   type DiscoveryOptions,
+  type PeerTlsSource,
 } from '@mdp/cluster';
 import type { Logger, Router } from '@mdp/core';
 
@@ -57,6 +58,8 @@ export function createServerCluster(params: {
   readonly clusterId: string;
   readonly options: MdpClusterOptions | undefined;
   readonly authTokens: readonly string[] | undefined;
+  /** The server's TLS, for what the node dials (probes, links, mirrors). */
+  readonly tls?: PeerTlsSource | undefined;
   readonly logger: Logger;
 }): ClusterNode {
   const o = params.options;
@@ -83,6 +86,7 @@ export function createServerCluster(params: {
     ...(secrets.length > 0 ? { clusterSecret: secrets } : {}),
     // A hub with a token policy wants a credential on the mirrors' websockets too.
     ...(upstreamHeaders ? { upstreamHeaders } : {}),
+    ...(params.tls ? { tls: params.tls } : {}),
   });
 }
 
@@ -112,9 +116,16 @@ export function clusterAuthProblem(options: {
   return 'an authPolicy without authTokens needs cluster.secret: cluster peers prove membership with it';
 }
 
-/** Default directory for `stateDir` used by the CLI. */
-export function defaultStateDir(): string {
-  return join(tmpdir(), 'mdp-server-cluster');
+/**
+ * The CLI's default `stateDir`: `$XDG_STATE_HOME/mdp-server`, else `~/.local/state/mdp-server`.
+ * Per user, not shared: a term and vote are one user's servers' business, and a directory in /tmp
+ * made by one user is an EACCES for the next. The cluster package creates it with mode 0700.
+ */
+export function defaultStateDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  const xdg = env.XDG_STATE_HOME;
+  // The XDG base directory spec: a relative path is invalid and ignored.
+  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'state');
+  return join(base, 'mdp-server');
 }
 
 export function stateFileOf(dir: string, clusterId: string, serverId: string): string {
@@ -122,11 +133,17 @@ export function stateFileOf(dir: string, clusterId: string, serverId: string): s
   return join(dir, safe(clusterId), `${safe(serverId)}.json`);
 }
 
-/** Whether `host:port` answers GET /mdp/meta as an MDP server. */
-export async function heldByMdp(host: string, port: number): Promise<boolean> {
+/**
+ * Whether `host:port` answers GET /mdp/meta as an MDP server; over HTTPS when `secure` (any
+ * certificate will do: the question is only who holds the port).
+ */
+export async function heldByMdp(host: string, port: number, secure = false): Promise<boolean> {
   const hostPart = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
   const target = ['0.0.0.0', '::', '[::]', ''].includes(host) ? '127.0.0.1' : hostPart;
-  const result = await probeMeta(`http://${target}:${port}`, { timeoutMs: 1000 });
+  const result = await probeMeta(`${secure ? 'https' : 'http'}://${target}:${port}`, {
+    timeoutMs: 1000,
+    ...(secure ? { tls: { rejectUnauthorized: false } } : {}),
+  });
   return result.ok;
 }
 

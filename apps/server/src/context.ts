@@ -1,6 +1,6 @@
 /** The shared part every feature gets (feature.ts): router, logger, auth gate, limits. */
 import type { IncomingMessage } from 'node:http';
-import { Router, createAuthGate, createLogger, createTokenPolicy } from '@mdp/core';
+import { Router, createAuthGate, createLogger, createTokenPolicy, type CallRecord } from '@mdp/core';
 import { clusterAuthProblem } from './cluster.js';
 import { corsHeadersFor } from './cors.js';
 import type { ListeningInfo, ServerContext } from './feature.js';
@@ -20,6 +20,7 @@ export function createServerContext(options: MdpServerOptions): OwnedContext {
   const clusterProblem = clusterAuthProblem(options);
   if (clusterProblem) throw new RangeError(clusterProblem);
   const gate = createAuthGate(policy);
+  const observers: Array<(record: CallRecord) => void> = [];
   const router = new Router({
     invocationTimeoutMs: options.invocationTimeoutMs ?? SERVER_DEFAULTS.invocationTimeoutMs,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? SERVER_DEFAULTS.heartbeatIntervalMs,
@@ -30,6 +31,9 @@ export function createServerContext(options: MdpServerOptions): OwnedContext {
     maxCatalogPaths: options.maxCatalogPaths ?? SERVER_DEFAULTS.maxCatalogPaths,
     catalogUpdatesPerMinute: options.maxCatalogUpdatesPerMinute ?? SERVER_DEFAULTS.maxCatalogUpdatesPerMinute,
     logger,
+    onCallEnd: (record) => {
+      for (let i = 0; i < observers.length; i++) (observers[i] as (record: CallRecord) => void)(record);
+    },
   });
   let info: ListeningInfo | undefined;
   return {
@@ -43,6 +47,9 @@ export function createServerContext(options: MdpServerOptions): OwnedContext {
     corsFor: (request: IncomingMessage) => corsHeadersFor(request.headers.origin),
     maxMessageBytes: options.maxMessageBytes ?? SERVER_DEFAULTS.maxMessageBytes,
     info: () => info,
+    observeCalls: (observer) => {
+      observers.push(observer);
+    },
     setInfo: (value) => {
       info = value;
     },

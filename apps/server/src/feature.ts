@@ -7,15 +7,18 @@
  *
  *   request ─▶ handle? (hot paths, no Fetch objects) ─▶ Hono app (routes of every feature) ─▶ 404
  *   upgrade ─▶ upgrade? of each feature, in order ─────────────────────────────────────────▶ 404
+ *   connection ─▶ connection? of every feature (a TCP connection, before its first request)
+ *   call ends ─▶ the observers features added with ctx.observeCalls (metrics, access, audit)
  *
  * Lifecycle: `start` runs in list order once the server listens; `close` runs in reverse list
  * order (the last feature listed closes first), after the listener stopped accepting.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Hono } from 'hono';
 import type { AuthContext } from '@mdp/protocol';
-import type { AuthGate, HeaderMap, Logger, Router } from '@mdp/core';
+import type { AuthGate, CallRecord, HeaderMap, Logger, Router } from '@mdp/core';
 import type { ServerUrls } from './urls.js';
 
 /** Where the server listens; known once it does. */
@@ -23,6 +26,8 @@ export interface ListeningInfo {
   readonly host: string;
   readonly port: number;
   readonly serverId: string;
+  /** Serving HTTPS and WSS (TLS). */
+  readonly secure: boolean;
   readonly urls: ServerUrls;
 }
 
@@ -47,6 +52,11 @@ export interface ServerContext {
   readonly maxMessageBytes: number;
   /** Set once the server listens. */
   info(): ListeningInfo | undefined;
+  /**
+   * Be told of every call as it ends (metrics, access and audit logs). Observers run on the call
+   * path, in the order added: keep them cheap.
+   */
+  observeCalls(observer: (record: CallRecord) => void): void;
 }
 
 export interface ServerFeature {
@@ -60,6 +70,8 @@ export interface ServerFeature {
    * OPTIONS (CORS preflights belong to the Hono app).
    */
   handle?(request: IncomingMessage, response: ServerResponse, url: string): boolean;
+  /** A TCP connection was accepted (before any request on it). */
+  connection?(socket: Socket): void;
   /** Take a websocket upgrade of `path` (no query) and return true, or return false. */
   upgrade?(request: IncomingMessage, socket: Duplex, head: Buffer, path: string): boolean;
   /** The server listens. Throwing aborts `listen()` (nothing half-started is left serving). */

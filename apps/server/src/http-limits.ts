@@ -12,8 +12,8 @@
  *                        ▼
  *              waits; served when node gives its response the socket (the answer before it finished)
  */
-import type { IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
+import type { Server, Socket } from 'node:net';
 import type { Logger } from '@mdp/core';
 
 export interface HttpLimits {
@@ -24,7 +24,7 @@ export interface HttpLimits {
   /** An idle keep-alive connection is closed after this, ms. */
   readonly keepAliveTimeoutMs: number;
   /** A connection whose answer makes no progress (its reader does not read) this long is closed, ms. */
-  readonly idleTimeoutMs: number;
+  readonly writeTimeoutMs: number;
   /** Most requests waiting behind the one being answered on a connection. */
   readonly maxPipelinedRequests: number;
 }
@@ -62,16 +62,17 @@ interface Progress {
 /**
  * Close connections whose answer their reader does not take: a sweep every {@link sweepMs} looks at
  * each HTTP connection with bytes waiting to be written, and one that has written nothing more for
- * `idleTimeoutMs` is destroyed. Nothing runs per request (node's own per-socket time-out would arm
+ * `writeTimeoutMs` is destroyed. Nothing runs per request (node's own per-socket time-out would arm
  * and re-arm a timer on every request and every read and write). Connections that never send a
  * request, or sit idle between requests, are node's: its headers and keep-alive time-outs close
  * them. Websocket connections leave the sweep when they are upgraded; `ws` and the transport watch
- * them. Returns what stops the sweep.
+ * them. `secure`: the server is HTTPS, whose answers go through the TLS socket of each connection.
+ * Returns what stops the sweep.
  */
-export function closeStalledConnections(server: Server, limits: HttpLimits, logger: Logger): () => void {
+export function closeStalledConnections(server: Server, limits: HttpLimits, logger: Logger, secure = false): () => void {
   const connections = new Set<Socket>();
   const progress = new WeakMap<Socket, Progress>();
-  server.on('connection', (socket: Socket) => {
+  server.on(secure ? 'secureConnection' : 'connection', (socket: Socket) => {
     connections.add(socket);
     socket.once('close', () => connections.delete(socket));
   });
@@ -86,8 +87,8 @@ export function closeStalledConnections(server: Server, limits: HttpLimits, logg
       const seen = progress.get(socket);
       if (seen === undefined || seen.bytesWritten !== socket.bytesWritten) {
         progress.set(socket, { bytesWritten: socket.bytesWritten, since: now });
-      } else if (now - seen.since >= limits.idleTimeoutMs) {
-        logger.info('http.unread_answer_closed', { waitingBytes: socket.writableLength, idleMs: now - seen.since });
+      } else if (now - seen.since >= limits.writeTimeoutMs) {
+        logger.info('http.unread_answer_closed', { waitingBytes: socket.writableLength, stalledMs: now - seen.since });
         connections.delete(socket);
         socket.destroy();
       }
@@ -97,9 +98,9 @@ export function closeStalledConnections(server: Server, limits: HttpLimits, logg
   return () => clearInterval(timer);
 }
 
-/** How often stalled connections are looked for, ms: a quarter of the idle time-out, at most every second. */
+/** How often stalled connections are looked for, ms: a quarter of the write time-out, at most every second. */
 export function sweepMs(limits: HttpLimits): number {
-  return Math.max(10, Math.min(1000, Math.floor(limits.idleTimeoutMs / 4)));
+  return Math.max(10, Math.min(1000, Math.floor(limits.writeTimeoutMs / 4)));
 }
 
 /** The answer to a request over the pipelining limit; the connection closes after it. */

@@ -1,10 +1,12 @@
 /**
- * The node HTTP server under every feature: requests go to the features' fast paths, then to the
- * Hono app; upgrades to the first feature that takes them; requests node's parser refuses get an
- * `{error}` answer. Binding (with the port fallback of auto mode) and closing live here too.
+ * The node HTTP server under every feature (an HTTPS one under TLS, same features): requests go to
+ * the features' fast paths, then to the Hono app; upgrades to the first feature that takes them;
+ * requests node's parser refuses get an `{error}` answer. Binding (with the port fallback of auto
+ * mode) and closing live here too.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer, type ServerOptions as HttpsOptions } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -45,20 +47,34 @@ export function createApp(features: readonly ServerFeature[], logger: Logger): H
   return app;
 }
 
-/** A node HTTP server that dispatches to `features` and then to `app`, within `limits`. */
-export function createListener(features: readonly ServerFeature[], app: Hono, host: string, logger: Logger, limits: HttpLimits): Server {
+/** The server under the features: node's HTTP server, or its HTTPS server under TLS. */
+export type Server = HttpServer | HttpsServer;
+
+/** A node HTTP server (HTTPS with `tls`) that dispatches to `features` and then to `app`, within `limits`. */
+export function createListener(
+  features: readonly ServerFeature[],
+  app: Hono,
+  host: string,
+  logger: Logger,
+  limits: HttpLimits,
+  tls?: HttpsOptions,
+): Server {
   const fast = features.filter((f) => f.handle !== undefined);
   const upgraders = features.filter((f) => f.upgrade !== undefined);
+  const connectors = features.filter((f) => f.connection !== undefined);
   const serveWithHono = getRequestListener(app.fetch, { hostname: host });
-  const serve = (request: IncomingMessage, response: ServerResponse): void => {
+  const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
     if (request.method !== 'OPTIONS') {
       const url = originForm(request.url ?? '/');
       for (const feature of fast) if (feature.handle?.(request, response, url)) return;
     }
     void serveWithHono(request, response);
   };
-  const server = createServer(serverOptions(limits), oneAtATime(limits, serve));
-  const stopSweep = closeStalledConnections(server, limits, logger);
+  const serve = oneAtATime(limits, onRequest);
+  const server: Server = tls ? createHttpsServer({ ...serverOptions(limits), ...tls }, serve) : createServer(serverOptions(limits), serve);
+  // A failed handshake (an untrusted certificate, plain HTTP on the TLS port) costs only that socket.
+  if (tls) server.on('tlsClientError', (error: NodeJS.ErrnoException) => logger.debug('tls.client_error', { error: error.message, code: error.code }));
+  const stopSweep = closeStalledConnections(server, limits, logger, tls !== undefined);
   server.once('close', stopSweep);
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', (error) => logger.debug('upgrade.socket_error', { error: error.message }));
@@ -66,6 +82,11 @@ export function createListener(features: readonly ServerFeature[], app: Hono, ho
     for (const feature of upgraders) if (feature.upgrade?.(request, socket, head, path)) return;
     socket.end(NOT_FOUND);
   });
+  if (connectors.length > 0) {
+    server.on('connection', (socket: Socket) => {
+      for (const feature of connectors) feature.connection?.(socket);
+    });
+  }
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     logger.debug('http.client_error', { error: error.message, code: error.code });
     if (!socket.writable) return void socket.destroy();
@@ -98,6 +119,8 @@ export interface BindOptions {
   /** When the port is held by an MDP server, try these ports in turn (auto mode's fallback). */
   readonly fallbackPorts: (() => readonly number[]) | undefined;
   readonly logger: Logger;
+  /** The server speaks TLS: whoever holds the port is asked over HTTPS. */
+  readonly secure?: boolean;
 }
 
 /**
@@ -118,7 +141,7 @@ export async function bindServing<T>(server: Server, options: BindOptions, start
   try {
     return started(await bind(server, host, port));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || !options.fallbackPorts || !(await heldByMdp(host, port))) throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || !options.fallbackPorts || !(await heldByMdp(host, port, options.secure))) throw error;
     for (const next of options.fallbackPorts()) {
       let address: AddressInfo;
       try {

@@ -2,6 +2,12 @@ import { ROUTER_DEFAULTS, type AuthPolicy, type Logger, type LogLevel } from '@m
 import { HTTP_LOOP_DEFAULTS } from '@mdp/transport-http-loop';
 import { WS_LIMIT_DEFAULTS } from '@mdp/transport-ws';
 import type { MdpClusterOptions } from './cluster.js';
+import type { MdpMcpOptions } from './features/mcp-http.js';
+import type { MdpTlsOptions } from './tls.js';
+
+/** `SameSite` of the `mdp_auth` cookie; `none` lets pages of other sites use it, and needs TLS. */
+export type CookieSameSite = 'lax' | 'strict' | 'none';
+export const COOKIE_SAME_SITE: readonly CookieSameSite[] = ['lax', 'strict', 'none'];
 
 /** Everything `createMdpServer` accepts. Every limit has a documented default. */
 export interface MdpServerOptions {
@@ -60,7 +66,7 @@ export interface MdpServerOptions {
    * A connection whose answer makes no progress for this long (its reader does not read) is closed,
    * ms. Long polls and calls still being answered are not concerned. Default 30000.
    */
-  httpIdleTimeoutMs?: number;
+  httpWriteTimeoutMs?: number;
   /** Most requests waiting behind the one being answered on a connection; more answer 503 and close it. Default 8. */
   maxPipelinedRequests?: number;
   /** Cluster id reported in /mdp/meta. Default `mdp`. */
@@ -74,10 +80,38 @@ export interface MdpServerOptions {
   /** Shorthand for a token policy: credentials whose `token` is one of these. */
   authTokens?: readonly string[];
   /**
+   * *beyond* (SPEC §14): serve HTTPS and WSS on the port, with the key and certificate in these
+   * files (read before listening; `reloadTls()` reads them again). Default: plain HTTP.
+   */
+  tls?: MdpTlsOptions;
+  /**
+   * `SameSite` of the `mdp_auth` cookie. Default `lax`. `none` (`SameSite=None; Secure`) lets a
+   * page of another site open the websocket with the cookie; browsers drop such a cookie unless it
+   * comes over TLS, so `none` needs `tls`. Over TLS every cookie is `Secure`.
+   */
+  cookieSameSite?: CookieSameSite;
+  /**
    * Cluster control and upstream proxy (SPEC §10). Without it the server is standalone: leader of a
    * cluster of one, term 0. The CLI passes `{ mode: 'auto' }` by default.
    */
   cluster?: MdpClusterOptions;
+  /** The MCP bridge (SPEC §13): Streamable HTTP at /mcp and the stdio session of `mdp-server mcp`. `false`: none. */
+  mcp?: MdpMcpOptions | false;
+  /**
+   * *beyond* (SPEC §15): `GET /healthz`, `/readyz` and `/metrics` need `Authorization: Bearer
+   * <metricsToken>`. Default: open (load balancers and scrapers on the same network).
+   */
+  metricsToken?: string;
+  /** One `info` log line (`call`) per skill read, host call, MCP call and cluster call. Default off. */
+  accessLog?: boolean;
+  /**
+   * The audit log: one JSON line per call (time, caller as auth scheme and token hash, route,
+   * client, method, path, outcome, duration). A file path (appended to), `-` for stdout, or a
+   * function given each line. Default: none.
+   */
+  auditLog?: string | ((line: string) => void);
+  /** An HTTP loop session with no poll waiting and none started this long ends, ms. Default 10000. */
+  httpLoopIdleTimeoutMs?: number;
   /** Log level when no logger is given. Default `info`. */
   logLevel?: LogLevel;
   logger?: Logger;
@@ -91,6 +125,7 @@ export const SERVER_DEFAULTS = {
   heartbeatTimeoutMs: 90_000,
   maxMessageBytes: 1024 * 1024,
   longPollTimeoutMs: 25_000,
+  httpLoopIdleTimeoutMs: 10_000,
   maxPendingCalls: ROUTER_DEFAULTS.maxPendingCalls,
   maxPathLength: ROUTER_DEFAULTS.maxPathLength,
   maxPathSegments: ROUTER_DEFAULTS.maxPathSegments,
@@ -107,10 +142,11 @@ export const SERVER_DEFAULTS = {
   httpHeadersTimeoutMs: 20_000,
   httpRequestTimeoutMs: 60_000,
   httpKeepAliveTimeoutMs: 5_000,
-  httpIdleTimeoutMs: 30_000,
+  httpWriteTimeoutMs: 30_000,
   maxPipelinedRequests: 8,
   clusterId: 'mdp',
   logLevel: 'info' as LogLevel,
+  cookieSameSite: 'lax' as CookieSameSite,
 } as const;
 
 /** The limits of `options` for each part of the server, defaults filled in. */
@@ -133,7 +169,7 @@ export function serverLimits(options: MdpServerOptions) {
       headersTimeoutMs: options.httpHeadersTimeoutMs ?? d.httpHeadersTimeoutMs,
       requestTimeoutMs: options.httpRequestTimeoutMs ?? d.httpRequestTimeoutMs,
       keepAliveTimeoutMs: options.httpKeepAliveTimeoutMs ?? d.httpKeepAliveTimeoutMs,
-      idleTimeoutMs: options.httpIdleTimeoutMs ?? d.httpIdleTimeoutMs,
+      writeTimeoutMs: options.httpWriteTimeoutMs ?? d.httpWriteTimeoutMs,
       maxPipelinedRequests: options.maxPipelinedRequests ?? d.maxPipelinedRequests,
     },
   } as const;

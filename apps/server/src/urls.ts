@@ -1,17 +1,30 @@
 /** URLs the server advertises. Wildcard binds advertise the host the request came in on. */
+import { hostname } from 'node:os';
 import { metaEndpoints, type MetaEndpoints } from '@mdp/protocol';
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');
+}
+
+/**
+ * The server id when none is given: the bound `host:port`, or for a wildcard bind the machine's
+ * host name and the port (`0.0.0.0:47372` would name every machine alike).
+ */
+export function defaultServerId(host: string, port: number): string {
+  return `${WILDCARD_HOSTS.has(host) ? hostname() : formatHost(host)}:${port}`;
+}
 
 export function formatHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-/** The endpoints of the metadata document, plus the plain HTTP base. */
+/** The endpoints of the metadata document, plus the HTTP base (`https` under TLS). */
 export type ServerUrls = MetaEndpoints & { readonly http: string };
 
-export function serverUrls(authority: string): ServerUrls {
-  return { http: `http://${authority}`, ...metaEndpoints(authority) };
+export function serverUrls(authority: string, secure = false): ServerUrls {
+  return { http: `${secure ? 'https' : 'http'}://${authority}`, ...metaEndpoints(authority, secure) };
 }
 
 /** The `host:port` a client should use: the bound one, or the request's Host for wildcard binds. */

@@ -89,11 +89,12 @@ describe('without a policy (the default)', () => {
 });
 
 describe('auth flags', () => {
-  it('collects --auth-token (repeatable) and MDP_AUTH_TOKENS', () => {
-    const command = parseCliArgs(['--auth-token', 'a', '--auth-token', 'b'], { MDP_AUTH_TOKENS: ' c, ,d ' });
-    expect(command).toEqual({ kind: 'run', options: { authTokens: ['a', 'b', 'c', 'd'] } });
-    expect(parseCliArgs(['--auth-token', ''])).toEqual({ kind: 'error', message: '--auth-token must not be empty' });
-    expect(parseCliArgs(['--auth-tokens-file', '/x'])).toEqual({ kind: 'run', options: {}, authTokensFile: '/x' });
+  it('takes --auth-token (repeatable), or else MDP_AUTH_TOKENS', () => {
+    expect(parseCliArgs(['--auth-token', 'a', '--auth-token', 'b'])).toMatchObject({ kind: 'run', options: { authTokens: ['a', 'b'] } });
+    expect(parseCliArgs([], { MDP_AUTH_TOKENS: ' c, ,d ' })).toMatchObject({ kind: 'run', options: { authTokens: ['c', 'd'] } });
+    // A flag wins over the environment.
+    expect(parseCliArgs(['--auth-token', 'a'], { MDP_AUTH_TOKENS: 'c' })).toMatchObject({ kind: 'run', options: { authTokens: ['a'] } });
+    expect(parseCliArgs(['--auth-token', ''])).toEqual({ kind: 'error', messages: ['--auth-token must not hold an empty token'] });
   });
 
   it('reads a tokens file, one per line, skipping blanks and comments', () => {

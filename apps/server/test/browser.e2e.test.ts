@@ -3,13 +3,26 @@
  * page from a different origin (another local port) whose script
  *   (a) bootstraps the mdp_auth cookie with a credentialed cross-origin fetch, opens the MDP
  *       websocket with it, registers a skill and answers reads made by the test;
- *   (b) runs the whole HTTP loop flow with fetch.
+ *   (b) runs the whole HTTP loop flow with fetch;
+ *   (c) registers an HTTP loop client and closes without `disconnect`: the client is gone, and its
+ *       skill answers 404, within 15 s (the default idle time-out is 10 s).
  * Skipped, with a warning, only when /usr/bin/chromium is missing (`.ci/run` installs it).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { clientChange, descriptor, skill, startServer, stopAll } from './harness.js';
-import { CHROMIUM_PATH, PAGE_TITLE, callPage, chromiumAvailable, launchChromium, startPageServer, type PageServer } from './browser/page-server.js';
+import {
+  CHROMIUM_PATH,
+  PAGE_TITLE,
+  WAIT_MS,
+  callPage,
+  chromiumAvailable,
+  launchChromium,
+  loadTestPage,
+  startPageServer,
+  within,
+  type PageServer,
+} from './browser/page-server.js';
 
 const HAVE_CHROMIUM = chromiumAvailable();
 if (!HAVE_CHROMIUM) {
@@ -20,17 +33,6 @@ if (!HAVE_CHROMIUM) {
 }
 
 const BROWSER_AUTH = { scheme: 'Bearer', token: 'browser-token' };
-/** Bound on every single wait in these tests. */
-const WAIT_MS = 4000;
-
-/** Reject with a message naming what did not happen when `promise` takes longer than `ms`. */
-function within<T>(promise: Promise<T>, what: string, ms = WAIT_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** A skill read from node, bounded in time. */
 async function nodeRead(url: string, headers: Record<string, string> = {}): Promise<{ status: number; contentType: string | null; text: string }> {
@@ -76,11 +78,7 @@ describe.skipIf(!HAVE_CHROMIUM)('real browser (headless Chromium) on another ori
     context = await browser.newContext();
     const page = await context.newPage();
     pageErrors = [];
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.setDefaultTimeout(WAIT_MS);
-    await page.goto(`${pageServer.origin}/`);
-    await page.waitForFunction('window.mdpPage !== undefined');
-    expect(await page.title()).toBe(PAGE_TITLE);
+    await loadTestPage(page, pageServer.origin, pageErrors);
     return page;
   }
 
@@ -218,4 +216,24 @@ describe.skipIf(!HAVE_CHROMIUM)('real browser (headless Chromium) on another ori
     expect((await nodeRead(skillUrl)).status).toBe(404);
     expect(pageErrors).toEqual([]);
   }, 20_000);
+
+  it('(c) a page that registered an HTTP loop client and closed without disconnect: its skill answers 404 within 15 s', async () => {
+    const t = await startServer(); // the default idle time-out, 10 s
+    const page = await openPage();
+    const sessionId = (await callPage(page, 'loopConnect', t.http)).sessionId!;
+    const listed = clientChange(t.server, 'vanishing-page', true);
+    await callPage(page, 'loopSend', t.http, sessionId, { type: 'registerClient', client: descriptor('vanishing-page', [skill('/page/skill.md')]) });
+    await within(listed, 'vanishing-page to be listed');
+    await callPage(page, 'startPolling', t.http, sessionId);
+    const skillUrl = `${t.http}/skills/vanishing-page/page`;
+    expect((await nodeRead(skillUrl)).status).toBe(200);
+
+    // The tab goes away mid-poll: no disconnect is ever sent.
+    const gone = clientChange(t.server, 'vanishing-page', false);
+    await page.close();
+    await within(gone, 'the vanished page to be dropped', 15_000);
+    const read = await nodeRead(skillUrl);
+    expect(read.status).toBe(404);
+    expect(JSON.parse(read.text)).toMatchObject({ error: { code: 'not_found', message: 'No client "vanishing-page" is connected' } });
+  }, 30_000);
 });

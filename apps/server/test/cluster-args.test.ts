@@ -1,6 +1,8 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCliArgs } from '../src/index.js';
-import { cliClusterDefaults } from '../src/cluster-args.js';
+import { defaultStateDir } from '../src/cluster.js';
 
 describe('cluster flags', () => {
   it('parse into cluster options', () => {
@@ -25,7 +27,7 @@ describe('cluster flags', () => {
       ],
       {},
     );
-    expect(command).toEqual({
+    expect(command).toMatchObject({
       kind: 'run',
       options: {
         cluster: {
@@ -38,42 +40,25 @@ describe('cluster flags', () => {
           electionTimeoutMinMs: 1000,
           electionTimeoutMaxMs: 1500,
           secret: 's',
+          portFallback: false,
         },
       },
     });
+    expect(command.kind === 'run' && command.options.cluster).not.toHaveProperty('stateDir');
   });
 
-  it('without cluster flags leave the choice to the binary, which defaults to auto with a state dir', () => {
-    expect(parseCliArgs([], {})).toEqual({ kind: 'run', options: {} });
-    const defaults = cliClusterDefaults({});
-    expect(defaults.mode).toBe('auto');
-    expect(defaults.stateDir).toMatch(/mdp-server-cluster$/);
-    expect(cliClusterDefaults({ MDP_CLUSTER_SECRET: 'env' }).secret).toBe('env');
+  it('keep cluster state per user: $XDG_STATE_HOME/mdp-server, else ~/.local/state/mdp-server', () => {
+    expect(defaultStateDir({ XDG_STATE_HOME: '/var/lib/ann' })).toBe('/var/lib/ann/mdp-server');
+    expect(defaultStateDir({ HOME: '/home/ann' })).toBe('/home/ann/.local/state/mdp-server');
+    // The XDG base directory spec ignores a relative path.
+    expect(defaultStateDir({ XDG_STATE_HOME: 'state', HOME: '/home/ann' })).toBe('/home/ann/.local/state/mdp-server');
+    expect(defaultStateDir({})).toBe(join(homedir(), '.local', 'state', 'mdp-server'));
+    const command = parseCliArgs([], {});
+    expect(command.kind === 'run' && command.options.cluster?.stateDir).toBe(defaultStateDir());
   });
 
   it('take the largest values that still work', () => {
     const command = parseCliArgs(['--invocation-timeout-ms', '2147483647', '--long-poll-timeout-ms', '60000', '--max-message-bytes', '4294967296'], {});
     expect(command).toMatchObject({ kind: 'run', options: { invocationTimeoutMs: 2147483647, longPollTimeoutMs: 60000, maxMessageBytes: 4294967296 } });
-  });
-
-  it.each([
-    [['--cluster-mode', 'leader'], /--cluster-mode must be one of standalone, auto, proxy-required/],
-    [['--cluster-members', ' , '], /--cluster-members must name at least one server id/],
-    [['--discover-start-port', '0'], /--discover-start-port must be a whole number from 1 to 65535/],
-    [['--discover-attempts', 'many'], /--discover-attempts must be a whole number/],
-    [['--lease-duration-ms', '100', '--cluster-heartbeat-interval-ms', '100'], /must be longer than the cluster heartbeat interval/],
-    [['--election-timeout-min-ms', '900', '--election-timeout-max-ms', '800'], /must not be below/],
-    [['--cluster-state-dir', ''], /--cluster-state-dir must not be empty/],
-    // Node runs a longer timer after 1 ms: such values would make the timers spin, not wait.
-    [['--lease-duration-ms', '3000000000'], /--lease-duration-ms must be a whole number from 1 to 2147483647/],
-    [['--discover-interval-ms', '2147483648'], /--discover-interval-ms must be a whole number from 1 to 2147483647/],
-    [['--invocation-timeout-ms', '3000000000'], /--invocation-timeout-ms must be a whole number from 1 to 2147483647/],
-    [['--heartbeat-interval-ms', '3000000000'], /--heartbeat-interval-ms must be a whole number from 1 to 2147483647/],
-    [['--heartbeat-timeout-ms', '2147483648'], /--heartbeat-timeout-ms must be a whole number from 1 to 2147483647/],
-    [['--long-poll-timeout-ms', '60001'], /--long-poll-timeout-ms must be a whole number from 1 to 60000/],
-  ])('refuse %j', (argv, message) => {
-    const command = parseCliArgs(argv, {});
-    expect(command.kind).toBe('error');
-    expect(command.kind === 'error' && command.message).toMatch(message);
   });
 });

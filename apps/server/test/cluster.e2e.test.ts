@@ -4,14 +4,18 @@
  * leader's skill routes.
  */
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { parseMetaDocument, type AuthContext, type MetaDocument } from '@mdp/protocol';
+import { probeMeta } from '@mdp/cluster';
+import { createLogger } from '@mdp/core';
 import { createMdpServer, type MdpServer, type MdpServerOptions } from '../src/index.js';
 import { tokenSecret, type MdpClusterOptions } from '../src/cluster.js';
-import { TestClient, clientChange, descriptor, skill, stopAll } from './harness.js';
+import { TestClient, clientChange, descriptor, skill, stopAll, tlsFetch } from './harness.js';
+import { createPki, type TestCa, type TestPki } from './pki.js';
 import { freePorts } from './ports.js';
 
 const servers: MdpServer[] = [];
@@ -271,6 +275,25 @@ describe('cluster of mdp servers', () => {
     expect(client.calls).toHaveLength(1);
   });
 
+  it("a follower's host answers through the leader: a websocket client of the other follower is listed and called", async () => {
+    const group = await startClusterServers(3);
+    const leader = await agreedLeader(group);
+    const [f1, f2] = group.filter((s) => s !== leader) as [MdpServer, MdpServer];
+    const client = await TestClient.connect(f1.info?.urls.ws as string);
+    client.handler = (call) => ({ echoed: call.body });
+    const mirroredId = `${f1.info?.serverId}.tool`;
+    const mirrored = clientChange(leader, mirroredId, true);
+    client.send({ type: 'registerClient', client: descriptor('tool', [{ type: 'endpoint', method: 'POST', path: '/act' }]) });
+    await mirrored;
+
+    const host = (f2.cluster as NonNullable<MdpServer['cluster']>).host;
+    const { clients } = await host.listClients({ search: 'tool' });
+    expect(clients.map((c) => c.id)).toEqual([mirroredId]);
+    expect((await host.listPaths({ clientId: 'tool' })).paths).toEqual([expect.objectContaining({ clientId: mirroredId, path: '/act', method: 'POST' })]);
+    expect(await host.callPath({ clientId: 'tool', method: 'POST', path: '/act', body: { n: 2 } })).toEqual({ ok: true, data: { echoed: { n: 2 } } });
+    expect(await host.callPaths({ method: 'POST', path: '/act', body: 'x' })).toEqual({ results: [{ clientId: mirroredId, ok: true, data: { echoed: 'x' } }] });
+  });
+
   it('a leader that shuts down resigns and the others elect at once', async () => {
     const group = await startClusterServers(3, () => ({ electionTimeoutMinMs: 60_000, electionTimeoutMaxMs: 90_000 }));
     const leader = await agreedLeader(group);
@@ -316,5 +339,135 @@ describe('cluster of mdp servers', () => {
     await solo.listen();
     expect(solo.cluster?.mode).toBe('standalone');
     expect(meta(solo)).toMatchObject({ role: 'leader', term: 0, knownMemberCount: 1 });
+  });
+});
+
+describe('cluster on TLS (--tls-key, --tls-cert, --tls-ca)', () => {
+  let pki: TestPki;
+  let ca: TestCa;
+  beforeAll(() => {
+    pki = createPki();
+    ca = pki.ca('cluster');
+  });
+  afterAll(() => pki.remove());
+
+  it('elects over wss, mirrors a follower\'s client into the leader, and fails over to a new leader that serves it', async () => {
+    const group = await startClusterServers(3, () => ({}), { tls: ca.tls(ca.issue('member')) });
+    const leader = await agreedLeader(group);
+    const get = tlsFetch(ca.ca);
+    for (const s of group) {
+      const doc = parseMetaDocument(await (await get(`${s.info?.urls.http}/mdp/meta`)).json());
+      if (!doc.ok) throw new Error(doc.error);
+      expect(doc.value.endpoints.cluster).toBe(`wss://127.0.0.1:${s.info?.port}/mdp/cluster`);
+      expect(doc.value.cluster).toMatchObject({ leaderId: leader.info?.serverId, leaderUrl: leader.info?.urls.ws, knownMemberCount: 3, reachableMemberCount: 3 });
+    }
+    expect(leader.info?.urls.ws).toMatch(/^wss:/);
+
+    const [follower, other] = group.filter((s) => s !== leader) as [MdpServer, MdpServer];
+    const client = await TestClient.connect(follower.info?.urls.ws as string, { ca: ca.ca });
+    client.handler = (call) => `read ${call.path}`;
+    const mirroredId = `${follower.info?.serverId}.docs`;
+    const mirrored = clientChange(leader, mirroredId, true);
+    client.send({ type: 'registerClient', client: descriptor('docs', [skill('/guide/skill.md')]) });
+    await mirrored;
+    expect(leader.router.getClient(mirroredId)).toMatchObject({ secure: true });
+    expect(await (await get(`${leader.info?.urls.http}/skills/${encodeURIComponent(mirroredId)}/guide`)).text()).toBe('read /guide/skill.md');
+
+    // The leader goes; the two left elect one of themselves, and the client is read through it.
+    const term = meta(leader).term;
+    await leader.close();
+    const next = await agreedLeader([follower, other]);
+    expect(meta(next).term).toBeGreaterThan(term);
+    const id = next === follower ? 'docs' : mirroredId;
+    await clientChange(next, id, true);
+    expect(await (await get(`${next.info?.urls.http}/skills/${encodeURIComponent(id)}/guide`)).text()).toBe('read /guide/skill.md');
+  });
+
+  it('auto mode: a port held by an MDP hub on TLS is recognised over HTTPS, and the next free port of the range taken', async () => {
+    const ports = await freePorts(2);
+    const discovery = { startPort: ports[0], attempts: 2, intervalMs: 150, probeTimeoutMs: 200 };
+    const tls = ca.tls(ca.issue('member'));
+    const [hub, second] = [false, true].map((portFallback) =>
+      createMdpServer({ host: '127.0.0.1', port: ports[0], logLevel: 'silent', clusterId: 'e2e', tls, cluster: { ...FAST, discovery, portFallback } }),
+    ) as [MdpServer, MdpServer];
+    servers.push(hub, second);
+    await hub.listen();
+    expect((await second.listen()).port).toBe(ports[1]);
+    expect([hub, second]).toContain(await agreedLeader([hub, second]));
+  });
+
+  it('a node whose certificate comes from another CA is no member: each side refuses the other\'s certificate', async () => {
+    const ports = await freePorts(3);
+    const discovery = { startPort: ports[0], attempts: 3, intervalMs: 150, probeTimeoutMs: 200 };
+    const stranger = pki.ca('outsider-ca');
+    // The stranger listens first, so the members' first discovery round, which comes before any election, probes it.
+    const rogue = createMdpServer({ host: '127.0.0.1', port: ports[2], logLevel: 'silent', clusterId: 'e2e', tls: stranger.tls(stranger.issue('outsider')), cluster: { ...FAST, discovery } });
+    servers.push(rogue);
+    await rogue.listen();
+    const member = ca.issue('member');
+    const group = ports.slice(0, 2).map((port) => createMdpServer({ host: '127.0.0.1', port, logLevel: 'silent', clusterId: 'e2e', tls: ca.tls(member), cluster: { ...FAST, discovery } }));
+    servers.push(...group);
+    await Promise.all(group.map((s) => s.listen()));
+    const leader = await agreedLeader(group);
+    for (const s of group) expect(meta(s)).toMatchObject({ leaderId: leader.info?.serverId, knownMemberCount: 2, reachableMemberCount: 2 });
+    // The stranger, finding no peer it trusts, leads a cluster of one.
+    await agreedLeader([rogue]);
+    expect(meta(rogue)).toMatchObject({ knownMemberCount: 1, reachableMemberCount: 1 });
+    // What each side's probe says of the other.
+    const seen = await probeMeta(rogue.info?.urls.http as string, { tls: { ca: ca.ca } });
+    expect(seen).toMatchObject({ ok: false, kind: 'not-mdp', reason: expect.stringMatching(/^TLS certificate not trusted: /) });
+    expect(await probeMeta(leader.info?.urls.http as string, { tls: { ca: stranger.ca } })).toMatchObject({ ok: false, kind: 'not-mdp' });
+  });
+
+  it('with peer certificates, /mdp/cluster refuses a node of another CA even when it trusts the cluster\'s CA and dials in', async () => {
+    let onRefused: (record: Record<string, unknown>) => void = () => undefined;
+    const refused = new Promise<Record<string, unknown>>((resolve) => (onRefused = resolve));
+    const logger = createLogger({
+      level: 'warn',
+      write: (line) => {
+        const record = JSON.parse(line) as Record<string, unknown>;
+        if (record.event === 'cluster.peer_certificate_refused') onRefused(record);
+      },
+    });
+    const group = await startClusterServers(2, () => ({}), { tls: { ...ca.tls(ca.issue('member')), peerCertificates: true }, logger }, 1);
+    const leader = await agreedLeader(group);
+    // Its certificate is from its own CA; it trusts the cluster's, so it can probe the members and dial them.
+    const stranger = pki.ca('stranger-ca');
+    const rogue = createMdpServer({
+      host: '127.0.0.1',
+      port: Math.max(...group.map((s) => s.info?.port as number)) + 1,
+      logLevel: 'silent',
+      clusterId: 'e2e',
+      tls: { ...stranger.tls(stranger.issue('rogue'), false), caFile: ca.caFile },
+      cluster: { ...FAST, discovery: { startPort: group[0]!.info?.port, attempts: 3, intervalMs: 150, probeTimeoutMs: 200 } },
+    });
+    servers.push(rogue);
+    await rogue.listen();
+
+    // It dialled a member's /mdp/cluster with its certificate and was turned away.
+    expect(await refused).toMatchObject({ level: 'warn', remote: '127.0.0.1', reason: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' });
+    for (const s of group) expect(meta(s)).toMatchObject({ leaderId: leader.info?.serverId, knownMemberCount: 2, reachableMemberCount: 2 });
+    expect(meta(rogue)).toMatchObject({ reachableMemberCount: 1, leaderId: '' });
+    expect(meta(rogue).role).not.toBe('leader');
+
+    // The gate itself: /mdp/cluster answers 403 to a connection without a client certificate from the CA.
+    const status = (options: { cert?: Buffer; key?: Buffer }): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const ws = new WebSocket(`${leader.info?.urls.ws}/mdp/cluster`, { ca: ca.ca, ...options });
+        ws.on('unexpected-response', (_req, res) => {
+          resolve(res.statusCode ?? 0);
+          ws.terminate();
+        });
+        ws.on('open', () => {
+          resolve(101);
+          ws.terminate();
+        });
+        ws.on('error', reject);
+      });
+    expect(await status({})).toBe(403);
+    const strangerCert = stranger.issue('dialer');
+    expect(await status({ cert: readFileSync(strangerCert.certFile), key: readFileSync(strangerCert.keyFile) })).toBe(403);
+    const member = ca.issue('dialer');
+    expect(await status({ cert: member.cert, key: readFileSync(member.keyFile) })).toBe(101);
   });
 });

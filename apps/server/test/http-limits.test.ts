@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createMdpServer } from '../src/index.js';
 import { httpLimitsProblem, serverOptions, sweepMs, type HttpLimits } from '../src/http-limits.js';
 
-const limits: HttpLimits = { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, idleTimeoutMs: 30_000, maxPipelinedRequests: 8 };
+const limits: HttpLimits = { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, writeTimeoutMs: 30_000, maxPipelinedRequests: 8 };
 
 describe('HTTP limits', () => {
   it('become node server options, checked every second at most', () => {
@@ -12,8 +12,8 @@ describe('HTTP limits', () => {
 
   it('look for stalled answers four times per idle time-out, at most every second', () => {
     expect(sweepMs(limits)).toBe(1000);
-    expect(sweepMs({ ...limits, idleTimeoutMs: 1000 })).toBe(250);
-    expect(sweepMs({ ...limits, idleTimeoutMs: 1 })).toBe(10);
+    expect(sweepMs({ ...limits, writeTimeoutMs: 1000 })).toBe(250);
+    expect(sweepMs({ ...limits, writeTimeoutMs: 1 })).toBe(10);
   });
 
   it('refuse a request time-out shorter than the headers time-out, and non-positive values', () => {

@@ -1,6 +1,6 @@
 /** The HTTP loop on the real server, over real HTTP (SPEC §6). */
 import { afterEach, describe, expect, it } from 'vitest';
-import { descriptor, skill, startServer, stopAll, type TestServer } from './harness.js';
+import { LoopTestClient, clientChange, descriptor, skill, startServer, stopAll, type TestServer } from './harness.js';
 
 afterEach(stopAll);
 
@@ -215,5 +215,46 @@ describe('CORS on the HTTP loop', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe('http://app.test');
     const anonymous = await fetch(loop(t, '/connect'), { method: 'POST' });
     expect(anonymous.headers.get('access-control-allow-origin')).toBe('*');
+  });
+});
+
+describe('vanished sessions (--http-loop-idle-timeout-ms)', () => {
+  it('a session that registered and never polls ends; its waiting read fails at once with 502 transport_error', async () => {
+    const t = await startServer({ httpLoopIdleTimeoutMs: 300 });
+    const sessionId = await connect(t);
+    expect((await send(t, sessionId, { type: 'registerClient', client: descriptor('quiet', [skill('/s/skill.md')]) })).status).toBe(202);
+    const gone = clientChange(t.server, 'quiet', false);
+    const read = fetch(`${t.http}/skills/quiet/s`);
+    await gone;
+    const answer = await read;
+    expect(answer.status).toBe(502);
+    expect(await answer.json()).toMatchObject({ error: { code: 'transport_error' } });
+    expect((await poll(t, `sessionId=${sessionId}&waitMs=0`)).status).toBe(404);
+  });
+
+  it('a client whose handler takes longer than the idle time-out is not dropped: it keeps polling', async () => {
+    const t = await startServer({ httpLoopIdleTimeoutMs: 200 });
+    const client = await LoopTestClient.register(t, descriptor('slow', [skill('/s/skill.md')]));
+    let release: (() => void) | undefined;
+    const started = new Promise<void>((resolve) => {
+      client.handler = () =>
+        new Promise<string>((done) => {
+          release = () => done('# slow');
+          resolve();
+        });
+    });
+    const read = fetch(`${t.http}/skills/slow/s`);
+    await started;
+    // Hold the handler until a session that never polls, opened after it started, has been dropped:
+    // the idle time-out has then passed for both, and only the quiet one went.
+    const control = await connect(t);
+    expect((await send(t, control, { type: 'registerClient', client: descriptor('control', [skill('/s/skill.md')]) })).status).toBe(202);
+    await clientChange(t.server, 'control', false);
+    expect(t.server.router.getClient('slow')).toBeDefined();
+    release!();
+    const answer = await read;
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toBe('# slow');
+    expect(t.server.router.getClient('slow')).toBeDefined();
   });
 });

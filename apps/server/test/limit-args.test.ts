@@ -1,22 +1,36 @@
+/** The limit flags: every limit of README "Security and limits" is a flag, an env variable and a file key. */
 import { describe, expect, it } from 'vitest';
-import { HELP, SERVER_DEFAULTS, parseCliArgs } from '../src/index.js';
-import { LIMIT_FLAGS } from '../src/limit-args.js';
+import { HELP, parseCliArgs } from '../src/cli-args.js';
+import { LIMIT_SETTINGS } from '../src/limit-args.js';
+import { SERVER_DEFAULTS } from '../src/options.js';
+
+const run = (argv: string[], env: Record<string, string> = {}) => parseCliArgs(argv, env);
+const rows = Object.entries(LIMIT_SETTINGS.settings);
 
 describe('limit flags', () => {
-  it('parse into the server options of the same name', () => {
-    const argv = LIMIT_FLAGS.flatMap(({ flag }, i) => [`--${flag}`, String(60_000 + i)]);
-    const command = parseCliArgs(argv, {});
-    expect(command.kind).toBe('run');
-    if (command.kind !== 'run') return;
-    for (const [i, { key }] of LIMIT_FLAGS.entries()) expect(command.options[key]).toBe(60_000 + i);
+  it('default to SERVER_DEFAULTS, each an option of its own name', () => {
+    const defaults = run([]);
+    expect(defaults.kind).toBe('run');
+    if (defaults.kind !== 'run') return;
+    for (const [key] of rows) expect(defaults.options[key as keyof typeof defaults.options]).toBe(SERVER_DEFAULTS[key as keyof typeof SERVER_DEFAULTS]);
   });
 
-  it('name every limit with a default, and --help shows each with it', () => {
-    for (const { flag, key } of LIMIT_FLAGS) {
-      expect(typeof SERVER_DEFAULTS[key]).toBe('number');
-      expect(HELP).toMatch(new RegExp(`--${flag} <n> .*\\(default ${SERVER_DEFAULTS[key]}\\)`));
+  it('set their options from flags and from MDP_ variables', () => {
+    const argv = rows.flatMap(([, row], i) => [`--${row.flag}`, String(60_000 + i)]);
+    const command = run(argv);
+    expect(command.kind).toBe('run');
+    if (command.kind !== 'run') return;
+    rows.forEach(([key], i) => expect(command.options[key as keyof typeof command.options]).toBe(60_000 + i));
+    expect(run([], { MDP_MAX_PENDING_CALLS: '7' })).toMatchObject({ options: { maxPendingCalls: 7 } });
+  });
+
+  it('are all in --help with their defaults', () => {
+    expect(HELP).toContain('Limits (a refused peer is told why');
+    for (const [key, row] of rows) {
+      expect(HELP).toContain(`--${row.flag} <`);
+      expect(String(SERVER_DEFAULTS[key as keyof typeof SERVER_DEFAULTS])).toMatch(/^\d+$/);
     }
-    expect(LIMIT_FLAGS.map((f) => f.flag)).toEqual([
+    expect(rows.map(([, row]) => row.flag)).toEqual([
       'max-pending-calls',
       'max-path-length',
       'max-path-segments',
@@ -33,19 +47,22 @@ describe('limit flags', () => {
       'http-headers-timeout-ms',
       'http-request-timeout-ms',
       'http-keep-alive-timeout-ms',
-      'http-idle-timeout-ms',
+      'http-write-timeout-ms',
       'max-pipelined-requests',
     ]);
   });
 
   it.each([
     [['--max-pending-calls', '0'], '--max-pending-calls must be a positive whole number, got "0"'],
-    [['--max-ws-connections=-3'], '--max-ws-connections must be a positive whole number, got "-3"'],
     [['--max-path-length', '1.5'], '--max-path-length must be a positive whole number, got "1.5"'],
     [['--ws-register-timeout-ms', '3000000000'], '--ws-register-timeout-ms must be a whole number from 1 to 2147483647, got "3000000000"'],
-    [['--http-request-timeout-ms', '1000'], '--http-request-timeout-ms (1000) must not be below --http-headers-timeout-ms (20000)'],
-    [['--max-pipelined-requests'], "Option '--max-pipelined-requests <value>' argument missing"],
   ])('refuse %j', (argv, message) => {
-    expect(parseCliArgs(argv, {})).toEqual({ kind: 'error', message });
+    expect(run(argv)).toEqual({ kind: 'error', messages: [message] });
+  });
+
+  it('refuse a request time-out below the headers time-out', () => {
+    const refused = run(['--http-request-timeout-ms', '1000']);
+    expect(refused.kind).toBe('error');
+    expect(refused).toEqual({ kind: 'error', messages: ['--http-request-timeout-ms (1000) must not be below the default --http-headers-timeout-ms (20000)'] });
   });
 });

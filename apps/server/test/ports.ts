@@ -4,7 +4,8 @@ import { createServer } from 'node:net';
 /** `count` consecutive free loopback ports (bound, then released). */
 export async function freePorts(count: number): Promise<number[]> {
   for (let attempt = 0; attempt < 50; attempt += 1) {
-    const base = 20000 + Math.floor(Math.random() * 40000);
+    // Below the OS's ephemeral range (32768 and up on Linux), where outgoing connections take ports.
+    const base = 20000 + Math.floor(Math.random() * 12000);
     const held = [];
     try {
       for (let i = 0; i < count; i += 1) {

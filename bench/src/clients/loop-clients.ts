@@ -4,7 +4,7 @@
  * send — without waiting for that send before polling again, as an efficient client does.
  */
 import { Agent } from 'node:http';
-import { SKILL_TEXT, clientId, registerMessage, type Population } from '../fixtures.js';
+import { SKILL_TEXT, clientId, registerMessage, type Population, type ReadVia } from '../fixtures.js';
 import { httpRequest } from '../http-request.js';
 import { countError, resultFrame, type ClientStats } from './stats.js';
 
@@ -25,11 +25,11 @@ class LoopClient {
     private readonly stats: ClientStats,
   ) {}
 
-  async start(skills: number): Promise<void> {
+  async start(skills: number, via: ReadVia = 'skill'): Promise<void> {
     const connected = await httpRequest(this.agent, this.port, 'POST', `${LOOP}/connect`, { 'content-type': 'application/json' }, '{}');
     if (connected.status !== 200) throw new Error(`connect ${this.id}: status ${connected.status}`);
     this.sessionId = (JSON.parse(connected.body) as { sessionId: string }).sessionId;
-    await this.send(JSON.stringify({ message: registerMessage(this.id, skills) }));
+    await this.send(JSON.stringify({ message: registerMessage(this.id, skills, via) }));
     const confirmed = new Promise<void>((resolve) => (this.confirm = resolve));
     void this.pollLoop();
     await this.send(JSON.stringify({ message: { type: 'ping', timestamp: Date.now() } }));
@@ -102,7 +102,7 @@ export class LoopClientPool {
       while (next < population.clients) {
         const client = new LoopClient(this.agent, port, clientId(population.prefix, next++), this.stats);
         this.clients.push(client);
-        await client.start(population.skills);
+        await client.start(population.skills, population.via);
       }
     };
     await Promise.all(Array.from({ length: Math.min(parallel, population.clients) }, worker));

@@ -4,7 +4,7 @@
  * then answers every callClient with the fixed skill text and every ping with a pong.
  */
 import { WebSocket } from 'ws';
-import { SKILL_TEXT, clientId, registerMessage, type Population } from '../fixtures.js';
+import { SKILL_TEXT, clientId, registerMessage, type Population, type ReadVia } from '../fixtures.js';
 import { SampleBuffer, summarize, type LatencySummary } from '../stats.js';
 import { countError, resultFrame, type ClientStats } from './stats.js';
 
@@ -17,7 +17,7 @@ interface MockSocket {
   closing: boolean;
 }
 
-function openClient(url: string, id: string, skills: number, stats: ClientStats, onClose?: () => void): Promise<MockSocket> {
+function openClient(url: string, id: string, skills: number, stats: ClientStats, onClose?: () => void, via: ReadVia = 'skill'): Promise<MockSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { perMessageDeflate: false });
     const mock: MockSocket = { ws, closing: false };
@@ -27,7 +27,7 @@ function openClient(url: string, id: string, skills: number, stats: ClientStats,
       reject(new Error(`client ${id} not confirmed within ${CONFIRM_TIMEOUT_MS} ms`));
     }, CONFIRM_TIMEOUT_MS);
     ws.on('open', () => {
-      ws.send(JSON.stringify(registerMessage(id, skills)));
+      ws.send(JSON.stringify(registerMessage(id, skills, via)));
       ws.send(JSON.stringify({ type: 'ping', timestamp: Date.now() }));
     });
     ws.on('message', (data) => {
@@ -73,7 +73,7 @@ export class WsClientPool {
     const worker = async (): Promise<void> => {
       while (next < population.clients) {
         const index = next++;
-        this.sockets.push(await openClient(url, clientId(population.prefix, index), population.skills, this.stats));
+        this.sockets.push(await openClient(url, clientId(population.prefix, index), population.skills, this.stats, undefined, population.via));
       }
     };
     await Promise.all(Array.from({ length: Math.min(parallel, population.clients) }, worker));

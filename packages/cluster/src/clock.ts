@@ -1,26 +1,14 @@
 /**
  * Time and timers, injected so that tests can count what a node leaves behind (STYLE §5–§6).
- * `now()` is monotonic: a wall-clock jump must not expire or extend a lease.
+ * `now()` is monotonic: a wall-clock jump must not expire or extend a lease. `wallNow()` is the
+ * wall clock, for the timestamps other processes read (messages, hello proofs): two processes'
+ * monotonic clocks have nothing in common.
  */
-import { performance } from 'node:perf_hooks';
+import type { Clock } from '@mdp/core';
 
-export interface Clock {
-  /** Milliseconds on a monotonic scale (only differences matter). */
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const systemClock: Clock = {
-  now: () => performance.now(),
-  setTimeout: (callback, ms) => {
-    const handle = setTimeout(callback, ms);
-    // Cluster timers never keep a process alive on their own; the HTTP server does that.
-    handle.unref();
-    return handle;
-  },
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
+// The clock itself is core's (the MCP bridge uses it too); cluster code imports it from here.
+export { systemClock } from '@mdp/core';
+export type { Clock } from '@mdp/core';
 
 /** The timers one component owns, so that `close()` can clear every one of them. */
 export class TimerSet {
@@ -60,5 +48,39 @@ export class TimerSet {
     this.closed = true;
     for (const entry of this.handles) this.clock.clearTimeout(entry.handle);
     this.handles.clear();
+  }
+}
+
+/**
+ * The one timer of a pure state machine: armed for the `wakeAt` of its last step, re-armed only
+ * when that time changes, and calling `onWake` (which feeds the machine a tick) when it is due.
+ */
+export class WakeTimer {
+  private at: number | undefined;
+  private cancel: (() => void) | undefined;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly timers: TimerSet,
+    private readonly onWake: () => void,
+  ) {}
+
+  /** Wake at `at` (monotonic ms), or never with `undefined`. */
+  set(at: number | undefined): void {
+    if (at === this.at && this.cancel) return;
+    this.stop();
+    this.at = at;
+    if (at === undefined) return;
+    this.cancel = this.timers.after(at - this.clock.now(), () => {
+      this.cancel = undefined;
+      this.at = undefined;
+      this.onWake();
+    });
+  }
+
+  stop(): void {
+    this.cancel?.();
+    this.cancel = undefined;
+    this.at = undefined;
   }
 }

@@ -1,6 +1,7 @@
 /** Election messages to and from the cluster control wire format (SPEC §10). */
 import type { ClusterMessage, ClusterRole, MembershipMode } from '@mdp/protocol';
 import type { ElectionMessage } from './election.js';
+import { helloProof } from './membership.js';
 
 /** Fields every cluster message carries, filled in by the sender. */
 export interface WireHeader {
@@ -82,8 +83,25 @@ export interface HelloFields {
   readonly clusterUrl: string;
 }
 
-export function helloMessage(header: WireHeader, fields: HelloFields, timestamp: number): ClusterMessage {
-  return {
+/**
+ * Builds this node's hellos from its election view at the moment a link opens: `fixed` are the
+ * fields that never change, `secret` the cluster secret it proves (if any).
+ */
+export function helloBuilder(
+  header: WireHeader,
+  fixed: Omit<HelloFields, 'term' | 'role' | 'leaderId' | 'leaderUrl'>,
+  secret: string | undefined,
+  wallNow: () => number,
+): (view: Pick<HelloFields, 'term' | 'role' | 'leaderId' | 'leaderUrl'>, to: string | undefined) => ClusterMessage {
+  return (view, to) => helloMessage(header, { ...view, ...fixed }, wallNow(), secret === undefined ? undefined : { secret, to: to ?? '' });
+}
+
+/**
+ * Our hello. With a cluster `secret` it carries the proof of it for the server `to` (its id, or ''
+ * when a dialled address's id is not known yet).
+ */
+export function helloMessage(header: WireHeader, fields: HelloFields, timestamp: number, proof?: { secret: string; to: string }): ClusterMessage {
+  const hello: ClusterMessage = {
     type: 'clusterHello',
     clusterId: header.clusterId,
     serverId: header.serverId,
@@ -97,4 +115,5 @@ export function helloMessage(header: WireHeader, fields: HelloFields, timestamp:
     ...(fields.leaderId ? { leaderId: fields.leaderId } : {}),
     ...(fields.leaderUrl ? { leaderUrl: fields.leaderUrl } : {}),
   };
+  return proof ? { ...hello, auth: helloProof(proof.secret, header.clusterId, header.serverId, timestamp, proof.to) } : hello;
 }

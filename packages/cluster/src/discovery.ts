@@ -7,7 +7,10 @@ import type { Logger } from '@mdp/core';
 import type { MetaDocument } from '@mdp/protocol';
 import { childSignal } from './child-signal.js';
 import type { Clock, TimerSet } from './clock.js';
+import { isProbeable } from './membership.js';
 import { probeMeta, type ProbeResult } from './meta-probe.js';
+import type { ResolvedOptions } from './options.js';
+import { probeWith } from './tls.js';
 
 export interface DiscoveryOptions {
   /** Host whose port range is probed. Default 127.0.0.1. */
@@ -44,6 +47,15 @@ export interface DiscoveryHooks {
   extraTargets?(): readonly string[];
 }
 
+/**
+ * Discovery for a member node: its options' range and seeds, plus the static members named
+ * `host:port`, probed directly wherever they listen.
+ */
+export function discoveryFor(o: ResolvedOptions, timers: TimerSet, logger: Logger, hooks: Omit<DiscoveryHooks, 'extraTargets'>): Discovery {
+  const statics = o.membership.mode === 'static' ? o.membership.members.filter((id) => id !== o.serverId && isProbeable(id)) : [];
+  return new Discovery(o.discovery, { ...hooks, extraTargets: () => statics }, o.clock, timers, logger, probeWith(o.tls));
+}
+
 export class Discovery {
   private readonly abort = new AbortController();
   private cancelNext: (() => void) | undefined;
@@ -68,12 +80,12 @@ export class Discovery {
     this.runRound().catch((error: unknown) => this.logger.error('cluster.discovery_round_failed', { error }));
   }
 
-  /** The addresses of one round. */
+  /** The addresses of one round. The range's are `HOST:PORT`: the probe gives them its scheme (https under TLS). */
   targets(): string[] {
     const { host, startPort, attempts, seedUrls } = this.options;
     const hostPart = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
     const list: string[] = [];
-    for (let port = startPort; port < startPort + attempts && port <= 65535; port += 1) list.push(`http://${hostPart}:${port}`);
+    for (let port = startPort; port < startPort + attempts && port <= 65535; port += 1) list.push(`${hostPart}:${port}`);
     list.push(...seedUrls, ...(this.hooks.extraTargets?.() ?? []));
     return [...new Set(list)];
   }

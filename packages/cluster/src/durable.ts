@@ -31,9 +31,10 @@ export function loadDurableVote(file: string, logger: Logger): DurableVote | und
 /** Returns false (and logs) when the state could not be written. */
 export function saveDurableVote(file: string, vote: DurableVote, logger: Logger): boolean {
   try {
-    mkdirSync(dirname(file), { recursive: true });
+    // Owner only: the directories this creates (a user's state directory) and the file.
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     const temp = `${file}.${process.pid}.tmp`;
-    writeFileSync(temp, `${JSON.stringify({ term: vote.term, votedFor: vote.votedFor ?? null })}\n`);
+    writeFileSync(temp, `${JSON.stringify({ term: vote.term, votedFor: vote.votedFor ?? null })}\n`, { mode: 0o600 });
     renameSync(temp, file);
     return true;
   } catch (error) {

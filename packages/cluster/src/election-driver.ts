@@ -4,7 +4,12 @@
  * and a change event whenever role, term or leader changes.
  */
 import type { Logger } from '@mdp/core';
-import type { Clock, TimerSet } from './clock.js';
+import type { ClusterMessage } from '@mdp/protocol';
+import { WakeTimer, type Clock, type TimerSet } from './clock.js';
+import { toWire, type WireHeader } from './codec.js';
+import { loadDurableVote, saveDurableVote } from './durable.js';
+import { electionConfigOf, type ResolvedOptions } from './options.js';
+import { seedFrom } from './rng.js';
 import {
   hasQuorum,
   initialElection,
@@ -43,8 +48,7 @@ export interface ElectionPorts {
 
 export class ElectionDriver {
   private state: ElectionState;
-  private cancelWake: (() => void) | undefined;
-  private wakeAt: number | undefined;
+  private readonly wake: WakeTimer;
   private readonly listeners = new Set<(view: LeaderView, previous: LeaderView) => void>();
   private dispatching = false;
   private readonly queue: ElectionEvent[] = [];
@@ -52,7 +56,7 @@ export class ElectionDriver {
   constructor(
     config: ElectionConfig,
     private readonly clock: Clock,
-    private readonly timers: TimerSet,
+    timers: TimerSet,
     private readonly ports: ElectionPorts,
     private readonly logger: Logger,
     seed: number,
@@ -60,11 +64,12 @@ export class ElectionDriver {
     durable: DurableVote | undefined,
   ) {
     this.state = initialElection(config, clock.now(), seed, members, durable);
+    this.wake = new WakeTimer(clock, timers, () => this.dispatch({ type: 'tick' }));
   }
 
   /** Arm the first timer. */
   start(): void {
-    this.arm(this.state.electionAt);
+    this.wake.set(this.state.electionAt);
   }
 
   /** Feed one event. Re-entrant calls (an effect that causes an event) are queued, not nested. */
@@ -101,10 +106,13 @@ export class ElectionDriver {
         this.logger.error('cluster.election_effect_failed', { effect: effect.type, error });
       }
     }
-    this.arm(result.wakeAt);
+    this.wake.set(result.wakeAt);
     if (before.role !== this.state.role || before.term !== this.state.term || before.leaderId !== this.state.leaderId || before.leaderUrl !== this.state.leaderUrl) {
       const previous = viewOf(before);
       const view = viewOf(this.state);
+      if (view.leaderId !== previous.leaderId || view.role !== previous.role) {
+        this.logger.info('cluster.leader_changed', { role: view.role, term: view.term, leaderId: view.leaderId, previousLeaderId: previous.leaderId });
+      }
       for (const listener of this.listeners) {
         try {
           listener(view, previous);
@@ -113,19 +121,6 @@ export class ElectionDriver {
         }
       }
     }
-  }
-
-  private arm(at: number | undefined): void {
-    if (at === this.wakeAt && this.cancelWake) return;
-    this.cancelWake?.();
-    this.cancelWake = undefined;
-    this.wakeAt = at;
-    if (at === undefined) return;
-    this.cancelWake = this.timers.after(at - this.clock.now(), () => {
-      this.cancelWake = undefined;
-      this.wakeAt = undefined;
-      this.dispatch({ type: 'tick' });
-    });
   }
 
   onChange(listener: (view: LeaderView, previous: LeaderView) => void): () => void {
@@ -149,16 +144,55 @@ export class ElectionDriver {
     };
   }
 
-  knows(id: string): boolean {
-    return this.state.members.has(id);
+  /** Members known, this node included. */
+  memberCount(): number {
+    return knownMemberCount(this.state);
   }
 
   /** Stop: a leader resigns (the broadcast goes out now); then no timer is left. */
   stop(): void {
     this.dispatch({ type: 'stop' });
-    this.cancelWake?.();
-    this.cancelWake = undefined;
+    this.wake.stop();
   }
+}
+
+/**
+ * The driver of a member node whose MDP websocket is `selfUrl`: messages leave through `wire` in the
+ * wire format, randomness is seeded from the node's, and with a `stateFile` term and vote are read
+ * from it and written to it.
+ */
+export function electionDriverFor(
+  o: ResolvedOptions,
+  header: WireHeader,
+  selfUrl: string,
+  wire: { send(to: string, message: ClusterMessage): void; broadcast(message: ClusterMessage): void },
+  timers: TimerSet,
+  logger: Logger,
+): ElectionDriver {
+  const file = o.stateFile;
+  const ports: ElectionPorts = {
+    send: (to, message) => wire.send(to, toWire(message, header, o.clock.wallNow())),
+    broadcast: (message) => wire.broadcast(toWire(message, header, o.clock.wallNow())),
+    ...(file ? { persist: (vote: DurableVote) => void saveDurableVote(file, vote, logger) } : {}),
+  };
+  const members = o.membership.mode === 'static' ? o.membership.members : [];
+  const durable = file ? loadDurableVote(file, logger) : undefined;
+  return new ElectionDriver(electionConfigOf(o, selfUrl), o.clock, timers, ports, logger, seedFrom(o.random), members, durable);
+}
+
+/** The snapshot of a node that has not started: a follower of nobody, knowing only the static members. */
+export function unstartedSnapshot(staticMembers: readonly string[]): ElectionSnapshot {
+  const known = Math.max(1, new Set(staticMembers).size);
+  return {
+    role: 'follower',
+    term: 0,
+    leaderId: undefined,
+    leaderUrl: undefined,
+    knownMemberCount: known,
+    reachableMemberCount: 1,
+    quorumSize: quorumSize(known),
+    hasQuorum: 1 >= quorumSize(known),
+  };
 }
 
 function viewOf(s: ElectionState): LeaderView {

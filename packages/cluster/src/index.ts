@@ -6,21 +6,21 @@ export {
   probeMeta,
   scanRange,
 } from './meta-probe.js';
-export type { ProbeFailureKind, ProbeOptions, ProbeResult, ScanOptions } from './meta-probe.js';
+export type { BaseScheme, ProbeFailureKind, ProbeOptions, ProbeResult, ScanOptions } from './meta-probe.js';
+export type { PeerTls, PeerTlsSource } from './tls.js';
 export { createClusterNode } from './node.js';
-export type { ClusterConfigError, ClusterFeatures, ClusterNode, ClusterSelf, ClusterView, LeaderChange } from './node.js';
+export type { ClusterFeatures, ClusterNode, ClusterSelf, ClusterView, LeaderChange } from './api.js';
+export type { ClusterConfigError } from './admission.js';
 export { CLUSTER_DEFAULTS, CLUSTER_MODES } from './options.js';
 export type { ClusterMode, ClusterNodeOptions } from './options.js';
 export { DISCOVERY_DEFAULTS } from './discovery.js';
 export type { DiscoveryOptions } from './discovery.js';
 export { membershipFingerprint } from './membership.js';
 export type { Membership } from './membership.js';
-export type { LinkFaults } from './links.js';
 export type { ProxyStatus } from './proxy.js';
 export { mirroredId, proxyMarker } from '@mdp/protocol';
 export type { MdpProxyMetadata } from '@mdp/protocol';
 export { upstreamAccepts } from './version.js';
-export type { CallPathRequest, HostApi, HostClient, HostPath } from './rpc.js';
 export { quorumSize } from './election.js';
 export type { Role } from './election.js';
 export { systemClock } from './clock.js';

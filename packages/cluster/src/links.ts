@@ -10,6 +10,8 @@ import type { Logger } from '@mdp/core';
 import type { ClusterHello, ClusterMessage } from '@mdp/protocol';
 import type { Clock, TimerSet } from './clock.js';
 import { ControlLink, LINK_CLOSE } from './control-link.js';
+import { dialTls, type PeerTlsSource } from './tls.js';
+import type { ResolvedOptions } from './options.js';
 
 /** Test seam: links a test has cut. A blocked pair's links are dropped and not re-established. */
 export interface LinkFaults {
@@ -17,6 +19,10 @@ export interface LinkFaults {
   /** Called when the set of blocked pairs changes; returns the unsubscribe. */
   subscribe(listener: () => void): () => void;
 }
+
+/** Raw answers to an upgrade this node does not take: no cluster control here, or not (yet, still) running. */
+export const UPGRADE_NOT_FOUND = 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
+export const UPGRADE_UNAVAILABLE = 'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 
 /** Time the accepted links get to finish their closing handshakes at shutdown, ms. */
 const CLOSE_GRACE_MS = 1000;
@@ -38,6 +44,10 @@ export interface LinkManagerOptions {
   /** Largest control frame, bytes. */
   readonly maxPayloadBytes: number;
   readonly faults?: LinkFaults;
+  /** TLS of the links this node dials. */
+  readonly tls?: PeerTlsSource;
+  /** Peers to keep a link to: every ping round dials those without one (back-off applies). */
+  wanted(): Iterable<{ readonly id: string; readonly clusterUrl: string }>;
   /** Our hello, addressed to `to` (the peer's server id, when known). */
   hello(to: string | undefined): ClusterMessage;
   check(hello: ClusterHello, direction: 'in' | 'out'): string | undefined;
@@ -56,6 +66,36 @@ interface DialState {
   failures: number;
   nextAt: number;
   link: ControlLink | undefined;
+}
+
+/**
+ * The links of a member node, timed from its options: pings every heartbeat, a link silent for three
+ * leases dropped, re-dials backing off from half a heartbeat to a lease (or a discovery interval).
+ */
+export function linksFor(
+  o: ResolvedOptions,
+  timers: TimerSet,
+  logger: Logger,
+  faults: LinkFaults | undefined,
+  node: Pick<LinkManagerOptions, 'wanted' | 'hello' | 'check'>,
+  events: LinkEvents,
+): LinkManager {
+  const options: LinkManagerOptions = {
+    selfId: o.serverId,
+    clock: o.clock,
+    timers,
+    logger,
+    pingIntervalMs: o.heartbeatIntervalMs,
+    silenceTimeoutMs: 3 * o.leaseDurationMs,
+    handshakeTimeoutMs: Math.max(1000, o.leaseDurationMs),
+    redialMinMs: Math.max(50, o.heartbeatIntervalMs / 2),
+    redialMaxMs: Math.max(o.leaseDurationMs, o.discovery.intervalMs),
+    maxPayloadBytes: o.maxPayloadBytes,
+    ...(faults ? { faults } : {}),
+    ...(o.tls ? { tls: o.tls } : {}),
+    ...node,
+  };
+  return new LinkManager(options, events);
 }
 
 export class LinkManager {
@@ -83,7 +123,7 @@ export class LinkManager {
   /** Take over an HTTP upgrade for /mdp/cluster. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     if (this.closed) {
-      socket.end('HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      socket.end(UPGRADE_UNAVAILABLE);
       return;
     }
     try {
@@ -103,7 +143,7 @@ export class LinkManager {
     if (dial.link || this.options.clock.now() < dial.nextAt) return;
     let ws: WebSocket;
     try {
-      ws = new WebSocket(url, { maxPayload: this.options.maxPayloadBytes, handshakeTimeout: this.options.handshakeTimeoutMs });
+      ws = new WebSocket(url, { maxPayload: this.options.maxPayloadBytes, handshakeTimeout: this.options.handshakeTimeoutMs, ...dialTls(this.options.tls) });
     } catch (error) {
       this.options.logger.warn('cluster.dial_failed', { url, error });
       this.failedDial(dial);
@@ -114,10 +154,6 @@ export class LinkManager {
 
   isUp(peerId: string): boolean {
     return (this.byPeer.get(peerId)?.size ?? 0) > 0;
-  }
-
-  upPeers(): string[] {
-    return [...this.byPeer.keys()];
   }
 
   send(peerId: string, message: ClusterMessage): boolean {
@@ -237,8 +273,9 @@ export class LinkManager {
 
   private schedulePing(): void {
     this.cancelPing = this.options.timers.after(this.options.pingIntervalMs, () => {
-      this.pingAll();
       this.schedulePing();
+      this.pingAll();
+      for (const peer of this.options.wanted()) if (!this.isUp(peer.id)) this.connect(peer.clusterUrl, peer.id);
     });
   }
 

@@ -4,6 +4,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { MembershipMode } from '@mdp/protocol';
+import { normalizeTarget } from './meta-probe.js';
 
 export type Membership = { readonly mode: 'dynamic' } | { readonly mode: 'static'; readonly members: readonly string[] };
 
@@ -77,50 +78,55 @@ export type Sighting =
   | { readonly kind: 'duplicate'; readonly firstUrl: string }
   | { readonly kind: 'invalid' };
 
-/** Members and where they live. The first endpoint seen for an id keeps it for the process' life. */
-export class MemberDirectory {
-  private readonly entries = new Map<string, MemberEntry>();
-  private selfKey: string | undefined;
-  private selfUrl: string | undefined;
+/** Peers and where they live. The first endpoint seen for an id keeps it for the process' life. */
+export interface Directory {
+  readonly selfId: string;
+  readonly selfUrl: string | undefined;
+  readonly selfKey: string | undefined;
+  readonly entries: ReadonlyMap<string, MemberEntry>;
+}
 
-  constructor(private readonly selfId: string) {}
+export function emptyDirectory(selfId: string): Directory {
+  return { selfId, selfUrl: undefined, selfKey: undefined, entries: new Map() };
+}
 
-  setSelf(clusterUrl: string): void {
-    this.selfUrl = clusterUrl;
-    this.selfKey = endpointKey(clusterUrl);
+/** The directory once this server knows its own control URL. */
+export function withSelf(directory: Directory, clusterUrl: string): Directory {
+  return { ...directory, selfUrl: clusterUrl, selfKey: endpointKey(clusterUrl) };
+}
+
+/** Record a sighting of `id` at `endpoints`; the directory is unchanged unless the sighting is new or known. */
+export function observe(directory: Directory, id: string, endpoints: MemberEndpoints): { directory: Directory; sighting: Sighting } {
+  const key = endpointKey(endpoints.clusterUrl);
+  if (key === undefined) return { directory, sighting: { kind: 'invalid' } };
+  if (id === directory.selfId) {
+    const sighting: Sighting = key === directory.selfKey ? { kind: 'self' } : { kind: 'duplicate', firstUrl: directory.selfUrl ?? '(this server)' };
+    return { directory, sighting };
   }
+  const known = directory.entries.get(id);
+  if (known && known.key !== key) return { directory, sighting: { kind: 'duplicate', firstUrl: known.clusterUrl } };
+  // Fill in what an earlier, thinner sighting (a hello has no meta URL) did not carry.
+  const entry: MemberEntry = known
+    ? { ...known, wsUrl: endpoints.wsUrl ?? known.wsUrl, metaUrl: endpoints.metaUrl ?? known.metaUrl }
+    : { id, key, ...endpoints };
+  const entries = new Map(directory.entries);
+  entries.set(id, entry);
+  return { directory: { ...directory, entries }, sighting: known ? { kind: 'known', entry } : { kind: 'new', entry } };
+}
 
-  observe(id: string, endpoints: MemberEndpoints): Sighting {
-    const key = endpointKey(endpoints.clusterUrl);
-    if (key === undefined) return { kind: 'invalid' };
-    if (id === this.selfId) {
-      return key === this.selfKey ? { kind: 'self' } : { kind: 'duplicate', firstUrl: this.selfUrl ?? '(this server)' };
-    }
-    const known = this.entries.get(id);
-    if (known) {
-      if (known.key !== key) return { kind: 'duplicate', firstUrl: known.clusterUrl };
-      // Fill in what an earlier, thinner sighting (a hello has no meta URL) did not carry.
-      const merged: MemberEntry = { ...known, wsUrl: endpoints.wsUrl ?? known.wsUrl, metaUrl: endpoints.metaUrl ?? known.metaUrl };
-      this.entries.set(id, merged);
-      return { kind: 'known', entry: merged };
-    }
-    const entry: MemberEntry = { id, key, ...endpoints };
-    this.entries.set(id, entry);
-    return { kind: 'new', entry };
-  }
+/** Whether this endpoint is ours. */
+export function isSelfUrl(directory: Directory, url: string): boolean {
+  const key = endpointKey(url);
+  return key !== undefined && key === directory.selfKey;
+}
 
-  get(id: string): MemberEntry | undefined {
-    return this.entries.get(id);
-  }
-
-  list(): MemberEntry[] {
-    return [...this.entries.values()];
-  }
-
-  /** Whether this endpoint is ours. */
-  isSelf(url: string): boolean {
-    const key = endpointKey(url);
-    return key !== undefined && key === this.selfKey;
+/** Whether a static member id names an address that can be probed (`host:port`). */
+export function isProbeable(id: string): boolean {
+  try {
+    normalizeTarget(id);
+    return /:\d+$/.test(id);
+  } catch {
+    return false;
   }
 }
 
@@ -137,9 +143,14 @@ export function helloProof(secret: string, clusterId: string, serverId: string, 
 /** Largest distance between a hello's timestamp and this clock, ms: an old hello is not replayed. */
 export const HELLO_MAX_AGE_MS = 5 * 60_000;
 
-/** Whether a hello proves the secret, was meant for `self`, and is recent. */
-export function validProof(secret: string, hello: { clusterId: string; serverId: string; timestamp: number; auth?: string }, self: string): boolean {
-  if (typeof hello.auth !== 'string' || !(Math.abs(Date.now() - hello.timestamp) <= HELLO_MAX_AGE_MS)) return false;
+/** Whether a hello proves the secret, was meant for `self`, and is recent; `now` is wall-clock ms. */
+export function validProof(
+  secret: string,
+  hello: { clusterId: string; serverId: string; timestamp: number; auth?: string },
+  self: string,
+  now: number,
+): boolean {
+  if (typeof hello.auth !== 'string' || !(Math.abs(now - hello.timestamp) <= HELLO_MAX_AGE_MS)) return false;
   const expected = Buffer.from(helloProof(secret, hello.clusterId, hello.serverId, hello.timestamp, self));
   const actual = Buffer.from(hello.auth);
   return actual.length === expected.length && timingSafeEqual(actual, expected);

@@ -7,11 +7,13 @@
  */
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { connect, isIPv6, type Socket } from 'node:net';
+import { connect, isIP, isIPv6, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
 import { childSignal } from './child-signal.js';
 import { mapLimited } from './map-limited.js';
+import { tlsConnectOptions, type PeerTls } from './tls.js';
 
 export const PROBE_DEFAULTS = Object.freeze({
   /** Time allowed for one probe, connect to last byte, in ms. Short so a frozen peer cannot stall a discovery round. */
@@ -39,6 +41,12 @@ export interface ProbeOptions {
   signal?: AbortSignal;
   /** Largest body read, in bytes (default 256 KiB); a larger answer is `not-mdp`. */
   maxBodyBytes?: number;
+  /**
+   * TLS of `https` probes: the CA to verify against, or `rejectUnauthorized: false`. With it, a
+   * target that names no scheme (PORT, HOST:PORT, HOST) is probed over HTTPS. Default: node's CAs,
+   * and plain HTTP for such targets.
+   */
+  tls?: PeerTls;
 }
 
 export interface ScanOptions extends ProbeOptions {
@@ -63,17 +71,21 @@ const ENDPOINT_SUFFIX = /\/mdp\/(?:meta|cluster|http-loop|auth)\/?$/;
 const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
 const HOST_NAME = /^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?$/i;
 
+/** Scheme of a base URL: `http`, or `https` for a server on TLS. */
+export type BaseScheme = 'http' | 'https';
+
 /**
  * Turn `URL | PORT | HOST:PORT | HOST` into a base URL without a trailing slash, e.g.
  * `47372` → `http://127.0.0.1:47372`, `[::1]:8080` → `http://[::1]:8080`,
- * `ws://h:1/mdp/cluster` → `http://h:1`. A bare host gets port 47372.
+ * `ws://h:1/mdp/cluster` → `http://h:1`, `wss://h:1` → `https://h:1`. A bare host gets port
+ * 47372; a target without a scheme gets `scheme`.
  * @throws InvalidTargetError
  */
-export function normalizeTarget(arg: string): string {
+export function normalizeTarget(arg: string, scheme: BaseScheme = 'http'): string {
   const text = arg.trim();
   if (text === '') throw new InvalidTargetError(arg, 'empty target');
   if (SCHEME.test(text)) return baseFromUrl(arg, text);
-  if (/^\d+$/.test(text)) return origin(arg, PROBE_DEFAULTS.host, parsePort(arg, text));
+  if (/^\d+$/.test(text)) return origin(arg, scheme, PROBE_DEFAULTS.host, parsePort(arg, text));
 
   let host: string;
   let portText: string | undefined;
@@ -92,14 +104,15 @@ export function normalizeTarget(arg: string): string {
     if (!HOST_NAME.test(host)) throw new InvalidTargetError(arg, `bad host '${host}'`);
   }
   const port = portText === undefined ? PROBE_DEFAULTS.port : parsePort(arg, portText);
-  return origin(arg, host, port);
+  return origin(arg, scheme, host, port);
 }
 
-/** `http://host:port` for a host (IPv6 bracketed) and port. */
-function origin(arg: string, host: string, port: number): string {
+/** `http://host:port` (or `https://`) for a host (IPv6 bracketed) and port. */
+function origin(arg: string, scheme: BaseScheme, host: string, port: number): string {
   const hostPart = isIPv6(host) ? `[${host}]` : host;
   try {
-    return new URL(`http://${hostPart}:${port}`).origin;
+    // URL drops a scheme's default port: https on 443 and http on 80 alike.
+    return new URL(`${scheme}://${hostPart}:${port}`).origin;
   } catch {
     throw new InvalidTargetError(arg, `bad host '${host}'`);
   }
@@ -139,13 +152,13 @@ export function metaUrlOf(baseUrl: string): string {
 export async function probeMeta(url: string, options: ProbeOptions = {}): Promise<ProbeResult> {
   let base: string;
   try {
-    base = normalizeTarget(url);
+    base = normalizeTarget(url, options.tls ? 'https' : 'http');
   } catch (error) {
     return { ok: false, url, kind: 'unreachable', reason: (error as Error).message };
   }
   const fail = (kind: ProbeFailureKind, reason: string): ProbeResult => ({ ok: false, url: base, kind, reason });
   const maxBodyBytes = options.maxBodyBytes ?? PROBE_DEFAULTS.maxBodyBytes;
-  const answer = await getText(metaUrlOf(base), options.timeoutMs ?? PROBE_DEFAULTS.timeoutMs, maxBodyBytes, options.signal);
+  const answer = await getText(metaUrlOf(base), options.timeoutMs ?? PROBE_DEFAULTS.timeoutMs, maxBodyBytes, options.signal, options.tls);
   if ('failure' in answer) return fail(...answer.failure);
 
   const { status, statusText, contentType, location, text } = answer;
@@ -184,14 +197,16 @@ type Fetched =
 /**
  * One GET with node's own client: a discovery round sends a hundred of these every two seconds,
  * mostly to closed ports, where `fetch` costs several times more CPU per attempt. One deadline
- * covers connect, headers and body, so a server that stalls mid-body is caught too. No redirect is
- * followed: a probe reports what this address answers, not what some other address answers.
+ * covers connect, TLS handshake, headers and body, so a server that stalls mid-body is caught too.
+ * No redirect is followed: a probe reports what this address answers, not what some other address
+ * answers.
  */
-function getText(target: string, timeoutMs: number, maxBodyBytes: number, signal: AbortSignal | undefined): Promise<Fetched> {
+function getText(target: string, timeoutMs: number, maxBodyBytes: number, signal: AbortSignal | undefined, tls: PeerTls | undefined): Promise<Fetched> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve({ failure: ['unreachable', 'probe aborted'] });
     let request: ClientRequest | undefined;
     let tcp: Socket | undefined;
+    let secure: TLSSocket | undefined;
     let settled = false;
     const settle = (result: Fetched): void => {
       if (settled) return;
@@ -200,6 +215,7 @@ function getText(target: string, timeoutMs: number, maxBodyBytes: number, signal
       signal?.removeEventListener('abort', onAbort);
       // A probe is one request: nothing of it outlives the answer.
       request?.destroy();
+      secure?.destroy();
       tcp?.destroy();
       resolve(result);
     };
@@ -227,7 +243,7 @@ function getText(target: string, timeoutMs: number, maxBodyBytes: number, signal
       response.on('close', () => settle({ failure: ['unreachable', 'answer cut short: connection closed'] }));
     };
 
-    const send = (url: URL, connected?: Socket): void => {
+    const send = (url: URL, connected?: Socket | TLSSocket): void => {
       const get = url.protocol === 'https:' ? httpsRequest : httpRequest;
       // `connection: close` and no pooling: an idle keep-alive socket would outlive the probe. With
       // a connected socket that takes no agent at all (an agent, even `agent: false`, ignores
@@ -248,23 +264,33 @@ function getText(target: string, timeoutMs: number, maxBodyBytes: number, signal
     let url: URL;
     try {
       url = new URL(target);
-      if (url.protocol !== 'http:') return send(url);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') return send(url);
     } catch (error) {
       return settle({ failure: ['unreachable', messageOf(error)] });
     }
+    const https = url.protocol === 'https:';
     // Most ports of a discovery range are closed. A bare TCP connect learns that for half the CPU
-    // of an HTTP request; only a port that accepts gets the GET, on that same connection.
+    // of an HTTP request (or a TLS handshake); only a port that accepts gets the GET, on that same
+    // connection.
     const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-    const socket = (tcp = connect({ host, port: url.port === '' ? 80 : Number(url.port) }));
+    const socket = (tcp = connect({ host, port: url.port === '' ? (https ? 443 : 80) : Number(url.port) }));
     // Stays attached for the socket's whole life: a reset may come at any time, also after settle.
     socket.on('error', (error) => settle({ failure: describeRequestError(error) }));
-    socket.once('connect', () => {
+    const sendOn = (connected: Socket | TLSSocket): void => {
       if (settled) return;
       try {
-        send(url, socket);
+        send(url, connected);
       } catch (error) {
         settle({ failure: ['unreachable', messageOf(error)] });
       }
+    };
+    socket.once('connect', () => {
+      if (settled) return;
+      if (!https) return sendOn(socket);
+      // The certificate is checked against `host`; SNI carries only names, never an address.
+      secure = tlsConnect({ ...tlsConnectOptions(tls ?? {}), socket, host, ...(isIP(host) ? {} : { servername: host }) });
+      secure.on('error', (error) => settle({ failure: describeRequestError(error) }));
+      secure.once('secureConnect', () => sendOn(secure as TLSSocket));
     });
   });
 }
@@ -299,8 +325,29 @@ function describeRequestError(error: Error): [ProbeFailureKind, string] {
   }
   // llhttp parse errors: the port speaks something other than HTTP.
   if (code.startsWith('HPE_')) return ['not-mdp', 'answer is not HTTP'];
+  // Something answered TLS, with a certificate this probe does not trust.
+  if (CERTIFICATE_ERRORS.has(code) || code.startsWith('ERR_TLS_CERT')) return ['not-mdp', `TLS certificate not trusted: ${messageOf(error)} (${code})`];
+  // OpenSSL's errors for a handshake that failed, e.g. a plain HTTP server on the port.
+  if (code.startsWith('ERR_SSL_')) return ['not-mdp', `no TLS handshake: ${messageOf(error)}`];
   return ['unreachable', messageOf(error)];
 }
+
+/** OpenSSL's verification failures, as node reports them in `error.code`. */
+const CERTIFICATE_ERRORS = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_REVOKED',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'INVALID_CA',
+  'HOSTNAME_MISMATCH',
+]);
 
 function messageOf(error: unknown): string {
   const message = (error as { message?: unknown } | undefined)?.message;
@@ -323,9 +370,10 @@ export async function scanRange(
   }
   if (fromPort > toPort) throw new RangeError(`bad port range ${fromPort}-${toPort} (start after end)`);
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  const first = normalizeTarget(isIPv6(bare) ? `[${bare}]:${fromPort}` : `${bare}:${fromPort}`);
+  const scheme: BaseScheme = options.tls ? 'https' : 'http';
+  const first = normalizeTarget(isIPv6(bare) ? `[${bare}]:${fromPort}` : `${bare}:${fromPort}`, scheme);
   const hostPart = new URL(first).hostname;
-  const urls = Array.from({ length: toPort - fromPort + 1 }, (_, i) => `http://${hostPart}:${fromPort + i}`);
+  const urls = Array.from({ length: toPort - fromPort + 1 }, (_, i) => `${scheme}://${hostPart}:${fromPort + i}`);
   const limit = options.concurrency ?? PROBE_DEFAULTS.concurrency;
   const { signal } = options;
   if (!signal) return mapLimited(urls, limit, (url) => probeMeta(url, options));

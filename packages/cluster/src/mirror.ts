@@ -17,12 +17,14 @@ import {
   type ClientToServerMessage,
   type PathDescriptor,
 } from '@mdp/protocol';
-import type { TimerSet } from './clock.js';
+import type { Clock, TimerSet } from './clock.js';
+import { dialTls, type PeerTlsSource } from './tls.js';
 
 export interface MirrorOptions {
   readonly router: Router;
   readonly serverId: string;
   readonly wsUrl: string;
+  readonly clock: Clock;
   readonly timers: TimerSet;
   readonly logger: Logger;
   readonly random: () => number;
@@ -34,6 +36,8 @@ export interface MirrorOptions {
   readonly maxPayloadBytes: number;
   /** Sent with the websocket upgrade (credentials for a hub with an auth policy). */
   readonly headers?: Readonly<Record<string, string>>;
+  /** TLS of the `wss` link to the hub. */
+  readonly tls?: PeerTlsSource;
 }
 
 export function mirroredDescriptor(serverId: string, descriptor: ClientDescriptor): ClientDescriptor {
@@ -59,10 +63,6 @@ export class Mirror {
     this.localId = client.id;
     this.upstreamId = mirroredId(options.serverId, client.id);
     this.descriptor = client.descriptor;
-  }
-
-  get connected(): boolean {
-    return this.registered;
   }
 
   start(): void {
@@ -109,6 +109,7 @@ export class Mirror {
         handshakeTimeout: this.options.connectTimeoutMs,
         maxPayload: this.options.maxPayloadBytes,
         ...(this.options.headers ? { headers: { ...this.options.headers } } : {}),
+        ...dialTls(this.options.tls),
       });
     } catch (error) {
       logger.warn('proxy.mirror_connect_failed', { clientId: this.localId, wsUrl, error });
@@ -172,7 +173,7 @@ export class Mirror {
     const message = parsed.value;
     switch (message.type) {
       case 'ping':
-        this.sendOn(ws, { type: 'pong', timestamp: message.timestamp ?? Date.now() });
+        this.sendOn(ws, { type: 'pong', timestamp: message.timestamp ?? this.options.clock.wallNow() });
         return;
       case 'pong':
         return;
@@ -192,6 +193,7 @@ export class Mirror {
         body: call.body,
         headers: call.headers,
         auth: call.auth,
+        route: 'cluster',
       });
       reply = outcome.ok
         ? { type: 'callClientResult', requestId: call.requestId, ok: true, data: outcome.data }

@@ -3,8 +3,9 @@ import type { Logger, Router } from '@mdp/core';
 import { silentLogger } from '@mdp/core';
 import { systemClock, type Clock } from './clock.js';
 import { DISCOVERY_DEFAULTS, type DiscoveryOptions } from './discovery.js';
-import type { LinkFaults } from './links.js';
+import type { ElectionConfig } from './election.js';
 import type { Membership } from './membership.js';
+import type { PeerTlsSource } from './tls.js';
 
 /**
  * - `standalone`: no discovery, no election; always leader of a cluster of one, term 0. With an
@@ -43,7 +44,10 @@ export interface ClusterNodeOptions {
   readonly failoverStepMs?: number;
   /** File that keeps term and vote across restarts. Default none (then only the grace protects). */
   readonly stateFile?: string;
-  /** Time a follower waits for the leader's answer to a host request, ms. Default 20000. */
+  /**
+   * Time a follower's host request waits for a leader (during an election) and for its answer, ms;
+   * a call waits at least its own time-out plus a second. Default 20000.
+   */
   readonly rpcTimeoutMs?: number;
   /** Reconnect back-off of mirror links, ms. Default 100 to 5000. */
   readonly proxyReconnectMinMs?: number;
@@ -59,12 +63,16 @@ export interface ClusterNodeOptions {
   readonly clusterSecret?: string | readonly string[];
   /** Headers sent when a mirror opens its websocket to the hub (e.g. `authorization` for an auth policy). */
   readonly upstreamHeaders?: Readonly<Record<string, string>>;
+  /**
+   * *beyond*: the cluster speaks TLS. Discovery and upstream probes go over HTTPS (a target without
+   * a scheme included), links and mirrors dial `wss`, each verifying the peer against `tls.ca`. A
+   * function is read at every dial, so that re-read certificates take effect. Default: plain.
+   */
+  readonly tls?: PeerTlsSource;
   readonly logger?: Logger;
   /** Randomness in [0, 1) for time-outs and jitter. Default Math.random. */
   readonly random?: () => number;
   readonly clock?: Clock;
-  /** Test seam: cut links between nodes. */
-  readonly faults?: LinkFaults;
 }
 
 export interface ResolvedOptions {
@@ -89,10 +97,10 @@ export interface ResolvedOptions {
   /** Accepted secrets, the one this node proves first; empty for none. */
   readonly clusterSecrets: readonly string[];
   readonly upstreamHeaders: Readonly<Record<string, string>> | undefined;
+  readonly tls: PeerTlsSource | undefined;
   readonly logger: Logger;
   readonly random: () => number;
   readonly clock: Clock;
-  readonly faults: LinkFaults | undefined;
 }
 
 export const CLUSTER_DEFAULTS = Object.freeze({
@@ -158,13 +166,47 @@ export function resolveOptions(options: ClusterNodeOptions): ResolvedOptions {
     maxPayloadBytes: positive('maxPayloadBytes', options.maxPayloadBytes ?? CLUSTER_DEFAULTS.maxPayloadBytes),
     clusterSecrets: (typeof options.clusterSecret === 'string' ? [options.clusterSecret] : (options.clusterSecret ?? [])).filter((s) => s !== ''),
     upstreamHeaders: options.upstreamHeaders,
+    tls: options.tls,
     logger: options.logger ?? silentLogger,
     random: options.random ?? Math.random,
     clock: options.clock ?? systemClock,
-    faults: options.faults,
   };
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** The election's configuration for a node whose MDP websocket is `selfUrl`. */
+export function electionConfigOf(o: ResolvedOptions, selfUrl: string): ElectionConfig {
+  return {
+    selfId: o.serverId,
+    selfUrl,
+    heartbeatIntervalMs: o.heartbeatIntervalMs,
+    leaseDurationMs: o.leaseDurationMs,
+    electionTimeoutMinMs: o.electionTimeoutMinMs,
+    electionTimeoutMaxMs: o.electionTimeoutMaxMs,
+    voteGraceMs: o.voteGraceMs,
+    failoverStepMs: o.failoverStepMs,
+    canLead: o.mode === 'auto',
+  };
+}
+
+/**
+ * How long a starting node waits, after its first discovery round, for links to the members it
+ * found before it stops waiting for them (readiness.ts): a probe's time plus a heartbeat, ms.
+ */
+export function settleMsOf(o: ResolvedOptions): number {
+  return o.discovery.probeTimeoutMs + o.heartbeatIntervalMs;
+}
+
+/**
+ * Timings of the host API on a member (forward.ts): a request waits for a leader and for its answer
+ * up to the RPC time-out; while someone listens for catalog changes the leader is polled every
+ * heartbeat. After a change of leader, the other members' mirrors register into the new one: their
+ * servers hear of it within a heartbeat, read its metadata (a probe) and connect (another
+ * heartbeat, generously); until then `not_found` is asked again (2.5 s with the defaults).
+ */
+export function hostTimingsOf(o: ResolvedOptions): { readonly waitMs: number; readonly pollMs: number; readonly settleMs: number } {
+  return { waitMs: o.rpcTimeoutMs, pollMs: o.heartbeatIntervalMs, settleMs: 2 * o.heartbeatIntervalMs + o.discovery.probeTimeoutMs };
 }

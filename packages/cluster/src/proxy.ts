@@ -163,9 +163,4 @@ export class UpstreamProxy {
     for (const mirror of this.mirrors.values()) mirror.stop();
     this.mirrors.clear();
   }
-
-  /** Mirrors currently registered upstream, by local client id. */
-  mirroredClients(): string[] {
-    return [...this.mirrors.values()].filter((m) => m.connected).map((m) => m.localId);
-  }
 }

@@ -1,212 +1,230 @@
 /**
- * Host-level requests (SPEC §10): list clients, list paths, call a path. The leader answers from its
- * own router, which holds every mirrored client; a follower forwards them to the leader over the
- * control link as `clusterRpcRequest` and waits for the `clusterRpcResponse`.
+ * Cluster RPC (SPEC §10, §12): host requests between members. The leader answers them from its own
+ * router, which holds every mirrored client; a follower sends them as `clusterRpcRequest` and waits
+ * for the `clusterRpcResponse`.
+ *
+ * Methods, params and results are the host contract's (`@mdp/protocol` host.ts), which are the
+ * reference server's bridge requests, so that a mixed cluster answers an agent the same way:
+ *
+ *   listClients {search?}                                        → {clients}
+ *   listPaths   {clientId?, search?, depth?}                     → {paths}
+ *   callPath    {clientId, method, path, query?, body?, headers?, auth?} → {ok: true, data?} | {ok: false, error}
+ *   callPaths   {clientIds?, method, path, query?, body?, headers?, auth?} → {results: [{clientId, ok, data? | error?}]}
+ *
+ * A request that fails as a whole is `ok: false` with `error` (e.g. `not_found` for an unknown
+ * client in listPaths, or no client with the path in callPaths). A member that does not lead answers
+ * `not_ready`, as the reference does: it holds only its own clients. Our extensions (extra fields are
+ * allowed on the wire): `timeoutMs` in the params of a call, the time the client gets; `source` in a
+ * failed call's result, whether the client or the server gave up. The reference's stored version
+ * answers callPath with its whole `callClientResult` message; we answer SPEC §12's `{ok, data?}` /
+ * `{ok, error}`, which it also reads.
  */
 import { randomUUID } from 'node:crypto';
-import type { ClientInfo, InvokeOutcome, Logger, Router } from '@mdp/core';
+import * as v from 'valibot';
+import { MAX_TIMER_MS, serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
 import {
-  ENDPOINT_METHODS,
-  type AuthContext,
+  SerializedErrorSchema,
+  UNSENDABLE_DATA_ERROR,
+  parseCallPathRequest,
+  parseCallPathsRequest,
+  parseListClientsRequest,
+  parseListPathsRequest,
+  parserFor,
+  type CallPathsResult,
+  type CallResult,
+  type ClusterMessage,
   type ClusterRpcRequest,
   type ClusterRpcResponse,
-  type EndpointMethod,
+  type ListClientsResult,
+  type ListPathsResult,
   type SerializedError,
 } from '@mdp/protocol';
 import type { TimerSet } from './clock.js';
 
-/** A registered client as host requests list it. */
-export interface HostClient {
-  readonly id: string;
-  readonly name: string;
-  readonly description?: string;
-  readonly version?: string;
-  readonly platform?: string;
-  readonly metadata?: Record<string, unknown>;
-  readonly paths: ClientInfo['paths'];
-  readonly transportKind: string;
-  readonly authSource: ClientInfo['authSource'];
-}
-
-export interface HostPath {
-  readonly clientId: string;
-  readonly type: 'endpoint' | 'prompt' | 'skill';
-  readonly method: EndpointMethod;
-  readonly path: string;
-  readonly description?: string;
-}
-
-export interface CallPathRequest {
-  readonly clientId: string;
-  readonly method: EndpointMethod;
-  readonly path: string;
-  readonly query?: Record<string, string>;
-  readonly body?: unknown;
-  readonly headers?: Record<string, string>;
-  readonly auth?: AuthContext;
-}
-
-export interface HostApi {
-  listClients(): Promise<HostClient[]>;
-  listPaths(): Promise<HostPath[]>;
-  callPath(request: CallPathRequest): Promise<InvokeOutcome>;
-}
-
-export const RPC_METHODS = ['listClients', 'listPaths', 'callPath'] as const;
+export const RPC_METHODS = ['listClients', 'listPaths', 'callPath', 'callPaths'] as const;
 export type RpcMethod = (typeof RPC_METHODS)[number];
 
-export function hostClientOf(info: ClientInfo): HostClient {
-  const d = info.descriptor;
-  return {
-    id: info.id,
-    name: d.name,
-    ...(d.description !== undefined ? { description: d.description } : {}),
-    ...(d.version !== undefined ? { version: d.version } : {}),
-    ...(d.platform !== undefined ? { platform: d.platform } : {}),
-    ...(d.metadata !== undefined ? { metadata: d.metadata } : {}),
-    paths: info.paths,
-    transportKind: info.transportKind,
-    authSource: info.authSource,
-  };
+/** How one request ended, as the asking side sees it. */
+export type RpcOutcome =
+  | { readonly kind: 'answer'; readonly ok: true; readonly result: unknown }
+  | { readonly kind: 'answer'; readonly ok: false; readonly error: SerializedError }
+  /** Never left this node (no open link): it certainly did not run. */
+  | { readonly kind: 'unsent' }
+  /** The link closed before the answer: it may or may not have run. */
+  | { readonly kind: 'lost' }
+  | { readonly kind: 'timeout'; readonly timeoutMs: number }
+  | { readonly kind: 'closed' };
+
+type Answer = { readonly ok: true; readonly result: unknown } | { readonly ok: false; readonly error: SerializedError };
+
+const parseCallExtras = parserFor(
+  v.object({
+    timeoutMs: v.optional(v.pipe(v.number(), v.integer('must be a whole number of ms'), v.minValue(1, 'must be at least 1'), v.maxValue(MAX_TIMER_MS, 'is too large'))),
+  }),
+);
+
+/** The in-process options of a call a peer forwarded: labelled `cluster`, with its `timeoutMs` extension. */
+function callOptionsOf(params: unknown): CallOptions | string {
+  const extras = parseCallExtras(params);
+  if (!extras.ok) return extras.error;
+  return extras.value.timeoutMs === undefined ? { route: 'cluster' } : { route: 'cluster', timeoutMs: extras.value.timeoutMs };
 }
 
-/** The host API answered from this process' router. */
-export function localHost(router: Router): HostApi {
-  return {
-    listClients: async () => router.listClients().map(hostClientOf),
-    listPaths: async () =>
-      router.listClients().flatMap((client) =>
-        client.paths.map((p) => ({
-          clientId: client.id,
-          type: p.type,
-          method: p.type === 'endpoint' ? p.method : 'GET',
-          path: p.path,
-          ...(p.description !== undefined ? { description: p.description } : {}),
-        })),
-      ),
-    callPath: (request) =>
-      router.invoke(request.clientId, request.method, request.path, {
-        query: request.query,
-        body: request.body,
-        headers: request.headers,
-        auth: request.auth,
-      }),
-  };
+/** The params of a forwarded call: the request, and the caller's time-out when it gave one. */
+export function callParams<T extends object>(request: T, options: CallOptions | undefined): T & { timeoutMs?: number } {
+  return options?.timeoutMs === undefined ? request : { ...request, timeoutMs: options.timeoutMs };
 }
 
-/** Parse the params of a `callPath` request; a string is the reason it is malformed. */
-export function parseCallPath(params: unknown): CallPathRequest | string {
-  if (typeof params !== 'object' || params === null) return 'params must be an object';
-  const p = params as Record<string, unknown>;
-  if (typeof p.clientId !== 'string' || p.clientId === '') return 'clientId must be a non-empty string';
-  if (typeof p.method !== 'string' || !(ENDPOINT_METHODS as readonly string[]).includes(p.method)) return 'method must be an HTTP-like method';
-  if (typeof p.path !== 'string') return 'path must be a string';
-  const record = (value: unknown): Record<string, string> | undefined | false => {
-    if (value === undefined) return undefined;
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-    return Object.values(value).every((v) => typeof v === 'string') ? (value as Record<string, string>) : false;
-  };
-  const query = record(p.query);
-  const headers = record(p.headers);
-  if (query === false || headers === false) return 'query and headers must map strings to strings';
-  return {
-    clientId: p.clientId,
-    method: p.method as EndpointMethod,
-    path: p.path,
-    query,
-    headers,
-    body: p.body,
-    auth: typeof p.auth === 'object' && p.auth !== null ? (p.auth as AuthContext) : undefined,
-  };
-}
-
-/** Serve one RPC request from `host`; never rejects. */
-export async function serveRpc(host: HostApi, request: Pick<ClusterRpcRequest, 'method' | 'params'>): Promise<
-  { ok: true; result: unknown } | { ok: false; error: SerializedError }
-> {
+/** Serve one request from `host`; never rejects. `leads`: this node leads (only a leader answers). */
+export async function serveRpc(host: HostApi, request: Pick<ClusterRpcRequest, 'method' | 'params'>, leads: boolean): Promise<Answer> {
+  if (!leads) return { ok: false, error: { code: 'not_ready', message: 'This server does not lead the cluster; ask the leader' } };
+  const bad = (message: string): Answer => ({ ok: false, error: { code: 'bad_request', message } });
   try {
     switch (request.method) {
-      case 'listClients':
-        return { ok: true, result: await host.listClients() };
-      case 'listPaths':
-        return { ok: true, result: await host.listPaths() };
+      case 'listClients': {
+        const parsed = parseListClientsRequest(request.params ?? {});
+        return parsed.ok ? { ok: true, result: await host.listClients(parsed.value) } : bad(parsed.error);
+      }
+      case 'listPaths': {
+        const parsed = parseListPathsRequest(request.params ?? {});
+        return parsed.ok ? { ok: true, result: await host.listPaths(parsed.value) } : bad(parsed.error);
+      }
       case 'callPath': {
-        const call = parseCallPath(request.params);
-        if (typeof call === 'string') return { ok: false, error: { code: 'bad_request', message: call } };
-        return { ok: true, result: await host.callPath(call) };
+        const parsed = parseCallPathRequest(request.params);
+        const options = callOptionsOf(request.params);
+        if (!parsed.ok) return bad(parsed.error);
+        return typeof options === 'string' ? bad(options) : { ok: true, result: await host.callPath(parsed.value, options) };
+      }
+      case 'callPaths': {
+        const parsed = parseCallPathsRequest(request.params);
+        const options = callOptionsOf(request.params);
+        if (!parsed.ok) return bad(parsed.error);
+        return typeof options === 'string' ? bad(options) : { ok: true, result: await host.callPaths(parsed.value, options) };
       }
       default:
-        return { ok: false, error: { code: 'bad_request', message: `Unknown cluster RPC method ${JSON.stringify(request.method)}` } };
+        return bad(`Unknown cluster RPC method ${JSON.stringify(request.method)}`);
     }
-  } catch {
-    return { ok: false, error: { code: 'handler_error', message: 'Internal error' } };
+  } catch (error) {
+    return { ok: false, error: serializeError(error) };
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Results from the leader: a member that passed the hello checks, but its answers are still JSON
+// off a socket. Their envelopes are checked here; the items inside are passed on as they came.
+
+const CallResultSchema = v.variant('ok', [
+  v.looseObject({ ok: v.literal(true), data: v.optional(v.unknown()) }),
+  v.looseObject({ ok: v.literal(false), error: SerializedErrorSchema, source: v.optional(v.picklist(['client', 'server'])) }),
+]);
+
+const resultParsers = {
+  listClients: parserFor(v.looseObject({ clients: v.array(v.looseObject({ id: v.string() })) })),
+  listPaths: parserFor(v.looseObject({ paths: v.array(v.looseObject({ clientId: v.string(), path: v.string() })) })),
+  callPath: parserFor(CallResultSchema),
+  callPaths: parserFor(v.looseObject({ results: v.array(v.intersect([v.looseObject({ clientId: v.string() }), CallResultSchema])) })),
+};
+
+export interface RpcResults {
+  listClients: ListClientsResult;
+  listPaths: ListPathsResult;
+  callPath: CallResult;
+  callPaths: CallPathsResult;
+}
+
+/** The leader's result of `method`, or undefined when it does not have that method's shape. */
+export function decodeResult<M extends RpcMethod>(method: M, result: unknown): RpcResults[M] | undefined {
+  const parsed = resultParsers[method](result);
+  // The checked envelope; listed clients and paths are the leader's descriptors, passed on as sent.
+  return parsed.ok ? (parsed.value as unknown as RpcResults[M]) : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Both ends on one node
+
+/** The RPC frames this module sends; the node adds clusterId, serverId, term and timestamp. */
+export type RpcBody =
+  | { readonly type: 'clusterRpcRequest'; readonly requestId: string; readonly method: RpcMethod; readonly params?: unknown }
+  | { readonly type: 'clusterRpcResponse'; readonly requestId: string; readonly ok: boolean; readonly result?: unknown; readonly error?: SerializedError };
+
+export interface ClusterRpcOptions {
+  /** Answers the requests peers send (while `leads()`). */
+  readonly host: HostApi;
+  leads(): boolean;
+  readonly timers: TimerSet;
+  readonly logger: Logger;
+  /** Send one frame to `peerId`; false when it could not be sent (no link, or not serialisable). */
+  send(peerId: string, body: RpcBody): boolean;
+}
+
 interface Pending {
-  readonly resolve: (response: ClusterRpcResponse | SerializedError) => void;
+  readonly resolve: (outcome: RpcOutcome) => void;
   readonly cancel: () => void;
   readonly peerId: string;
 }
 
-/** Requests this follower sent to a leader, waiting for their answers. */
-export class RpcClient {
+/** Both ends of cluster RPC on one node: requests it serves, and requests it sent, waiting for answers. */
+export class ClusterRpc {
   private readonly pending = new Map<string, Pending>();
 
-  constructor(
-    private readonly timers: TimerSet,
-    private readonly timeoutMs: number,
-    private readonly logger: Logger,
-  ) {}
+  constructor(private readonly options: ClusterRpcOptions) {}
 
-  /**
-   * Send one request through `send` (false when it could not be sent) and resolve with the
-   * response, or with an error: `not_ready` when unsent, `timeout`, or `transport_error` when the
-   * link to that peer went down first.
-   */
-  request(
-    peerId: string,
-    method: RpcMethod,
-    params: unknown,
-    send: (requestId: string) => boolean,
-  ): Promise<ClusterRpcResponse | SerializedError> {
+  /** Take `message` from `peerId` if it is an RPC frame; false otherwise. */
+  receive(peerId: string, message: ClusterMessage): boolean {
+    if (message.type === 'clusterRpcResponse') {
+      this.settle(peerId, message);
+      return true;
+    }
+    if (message.type !== 'clusterRpcRequest') return false;
+    this.serve(peerId, message).catch((error: unknown) => this.options.logger.error('cluster.rpc_failed', { error }));
+    return true;
+  }
+
+  /** Send one request to `peerId` and resolve with how it ended; waits at most `timeoutMs`. */
+  request(peerId: string, method: RpcMethod, params: unknown, timeoutMs: number): Promise<RpcOutcome> {
     const requestId = randomUUID();
+    const { timers, logger } = this.options;
     return new Promise((resolve) => {
-      const cancel = this.timers.after(this.timeoutMs, () => {
-        this.pending.delete(requestId);
-        resolve({ code: 'timeout', message: `Leader did not answer ${method} within ${this.timeoutMs} ms` });
-      });
+      const cancel = timers.after(timeoutMs, () => this.finish(requestId, { kind: 'timeout', timeoutMs }));
       this.pending.set(requestId, { resolve, cancel, peerId });
-      if (!send(requestId)) {
-        this.finish(requestId, { code: 'not_ready', message: 'No link to the leader' });
-      }
-      this.logger.debug('cluster.rpc_sent', { requestId, method, peerId });
+      const body: RpcBody = { type: 'clusterRpcRequest', requestId, method, ...(params === undefined ? {} : { params }) };
+      if (!this.options.send(peerId, body)) this.finish(requestId, { kind: 'unsent' });
+      else logger.debug('cluster.rpc_sent', { requestId, method, peerId });
     });
   }
 
-  /** A response arrived from `peerId`. Responses to unknown ids, or from another peer, are ignored. */
-  settle(peerId: string, response: ClusterRpcResponse): void {
-    const pending = this.pending.get(response.requestId);
-    if (!pending || pending.peerId !== peerId) return;
-    this.finish(response.requestId, response);
-  }
-
-  /** The link to `peerId` is gone: its requests fail now rather than at their time-out. */
+  /** The link to `peerId` is gone: its requests end now rather than at their time-out. */
   failPeer(peerId: string): void {
-    for (const [requestId, pending] of [...this.pending]) {
-      if (pending.peerId === peerId) this.finish(requestId, { code: 'transport_error', message: 'Link to the leader closed' });
-    }
+    for (const [requestId, pending] of [...this.pending]) if (pending.peerId === peerId) this.finish(requestId, { kind: 'lost' });
   }
 
   close(): void {
-    for (const requestId of [...this.pending.keys()]) this.finish(requestId, { code: 'not_ready', message: 'Cluster node closed' });
+    for (const requestId of [...this.pending.keys()]) this.finish(requestId, { kind: 'closed' });
   }
 
-  private finish(requestId: string, value: ClusterRpcResponse | SerializedError): void {
+  private async serve(peerId: string, request: ClusterRpcRequest): Promise<void> {
+    const answer = await serveRpc(this.options.host, request, this.options.leads());
+    const respond = (body: Answer): boolean => this.options.send(peerId, { type: 'clusterRpcResponse', requestId: request.requestId, ...body });
+    // A result that cannot be sent (a client's data nested too deeply to serialise) is answered
+    // with an error, so the caller does not wait for its time-out.
+    if (!respond(answer)) respond({ ok: false, error: UNSENDABLE_DATA_ERROR });
+  }
+
+  /** Responses to unknown ids, or from another peer than the one asked, are ignored. */
+  private settle(peerId: string, response: ClusterRpcResponse): void {
+    const pending = this.pending.get(response.requestId);
+    if (!pending || pending.peerId !== peerId) return;
+    const outcome: RpcOutcome = response.ok
+      ? { kind: 'answer', ok: true, result: response.result }
+      : { kind: 'answer', ok: false, error: response.error ?? { code: 'handler_error', message: 'The leader reported a failure without details' } };
+    this.finish(response.requestId, outcome);
+  }
+
+  private finish(requestId: string, outcome: RpcOutcome): void {
     const pending = this.pending.get(requestId);
     if (!pending) return;
     this.pending.delete(requestId);
     pending.cancel();
-    pending.resolve(value);
+    pending.resolve(outcome);
   }
 }

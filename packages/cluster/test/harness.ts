@@ -14,9 +14,12 @@ import {
   parseClientMessage,
   type ClientDescriptor,
   type MetaDocument,
+  type SerializedError,
   type ServerToClientMessage,
 } from '@mdp/protocol';
-import { createClusterNode, type ClusterNode, type ClusterNodeOptions, type LinkFaults } from '../src/index.js';
+import type { ClusterNode, ClusterNodeOptions } from '../src/index.js';
+import type { LinkFaults } from '../src/links.js';
+import { createNode } from '../src/node.js';
 
 /** Short timings: heartbeats every 30 ms, a 300 ms lease. */
 export const FAST = {
@@ -165,10 +168,9 @@ export async function startCluster(
   const seeds = ports.map((p) => `http://127.0.0.1:${p}`);
   const nodes = listening.map((l, i) => {
     const extra = overrides(i, ports);
-    return attach(l, {
+    return attach(l, faults, {
       serverId: `127.0.0.1:${l.port}`,
       clusterId: 'test',
-      faults,
       ...FAST,
       ...extra,
       discovery: { ...FAST_DISCOVERY, seedUrls: seeds, ...extra.discovery },
@@ -181,10 +183,9 @@ export async function startCluster(
 /** One node on its own port (its discovery options decide whom it finds). */
 export async function startNode(options: NodeOverrides & { serverId?: string }): Promise<TestNode> {
   const l = await listen();
-  const n = attach(l, {
+  const n = attach(l, new Faults(), {
     serverId: options.serverId ?? `127.0.0.1:${l.port}`,
     clusterId: 'test',
-    faults: new Faults(),
     ...FAST,
     ...options,
     discovery: { ...FAST_DISCOVERY, ...options.discovery },
@@ -193,11 +194,11 @@ export async function startNode(options: NodeOverrides & { serverId?: string }):
   return n.test;
 }
 
-function attach(l: Listening, options: Omit<ClusterNodeOptions, 'router' | 'logger'>): { test: TestNode; start(): void } {
+function attach(l: Listening, faults: Faults, options: Omit<ClusterNodeOptions, 'router' | 'logger'>): { test: TestNode; start(): void } {
   const logs: LogLine[] = [];
   const logger = memoryLogger(logs, { node: options.serverId });
   const router = new Router({ logger, invocationTimeoutMs: 3000 });
-  const node = createClusterNode({ ...options, router, logger });
+  const node = createNode({ ...options, router, logger }, { faults });
   const { server, port, sockets } = l;
   const mdp = new WebSocketServer({ noServer: true });
   mdp.on('connection', (ws) => {
@@ -242,7 +243,7 @@ function attach(l: Listening, options: Omit<ClusterNodeOptions, 'router' | 'logg
   const shutdown = async (graceful: boolean): Promise<void> => {
     if (stopped) return;
     stopped = true;
-    if (!graceful && options.faults instanceof Faults) options.faults.isolate(options.serverId);
+    if (!graceful) faults.isolate(options.serverId);
     await node.close();
     await router.close();
     for (const client of mdp.clients) client.terminate();
@@ -350,11 +351,14 @@ export interface FakeClient {
   disconnect(): void;
 }
 
+/** What a fake client answers a call with; undefined: it never answers. */
+export type FakeReply = { readonly ok: true; readonly data: unknown } | { readonly ok: false; readonly error: SerializedError } | undefined;
+
 /**
  * A local client registered straight on `router` (no socket): calls it receives are answered by
- * `answer`, asynchronously, as a real client would.
+ * `reply`, asynchronously, as a real client would.
  */
-export function attachClient(router: Router, descriptor: ClientDescriptor, answer: (path: string) => unknown = (p) => `content of ${p}`): FakeClient {
+export function scriptedClient(router: Router, descriptor: ClientDescriptor, reply: (path: string) => FakeReply): FakeClient {
   const calls: FakeClient['calls'] = [];
   const session: Session = router.openSession({
     kind: 'test',
@@ -362,14 +366,21 @@ export function attachClient(router: Router, descriptor: ClientDescriptor, answe
     send(message) {
       if (message.type !== 'callClient') return;
       calls.push({ method: message.method, path: message.path, ...(message.query ? { query: message.query } : {}) });
+      const result = reply(message.path);
+      if (!result) return;
       setImmediate(() => {
-        if (!session.closed) session.handle({ type: 'callClientResult', requestId: message.requestId, ok: true, data: answer(message.path) });
+        if (!session.closed) session.handle({ type: 'callClientResult', requestId: message.requestId, ...result });
       });
     },
     close() {},
   });
   session.handle({ type: 'registerClient', client: descriptor });
   return { session, calls, disconnect: () => session.end() };
+}
+
+/** A client that answers every call with `answer(path)`. */
+export function attachClient(router: Router, descriptor: ClientDescriptor, answer: (path: string) => unknown = (p) => `content of ${p}`): FakeClient {
+  return scriptedClient(router, descriptor, (path) => ({ ok: true, data: answer(path) }));
 }
 
 export function skillClient(id: string): ClientDescriptor {

@@ -77,6 +77,14 @@ describe('normalizeTarget', () => {
     expect(normalizeTarget(input)).toBe(expected);
   });
 
+  it('gives a target without a scheme the scheme asked for, and keeps an explicit one', () => {
+    expect(normalizeTarget('47372', 'https')).toBe('https://127.0.0.1:47372');
+    expect(normalizeTarget('[::1]:8443', 'https')).toBe('https://[::1]:8443');
+    expect(normalizeTarget('example.test', 'https')).toBe('https://example.test:47372');
+    expect(normalizeTarget('http://127.0.0.1:1', 'https')).toBe('http://127.0.0.1:1');
+    expect(normalizeTarget('wss://127.0.0.1:1/mdp/cluster', 'http')).toBe('https://127.0.0.1:1');
+  });
+
   it('is idempotent', () => {
     for (const input of ['47372', '[::1]:1', 'ws://h:2/mdp/cluster']) {
       const once = normalizeTarget(input);
@@ -207,6 +215,17 @@ describe('probeMeta', () => {
     });
   });
 
+  it('probes a target without a scheme over TLS when given TLS options; a plain HTTP server is not MDP then', async () => {
+    const { url, port } = await serve((req, res) => json(200, metaDocument(port))(req, res));
+    for (const target of [String(port), `127.0.0.1:${port}`]) {
+      const result = await probeMeta(target, { tls: { rejectUnauthorized: false } });
+      expect(result).toMatchObject({ ok: false, url: `https://127.0.0.1:${port}`, kind: 'not-mdp' });
+      expect(!result.ok && result.reason).toMatch(/^no TLS handshake: /);
+    }
+    // An explicit http:// URL stays plain.
+    expect(await probeMeta(url, { tls: { rejectUnauthorized: false } })).toMatchObject({ ok: true, url });
+  });
+
   it('reports a closed port as unreachable', async () => {
     const port = await closedPort();
     expect(await probeMeta(String(port))).toEqual({
@@ -324,6 +343,12 @@ describe('scanRange', () => {
       Array.from({ length: port + 2 - from + 1 }, (_, i) => `http://127.0.0.1:${from + i}`),
     );
     expect(results[port - from]).toMatchObject({ ok: true, meta: { serverId: `127.0.0.1:${port}` } });
+  });
+
+  it('probes the range over HTTPS under TLS options', async () => {
+    const { port } = await serve((req, res) => json(200, metaDocument(port))(req, res));
+    const results = await scanRange('127.0.0.1', port, port, { tls: { rejectUnauthorized: false } });
+    expect(results).toMatchObject([{ ok: false, url: `https://127.0.0.1:${port}`, kind: 'not-mdp' }]);
   });
 
   it('finishes the default 100-port range well under 2 s', async () => {

@@ -180,10 +180,10 @@ describe('mirroring in a cluster', () => {
     expect(f2.router.getClient(mirroredId(leader.id, 'local'))).toBeUndefined();
 
     // Host requests on a follower are answered by the leader.
-    const listed = await f2.node.host.listClients();
-    expect(listed.map((c) => c.id).sort()).toEqual([mirrored, 'local'].sort());
-    const paths = await f2.node.host.listPaths();
-    expect(paths).toContainEqual(expect.objectContaining({ clientId: mirrored, type: 'skill', method: 'GET', path: SKILL }));
+    const { clients } = await f2.node.host.listClients();
+    expect(clients.map((c) => c.id).sort()).toEqual([mirrored, 'local'].sort());
+    const { paths } = await f2.node.host.listPaths({ depth: 2 });
+    expect(paths).toContainEqual(expect.objectContaining({ clientId: mirrored, clientName: 'client one', type: 'skill', path: SKILL }));
     expect(await f2.node.host.callPath({ clientId: mirrored, method: 'GET', path: SKILL })).toEqual({ ok: true, data: 'from one' });
     expect(await f2.node.host.callPath({ clientId: 'nobody', method: 'GET', path: SKILL })).toMatchObject({ ok: false, error: { code: 'not_found' } });
     // An answer the leader cannot serialise comes back as an error at once, and the link stays up.

@@ -51,3 +51,26 @@ export function serializeError(error: unknown): SerializedError {
 export function retryAfterSeconds(ms: number | undefined): number {
   return Math.max(1, Math.ceil((ms ?? 1000) / 1000));
 }
+
+/**
+ * The HTTP status of a failure, for every HTTP edge (SPEC §12): the client answering `ok: false` is
+ * a bad gateway whatever its code; a failure of the server's own is mapped by its code.
+ */
+export function httpStatusOf(error: Pick<SerializedError, 'code'>, source: 'client' | 'server' = 'server'): number {
+  if (source === 'client') return 502;
+  switch (error.code) {
+    case 'bad_request':
+      return 400;
+    case 'not_found':
+      return 404;
+    case 'timeout':
+      return 504;
+    case 'not_ready':
+      return 503;
+    case 'handler_error':
+      return 500;
+    default:
+      // transport_error (the client went away) and codes a peer server passed on.
+      return 502;
+  }
+}

@@ -21,14 +21,19 @@ import {
 } from '@mdp/protocol';
 import { aliasFinder, resolveClientId } from './aliases.js';
 import { MdpError } from './errors.js';
-import type { ClientInfo, InvokeOutcome, Router } from './router.js';
+import type { AuthContext } from '@mdp/protocol';
+import type { CallSignal, ClientInfo, InvokeOutcome, InvokeRoute, Router } from './router.js';
 
 /** In-process extras of a call; they never travel over the wire. */
 export interface CallOptions {
   /** The caller went away: the call ends at once and is never delivered later. */
-  readonly signal?: AbortSignal;
+  readonly signal?: CallSignal;
   /** Time the client has to answer, ms; default the router's invocation time-out. */
   readonly timeoutMs?: number;
+  /** The surface the call came through (metrics, access and audit logs). Default `host`. */
+  readonly route?: InvokeRoute;
+  /** Who asked, when it is not the `auth` forwarded to the client (for the audit log). */
+  readonly caller?: AuthContext;
 }
 
 export interface HostApi {
@@ -99,6 +104,8 @@ export function createLocalHost(router: Router): HostApi {
       auth: request.auth,
       timeoutMs: options.timeoutMs,
       signal: options.signal,
+      route: options.route,
+      caller: options.caller,
     });
     return outcome(result);
   };

@@ -36,6 +36,11 @@ export interface RouterOptions extends Partial<CatalogLimits> {
    */
   maxPendingCalls?: number;
   logger?: Logger;
+  /**
+   * Called once as each call ends, whatever its outcome (metrics, access and audit logs). Runs on
+   * the call's path: keep it cheap; what it throws is logged. Without it calls are not timed.
+   */
+  onCallEnd?: (record: CallRecord) => void;
 }
 
 export const ROUTER_DEFAULTS = {
@@ -82,6 +87,23 @@ export interface CallHandle {
   readonly requestId: string;
 }
 
+/** The surface a call came through: a skill route, the host API, the MCP bridge, a cluster peer. */
+export type InvokeRoute = 'skill' | 'host' | 'mcp' | 'cluster';
+
+/** A call that ended, as {@link RouterOptions.onCallEnd} sees it. */
+export interface CallRecord {
+  readonly route: InvokeRoute;
+  readonly clientId: string;
+  readonly method: EndpointMethod;
+  /** The concrete path called. */
+  readonly path: string;
+  /** Who asked (the caller's transport auth), if known. */
+  readonly caller: AuthContext | undefined;
+  readonly outcome: InvokeOutcome;
+  /** From the call's start to its outcome, ms (fractional). */
+  readonly durationMs: number;
+}
+
 export interface InvokeOptions {
   query?: Record<string, string>;
   body?: unknown;
@@ -93,7 +115,22 @@ export interface InvokeOptions {
    * The caller went away (an aborted HTTP request, a cancelled MCP call): the call ends at once and
    * is not delivered later (a queued HTTP loop message whose call ended is dropped).
    */
-  signal?: AbortSignal;
+  signal?: CallSignal;
+  /** The surface the call came through, for the call-end observer. Default `host`. */
+  route?: InvokeRoute;
+  /** Who asked, when it is not `auth` (a host call may forward another credential to the client). Default `auth`. */
+  caller?: AuthContext;
+}
+
+/**
+ * What tells a call that its caller went away: an `AbortSignal`, or any object with the part of
+ * its API used here (an HTTP edge can answer it from its response's 'close' event, which costs far
+ * less per call than an AbortController).
+ */
+export interface CallSignal {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
 }
 
 interface ClientRecord {
@@ -202,8 +239,9 @@ const CALLER_GONE: InvokeOutcome = Object.freeze({
 });
 
 export class Router {
-  readonly options: Required<Omit<RouterOptions, 'logger'>>;
+  readonly options: Required<Omit<RouterOptions, 'logger' | 'onCallEnd'>>;
   private readonly logger: Logger;
+  private readonly onCallEnd: ((record: CallRecord) => void) | undefined;
   private readonly sessions = new Set<Session>();
   private readonly clients = new Map<string, ClientRecord>();
   private readonly pending = new Map<string, PendingCall>();
@@ -235,6 +273,7 @@ export class Router {
       if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);
     }
     this.logger = options.logger ?? silentLogger;
+    this.onCallEnd = options.onCallEnd;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -256,6 +295,13 @@ export class Router {
 
   get sessionCount(): number {
     return this.sessions.size;
+  }
+
+  /** Open sessions by transport kind. Walks every session: for a scrape, not for a hot path. */
+  sessionCounts(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const session of this.sessions) counts.set(session.transport.kind, (counts.get(session.transport.kind) ?? 0) + 1);
+    return counts;
   }
 
   /** End a session: its client goes away and its pending calls fail at once. Idempotent. */
@@ -444,11 +490,13 @@ export class Router {
   invoke(clientId: string, method: EndpointMethod, path: string, options: InvokeOptions = {}): Promise<InvokeOutcome> {
     const target = this.findTarget(clientId, method, path);
     if (!target) {
-      return Promise.resolve({
+      const outcome: InvokeOutcome = {
         ok: false,
         source: 'server',
         error: { code: 'not_found', message: `No ${method} ${path} on client ${JSON.stringify(clientId)}` },
-      });
+      };
+      if (this.onCallEnd) this.observe(clientId, method, path, options, outcome, 0);
+      return Promise.resolve(outcome);
     }
     return this.invokeTarget(clientId, target, options);
   }
@@ -470,6 +518,8 @@ export class Router {
     options: InvokeOptions,
     done: (outcome: InvokeOutcome) => void,
   ): CallHandle | undefined {
+    // Timed only when observed: without an observer a call allocates nothing for it.
+    if (this.onCallEnd) done = this.timed(clientId, target, options, done);
     const record = this.clients.get(clientId);
     if (options.signal?.aborted) {
       done(CALLER_GONE);
@@ -540,6 +590,28 @@ export class Router {
    */
   cancel(call: CallHandle): void {
     if (call instanceof PendingCall) this.finish(call, CALLER_GONE);
+  }
+
+  /** `done`, then the call-end observer with the call's duration (the caller's answer goes first). */
+  private timed(clientId: string, target: ResolvedTarget, options: InvokeOptions, done: (outcome: InvokeOutcome) => void): (outcome: InvokeOutcome) => void {
+    const startedAt = performance.now();
+    return (outcome) => {
+      const durationMs = performance.now() - startedAt;
+      try {
+        done(outcome);
+      } finally {
+        this.observe(clientId, target.method, target.path, options, outcome, durationMs);
+      }
+    };
+  }
+
+  private observe(clientId: string, method: EndpointMethod, path: string, options: InvokeOptions, outcome: InvokeOutcome, durationMs: number): void {
+    try {
+      this.onCallEnd?.({ route: options.route ?? 'host', clientId, method, path, caller: options.caller ?? options.auth, outcome, durationMs });
+    } catch (error) {
+      // An observer must not keep the caller from its answer.
+      this.logger.error('call.observer_failed', { clientId, path, error });
+    }
   }
 
   /**

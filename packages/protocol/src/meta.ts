@@ -6,15 +6,19 @@ export type MetaEndpoints = MetaDocument['endpoints'];
 export type ClusterView = MetaDocument['cluster'];
 export type FeaturesView = MetaDocument['features'];
 
-/** The endpoint URLs of a server reachable at `authority` (`host:port`, IPv6 hosts bracketed). */
-export function metaEndpoints(authority: string): MetaEndpoints {
-  const http = `http://${authority}`;
+/**
+ * The endpoint URLs of a server reachable at `authority` (`host:port`, IPv6 hosts bracketed);
+ * `https`/`wss` ones when it serves TLS (`secure`).
+ */
+export function metaEndpoints(authority: string, secure = false): MetaEndpoints {
+  const http = `${secure ? 'https' : 'http'}://${authority}`;
+  const ws = `${secure ? 'wss' : 'ws'}://${authority}`;
   return {
-    ws: `ws://${authority}`,
+    ws,
     httpLoop: `${http}/mdp/http-loop`,
     auth: `${http}/mdp/auth`,
     meta: `${http}/mdp/meta`,
-    cluster: `ws://${authority}/mdp/cluster`,
+    cluster: `${ws}/mdp/cluster`,
   };
 }
 

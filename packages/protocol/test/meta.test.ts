@@ -155,4 +155,14 @@ describe('metadata builders', () => {
     expect(doc.cluster).toMatchObject({ role: 'leader', term: 0, leaderId: '127.0.0.1:47372', knownMemberCount: 1, quorumSize: 1, hasQuorum: true });
     expect(doc.supportedProtocolRanges).toEqual(['^2.0.0']);
   });
+
+  it('give https and wss URLs for a server on TLS', () => {
+    expect(metaEndpoints('[::1]:8443', true)).toEqual({
+      ws: 'wss://[::1]:8443',
+      httpLoop: 'https://[::1]:8443/mdp/http-loop',
+      auth: 'https://[::1]:8443/mdp/auth',
+      meta: 'https://[::1]:8443/mdp/meta',
+      cluster: 'wss://[::1]:8443/mdp/cluster',
+    });
+  });
 });

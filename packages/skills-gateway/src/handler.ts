@@ -2,8 +2,8 @@
  * Skill reads, independent of any HTTP framework: a request description in, a response
  * description out. The Hono routes (and any faster adapter) are thin wrappers around this.
  */
-import { UNSENDABLE_DATA_ERROR, type AuthContext } from '@mdp/protocol';
-import { retryAfterSeconds, type CallHandle, type InvokeOutcome, type ResolvedTarget, type Router } from '@mdp/core';
+import { UNSENDABLE_DATA_ERROR, skillPathCandidates, type AuthContext, type SerializedError } from '@mdp/protocol';
+import { resolveClientId, retryAfterSeconds, type CallHandle, type InvokeOutcome, type ResolvedTarget, type Router } from '@mdp/core';
 import { parseSkillRoute, rawSkillRoute } from './route.js';
 
 export interface SkillReadRequest {
@@ -89,7 +89,7 @@ export function readSkill(
   return router.dispatch(
     clientId,
     target,
-    { query: request.query, headers: request.headers, auth: request.auth, timeoutMs: options.timeoutMs, signal },
+    { query: request.query, headers: request.headers, auth: request.auth, timeoutMs: options.timeoutMs, route: 'skill', signal },
     (outcome) => respond(answerTo(outcome, target)),
   );
 }
@@ -116,7 +116,40 @@ function resolveRead(
   if (!route) return empty(404);
   if (!route.ok) return json(400, { error: route.error });
   const target = plain ? undefined : router.findSkillRead(route.clientId, route.skillPath);
-  return target ? { clientId: route.clientId, target } : empty(404);
+  return target ? { clientId: route.clientId, target } : json(404, { error: notFound(router, route.clientId, route.skillPath) });
+}
+
+/**
+ * Why a read found nothing: no such client (naming the mirrored twin an id reaches, since skill
+ * routes take ids as registered) or no such skill on it (naming the paths tried). Only read on a
+ * miss, so its cost (a walk over the clients for an unknown id) stays off the reads that succeed.
+ */
+function notFound(router: Router, clientId: string, skillPath: string): SerializedError {
+  if (router.hasClient(clientId)) {
+    const tried = skillPathCandidates(skillPath);
+    return {
+      code: 'not_found',
+      message: `Client ${JSON.stringify(clientId)} has no skill ${JSON.stringify(skillPath)} (tried ${tried.join(', ')})`,
+      details: { clientId, skillPath, tried },
+    };
+  }
+  const found = resolveClientId(clientId, () => false, () => router.listClients().map((client) => client.descriptor));
+  switch (found.kind) {
+    case 'alias':
+      return {
+        code: 'not_found',
+        message: `No client ${JSON.stringify(clientId)} is connected; it is mirrored here as ${JSON.stringify(found.id)}: read /skills/${encodeURIComponent(found.id)}${skillPath}`,
+        details: { clientId, candidates: [found.id] },
+      };
+    case 'ambiguous':
+      return {
+        code: 'not_found',
+        message: `No client ${JSON.stringify(clientId)} is connected; it is mirrored here as ${found.candidates.map((id) => JSON.stringify(id)).join(', ')}`,
+        details: { clientId, candidates: found.candidates },
+      };
+    default:
+      return { code: 'not_found', message: `No client ${JSON.stringify(clientId)} is connected`, details: { clientId } };
+  }
 }
 
 const textHeaders = new Map<string | undefined, Readonly<Record<string, string>>>();
@@ -175,7 +208,7 @@ function responseTo(outcome: InvokeOutcome, target: ResolvedTarget): SkillReadRe
     }
     case 'not_found':
       // The client went away between resolution and invocation.
-      return empty(404);
+      return json(404, { error: outcome.error });
     default:
       return json(502, { error: outcome.error });
   }

@@ -31,18 +31,23 @@ export function originForm(target: string): string {
   return rest.startsWith('/') ? rest : `/${rest}`;
 }
 
+/** One trailing slash is tolerated, as the reference server does: `/skills/c/docs/` reads `/docs`. */
+function withoutTrailingSlash(skillPath: string): string {
+  return skillPath.length > 1 && skillPath.endsWith('/') ? skillPath.slice(0, -1) : skillPath;
+}
+
 /** Split a raw pathname that has the shape of a skill route; `undefined` when it has not. */
 export function rawSkillRoute(pathname: string): RawSkillRoute | undefined {
   if (pathname.startsWith('/skills/')) {
     const end = pathname.indexOf('/', 8);
-    return end > 8 ? { clientId: pathname.slice(8, end), skillPath: pathname.slice(end) } : undefined;
+    return end > 8 ? { clientId: pathname.slice(8, end), skillPath: withoutTrailingSlash(pathname.slice(end)) } : undefined;
   }
   const second = pathname.indexOf('/', 1);
   if (second <= 1 || !pathname.startsWith('/skills/', second)) return undefined;
   // Compare decoded: `/%6Ddp/skills/…` names client `mdp` too.
   const clientId = pathname.slice(1, second);
   if (RESERVED_NESTED_CLIENT_IDS.has(decodeSegment(clientId) ?? clientId)) return undefined;
-  return { clientId, skillPath: pathname.slice(second + 7) };
+  return { clientId, skillPath: withoutTrailingSlash(pathname.slice(second + 7)) };
 }
 
 /** True when a raw pathname has the shape of a skill route (before decoding). */

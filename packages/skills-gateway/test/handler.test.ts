@@ -42,6 +42,15 @@ describe('skillContentType', () => {
 });
 
 describe('200', () => {
+  it('tolerates one trailing slash, as the reference server does: /skills/c1/docs/ reads /docs/skill.md', async () => {
+    const client = connectClient(router, 'c1', [skill('/docs/skill.md')]);
+    for (const pathname of ['/skills/c1/docs/', '/c1/skills/docs/', '/skills/c1/d%6Fcs/']) {
+      expect((await read(pathname)).status, pathname).toBe(200);
+      expect(client.lastCall.path).toBe('/docs/skill.md');
+    }
+    expect((await read('/skills/c1/docs//')).status).toBe(400);
+  });
+
   it('answers string data as text, through both routes, and sends one GET callClient for the skill', async () => {
     const client = connectClient(router, 'c1', [skill('/docs/review/skill.md')]);
     client.reply = () => ({ ok: true, data: '# Review' });
@@ -136,13 +145,15 @@ describe('resolution', () => {
   });
 
   it('a skill registered at a name no route may carry is never read through it (400 before lookup)', async () => {
-    // '/odd/.skill.md' is a valid descriptor path; its bare name '/odd/' has an empty segment.
+    // '/odd/.skill.md' is a valid descriptor path; its bare name '/odd/' has an empty segment. The
+    // trailing slash the routes tolerate makes '/odd/' name '/odd': '/odd/skill.md', never it.
     const client = connectClient(router, 'c1', [skill('/odd/.skill.md'), skill('/odd/skill.md')]);
-    expect((await read('/skills/c1/odd/')).status).toBe(400);
+    expect((await read('/skills/c1/odd//')).status).toBe(400);
     expect((await read('/skills/c1/odd%2F')).status).toBe(400);
+    expect((await read('/skills/c1/odd/')).status).toBe(200);
     expect((await read('/skills/c1/odd/.skill.md')).status).toBe(200);
     expect((await read('/skills/c1/odd')).status).toBe(200);
-    expect(client.calls.map((call) => call.path)).toEqual(['/odd/.skill.md', '/odd/skill.md']);
+    expect(client.calls.map((call) => call.path)).toEqual(['/odd/skill.md', '/odd/.skill.md', '/odd/skill.md']);
   });
 
   it('follows catalog updates: a read resolves against the newest catalog', async () => {
@@ -162,17 +173,47 @@ describe('resolution', () => {
 });
 
 describe('errors', () => {
-  it('404 with an empty body for an unknown client, an unknown skill, a non-skill descriptor or a non-route', async () => {
+  it('404 saying which is unknown: the client, or the skill on it (a non-skill descriptor is no skill)', async () => {
     const client = connectClient(router, 'c1', [skill('/known/skill.md'), { type: 'endpoint', method: 'GET', path: '/api' }, { type: 'prompt', path: '/p/prompt.md' }]);
-    for (const pathname of ['/skills/nobody/known', '/skills/c1/unknown', '/skills/c1/api', '/skills/c1/p/prompt.md', '/skills/c1', '/mdp/skills/known']) {
-      expect(await read(pathname), pathname).toEqual({ status: 404, headers: {}, body: undefined });
+    const noClient = await read('/skills/nobody/known');
+    expect(noClient).toMatchObject({ status: 404, headers: { 'content-type': JSON_TYPE } });
+    expect(bodyOf(noClient)).toEqual({ error: { code: 'not_found', message: 'No client "nobody" is connected', details: { clientId: 'nobody' } } });
+    for (const [pathname, skillPath] of [
+      ['/skills/c1/unknown', '/unknown'],
+      ['/c1/skills/api', '/api'],
+      ['/skills/c1/p/prompt.md', '/p/prompt.md'],
+      ['/skills/c1/%75nknown', '/unknown'],
+    ] as const) {
+      const response = await read(pathname);
+      expect(response.status, pathname).toBe(404);
+      const { error } = bodyOf(response) as { error: { code: string; message: string; details: { skillPath: string; tried: string[] } } };
+      expect(error.code).toBe('not_found');
+      expect(error.message).toContain(`Client "c1" has no skill "${skillPath}"`);
+      expect(error.details.tried).toContain(`${skillPath}/skill.md`);
     }
     expect(client.calls).toHaveLength(0);
   });
 
+  it('404 naming the mirrored twin an id reaches, or the twins when there are several', async () => {
+    const mirrored = (serverId: string) => ({ metadata: { mdpProxy: { serverId, clientId: 'hello' } } });
+    connectClient(router, '127.0.0.1:47373.hello', [skill('/s/skill.md')], mirrored('127.0.0.1:47373'));
+    const one = bodyOf(await read('/skills/hello/s')) as { error: { message: string; details: unknown } };
+    expect(one.error.message).toBe('No client "hello" is connected; it is mirrored here as "127.0.0.1:47373.hello": read /skills/127.0.0.1%3A47373.hello/s');
+    expect(one.error.details).toEqual({ clientId: 'hello', candidates: ['127.0.0.1:47373.hello'] });
+    connectClient(router, '127.0.0.1:47374.hello', [skill('/s/skill.md')], mirrored('127.0.0.1:47374'));
+    const two = bodyOf(await read('/skills/hello/s')) as { error: { message: string; details: unknown } };
+    expect(two.error.details).toEqual({ clientId: 'hello', candidates: ['127.0.0.1:47373.hello', '127.0.0.1:47374.hello'] });
+  });
+
+  it('404 with an empty body for what is no skill route at all', async () => {
+    for (const pathname of ['/skills/c1', '/mdp/skills/known']) {
+      expect(await read(pathname), pathname).toEqual({ status: 404, headers: {}, body: undefined });
+    }
+  });
+
   it('400 {error} for malformed encoding and paths, without calling the client', async () => {
     const client = connectClient(router, 'c1', [skill('/s/skill.md')]);
-    for (const pathname of ['/skills/c1/%E0%A4%A', '/skills/c1/a%2Fb', '/c1/skills/s/../s', '/skills/c1/s/', '/skills/c1/a%20b']) {
+    for (const pathname of ['/skills/c1/%E0%A4%A', '/skills/c1/a%2Fb', '/c1/skills/s/../s', '/skills/c1/s//', '/skills/c1/a%20b']) {
       const response = await read(pathname);
       expect(response.status, pathname).toBe(400);
       expect(response.headers).toEqual({ 'content-type': JSON_TYPE });
@@ -231,7 +272,9 @@ describe('errors', () => {
       done({ ok: false, source: 'server', error: { code: 'not_found', message: 'gone' } });
       return undefined;
     });
-    expect(await read('/skills/c1/s')).toEqual({ status: 404, headers: {}, body: undefined });
+    const response = await read('/skills/c1/s');
+    expect(response.status).toBe(404);
+    expect(bodyOf(response)).toEqual({ error: { code: 'not_found', message: 'gone' } });
   });
 
   it('504 {error} after the per-call timeoutMs, not the router default', async () => {

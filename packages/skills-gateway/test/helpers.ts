@@ -3,7 +3,7 @@
  * (or not at all), registered on a real Router. No sockets.
  */
 import type { Router, Session, SessionTransport } from '@mdp/core';
-import type { AuthContext, CallClientMessage, PathDescriptor, SerializedError, ServerToClientMessage } from '@mdp/protocol';
+import type { AuthContext, CallClientMessage, ClientDescriptor, PathDescriptor, SerializedError, ServerToClientMessage } from '@mdp/protocol';
 import type { SkillReadRequest } from '../src/index.js';
 
 /** What the fake client answers a call with; `undefined` means it never answers. */
@@ -41,10 +41,10 @@ export class FakeClient implements SessionTransport {
 }
 
 /** Open a session on a fake transport and register client `id` with `paths`. */
-export function connectClient(router: Router, id: string, paths: PathDescriptor[]): FakeClient {
+export function connectClient(router: Router, id: string, paths: PathDescriptor[], extra: Partial<ClientDescriptor> = {}): FakeClient {
   const client = new FakeClient();
   client.bind(router.openSession(client));
-  client.session.handle({ type: 'registerClient', client: { id, name: `Client ${id}`, paths } });
+  client.session.handle({ type: 'registerClient', client: { id, name: `Client ${id}`, paths, ...extra } });
   return client;
 }
 

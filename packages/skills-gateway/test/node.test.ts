@@ -125,7 +125,8 @@ describe('createNodeSkillsHandler', () => {
     expect(client.lastCall.query).toEqual({ a: '1' });
     const missing = await send(port, '/skills/c1/none');
     expect(missing.status).toBe(404);
-    expect(missing.body).toBe('');
+    expect(missing.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(JSON.parse(missing.body)).toMatchObject({ error: { code: 'not_found', details: { clientId: 'c1', skillPath: '/none' } } });
     const post = await send(port, '/skills/c1/docs/review', { method: 'POST' });
     expect(post.status).toBe(405);
     expect(post.headers.allow).toBe('GET, OPTIONS');

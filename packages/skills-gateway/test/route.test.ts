@@ -12,6 +12,9 @@ describe('parseSkillRoute', () => {
     // The direct form takes any client id, the reserved names included.
     ['/skills/mdp/x', 'mdp', '/x'],
     ['/skills/skills/x', 'skills', '/x'],
+    // One trailing slash is tolerated, as the reference server does.
+    ['/skills/c1/docs/', 'c1', '/docs'],
+    ['/c1/skills/docs/review/', 'c1', '/docs/review'],
   ])('%s → client %s, path %s', (pathname, clientId, skillPath) => {
     expect(parseSkillRoute(pathname)).toEqual({ ok: true, clientId, skillPath });
   });
@@ -55,7 +58,8 @@ describe('parseSkillRoute', () => {
     ['/c1/skills/%2e', /"\." or "\.\." segments/],
     ['/skills/c1/', /empty segment/],
     ['/c1/skills/', /empty segment/],
-    ['/skills/c1/a/', /empty segment/],
+    ['/skills/c1/a//', /empty segment/],
+    ['/c1/skills//', /empty segment/],
     ['/skills/c1/a//b', /empty segment/],
     ['/skills/c1/a%20b', /whitespace or control/],
     ['/skills/c1/%00', /whitespace or control/],

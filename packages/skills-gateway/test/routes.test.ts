@@ -87,11 +87,11 @@ describe('createSkillsRoutes', () => {
     expect(client.lastCall.auth).toEqual({ token: 'k-42' });
   });
 
-  it('maps statuses onto the response: 404 and 405 with empty bodies, 400 JSON, OPTIONS 204', async () => {
+  it('maps statuses onto the response: 404 JSON saying what is missing, 405 with an empty body, 400 JSON, OPTIONS 204', async () => {
     const app = createSkillsRoutes(router);
     const missing = await app.request('/skills/c1/missing');
     expect(missing.status).toBe(404);
-    expect(await missing.text()).toBe('');
+    expect(await missing.json()).toMatchObject({ error: { code: 'not_found', message: expect.stringContaining('has no skill "/missing"') } });
 
     const post = await app.request('/skills/c1/a', { method: 'POST' });
     expect(post.status).toBe(405);

@@ -6,8 +6,7 @@
  */
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
-import { headersToMap, type Logger } from '@mdp/core';
-import { readBodyText } from './body.js';
+import { headersToMap, readBodyText, type Logger } from '@mdp/core';
 import { isResponseLive, nodeResponseOf, watchDelivery } from './delivery.js';
 import type { PollConnection } from './mailbox.js';
 import type { LoopRequest, LoopResponse, LoopRoutes } from './routes.js';
@@ -44,6 +43,10 @@ function requestOf(c: Context): LoopRequest {
     readBody: (maxBytes) => readBodyText(c.req.raw, maxBytes),
     connection: () => connectionOf(c),
     remoteAddress: () => remoteAddressOf(c.env),
+    // Read only by a connect.
+    get secure() {
+      return c.req.url.startsWith('https:');
+    },
   };
 }
 

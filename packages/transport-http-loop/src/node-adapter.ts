@@ -5,11 +5,9 @@
  * response's 'close' event, answers written with one `writeHead` + `end`.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { HeaderMap, Logger } from '@mdp/core';
-import type { BodyResult } from './body.js';
+import { readNodeBody, type BodyResult, type HeaderMap, type Logger } from '@mdp/core';
 import { isResponseLive, watchDelivery } from './delivery.js';
 import type { PollConnection } from './mailbox.js';
-import { readNodeBody } from './node-body.js';
 import { queryValues } from './query.js';
 import { INTERNAL_ERROR, type LoopRequest, type LoopResponse, type LoopRoutes } from './routes.js';
 import { SESSION_ID_HEADER } from './session-id.js';
@@ -24,6 +22,7 @@ export type NodeHandler = (req: IncomingMessage, res: ServerResponse, subPath: s
 class NodeLoopRequest implements LoopRequest, PollConnection {
   readonly method: string;
   readonly sessionHeader: string | undefined;
+  readonly secure: boolean;
 
   constructor(
     private readonly req: IncomingMessage,
@@ -33,6 +32,8 @@ class NodeLoopRequest implements LoopRequest, PollConnection {
     // node joins a repeated custom header with ', ', as Fetch Headers do.
     const header = req.headers[SESSION_ID_HEADER];
     this.sessionHeader = Array.isArray(header) ? header.join(', ') : header;
+    // A TLS socket says so; a plain one has no `encrypted` at all.
+    this.secure = (req.socket as { encrypted?: boolean }).encrypted === true;
   }
 
   query(name: string): readonly string[] | undefined {

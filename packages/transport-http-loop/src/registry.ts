@@ -1,32 +1,71 @@
 /** The HTTP loop sessions of one transport, keyed by their core session id. */
 import { Admission, type AdmissionLimits, type Logger, type Router, type Session, type SessionTransport } from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
+import { IdleWatch, type IdleClock, type IdleEntry } from './idle.js';
 import { Mailbox, pollDeadlines, type MailboxLimits } from './mailbox.js';
 
 export interface LoopSession {
   readonly session: Session;
   readonly mailbox: Mailbox;
+  /** Its place in the idle watch (a session with no poll for the idle time-out ends). */
+  readonly idle: IdleEntry;
   /** The remote address that connected it, counted against the per-address cap. */
   readonly address: string | undefined;
 }
 
+export interface LoopSessionRegistryOptions {
+  /** A session with no poll waiting and none started for this long ends, ms. */
+  readonly idleTimeoutMs: number;
+  /** The idle watch's clock; default the system's. */
+  readonly clock?: IdleClock;
+  /** Most sessions, in all and from one remote address. */
+  readonly sessionLimits: AdmissionLimits;
+  /** Bounds of each session's queue: past either the session ends. */
+  readonly queueLimits: MailboxLimits;
+}
+
 export class LoopSessionRegistry {
   private readonly entries = new Map<string, LoopSession>();
+  private readonly idle: IdleWatch;
   private readonly admission: Admission;
+  private readonly queueLimits: MailboxLimits;
   /** The long-poll time-outs of every session's mailbox. */
   private readonly waits = pollDeadlines();
 
   constructor(
     private readonly router: Router,
     private readonly logger: Logger,
-    sessionLimits: AdmissionLimits,
-    private readonly queueLimits: MailboxLimits,
+    options: LoopSessionRegistryOptions,
   ) {
-    this.admission = new Admission(sessionLimits, 'HTTP loop sessions');
+    const reason = `no poll for ${options.idleTimeoutMs} ms`;
+    this.idle = new IdleWatch(
+      options.idleTimeoutMs,
+      (id) => {
+        const clientId = this.entries.get(id)?.session.clientId;
+        // A lifecycle event: the client is gone and its pending calls fail now.
+        this.logger.info('session.vanished', { sessionId: id, clientId, reason });
+        this.end(id, reason);
+      },
+      options.clock,
+    );
+    this.admission = new Admission(options.sessionLimits, 'HTTP loop sessions');
+    this.queueLimits = options.queueLimits;
   }
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Messages queued for every session, not yet polled. Walks every session: for a scrape. */
+  get queuedMessages(): number {
+    let total = 0;
+    for (const entry of this.entries.values()) total += entry.mailbox.size;
+    return total;
+  }
+
+  /** Whether the idle watch holds a timer (for tests: none once closed). */
+  get idleTimerArmed(): boolean {
+    return this.idle.timerArmed;
   }
 
   get(id: string): LoopSession | undefined {
@@ -35,22 +74,23 @@ export class LoopSessionRegistry {
 
   /**
    * Open a core session whose messages queue in a mailbox, or return why not (over the session
-   * caps). Throws MdpError(not_ready) while the router closes.
+   * caps). `principal`: who connected, under an auth policy; `address`: from where; `secure`:
+   * connected over TLS. Throws MdpError(not_ready) while the router closes.
    */
-  open(transportAuth: AuthContext | undefined, principal: string | undefined, address: string | undefined): LoopSession | string {
+  open(transportAuth: AuthContext | undefined, principal: string | undefined, address: string | undefined, secure = false): LoopSession | string {
     const refusal = this.admission.admit(address);
     if (refusal !== undefined) {
       this.logger.info('session.refused', { address, reason: refusal });
       return refusal;
     }
-    let id: string | undefined;
+    let entry: LoopSession | undefined;
     // A call that ended (timed out, its caller gone) while queued is not delivered: its answer would be ignored.
     const mailbox = new Mailbox(
       (message) => message.type === 'callClient' && !this.router.isPending(message.requestId),
       this.queueLimits,
       (reason) => {
-        this.logger.warn('session.queue_overflow', { sessionId: id, reason });
-        if (id !== undefined) this.end(id, reason);
+        this.logger.warn('session.queue_overflow', { sessionId: entry?.session.id, reason });
+        if (entry) this.end(entry.session.id, reason);
       },
       this.waits,
     );
@@ -59,12 +99,13 @@ export class LoopSessionRegistry {
       // Pinged like every session (SPEC §4): the ping reaches the waiting poll and the pong comes
       // back through /send, which keeps a client with long polls alive under short time-outs.
       wantsPing: true,
+      secure,
       send: (message) => mailbox.push(message),
       // Core closed the session (replaced, expired, shutdown): forget it and answer its poll.
       close: (code, reason) => {
         mailbox.close();
-        if (id !== undefined) this.forget(id);
-        this.logger.debug('session.closed', { sessionId: id, code, reason });
+        if (entry) this.forget(entry);
+        this.logger.debug('session.closed', { sessionId: entry?.session.id, code, reason });
       },
     };
     let session: Session;
@@ -74,37 +115,47 @@ export class LoopSessionRegistry {
       this.admission.release(address);
       throw error;
     }
-    id = session.id;
-    const entry: LoopSession = { session, mailbox, address };
-    this.entries.set(id, entry);
-    this.logger.debug('session.connected', { sessionId: id });
+    entry = { session, mailbox, idle: this.idle.open(session.id), address };
+    this.entries.set(session.id, entry);
+    this.logger.debug('session.connected', { sessionId: session.id });
     return entry;
   }
 
+  /** A poll of `entry` starts waiting: the session is not idle. */
+  pollStarted(entry: LoopSession): void {
+    this.idle.pollStarted(entry.idle);
+  }
+
+  /** A poll of `entry` was answered. */
+  pollEnded(entry: LoopSession): void {
+    this.idle.pollEnded(entry.idle);
+  }
+
   /**
-   * The client disconnected, its queue overflowed, or the transport shuts down: forget the session,
-   * answer its poll, end it in core (its pending calls fail at once with `reason`).
+   * The client disconnected, vanished, its queue overflowed, or the transport shuts down: forget the
+   * session, answer its poll, end it in core (its pending calls fail at once with `reason`).
    */
   end(id: string, reason: string): void {
-    const entry = this.forget(id);
+    const entry = this.entries.get(id);
     if (!entry) return;
+    this.forget(entry);
     entry.mailbox.close();
     entry.session.end(reason);
     this.logger.debug('session.ended', { sessionId: id, reason });
   }
 
-  /** End every session and stop the long-poll timers. */
+  /** End every session and stop the idle watch and the long-poll timers (no timer is left). */
   endAll(reason: string): void {
+    this.idle.close();
     for (const id of [...this.entries.keys()]) this.end(id, reason);
     this.waits.clear();
   }
 
-  /** Drop the entry and release its place under the caps; the entry, if there was one. */
-  private forget(id: string): LoopSession | undefined {
-    const entry = this.entries.get(id);
-    if (!entry) return undefined;
-    this.entries.delete(id);
+  /** Drop the entry, its idle watch and its place under the caps. Idempotent. */
+  private forget(entry: LoopSession): void {
+    if (this.entries.get(entry.session.id) !== entry) return;
+    this.entries.delete(entry.session.id);
+    this.idle.remove(entry.idle);
     this.admission.release(entry.address);
-    return entry;
   }
 }

@@ -13,10 +13,9 @@
  * a session id alone is no credential: every later call must carry an accepted credential of the
  * principal that connected, or it is 401 and the session is left as it was.
  */
-import { MdpError, retryAfterSeconds, type HeaderMap, type Logger } from '@mdp/core';
+import { MdpError, parseJsonObject, retryAfterSeconds, type BodyResult, type HeaderMap, type Logger } from '@mdp/core';
 import { parseClientMessage, type AuthContext, type ClientToServerMessage, type ParseResult } from '@mdp/protocol';
-import { parseJsonObject, type BodyResult } from './body.js';
-import type { PollConnection } from './mailbox.js';
+import type { PollConnection, TakeResult } from './mailbox.js';
 import type { LoopSession, LoopSessionRegistry } from './registry.js';
 import { SESSION_ID_QUERY, readSessionId } from './session-id.js';
 import { resolveWaitMs } from './wait.js';
@@ -37,6 +36,8 @@ export interface LoopRequest {
   connection(): PollConnection | undefined;
   /** The client's address, counted against the per-address session cap; `undefined` when unknown. */
   remoteAddress(): string | undefined;
+  /** Whether the request came over TLS; a session connected so is listed as secure. */
+  readonly secure: boolean;
 }
 
 /** What the adapters write. `body` is JSON text, or absent for an empty body. */
@@ -146,7 +147,7 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     const auth = extractAuth(request.headers());
     if (authorize && !authorize(auth)) return UNAUTHORIZED;
     try {
-      const opened = registry.open(auth, authorize ? principalOf?.(auth) : undefined, request.remoteAddress());
+      const opened = registry.open(auth, authorize ? principalOf?.(auth) : undefined, request.remoteAddress(), request.secure);
       if (typeof opened === 'string') return error(503, opened, RETRY_SOON);
       return { status: 200, body: JSON.stringify({ sessionId: opened.session.id }) };
     } catch (caught) {
@@ -202,7 +203,13 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     const isLive = (): boolean => connection?.isLive() ?? true;
     // Every poll passes here: build the fields only when they will be written.
     if (logger.level === 'debug') logger.debug('poll.start', { sessionId: session.id, waitMs, queued: mailbox.size });
-    const result = await mailbox.take({ waitMs, connection });
+    registry.pollStarted(looked.found);
+    let result: TakeResult;
+    try {
+      result = await mailbox.take({ waitMs, connection });
+    } finally {
+      registry.pollEnded(looked.found);
+    }
     // The client was there for the whole wait: that counts as activity too.
     if (!session.closed && isLive()) session.touch();
     if (result.message === undefined) {

@@ -4,7 +4,7 @@
  * sessions, so a client may use either.
  */
 import type { Hono } from 'hono';
-import { extractTransportAuth, silentLogger, type HeaderMap, type Logger, type Router } from '@mdp/core';
+import { MAX_TIMER_MS, extractTransportAuth, silentLogger, type HeaderMap, type Logger, type Router } from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
 import { createHonoApp } from './hono-adapter.js';
 import { createNodeHandler, type NodeExtraHeaders, type NodeHandler } from './node-adapter.js';
@@ -16,6 +16,12 @@ export interface HttpLoopOptions {
   longPollTimeoutMs?: number;
   /** Largest accepted request body, bytes. Default 1 MiB (1048576). */
   maxBodyBytes?: number;
+  /**
+   * A session with no poll waiting and none started for this long ends, and its pending calls fail
+   * at once (a page closed without `disconnect`), ms. Default 10000. Live clients keep a poll
+   * waiting, also while their handlers run.
+   */
+  idleTimeoutMs?: number;
   /** Reads the transport auth of a request. Default: extractTransportAuth. */
   extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
   /**
@@ -53,6 +59,7 @@ export const HTTP_LOOP_DEFAULTS = {
   maxSessionsPerAddress: 2_000,
   maxQueuedMessages: 10_000,
   maxQueuedBytes: 8 * 1024 * 1024,
+  idleTimeoutMs: 10_000,
 } as const;
 
 export interface HttpLoopTransport {
@@ -67,6 +74,10 @@ export interface HttpLoopTransport {
   readonly handleNode: NodeHandler;
   /** HTTP loop sessions currently open. */
   readonly sessionCount: number;
+  /** Messages queued for every session and not yet polled (walks every session). */
+  readonly queuedMessages: number;
+  /** Whether the idle watch holds a timer; false once closed. */
+  readonly idleTimerArmed: boolean;
   /** End every session (pending calls fail) and answer waiting polls. Idempotent. */
   close(): Promise<void>;
 }
@@ -78,6 +89,10 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
     throw new RangeError('longPollTimeoutMs must be a non-negative number of milliseconds');
   }
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes <= 0) throw new RangeError('maxBodyBytes must be a positive integer');
+  const idleTimeoutMs = options.idleTimeoutMs ?? HTTP_LOOP_DEFAULTS.idleTimeoutMs;
+  if (!Number.isFinite(idleTimeoutMs) || idleTimeoutMs <= 0 || idleTimeoutMs > MAX_TIMER_MS) {
+    throw new RangeError(`idleTimeoutMs must be a positive number of milliseconds, at most ${MAX_TIMER_MS}`);
+  }
   const queueLimits = {
     maxMessages: options.maxQueuedMessages ?? HTTP_LOOP_DEFAULTS.maxQueuedMessages,
     maxBytes: options.maxQueuedBytes ?? HTTP_LOOP_DEFAULTS.maxQueuedBytes,
@@ -86,15 +101,14 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
     if (!Number.isInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer`);
   }
   const logger = (options.logger ?? silentLogger).child({ transport: 'http-loop' });
-  const registry = new LoopSessionRegistry(
-    router,
-    logger,
-    {
+  const registry = new LoopSessionRegistry(router, logger, {
+    idleTimeoutMs,
+    sessionLimits: {
       total: options.maxSessions ?? HTTP_LOOP_DEFAULTS.maxSessions,
       perAddress: options.maxSessionsPerAddress ?? HTTP_LOOP_DEFAULTS.maxSessionsPerAddress,
     },
     queueLimits,
-  );
+  });
   let closed = false;
   const routes = createLoopRoutes({
     registry,
@@ -112,6 +126,12 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
     handleNode: createNodeHandler(routes, logger, options.extraHeaders),
     get sessionCount() {
       return registry.size;
+    },
+    get queuedMessages() {
+      return registry.queuedMessages;
+    },
+    get idleTimerArmed() {
+      return registry.idleTimerArmed;
     },
     async close() {
       if (closed) return;

@@ -152,6 +152,7 @@ describe('session caps', () => {
       maxSessionsPerAddress: 2_000,
       maxQueuedMessages: 10_000,
       maxQueuedBytes: 8 * 1024 * 1024,
+      idleTimeoutMs: 10_000,
     });
   });
 });

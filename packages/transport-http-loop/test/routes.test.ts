@@ -65,6 +65,18 @@ describe('POST /connect', () => {
     expect(router.session(sessionId).transportAuth).toMatchObject({ scheme: 'Bearer', token: 't0' });
     expect(router.session(sessionId).transportKind).toBe('http-loop');
   });
+
+  it('lists a client connected over https as secure, one over http as not', async () => {
+    const connectAt = async (url: string): Promise<string> => {
+      const response = await transport.app.request(url, { method: 'POST', body: '{}' });
+      return ((await response.json()) as { sessionId: string }).sessionId;
+    };
+    for (const [url, id, secure] of [['https://mdp.test/connect', 'tls', true], ['http://mdp.test/connect', 'plain', false]] as const) {
+      const sessionId = await connectAt(url);
+      expect((await client.send(sessionId, { type: 'registerClient', client: { ...CLIENT, id } })).status).toBe(202);
+      expect(router.getClient(id)).toMatchObject({ sessionId, secure });
+    }
+  });
 });
 
 describe('POST /send', () => {

@@ -40,6 +40,8 @@ export class WsConnection implements SessionTransport, Deadline {
     readonly ws: WebSocket,
     readonly socket: Duplex,
     private readonly context: ConnectionContext,
+    /** The connection is encrypted (wss); listings report it. */
+    readonly secure: boolean,
   ) {}
 
   send(message: ServerToClientMessage): void {

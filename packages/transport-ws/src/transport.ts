@@ -185,7 +185,8 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     const auth = extractAuth(request.headers);
     if (options.authorize && !options.authorize(auth)) return refuse(ws, WS_CLOSE.unauthorized, 'Unauthorized');
     const principal = options.authorize ? options.principalOf?.(auth) : undefined;
-    const connection = new WsConnection(ws, socket, context);
+    // wss: the upgrade came over a TLS socket (a plain one has no `encrypted`).
+    const connection = new WsConnection(ws, socket, context, (request.socket as { encrypted?: boolean }).encrypted === true);
     let session: Session;
     try {
       session = router.openSession(connection, auth, principal);

@@ -2,17 +2,29 @@
  * Cluster membership (SPEC §10): the node is built once the port, hence the default server id, is
  * known; it takes `/mdp/cluster` upgrades and gives `/mdp/meta` its cluster view. Without cluster
  * options the node is standalone (leader of one, term 0).
+ *
+ * `host` is the host contract (SPEC §12) for the other features (host API, MCP), given to them when
+ * they are built: one stable object that answers from the router until the node starts and from the
+ * node afterwards (through the leader, on a follower). Its change listeners move along.
  */
+import type { TLSSocket } from 'node:tls';
+import { createLocalHost, type HostApi, type Logger } from '@mdp/core';
 import { standaloneClusterView, type ClusterView, type FeaturesView } from '@mdp/protocol';
-import type { ClusterNode } from '@mdp/cluster';
+import type { ClusterNode, PeerTls } from '@mdp/cluster';
 import type { ListeningInfo, ServerContext, ServerFeature } from '../feature.js';
 import { createServerCluster, type MdpClusterOptions } from '../cluster.js';
+import { peerTlsOf, type TlsState } from '../tls.js';
 
 const NOT_FOUND = 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
+const FORBIDDEN = 'HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
+/** Refused peers remembered so as to log each once; past this many, the rest are not logged. */
+const MAX_REPORTED = 1000;
 
 export interface ClusterFeature extends ServerFeature {
   /** Set once the server listens. */
   readonly node: ClusterNode | undefined;
+  /** The host contract: the router's before the node starts, the node's after. */
+  readonly host: HostApi;
   /** The `cluster` object of the metadata document. */
   view(info: ListeningInfo): ClusterView;
   /** The `features` object of the metadata document. */
@@ -23,19 +35,38 @@ export interface ClusterFeatureOptions {
   readonly clusterId: string;
   readonly cluster: MdpClusterOptions | undefined;
   readonly authTokens: readonly string[] | undefined;
+  /** The listener's TLS: peers are dialled with it and, with peer certificates, must show one from its CA. */
+  readonly tls?: TlsState | undefined;
 }
 
 export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOptions): ClusterFeature {
   let node: ClusterNode | undefined;
+  const refusals = new Set<string>();
+  const host = switchingHost(createLocalHost(ctx.router), ctx.logger);
   return {
     name: 'cluster',
     get node() {
       return node;
     },
+    host,
     view: (info) => node?.meta() ?? standaloneClusterView(options.clusterId, info.serverId, info.urls.ws),
     features: () => node?.features() ?? { upstreamProxy: false, clusterControl: false },
     upgrade(request, socket, head, path) {
       if (path !== '/mdp/cluster') return false;
+      const { tls } = options;
+      const peer = request.socket as Partial<TLSSocket>;
+      if (tls?.verifiesPeers && peer.authorized !== true) {
+        // A member shows a client certificate from the cluster's CA; anyone else is no peer.
+        const reason = String(peer.authorizationError ?? 'no client certificate');
+        const key = `${peer.remoteAddress}|${reason}`;
+        // Once per address and reason: a refused node keeps dialing.
+        if (refusals.size < MAX_REPORTED && !refusals.has(key)) {
+          refusals.add(key);
+          ctx.logger.warn('cluster.peer_certificate_refused', { remote: peer.remoteAddress, reason });
+        }
+        socket.end(FORBIDDEN);
+        return true;
+      }
       if (node) node.handleUpgrade(request, socket, head);
       else socket.end(NOT_FOUND);
       return true;
@@ -47,11 +78,64 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
         clusterId: options.clusterId,
         options: options.cluster,
         authTokens: options.authTokens,
+        ...(options.tls ? { tls: tlsSource(options.tls) } : {}),
         logger: ctx.logger.child({ serverId: info.serverId }),
       });
       node.start({ wsUrl: info.urls.ws, clusterUrl: info.urls.cluster, metaUrl: info.urls.meta });
+      host.use(node.host);
     },
     // A leader resigns while its links are still up.
     close: () => node?.close(),
+  };
+}
+
+/** The TLS the node dials with, read at every dial: a reload reaches the next dial. */
+function tlsSource(tls: TlsState): () => PeerTls {
+  return () => peerTlsOf(tls.current);
+}
+
+/**
+ * A host that answers from `initial` until `use` hands it another. Its listeners are subscribed to
+ * whichever host answers (once, for all of them) and hear one change when it switches.
+ */
+export function switchingHost(initial: HostApi, logger: Logger): HostApi & { use(next: HostApi): void } {
+  let target = initial;
+  const listeners = new Set<() => void>();
+  let unsubscribe: (() => void) | undefined;
+  const fire = (): void => {
+    for (const listener of [...listeners]) {
+      try {
+        listener();
+      } catch (error) {
+        logger.error('host.change_listener_failed', { error });
+      }
+    }
+  };
+  /** Subscribe to the answering host while anyone listens, and only then. */
+  const follow = (): void => {
+    unsubscribe?.();
+    unsubscribe = listeners.size > 0 ? target.onChange(fire) : undefined;
+  };
+  return {
+    listClients: (request) => target.listClients(request),
+    listPaths: (request) => target.listPaths(request),
+    callPath: (request, callOptions) => target.callPath(request, callOptions),
+    callPaths: (request, callOptions) => target.callPaths(request, callOptions),
+    onChange(listener) {
+      // A wrapper per subscription: the same function subscribed twice is unsubscribed one at a time.
+      const entry = (): void => listener();
+      listeners.add(entry);
+      if (listeners.size === 1) follow();
+      return () => {
+        if (listeners.delete(entry) && listeners.size === 0) follow();
+      };
+    },
+    use(next) {
+      if (next === target) return;
+      target = next;
+      if (listeners.size === 0) return;
+      follow();
+      fire();
+    },
   };
 }

@@ -7,6 +7,8 @@ const PREFIX = '/mdp/http-loop/';
 export interface HttpLoopFeatureOptions {
   /** Default long-poll wait, ms. */
   readonly longPollTimeoutMs: number;
+  /** A session with no poll waiting and none started this long ends, ms. */
+  readonly idleTimeoutMs: number;
   /** Most sessions, in all and from one remote address. */
   readonly maxSessions: number;
   readonly maxSessionsPerAddress: number;
@@ -15,7 +17,12 @@ export interface HttpLoopFeatureOptions {
   readonly maxQueuedBytes: number;
 }
 
-export function httpLoopFeature(ctx: ServerContext, options: HttpLoopFeatureOptions): ServerFeature {
+export interface HttpLoopFeature extends ServerFeature {
+  /** Messages queued for HTTP loop sessions and not yet polled (walks every session). */
+  readonly queuedMessages: number;
+}
+
+export function httpLoopFeature(ctx: ServerContext, options: HttpLoopFeatureOptions): HttpLoopFeature {
   const transport = createHttpLoopTransport(ctx.router, {
     maxBodyBytes: ctx.maxMessageBytes,
     extractAuth: ctx.extractAuth,
@@ -27,6 +34,9 @@ export function httpLoopFeature(ctx: ServerContext, options: HttpLoopFeatureOpti
   });
   return {
     name: 'http-loop',
+    get queuedMessages() {
+      return transport.queuedMessages;
+    },
     handle(request, response, url) {
       if (!url.startsWith(PREFIX)) return false;
       const end = url.indexOf('?');

@@ -11,7 +11,7 @@ export function metaFeature(ctx: ServerContext, cluster: ClusterFeature, bindHos
       app.get('/mdp/meta', (c) => {
         const info = ctx.info();
         if (!info) return c.json({ error: 'Server is not listening' }, 503);
-        const endpoints = metaEndpoints(advertisedAuthority(bindHost, info.port, c.req.header('host')));
+        const endpoints = metaEndpoints(advertisedAuthority(bindHost, info.port, c.req.header('host')), info.secure);
         return c.json(buildMetaDocument(info.serverId, endpoints, cluster.view(info), cluster.features()));
       });
       app.all('/mdp/meta', (c) => c.body(null, 405, { allow: 'GET, OPTIONS' }));

@@ -15,6 +15,8 @@
     sockets: [],
     /** HTTP loop client: see startPolling. */
     loop: undefined,
+    /** Headers sent with every fetch (see useHeaders). */
+    headers: {},
   };
 
   /** fetch with credentials and a time-out; a network or CORS failure becomes an Error naming the call. */
@@ -22,7 +24,7 @@
     const what = `${init.method ?? 'GET'} ${new URL(url).pathname}`;
     let response;
     try {
-      response = await fetch(url, { credentials: 'include', signal: AbortSignal.timeout(TIMEOUT_MS), ...init });
+      response = await fetch(url, { credentials: 'include', signal: AbortSignal.timeout(TIMEOUT_MS), ...init, headers: { ...state.headers, ...init.headers } });
     } catch (error) {
       throw new Error(`fetch ${what} failed (CORS or network): ${error && error.message}`);
     }
@@ -64,19 +66,25 @@
     return { status: res.status, contentType: res.contentType, text: res.text };
   }
 
+  /** Send these headers (e.g. Authorization) with every later fetch, the HTTP loop's included. */
+  function useHeaders(headers) {
+    state.headers = headers;
+  }
+
   /**
    * Open the MDP websocket (the browser sends the mdp_auth cookie with the upgrade), register
-   * `descriptor`, answer ping with pong and callClient with callClientResult. Resolves once the
-   * registerClient frame is sent; the test waits for the server to list the client.
+   * `descriptor` (with `auth` in the message, when given), answer ping with pong and callClient
+   * with callClientResult. Resolves once the registerClient frame is sent; the test waits for the
+   * server to list the client.
    */
-  function openWebSocketClient(wsUrl, descriptor) {
+  function openWebSocketClient(wsUrl, descriptor, auth) {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(wsUrl);
       state.sockets.push(ws);
       const timer = setTimeout(() => reject(new Error(`websocket ${wsUrl} did not open in ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
       ws.onopen = () => {
         clearTimeout(timer);
-        ws.send(JSON.stringify({ type: 'registerClient', client: descriptor }));
+        ws.send(JSON.stringify({ type: 'registerClient', client: descriptor, ...(auth ? { auth } : {}) }));
         resolve();
       };
       ws.onerror = () => {
@@ -199,6 +207,7 @@
   }
 
   window.mdpPage = {
+    useHeaders,
     bootstrapCookie,
     clearCookie,
     readSkill,

@@ -3,7 +3,7 @@
  * pinned memory (200 connections × 5 reads of 900 KB: 65 → 476 MB, no socket closed in 30 s). Now
  * a pipelined request is served only when the answer before it on its connection is finished, more
  * than --max-pipelined-requests waiting are refused (503, the connection closes), and a connection
- * whose answer is not taken for --http-idle-timeout-ms is closed. Figures are the child server's own.
+ * whose answer is not taken for --http-write-timeout-ms is closed. Figures are the child server's own.
  */
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -33,7 +33,7 @@ async function pipelineAndStall(port: number, count: number): Promise<Socket> {
 
 describe('HTTP readers that never read their answers', () => {
   it('hold at most one answer per connection, and are closed once their answer stalls', { timeout: 30_000 }, async () => {
-    const server = await startChild(['--http-idle-timeout-ms', '1000', '--max-pipelined-requests', '2', '--max-message-bytes', String(16 * MB)]);
+    const server = await startChild(['--http-write-timeout-ms', '1000', '--max-pipelined-requests', '2', '--max-message-bytes', String(16 * MB)]);
     const big = await wsClientWithSkill(server.ws, 'big', ANSWER);
     const before = await server.memory(true);
 

@@ -1,0 +1,19 @@
+/**
+ * The host API (SPEC §12): `/mdp/clients`, `/mdp/paths`, `/mdp/call`, `/mdp/call-many`, answered on
+ * node's request like the skill reads (a host call costs about what a skill read costs; through
+ * Fetch objects it cost five times as much, see bench/README.md).
+ */
+import type { HostApi } from '@mdp/core';
+import { createNodeHostHandler } from '@mdp/host-api';
+import type { ServerContext, ServerFeature } from '../feature.js';
+
+export function hostApiFeature(ctx: ServerContext, host: HostApi): ServerFeature {
+  const handle = createNodeHostHandler(host, {
+    extractAuth: ctx.extractAuth,
+    authorize: ctx.authorize,
+    maxBodyBytes: ctx.maxMessageBytes,
+    extraHeaders: ctx.corsFor,
+    logger: ctx.logger,
+  });
+  return { name: 'host-api', handle };
+}

@@ -1,0 +1,71 @@
+/**
+ * `GET /metrics` (SPEC §15): the Prometheus text format. Calls are counted by the call-end
+ * observer into flat arrays (call-stats.ts); everything else is read when scraped. Bytes in and
+ * out are the totals of every connection's socket, closed ones added as they close.
+ */
+import type { Socket } from 'node:net';
+import { CallStats } from '../call-stats.js';
+import type { ServerContext, ServerFeature } from '../feature.js';
+import { createServerMetrics } from '../metrics.js';
+import { readRoute, type ReadGuard } from '../read-route.js';
+import type { ClusterFeature } from './cluster.js';
+import type { HttpLoopFeature } from './http-loop.js';
+
+export interface MetricsFeatureOptions {
+  readonly cluster: ClusterFeature;
+  readonly httpLoop: HttpLoopFeature;
+  /** Who may scrape; `undefined` lets everyone. */
+  readonly guard: ReadGuard;
+}
+
+export function metricsFeature(ctx: ServerContext, options: MetricsFeatureOptions): ServerFeature {
+  const stats = new CallStats();
+  ctx.observeCalls((record) => stats.record(record));
+  const open = new Set<Socket>();
+  let closedReceived = 0;
+  let closedSent = 0;
+  let leaderChanges = 0;
+  let unsubscribe: (() => void) | undefined;
+
+  const metrics = createServerMetrics({
+    router: ctx.router,
+    stats,
+    queuedMessages: () => options.httpLoop.queuedMessages,
+    bytes() {
+      let received = closedReceived;
+      let sent = closedSent;
+      for (const socket of open) {
+        received += socket.bytesRead;
+        sent += socket.bytesWritten;
+      }
+      return { received, sent };
+    },
+    cluster: () => options.cluster.node,
+    leaderChanges: () => leaderChanges,
+  });
+
+  return {
+    name: 'metrics',
+    routes(app) {
+      readRoute(app, '/metrics', options.guard, async (c) => c.body(await metrics.text(), 200, { 'content-type': metrics.contentType }));
+    },
+    connection(socket) {
+      open.add(socket);
+      socket.once('close', () => {
+        open.delete(socket);
+        closedReceived += socket.bytesRead;
+        closedSent += socket.bytesWritten;
+      });
+    },
+    // Listed after the cluster feature, so its node exists by now.
+    start() {
+      unsubscribe = options.cluster.node?.onLeaderChange((change) => {
+        if (change.leaderId !== change.previousLeaderId) leaderChanges++;
+      });
+    },
+    close() {
+      unsubscribe?.();
+      unsubscribe = undefined;
+    },
+  };
+}

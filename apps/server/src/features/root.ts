@@ -1,0 +1,58 @@
+/**
+ * `GET /`: where to go from here (issue 22: `/` answered an empty 404). JSON for programs, a short
+ * page for a browser (it asks for `text/html`). Links are relative, so they work behind any host.
+ */
+import type { ServerContext, ServerFeature } from '../feature.js';
+
+export const PROTOCOL_DOCS_URL = 'https://github.com/modeldriveprotocol/modeldriveprotocol/tree/main/docs';
+
+const LINKS = {
+  meta: '/mdp/meta',
+  inspector: '/mdp/inspector',
+  clients: '/mdp/clients',
+  paths: '/mdp/paths',
+  health: '/healthz',
+  ready: '/readyz',
+  metrics: '/metrics',
+  docs: PROTOCOL_DOCS_URL,
+} as const;
+
+const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] as string);
+
+function page(serverId: string): string {
+  const item = (href: string, label: string, what: string): string => `<li><a href="${href}">${label}</a> — ${what}</li>`;
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>MDP server ${escapeHtml(serverId)}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body>
+<h1>MDP server</h1>
+<p>Server id <code>${escapeHtml(serverId)}</code>. MDP clients connect over the websocket or the HTTP loop and publish paths; skills are read at <code>/skills/&lt;clientId&gt;/&lt;path&gt;</code>.</p>
+<ul>
+${item(LINKS.inspector, 'Inspector', 'clients and their paths, live; call any path')}
+${item(LINKS.meta, '/mdp/meta', 'the metadata document: endpoints and cluster view')}
+${item(LINKS.clients, '/mdp/clients', 'registered clients (host API)')}
+${item(LINKS.health, '/healthz', 'health')} ${item(LINKS.ready, '/readyz', 'readiness')} ${item(LINKS.metrics, '/metrics', 'Prometheus metrics')}
+${item(LINKS.docs, 'Protocol documentation', 'Model Drive Protocol')}
+</ul>
+</body>
+</html>
+`;
+}
+
+export function rootFeature(ctx: ServerContext): ServerFeature {
+  return {
+    name: 'root',
+    routes(app) {
+      app.get('/', (c) => {
+        const serverId = ctx.info()?.serverId ?? '';
+        if ((c.req.header('accept') ?? '').includes('text/html')) {
+          return c.html(page(serverId), 200, { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" });
+        }
+        return c.json({ name: 'mdp-server', serverId, links: LINKS });
+      });
+      app.all('/', (c) => c.json({ error: { code: 'bad_request', message: `${c.req.method} is not allowed on /` } }, 405, { allow: 'GET, HEAD, OPTIONS' }));
+    },
+  };
+}

@@ -1,0 +1,20 @@
+/**
+ * `mdp-server mcp [options]`: the server as usual (MDP listener, cluster membership, /mcp), plus
+ * one MCP session on stdin/stdout for the agent that launched it, so that several agents on one
+ * machine share one hub. stdout carries only MCP; whatever the binary says goes to stderr. When
+ * the agent closes stdin the server stops gracefully.
+ */
+import { connectStdio } from '@mdp/mcp-bridge';
+import type { MdpServer } from './server.js';
+
+/** The arguments of the `mcp` subcommand, or undefined when `argv` is not one. */
+export function mcpSubcommandArgs(argv: readonly string[]): string[] | undefined {
+  return argv[0] === 'mcp' ? argv.slice(1) : undefined;
+}
+
+/** Serve the stdio session; `stop` runs once it has ended (stdin closed, or the agent hung up). */
+export async function serveStdio(server: MdpServer, stop: (reason: string) => void): Promise<void> {
+  if (!server.mcp) throw new Error('the MCP bridge is off');
+  const session = await connectStdio(server.mcp);
+  void session.closed.then(() => stop('stdin closed'));
+}

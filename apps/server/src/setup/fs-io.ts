@@ -1,0 +1,96 @@
+/** The thin I/O layer under setup: read a config, write it atomically, find a command on PATH. */
+import { spawn } from 'node:child_process';
+import { constants } from 'node:fs';
+import { access, chmod, mkdir, open, readFile, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { basename, delimiter as hostDelimiter, dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/** The file's text, or undefined when it does not exist. Other errors (EACCES, EISDIR) throw. */
+export async function readOptional(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Replaces `file` with `text` so that no reader ever sees half a file: the text goes to a
+ * temporary file in the same folder (same file system, so the rename is atomic), which takes the
+ * old file's mode and is then renamed over it. A symlinked config (dotfile managers) is written
+ * through: the link stays and its target changes.
+ */
+export async function writeAtomic(file: string, text: string): Promise<void> {
+  const target = await realpath(file).catch(() => file);
+  const dir = dirname(target);
+  await mkdir(dir, { recursive: true });
+  const mode = await stat(target).then(
+    (s) => s.mode & 0o7777,
+    () => undefined,
+  );
+  const temporary = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    const handle = await open(temporary, 'wx', mode ?? 0o666);
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    // open() applies the umask; the old file's mode is what the user chose, so set it exactly.
+    if (mode !== undefined) await chmod(temporary, mode);
+    await rename(temporary, target);
+  } catch (error) {
+    await unlink(temporary).catch(() => undefined);
+    throw error;
+  }
+}
+
+export async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * The absolute path of an executable `command` found on `PATH`, or undefined. On Windows only
+ * `.exe` counts: a `.cmd` shim cannot be started without a shell, which would re-parse our
+ * arguments (a JSON entry among them).
+ */
+export async function findOnPath(command: string, env: Readonly<Record<string, string | undefined>>, platform: NodeJS.Platform): Promise<string | undefined> {
+  const delimiter = platform === 'win32' ? ';' : platform === process.platform ? hostDelimiter : ':';
+  const names = platform === 'win32' ? [`${command}.exe`] : [command];
+  for (const dir of (env['PATH'] ?? env['Path'] ?? '').split(delimiter)) {
+    if (dir === '') continue;
+    for (const name of names) {
+      const candidate = join(dir, name);
+      const file = await stat(candidate).catch(() => undefined);
+      if (!file?.isFile()) continue;
+      if (platform === 'win32' || (await access(candidate, constants.X_OK).then(() => true, () => false))) return candidate;
+    }
+  }
+  return undefined;
+}
+
+export interface CommandResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** Set when the command could not be started at all. */
+  readonly error?: Error;
+}
+
+/** Runs a command without a shell (arguments are passed as they are) and collects its output. */
+export function runCommand(file: string, args: readonly string[], options: { cwd: string; env: Readonly<Record<string, string | undefined>> }): Promise<CommandResult> {
+  return new Promise((resolve) => {
+    const child = spawn(file, args, { cwd: options.cwd, env: { ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.once('error', (error) => resolve({ code: null, stdout, stderr, error }));
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}

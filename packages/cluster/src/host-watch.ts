@@ -1,0 +1,93 @@
+/**
+ * Catalog changes anywhere in the cluster, for `onChange` of a member's host (forward.ts). While this
+ * node answers, the router's events; while another node leads, its `listClients` polled every
+ * `pollMs`, firing when a digest of what a catalog shows changes. The first listing after a
+ * subscription and the first after a change of leader fire too: a change made in between would
+ * otherwise go unheard. Lives only while someone listens, so no timer runs otherwise.
+ */
+import { createHash } from 'node:crypto';
+import type { ListedClient } from '@mdp/protocol';
+import type { ClusterHostOptions, ClusterHostPorts, Route } from './forward.js';
+import { decodeResult } from './rpc.js';
+
+/** Hears about catalog changes anywhere in the cluster while at least one listener is subscribed. */
+export class CatalogWatch {
+  private readonly unsubscribeLocal: () => void;
+  private cancelPoll: (() => void) | undefined;
+  private polling = false;
+  private stopped = false;
+  /** Digest of the leader's last listing; undefined before the first. */
+  private digest: string | undefined;
+  /**
+   * The next listing fires even if it matches the one before: the first after a subscription (a
+   * change between subscribing and that listing would go unheard) and the first after a change of leader.
+   */
+  private forced = true;
+  /** Bumped on each change of leader: a listing asked of the one before is dropped. */
+  private generation = 0;
+
+  constructor(
+    private readonly ports: ClusterHostPorts,
+    private readonly route: () => Route,
+    private readonly options: ClusterHostOptions,
+    private readonly fire: () => void,
+  ) {
+    this.unsubscribeLocal = ports.local.onChange(() => {
+      if (route().kind === 'local') fire();
+    });
+    this.schedule();
+  }
+
+  /** Another node (or this one) answers now: the catalog may be another one. */
+  leaderChanged(): void {
+    this.generation += 1;
+    this.digest = undefined;
+    this.forced = true;
+    this.fire();
+    this.schedule();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.unsubscribeLocal();
+    this.cancelPoll?.();
+    this.cancelPoll = undefined;
+  }
+
+  /** Poll after `pollMs` while another node leads (and no poll is pending or in flight). */
+  private schedule(): void {
+    if (this.stopped || this.polling || this.cancelPoll || this.route().kind !== 'leader') return;
+    this.cancelPoll = this.ports.timers.after(this.options.pollMs, () => {
+      this.cancelPoll = undefined;
+      this.poll().catch((error: unknown) => this.ports.logger.error('cluster.host_poll_failed', { error }));
+    });
+  }
+
+  private async poll(): Promise<void> {
+    const route = this.route();
+    if (this.stopped || route.kind !== 'leader') return;
+    this.polling = true;
+    const generation = this.generation;
+    const outcome = await this.ports.rpc.request(route.id, 'listClients', undefined, this.options.waitMs);
+    this.polling = false;
+    if (this.stopped) return;
+    const current = generation === this.generation;
+    const listed = current && outcome.kind === 'answer' && outcome.ok ? decodeResult('listClients', outcome.result) : undefined;
+    if (listed) {
+      const digest = catalogDigest(listed.clients);
+      if (digest !== this.digest) {
+        const first = this.digest === undefined;
+        this.digest = digest;
+        if (!first || this.forced) this.fire();
+      }
+      this.forced = false;
+    }
+    this.schedule();
+  }
+}
+
+/** What a catalog shows of the clients: ids, names, descriptions and paths (not times or connections). */
+export function catalogDigest(clients: readonly ListedClient[]): string {
+  const shown = clients.map((c) => [c.id, c.name, c.description, c.paths]);
+  return createHash('sha256').update(JSON.stringify(shown)).digest('base64url');
+}

@@ -1,0 +1,50 @@
+/**
+ * A standalone node: leader of one in term 0, no discovery, no election, no timers of its own (a
+ * mirror into an explicit upstream aside). Host requests are answered from the local router.
+ */
+import { createLocalHost } from '@mdp/core';
+import type { ClusterNode, ClusterSelf } from './api.js';
+import { TimerSet } from './clock.js';
+import { UPGRADE_NOT_FOUND } from './links.js';
+import type { ResolvedOptions } from './options.js';
+import { createUpstreamProxy } from './upstream.js';
+import { clusterView, standaloneSnapshot } from './view.js';
+
+const DYNAMIC = { mode: 'dynamic', fingerprint: 'dynamic' } as const;
+
+export function createStandalone(o: ResolvedOptions): ClusterNode {
+  const timers = new TimerSet(o.clock, (error) => o.logger.error('cluster.timer_failed', { error }));
+  let self: ClusterSelf | undefined;
+  let closing: Promise<void> | undefined;
+  const proxy = o.upstreamUrl ? createUpstreamProxy(o, timers) : undefined;
+  return {
+    serverId: o.serverId,
+    clusterId: o.clusterId,
+    mode: o.mode,
+    start(s) {
+      if (self || closing) return;
+      self = s;
+      proxy?.setUpstream(o.upstreamUrl);
+    },
+    handleUpgrade(_request, socket) {
+      socket.end(UPGRADE_NOT_FOUND);
+    },
+    meta: () => clusterView(o.clusterId, DYNAMIC, o.leaseDurationMs, standaloneSnapshot(o.serverId, self?.wsUrl ?? '')),
+    features: () => ({ upstreamProxy: proxy !== undefined, clusterControl: false }),
+    onLeaderChange: () => () => undefined,
+    onConfigError: () => () => undefined,
+    proxyStatus: () => proxy?.status() ?? { state: 'idle' },
+    onProxyStatus: (listener) => proxy?.onStatus(listener) ?? (() => undefined),
+    host: createLocalHost(o.router),
+    get activeTimers() {
+      return timers.size;
+    },
+    close() {
+      closing ??= (async () => {
+        await proxy?.close();
+        timers.close();
+      })();
+      return closing;
+    },
+  };
+}

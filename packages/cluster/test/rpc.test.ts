@@ -1,0 +1,192 @@
+/** Cluster RPC without sockets: serving requests (params checked, only a leader answers) and waiting for answers. */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Router, createLocalHost, type HostApi } from '@mdp/core';
+import { UNSENDABLE_DATA_ERROR, type ClusterMessage } from '@mdp/protocol';
+import { TimerSet } from '../src/clock.js';
+import { ClusterRpc, decodeResult, serveRpc, type RpcBody } from '../src/rpc.js';
+import { attachClient, memoryLogger, skillClient, type LogLine } from './harness.js';
+import { manualClock, type ManualClock } from './manual-clock.js';
+
+let router: Router;
+let host: HostApi;
+
+beforeEach(() => {
+  router = new Router({ invocationTimeoutMs: 1000 });
+  host = createLocalHost(router);
+});
+
+afterEach(async () => {
+  await router.close();
+});
+
+describe('serveRpc', () => {
+  it('answers the four methods like the host, with params as in SPEC §12', async () => {
+    attachClient(router, skillClient('docs'));
+    expect(await serveRpc(host, { method: 'listClients' }, true)).toEqual({ ok: true, result: await host.listClients() });
+    expect(await serveRpc(host, { method: 'listClients', params: { search: 'nothing' } }, true)).toEqual({ ok: true, result: { clients: [] } });
+    expect(await serveRpc(host, { method: 'listPaths', params: { clientId: 'docs', depth: 2 } }, true)).toEqual({
+      ok: true,
+      result: await host.listPaths({ clientId: 'docs', depth: 2 }),
+    });
+    expect(await serveRpc(host, { method: 'callPath', params: { clientId: 'docs', method: 'GET', path: '/docs/review/skill.md' } }, true)).toEqual({
+      ok: true,
+      result: { ok: true, data: 'content of /docs/review/skill.md' },
+    });
+    expect(await serveRpc(host, { method: 'callPaths', params: { method: 'GET', path: '/docs/review/skill.md' } }, true)).toEqual({
+      ok: true,
+      result: { results: [{ clientId: 'docs', ok: true, data: 'content of /docs/review/skill.md' }] },
+    });
+  });
+
+  it('only a leader answers: another member says not_ready', async () => {
+    expect(await serveRpc(host, { method: 'listClients' }, false)).toMatchObject({ ok: false, error: { code: 'not_ready' } });
+  });
+
+  it.each([
+    ['listClients', { search: 7 }, /^search: /],
+    ['listPaths', { depth: 0 }, /^depth: /],
+    ['listPaths', 'all', /object/i],
+    ['callPath', undefined, /object/i],
+    ['callPath', { clientId: '', method: 'GET', path: '/a' }, /^clientId: /],
+    ['callPath', { clientId: 'c', method: 'FETCH', path: '/a' }, /^method: /],
+    ['callPath', { clientId: 'c', method: 'GET', path: '/a/../b' }, /^path: /],
+    ['callPath', { clientId: 'c', method: 'GET', path: '/a', timeoutMs: -5 }, /^timeoutMs: /],
+    ['callPaths', { clientIds: [], method: 'GET', path: '/a' }, /^clientIds: /],
+    ['callPaths', { method: 'GET', path: '/a', timeoutMs: 1.5 }, /^timeoutMs: /],
+  ])('%s with params %j is a bad request naming the field', async (method, params, message) => {
+    const answer = await serveRpc(host, { method, params }, true);
+    expect(answer).toMatchObject({ ok: false, error: { code: 'bad_request' } });
+    expect(!answer.ok && answer.error.message).toMatch(message);
+  });
+
+  it('refuses an unknown method', async () => {
+    expect(await serveRpc(host, { method: 'dropTables' }, true)).toEqual({ ok: false, error: { code: 'bad_request', message: 'Unknown cluster RPC method "dropTables"' } });
+  });
+
+  it("gives a call the caller's time-out", async () => {
+    router.openSession({ kind: 'test', wantsPing: false, send: () => undefined, close: () => undefined }).handle({ type: 'registerClient', client: skillClient('mute') });
+    const answer = serveRpc(host, { method: 'callPath', params: { clientId: 'mute', method: 'GET', path: '/docs/review/skill.md', timeoutMs: 20 } }, true);
+    expect(await answer).toMatchObject({ ok: true, result: { ok: false, source: 'server', error: { code: 'timeout', message: expect.stringContaining('20 ms') } } });
+  });
+
+  it('a failure of the host becomes its error, and an unknown one never leaks its message', async () => {
+    expect(await serveRpc(host, { method: 'listPaths', params: { clientId: 'nobody' } }, true)).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    const broken: HostApi = { ...host, listClients: () => Promise.reject(new Error('secret detail')) };
+    expect(await serveRpc(broken, { method: 'listClients' }, true)).toEqual({ ok: false, error: { code: 'handler_error', message: 'Internal error' } });
+  });
+});
+
+describe('decodeResult', () => {
+  it('takes the shapes of the four results and nothing else', () => {
+    expect(decodeResult('listClients', { clients: [{ id: 'a', name: 'A', paths: [] }] })).toEqual({ clients: [{ id: 'a', name: 'A', paths: [] }] });
+    expect(decodeResult('listClients', [{ id: 'a' }])).toBeUndefined();
+    expect(decodeResult('listClients', { clients: [{ name: 'no id' }] })).toBeUndefined();
+    expect(decodeResult('listPaths', { paths: [{ clientId: 'a', path: '/x', type: 'skill' }] })).toBeDefined();
+    expect(decodeResult('listPaths', { paths: [{ path: '/x' }] })).toBeUndefined();
+    expect(decodeResult('callPath', { ok: true })).toEqual({ ok: true });
+    expect(decodeResult('callPath', { ok: false, error: { code: 'timeout', message: 'late' }, source: 'server' })).toBeDefined();
+    expect(decodeResult('callPath', { ok: false })).toBeUndefined();
+    expect(decodeResult('callPath', { ok: false, error: { code: 'x', message: 'm' }, source: 'elsewhere' })).toBeUndefined();
+    expect(decodeResult('callPaths', { results: [{ clientId: 'a', ok: true, data: 1 }, { clientId: 'b', ok: false, error: { code: 'x', message: 'm' } }] })).toBeDefined();
+    expect(decodeResult('callPaths', { results: [{ ok: true }] })).toBeUndefined();
+  });
+});
+
+describe('ClusterRpc', () => {
+  let clock: ManualClock;
+  let timers: TimerSet;
+  let logs: LogLine[];
+  let frames: { to: string; body: RpcBody }[];
+  let sendable: boolean;
+  let leads: boolean;
+  let rpc: ClusterRpc;
+
+  const frame = (body: RpcBody, serverId = 'L'): ClusterMessage => ({ ...body, clusterId: 'c', serverId, term: 1, timestamp: 1 }) as ClusterMessage;
+  const flush = async (): Promise<void> => {
+    for (let i = 0; i < 5; i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
+  };
+
+  beforeEach(() => {
+    clock = manualClock();
+    timers = new TimerSet(clock);
+    logs = [];
+    frames = [];
+    sendable = true;
+    leads = true;
+    rpc = new ClusterRpc({
+      host,
+      leads: () => leads,
+      timers,
+      logger: memoryLogger(logs),
+      send: (to, body) => {
+        if (!sendable) return false;
+        // As the link does: a body that JSON cannot carry is not sent.
+        try {
+          JSON.stringify(body);
+        } catch {
+          return false;
+        }
+        frames.push({ to, body });
+        return true;
+      },
+    });
+  });
+
+  afterEach(() => {
+    rpc.close();
+    expect(timers.size).toBe(0);
+  });
+
+  it('sends a request and resolves with the answer from the peer it asked', async () => {
+    const pending = rpc.request('L', 'listPaths', { depth: 2 }, 1000);
+    const sent = frames[0];
+    expect(sent).toMatchObject({ to: 'L', body: { type: 'clusterRpcRequest', method: 'listPaths', params: { depth: 2 } } });
+    const requestId = (sent?.body as { requestId: string }).requestId;
+    // Another peer answering that id is ignored.
+    expect(rpc.receive('M', frame({ type: 'clusterRpcResponse', requestId, ok: true, result: 'forged' }, 'M'))).toBe(true);
+    rpc.receive('L', frame({ type: 'clusterRpcResponse', requestId, ok: false, error: { code: 'not_found', message: 'no' } }));
+    expect(await pending).toEqual({ kind: 'answer', ok: false, error: { code: 'not_found', message: 'no' } });
+    expect(timers.size).toBe(0);
+  });
+
+  it('ends a request that could not be sent, timed out, lost its link, or was pending at close', async () => {
+    sendable = false;
+    expect(await rpc.request('L', 'listClients', undefined, 1000)).toEqual({ kind: 'unsent' });
+    sendable = true;
+    const late = rpc.request('L', 'listClients', undefined, 1000);
+    clock.advance(1000);
+    expect(await late).toEqual({ kind: 'timeout', timeoutMs: 1000 });
+    const lost = rpc.request('L', 'listClients', undefined, 1000);
+    const other = rpc.request('M', 'listClients', undefined, 1000);
+    rpc.failPeer('L');
+    expect(await lost).toEqual({ kind: 'lost' });
+    rpc.close();
+    expect(await other).toEqual({ kind: 'closed' });
+    // A late answer to an ended request changes nothing.
+    expect(rpc.receive('L', frame({ type: 'clusterRpcResponse', requestId: 'gone', ok: true }))).toBe(true);
+  });
+
+  it('serves a request from a peer while leading, and not_ready while not', async () => {
+    attachClient(router, skillClient('docs'));
+    expect(rpc.receive('F', frame({ type: 'clusterRpcRequest', requestId: 'r1', method: 'listClients' }, 'F'))).toBe(true);
+    await flush();
+    expect(frames.at(-1)).toMatchObject({ to: 'F', body: { type: 'clusterRpcResponse', requestId: 'r1', ok: true, result: { clients: [{ id: 'docs' }] } } });
+    leads = false;
+    rpc.receive('F', frame({ type: 'clusterRpcRequest', requestId: 'r2', method: 'listClients' }, 'F'));
+    await flush();
+    expect(frames.at(-1)).toMatchObject({ body: { requestId: 'r2', ok: false, error: { code: 'not_ready' } } });
+  });
+
+  it('answers a result that cannot be sent with an error, so the asker does not wait for its time-out', async () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    attachClient(router, skillClient('loop'), () => cyclic);
+    rpc.receive('F', frame({ type: 'clusterRpcRequest', requestId: 'r3', method: 'callPath', params: { clientId: 'loop', method: 'GET', path: '/docs/review/skill.md' } }, 'F'));
+    for (let i = 0; i < 5 && frames.length === 0; i += 1) await flush();
+    expect(frames).toEqual([{ to: 'F', body: { type: 'clusterRpcResponse', requestId: 'r3', ok: false, error: UNSENDABLE_DATA_ERROR } }]);
+  });
+
+  it('leaves other cluster messages alone', () => {
+    expect(rpc.receive('L', { type: 'clusterLeaderResign', clusterId: 'c', serverId: 'L', term: 2, timestamp: 1, leaderId: 'L' })).toBe(false);
+  });
+});

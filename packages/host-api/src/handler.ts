@@ -1,0 +1,168 @@
+/**
+ * The host API over HTTP (SPEC §12), free of any HTTP framework: a request description in, a
+ * response description out. The node adapter (`node.ts`, the server's production path) and the
+ * Hono adapter (`hono.ts`, for embedders) only translate.
+ *
+ *   GET  /mdp/clients?search=                 → 200 {clients}
+ *   GET  /mdp/paths?clientId=&search=&depth=   → 200 {paths}
+ *   POST /mdp/call       {clientId, method, path, query?, body?, headers?, auth?} → 200 {ok: true, data}
+ *   POST /mdp/call-many  {clientIds?, method, path, …}                            → 200 {results}
+ *
+ * Failures are `{error: SerializedError}` (a failed call also says `ok: false` and its `source`),
+ * with one status mapping (`httpStatusOf`): 400 bad request (the message names the field), 401
+ * refused by the auth policy, 404 unknown client or no such path, 405 wrong method, 413 body too
+ * large, 502 the client answered `ok: false` or went away, 504 time-out. A call whose HTTP request
+ * is abandoned is cancelled.
+ */
+import {
+  MdpError,
+  extractTransportAuth,
+  httpStatusOf,
+  parseJsonObject,
+  silentLogger,
+  type BodyResult,
+  type CallSignal,
+  type HeaderMap,
+  type HostApi,
+  type Logger,
+} from '@mdp/core';
+import {
+  parseCallPathRequest,
+  parseCallPathsRequest,
+  parseListClientsRequest,
+  parseListPathsRequest,
+  type AuthContext,
+  type CallResult,
+  type ParseResult,
+  type SerializedError,
+} from '@mdp/protocol';
+
+export interface HostApiOptions {
+  /** Reads the caller's transport auth, forwarded to the client when the body names no `auth`. Default: extractTransportAuth. */
+  readonly extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
+  /** Whether a caller with this transport auth may use the API; refused ones get 401. Default: all. */
+  readonly authorize?: (auth: AuthContext | undefined) => boolean;
+  /** Largest request body, bytes. Default 1 MiB. */
+  readonly maxBodyBytes?: number;
+  readonly logger?: Logger;
+}
+
+export const HOST_API_DEFAULTS = { maxBodyBytes: 1_048_576 } as const;
+
+/** The routes and the method each takes. */
+export const HOST_ROUTES: Readonly<Record<string, 'GET' | 'POST'>> = Object.freeze({
+  '/mdp/clients': 'GET',
+  '/mdp/paths': 'GET',
+  '/mdp/call': 'POST',
+  '/mdp/call-many': 'POST',
+});
+
+/** What the handler needs of a request. Everything costly is a method, called only when needed. */
+export interface HostHttpRequest {
+  /** Upper-case HTTP method. */
+  readonly method: string;
+  /** One of {@link HOST_ROUTES}' paths. */
+  readonly path: string;
+  /** A query parameter (the last value of a repeated one). */
+  query(name: string): string | undefined;
+  headers(): HeaderMap;
+  /** The body as UTF-8 text, refused above `maxBytes`. */
+  readBody(maxBytes: number): Promise<BodyResult>;
+  /** Aborted when the caller goes away before the answer is written. */
+  signal(): CallSignal | undefined;
+}
+
+/** What the adapters write: JSON text, or no body (405). */
+export interface HostHttpResponse {
+  readonly status: number;
+  readonly body: string | undefined;
+  /** Headers beyond `content-type`. */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export type HostHandler = (request: HostHttpRequest) => Promise<HostHttpResponse>;
+
+const json = (status: number, value: unknown): HostHttpResponse => ({ status, body: JSON.stringify(value) });
+const failure = (status: number, error: SerializedError): HostHttpResponse => json(status, { error });
+const badRequest = (message: string): HostHttpResponse => failure(400, { code: 'bad_request', message });
+const UNAUTHORIZED = failure(401, { code: 'unauthorized', message: 'Unauthorized' });
+const INTERNAL_ERROR = failure(500, { code: 'handler_error', message: 'Internal error' });
+const NOT_ALLOWED: Readonly<Record<string, HostHttpResponse>> = {
+  GET: { status: 405, body: undefined, headers: { allow: 'GET, OPTIONS' } },
+  POST: { status: 405, body: undefined, headers: { allow: 'POST, OPTIONS' } },
+};
+
+/** Thrown by the steps below to end a request with `response`. */
+class Answer {
+  constructor(readonly response: HostHttpResponse) {}
+}
+
+function parsed<T>(result: ParseResult<T>): T {
+  if (!result.ok) throw new Answer(badRequest(result.error));
+  return result.value;
+}
+
+/** `?depth=` as a number; anything but a whole number of at least 1 is refused. */
+function depthOf(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new Answer(badRequest(`depth: must be a whole number of at least 1, got ${JSON.stringify(raw)}`));
+  return Number(raw);
+}
+
+function callAnswer(result: CallResult): HostHttpResponse {
+  if (result.ok) return json(200, { ok: true, data: result.data ?? null });
+  return json(httpStatusOf(result.error, result.source), result);
+}
+
+export function createHostHandler(host: HostApi, options: HostApiOptions = {}): HostHandler {
+  const extractAuth = options.extractAuth ?? ((headers: HeaderMap) => extractTransportAuth(headers));
+  const logger = options.logger ?? silentLogger;
+  const maxBodyBytes = options.maxBodyBytes ?? HOST_API_DEFAULTS.maxBodyBytes;
+
+  const body = async (request: HostHttpRequest): Promise<Record<string, unknown>> => {
+    const read = await request.readBody(maxBodyBytes);
+    if (!read.ok) throw new Answer(failure(read.status, { code: 'bad_request', message: read.error }));
+    const object = parseJsonObject(read.text, false);
+    if (!object.ok) throw new Answer(badRequest(object.error));
+    return object.value;
+  };
+
+  const route = async (request: HostHttpRequest, auth: AuthContext | undefined): Promise<HostHttpResponse> => {
+    switch (request.path) {
+      case '/mdp/clients':
+        return json(200, await host.listClients(parsed(parseListClientsRequest({ search: request.query('search') }))));
+      case '/mdp/paths': {
+        const query = { clientId: request.query('clientId'), search: request.query('search'), depth: depthOf(request.query('depth')) };
+        return json(200, await host.listPaths(parsed(parseListPathsRequest(query))));
+      }
+      case '/mdp/call': {
+        const call = parsed(parseCallPathRequest(await body(request)));
+        const caller = call.auth ?? auth;
+        return callAnswer(await host.callPath(caller ? { ...call, auth: caller } : call, { signal: request.signal(), route: 'host', caller: auth }));
+      }
+      case '/mdp/call-many': {
+        const call = parsed(parseCallPathsRequest(await body(request)));
+        const caller = call.auth ?? auth;
+        return json(200, await host.callPaths(caller ? { ...call, auth: caller } : call, { signal: request.signal(), route: 'host', caller: auth }));
+      }
+      default:
+        throw new Error(`not a host API route: ${request.path}`);
+    }
+  };
+
+  return async (request) => {
+    const method = HOST_ROUTES[request.path];
+    if (method === undefined) return json(404, { error: { code: 'not_found', message: `No route ${request.path}` } });
+    if (request.method !== method) return NOT_ALLOWED[method] as HostHttpResponse;
+    const auth = extractAuth(request.headers());
+    if (options.authorize && !options.authorize(auth)) return UNAUTHORIZED;
+    try {
+      return await route(request, auth);
+    } catch (error) {
+      if (error instanceof Answer) return error.response;
+      if (error instanceof MdpError) return failure(httpStatusOf(error), error.toJSON());
+      logger.error('host_api.failed', { method: request.method, path: request.path, error });
+      return INTERNAL_ERROR;
+    }
+  };
+}

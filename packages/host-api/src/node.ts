@@ -1,0 +1,69 @@
+/**
+ * The host API on a bare node `request` listener: no Fetch objects, the body read straight from
+ * the `IncomingMessage`, one `writeHead` + `end` per answer. A call learns that its caller went
+ * away from the response's 'close' event (no AbortController per call).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readNodeBody, type CallSignal, type HostApi } from '@mdp/core';
+import { HOST_ROUTES, createHostHandler, type HostApiOptions, type HostHttpRequest, type HostHttpResponse } from './handler.js';
+
+/** The caller is gone once its response closed without having been written. */
+class ResponseGone implements CallSignal {
+  constructor(private readonly res: ServerResponse) {}
+
+  get aborted(): boolean {
+    return this.res.destroyed && !this.res.writableFinished;
+  }
+
+  // A 'close' after the answer was written reaches a call that has already ended, which ignores it.
+  addEventListener(_type: 'abort', listener: () => void): void {
+    this.res.once('close', listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    this.res.off('close', listener);
+  }
+}
+
+export interface NodeHostOptions extends HostApiOptions {
+  /** Headers added to every answer (the server's CORS headers, for instance). */
+  readonly extraHeaders?: (request: IncomingMessage) => Readonly<Record<string, string>>;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** `(request, response, url) => handled`: answers the four host routes, returns false for anything else. */
+export function createNodeHostHandler(host: HostApi, options: NodeHostOptions = {}): (req: IncomingMessage, res: ServerResponse, url: string) => boolean {
+  const handle = createHostHandler(host, options);
+
+  const write = (req: IncomingMessage, res: ServerResponse, answer: HostHttpResponse): void => {
+    if (res.destroyed || res.headersSent) return;
+    const headers: Record<string, string | number> = { ...options.extraHeaders?.(req), ...answer.headers };
+    if (answer.body !== undefined) headers['content-type'] = JSON_TYPE;
+    headers['content-length'] = answer.body === undefined ? 0 : Buffer.byteLength(answer.body);
+    // The rest of an oversized body is not read: close once the 413 is written.
+    if (answer.status === 413) headers.connection = 'close';
+    res.writeHead(answer.status, headers);
+    res.end(answer.body);
+  };
+
+  return (req, res, url) => {
+    const mark = url.indexOf('?');
+    const path = mark < 0 ? url : url.slice(0, mark);
+    if (HOST_ROUTES[path] === undefined) return false;
+    let params: URLSearchParams | undefined;
+    const request: HostHttpRequest = {
+      method: req.method ?? 'GET',
+      path,
+      query: (name) => (params ??= new URLSearchParams(mark < 0 ? '' : url.slice(mark + 1))).getAll(name).at(-1),
+      headers: () => req.headers,
+      readBody: (maxBytes) => readNodeBody(req, maxBytes),
+      signal: () => new ResponseGone(res),
+    };
+    handle(request).then(
+      (answer) => write(req, res, answer),
+      () => res.destroy(),
+    );
+    return true;
+  };
+}

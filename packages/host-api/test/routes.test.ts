@@ -1,0 +1,205 @@
+/**
+ * The host API routes, one suite run against both adapters: the Hono routes in process
+ * (`app.request`) and the node handler on a real node server. The host contract is a recording fake.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Hono } from 'hono';
+import { MdpError, type CallOptions, type HostApi } from '@mdp/core';
+import type { CallPathRequest, CallPathsRequest, CallResult } from '@mdp/protocol';
+import { createNodeHostHandler, type HostApiOptions } from '../src/index.js';
+import { createHostRoutes } from '../src/hono.js';
+
+interface Recorded {
+  readonly calls: Array<{ request: CallPathRequest | CallPathsRequest; options: CallOptions | undefined }>;
+}
+
+function fakeHost(answer: (request: CallPathRequest) => CallResult | Promise<CallResult> = () => ({ ok: true, data: 'fine' })): HostApi & Recorded {
+  const calls: Recorded['calls'] = [];
+  return {
+    calls,
+    listClients: async (request) => ({ clients: request?.search === 'none' ? [] : [{ id: 'c', name: 'C', paths: [], status: 'online', connectedAt: 'x', lastSeenAt: 'y', connection: { mode: 'ws', secure: false, authSource: 'none' }, aliases: [] }] }),
+    listPaths: async (request) => {
+      if (request?.clientId === 'ghost') throw new MdpError('not_found', 'No client "ghost" is connected');
+      if (request?.clientId === 'boom') throw new Error('secret internals');
+      return { paths: [{ type: 'skill', path: '/s/skill.md', clientId: 'c', clientName: 'C', depth: request?.depth ?? null } as never] };
+    },
+    callPath: async (request, options) => {
+      calls.push({ request, options });
+      return answer(request);
+    },
+    callPaths: async (request, options) => {
+      calls.push({ request, options });
+      if (request.path === '/none') throw new MdpError('not_found', 'No connected client has GET /none');
+      return { results: [{ clientId: 'c', ok: true, data: 1 }] };
+    },
+    onChange: () => () => undefined,
+  };
+}
+
+interface Requester {
+  request(path: string, init?: RequestInit): Promise<Response>;
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
+});
+
+const ADAPTERS: ReadonlyArray<readonly [string, (host: HostApi, options?: HostApiOptions) => Requester]> = [
+  [
+    'hono',
+    (host, options) => {
+      const root = new Hono();
+      root.route('/', createHostRoutes(host, options));
+      return { request: async (path, init) => root.request(path, init) };
+    },
+  ],
+  [
+    'node',
+    (host, options) => {
+      const handle = createNodeHostHandler(host, options);
+      const server = createServer((req, res) => {
+        if (!handle(req, res, req.url ?? '/')) res.writeHead(404).end();
+      });
+      servers.push(server);
+      const listening = new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+      return { request: async (path, init) => fetch(`http://127.0.0.1:${await listening}${path}`, init) };
+    },
+  ],
+];
+
+const post = (path: string, body: unknown, headers: Record<string, string> = {}): RequestInit & { method: string } => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', ...headers },
+  body: typeof body === 'string' ? body : JSON.stringify(body),
+});
+
+describe.each(ADAPTERS)('%s adapter', (_name, app) => {
+  describe('listing', () => {
+    it('answers GET /mdp/clients and /mdp/paths with the host contract results', async () => {
+      const a = app(fakeHost());
+      const clients = await a.request('/mdp/clients?search=any');
+      expect(clients.status).toBe(200);
+      expect(((await clients.json()) as { clients: unknown[] }).clients).toHaveLength(1);
+      const paths = await a.request('/mdp/paths?clientId=c&depth=2');
+      expect(await paths.json()).toEqual({ paths: [{ type: 'skill', path: '/s/skill.md', clientId: 'c', clientName: 'C', depth: 2 }] });
+    });
+
+    it.each([
+      ['depth=0', '/mdp/paths?depth=0', 'depth: must be a whole number of at least 1, got "0"'],
+      ['depth=two', '/mdp/paths?depth=two', 'depth: must be a whole number of at least 1, got "two"'],
+      ['depth=-1', '/mdp/paths?depth=-1', 'depth: must be a whole number of at least 1, got "-1"'],
+      ['a 1001-character search', `/mdp/clients?search=${'x'.repeat(1001)}`, 'search: must be at most 1000 characters'],
+    ])('refuses %s with 400 naming the field', async (_what, url, message) => {
+      const res = await app(fakeHost()).request(url);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ error: { code: 'bad_request', message } });
+    });
+
+    it('maps a host not_found to 404 and hides unknown errors behind a plain 500', async () => {
+      const a = app(fakeHost());
+      const ghost = await a.request('/mdp/paths?clientId=ghost');
+      expect(ghost.status).toBe(404);
+      expect(await ghost.json()).toEqual({ error: { code: 'not_found', message: 'No client "ghost" is connected' } });
+      const boom = await a.request('/mdp/paths?clientId=boom');
+      expect(boom.status).toBe(500);
+      expect(await boom.text()).not.toContain('secret');
+    });
+  });
+
+  describe('calls', () => {
+    it('forwards the validated request with the caller\'s transport auth and its abort signal', async () => {
+      const host = fakeHost();
+      const res = await app(host).request('/mdp/call', post('/mdp/call', { clientId: 'c', method: 'POST', path: '/a', body: { x: 1 }, ignored: true }, { authorization: 'Bearer t1' }));
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ ok: true, data: 'fine' });
+      const [call] = host.calls;
+      expect(call?.request).toEqual({ clientId: 'c', method: 'POST', path: '/a', body: { x: 1 }, auth: { scheme: 'Bearer', token: 't1', headers: { authorization: 'Bearer t1' } } });
+      expect(call?.options?.signal).toMatchObject({ aborted: false, addEventListener: expect.any(Function), removeEventListener: expect.any(Function) });
+    });
+
+    it('keeps an auth given in the body', async () => {
+      const host = fakeHost();
+      await app(host).request('/mdp/call', post('/mdp/call', { clientId: 'c', method: 'GET', path: '/a', auth: { token: 'own' } }, { authorization: 'Bearer t1' }));
+      expect(host.calls[0]?.request.auth).toEqual({ token: 'own' });
+    });
+
+    it.each([
+      [{ ok: false, source: 'client', error: { code: 'not_found', message: 'client says so' } }, 502],
+      [{ ok: false, source: 'server', error: { code: 'not_found', message: 'no such path' } }, 404],
+      [{ ok: false, source: 'server', error: { code: 'timeout', message: 'late' } }, 504],
+      [{ ok: false, source: 'server', error: { code: 'transport_error', message: 'gone' } }, 502],
+      [{ ok: false, error: { code: 'custom_code', message: 'from a peer' } }, 502],
+    ] as const)('answers a failed call %j with %i and {ok: false, error}', async (result, status) => {
+      const res = await app(fakeHost(() => result)).request('/mdp/call', post('/mdp/call', { clientId: 'c', method: 'GET', path: '/a' }));
+      expect(res.status).toBe(status);
+      expect(await res.json()).toEqual(result);
+    });
+
+    it.each([
+      ['not JSON', '{', 'Invalid JSON: '],
+      ['empty', '', 'Invalid JSON: body is empty'],
+      ['an array', [], 'Body must be a JSON object'],
+      ['without clientId', { method: 'GET', path: '/a' }, 'clientId'],
+      ['with a bad method', { clientId: 'c', method: 'FETCH', path: '/a' }, 'method: method must be one of GET, POST, PUT, PATCH, DELETE'],
+      ['with a relative path', { clientId: 'c', method: 'GET', path: 'a' }, 'path: path must start with "/"'],
+      ['with a non-string query value', { clientId: 'c', method: 'GET', path: '/a', query: { n: 1 } }, 'query.n'],
+      ['with a non-object auth', { clientId: 'c', method: 'GET', path: '/a', auth: 'token' }, 'auth'],
+    ])('refuses a call body %s with 400 naming what is wrong', async (_what, body, message) => {
+      const host = fakeHost();
+      const res = await app(host).request('/mdp/call', post('/mdp/call', body));
+      expect(res.status).toBe(400);
+      const json = (await res.json()) as { error: { code: string; message: string } };
+      expect(json.error.code).toBe('bad_request');
+      expect(json.error.message).toContain(message);
+      expect(host.calls).toHaveLength(0);
+    });
+
+    it('refuses a body over the limit with 413 before calling anything', async () => {
+      const host = fakeHost();
+      const res = await app(host, { maxBodyBytes: 64 }).request('/mdp/call', post('/mdp/call', { clientId: 'c', method: 'POST', path: '/a', body: 'x'.repeat(100) }));
+      expect(res.status).toBe(413);
+      expect(host.calls).toHaveLength(0);
+    });
+
+    it('answers call-many with the results, 404 when no client has the path, 400 for an empty id list', async () => {
+      const a = app(fakeHost());
+      const ok = await a.request('/mdp/call-many', post('/mdp/call-many', { method: 'GET', path: '/s' }));
+      expect(await ok.json()).toEqual({ results: [{ clientId: 'c', ok: true, data: 1 }] });
+      expect((await a.request('/mdp/call-many', post('/mdp/call-many', { method: 'GET', path: '/none' }))).status).toBe(404);
+      expect((await a.request('/mdp/call-many', post('/mdp/call-many', { clientIds: [], method: 'GET', path: '/s' }))).status).toBe(400);
+    });
+  });
+
+  describe('methods and auth', () => {
+    it.each([
+      ['POST', '/mdp/clients', 'GET, OPTIONS'],
+      ['DELETE', '/mdp/paths', 'GET, OPTIONS'],
+      ['GET', '/mdp/call', 'POST, OPTIONS'],
+      ['PUT', '/mdp/call-many', 'POST, OPTIONS'],
+    ])('answers %s %s with 405 and Allow', async (method, path, allow) => {
+      const res = await app(fakeHost()).request(path, { method });
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe(allow);
+    });
+
+    it('refuses callers the policy does not accept with 401, before reading anything', async () => {
+      const host = fakeHost();
+      const a = app(host, { authorize: (auth: { token?: string } | undefined) => auth?.token === 'good' });
+      for (const [path, init] of [
+        ['/mdp/clients', undefined],
+        ['/mdp/paths', undefined],
+        ['/mdp/call', post('/mdp/call', { clientId: 'c', method: 'GET', path: '/a' }, { authorization: 'Bearer bad' })],
+        ['/mdp/call-many', post('/mdp/call-many', '{not json')],
+      ] as const) {
+        const res = await a.request(path, init);
+        expect(res.status).toBe(401);
+        expect(await res.json()).toEqual({ error: { code: 'unauthorized', message: 'Unauthorized' } });
+      }
+      expect(host.calls).toHaveLength(0);
+      expect((await a.request('/mdp/clients', { headers: { authorization: 'Bearer good' } })).status).toBe(200);
+    });
+  });
+});

@@ -1,0 +1,217 @@
+/**
+ * MCP over Streamable HTTP for any Fetch-style server (Hono, Deno, workers): one
+ * `handle(Request) → Response`. Each MCP session is the SDK's web-standard transport plus one
+ * bridge session, found by its `Mcp-Session-Id`.
+ *
+ *   request ─▶ Origin/Host guard (403) ─▶ authorize (401) ─▶ method (405)
+ *     ├─ Mcp-Session-Id known ─────────▶ that session's transport
+ *     ├─ Mcp-Session-Id unknown ───────▶ 404 (the client starts a new session)
+ *     ├─ none, POST ───────────────────▶ new transport; kept only if it was an initialize
+ *     └─ none, GET/DELETE ─────────────▶ 400
+ *
+ * Sessions end on DELETE, on `close()`, and when idle: no request in flight and no response
+ * stream open (an agent holds a GET stream while it listens) for `sessionIdleMs`. An agent that
+ * went away without a DELETE has closed its streams, so its session is released that long after.
+ */
+import { randomUUID } from 'node:crypto';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { silentLogger, type Logger } from '@mdp/core';
+import type { McpBridge, McpSession } from './bridge.js';
+import { Timer, systemClock, type Clock } from './clock.js';
+import { originProblem, type OriginPolicy } from './http-guard.js';
+
+export const MCP_HTTP_DEFAULTS = {
+  /** Largest POST body, bytes. */
+  maxBodyBytes: 1024 * 1024,
+  /** Sessions open at once; an initialize beyond that gets 503. */
+  maxSessions: 256,
+  /** A session with nothing in flight and no stream open is closed after this long, ms. */
+  sessionIdleMs: 10 * 60_000,
+} as const;
+
+export interface McpHttpOptions {
+  /** Checked against every request's Host and Origin. */
+  readonly originPolicy: OriginPolicy;
+  /** Whether a request may use the bridge (an auth policy); refused ones get 401. Default: all may. */
+  readonly authorize?: (request: Request) => boolean;
+  readonly maxBodyBytes?: number;
+  readonly maxSessions?: number;
+  readonly sessionIdleMs?: number;
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+}
+
+export interface McpHttpHandler {
+  /**
+   * Answer one request. An adapter that has read and parsed the body itself (bounded by
+   * `maxBodyBytes`) passes it as `parsedBody`, and `request` then needs no body: the SDK does not
+   * read it again.
+   */
+  handle(request: Request, parsedBody?: unknown): Promise<Response>;
+  /** Open sessions. */
+  readonly sessions: number;
+  /** End every session. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A JSON-RPC error answer (MCP's HTTP errors carry one, `id` null). */
+export function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+}
+
+interface Entry {
+  readonly transport: WebStandardStreamableHTTPServerTransport;
+  readonly session: McpSession;
+  /** Requests in flight plus response streams open. */
+  active: number;
+  readonly idle: Timer;
+}
+
+/**
+ * `response` with a body that calls `done` once, when it ends or its reader cancels (the client went
+ * away). A plain JSON answer is complete already: it is passed on as it is.
+ */
+function watched(response: Response, done: () => void): Response {
+  if (!response.body || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
+    done();
+    return response;
+  }
+  const reader = response.body.getReader();
+  let finished = false;
+  const finish = (): void => {
+    if (finished) return;
+    finished = true;
+    done();
+  };
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done: end, value } = await reader.read();
+        if (end) {
+          controller.close();
+          finish();
+        } else controller.enqueue(value);
+      } catch (error) {
+        controller.error(error);
+        finish();
+      }
+    },
+    cancel(reason) {
+      finish();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions): McpHttpHandler {
+  const clock = options.clock ?? systemClock;
+  const logger = (options.logger ?? silentLogger).child({ component: 'mcp-http' });
+  const maxBodyBytes = options.maxBodyBytes ?? MCP_HTTP_DEFAULTS.maxBodyBytes;
+  const maxSessions = options.maxSessions ?? MCP_HTTP_DEFAULTS.maxSessions;
+  const idleMs = options.sessionIdleMs ?? MCP_HTTP_DEFAULTS.sessionIdleMs;
+  const sessions = new Map<string, Entry>();
+  /** Transports that have not initialized yet (their first POST is in flight). */
+  let starting = 0;
+  let closed = false;
+
+  const serve = async (entry: Entry, request: Request, parsedBody: unknown): Promise<Response> => {
+    entry.active += 1;
+    entry.idle.clear();
+    const release = (): void => {
+      entry.active -= 1;
+      if (entry.active > 0 || !entry.transport.sessionId || !sessions.has(entry.transport.sessionId)) return;
+      entry.idle.after(idleMs, () => {
+        logger.info('mcp.session_expired', { sessionId: entry.transport.sessionId, idleMs });
+        void entry.session.close();
+      });
+    };
+    let response: Response;
+    try {
+      response = await entry.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return watched(response, release);
+  };
+
+  const open = async (request: Request, parsedBody: unknown): Promise<Response> => {
+    if (sessions.size + starting >= maxSessions) {
+      return jsonRpcError(503, -32000, `Too many MCP sessions (${maxSessions}); close one (DELETE /mcp) or try later`);
+    }
+    starting += 1;
+    let entry: Entry | undefined;
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      maxRequestBodySize: maxBodyBytes,
+      // A request is answered with one JSON response, not a server-sent-event stream of one event:
+      // a stream costs several times the CPU of the call itself. Notifications (list_changed) go
+      // to the session's GET stream, which stays a stream.
+      enableJsonResponse: true,
+      onsessioninitialized: (id) => {
+        if (entry) sessions.set(id, entry);
+        logger.info('mcp.session_opened', { sessionId: id });
+      },
+    });
+    try {
+      const session = await bridge.connect(transport);
+      entry = { transport, session, active: 0, idle: new Timer(clock, (error) => logger.error('mcp.timer_failed', { error })) };
+      const current = entry;
+      void session.closed.then(() => {
+        current.idle.clear();
+        if (transport.sessionId !== undefined && sessions.get(transport.sessionId) === current) sessions.delete(transport.sessionId);
+      });
+      const response = await serve(entry, request, parsedBody);
+      if (transport.sessionId !== undefined) return response;
+      // Not an initialize: nothing to keep.
+      await session.close();
+      // The transport's own word for a request that is no initialize ("Server not initialized") says
+      // too little; other refusals (bad JSON, wrong content type) stand as they are.
+      const text = await response.text();
+      if (response.status === 400 && text.includes('not initialized')) {
+        return jsonRpcError(400, -32000, 'Bad Request: no Mcp-Session-Id header; start a session with an initialize request');
+      }
+      return new Response(text, { status: response.status, headers: response.headers });
+    } finally {
+      starting -= 1;
+    }
+  };
+
+  return {
+    async handle(request, parsedBody) {
+      // A Fetch Request built in process has no Host header; its URL's host stands for it.
+      const host = request.headers.get('host') ?? new URL(request.url).host;
+      const problem = originProblem({ host, origin: request.headers.get('origin') }, options.originPolicy);
+      if (problem) return jsonRpcError(403, -32000, problem);
+      if (options.authorize && !options.authorize(request)) {
+        return jsonRpcError(401, -32000, 'Unauthorized: this server needs a credential (e.g. Authorization: Bearer <token>)', { 'www-authenticate': 'Bearer' });
+      }
+      if (request.method !== 'POST' && request.method !== 'GET' && request.method !== 'DELETE') {
+        return jsonRpcError(405, -32000, `Method ${request.method} not allowed: use POST, GET or DELETE`, { allow: 'GET, POST, DELETE, OPTIONS' });
+      }
+      if (closed) return jsonRpcError(503, -32000, 'The server is shutting down');
+      const id = request.headers.get('mcp-session-id');
+      if (id === null) {
+        if (request.method !== 'POST') return jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+        return open(request, parsedBody);
+      }
+      const entry = sessions.get(id);
+      if (!entry) return jsonRpcError(404, -32001, 'Session not found: it ended or never existed; start a new one with an initialize request');
+      return serve(entry, request, parsedBody);
+    },
+    get sessions() {
+      return sessions.size;
+    },
+    async close() {
+      closed = true;
+      const entries = [...sessions.values()];
+      sessions.clear();
+      for (const entry of entries) entry.idle.clear();
+      await Promise.all(entries.map((entry) => entry.session.close().catch(() => undefined)));
+    },
+  };
+}

@@ -1,0 +1,169 @@
+/** The Streamable HTTP handler, driven by the SDK's own Client through `fetch` routed to it (no sockets). */
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createMcpBridge } from '../src/bridge.js';
+import { createMcpHttpHandler, type McpHttpHandler, type McpHttpOptions } from '../src/http.js';
+import { originPolicyFor, originProblem } from '../src/http-guard.js';
+import { FakeClock, FakeHost, listed, settle } from './fakes.js';
+import { ep } from './fixtures.js';
+
+const URL_ = 'http://127.0.0.1:4000/mcp';
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const item of open.splice(0).reverse()) await item.close();
+});
+
+function setup(options: Partial<McpHttpOptions> = {}) {
+  const host = new FakeHost();
+  host.set([listed('todo', [ep('GET', '/items')])]);
+  const clock = new FakeClock();
+  const bridge = createMcpBridge({ host });
+  const handler = createMcpHttpHandler(bridge, { originPolicy: originPolicyFor('127.0.0.1'), clock, ...options });
+  open.push(bridge, handler);
+  const fetch = (input: string | URL | Request, init?: RequestInit) => handler.handle(new Request(input, init));
+  return { host, clock, bridge, handler, fetch };
+}
+
+async function agent(fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const transport = new StreamableHTTPClientTransport(new URL(URL_), { fetch });
+  const client = new Client({ name: 'test-agent', version: '1.0.0' });
+  await client.connect(transport);
+  open.push(client);
+  return { client, transport };
+}
+
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  new Request(URL_, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+
+async function errorOf(response: Response): Promise<{ status: number; code: number; message: string }> {
+  const body = (await response.json()) as { error: { code: number; message: string } };
+  return { status: response.status, code: body.error.code, message: body.error.message };
+}
+
+describe('Streamable HTTP sessions', () => {
+  it('the SDK client opens a session, lists and calls; DELETE ends it', async () => {
+    const { fetch, handler } = setup();
+    const { client, transport } = await agent(fetch);
+    expect(handler.sessions).toBe(1);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('items');
+    const result = await client.callTool({ name: 'callPath', arguments: { clientId: 'todo', method: 'GET', path: '/items' } });
+    expect(result.structuredContent).toEqual({ ok: true, data: 'done' });
+    await transport.terminateSession();
+    await settle();
+    expect(handler.sessions).toBe(0);
+  });
+
+  it('an unknown session is 404, a GET without one 400, a non-initialize POST without one 400', async () => {
+    const { handler } = setup();
+    expect(await errorOf(await handler.handle(post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-session-id': 'nope' })))).toMatchObject({
+      status: 404,
+      code: -32001,
+      message: expect.stringContaining('start a new one with an initialize request'),
+    });
+    expect(await errorOf(await handler.handle(new Request(URL_, { headers: { accept: 'text/event-stream' } })))).toMatchObject({ status: 400, message: expect.stringContaining('Mcp-Session-Id header is required') });
+    expect(await errorOf(await handler.handle(post({ jsonrpc: '2.0', id: 1, method: 'tools/list' })))).toMatchObject({
+      status: 400,
+      message: 'Bad Request: no Mcp-Session-Id header; start a session with an initialize request',
+    });
+    expect(handler.sessions).toBe(0);
+  });
+
+  it('malformed JSON, a wrong content type and other methods get JSON-RPC errors', async () => {
+    const { handler } = setup();
+    const bad = new Request(URL_, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{oops' });
+    expect(await errorOf(await handler.handle(bad))).toMatchObject({ status: 400, code: -32700 });
+    const text = new Request(URL_, { method: 'POST', headers: { 'content-type': 'text/plain', accept: 'application/json, text/event-stream' }, body: '{}' });
+    expect((await handler.handle(text)).status).toBe(415);
+    const put = await handler.handle(new Request(URL_, { method: 'PUT' }));
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('GET, POST, DELETE, OPTIONS');
+    expect(handler.sessions).toBe(0);
+  });
+
+  it('refuses a foreign Host or Origin with 403, accepts loopback ones', async () => {
+    const { handler, fetch } = setup();
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const rebound = new Request('http://evil.example:4000/mcp', post(init));
+    expect(await errorOf(await handler.handle(rebound))).toEqual({ status: 403, code: -32000, message: 'Forbidden: Host "evil.example:4000" is not allowed' });
+    expect(await errorOf(await handler.handle(post(init, { origin: 'http://evil.example' })))).toMatchObject({ status: 403, message: expect.stringContaining('Origin') });
+    expect(await errorOf(await handler.handle(post(init, { origin: 'null' })))).toMatchObject({ status: 403 });
+    const fromLocal = (input: string | URL | Request, i?: RequestInit) => fetch(input, { ...i, headers: { ...Object.fromEntries(new Headers(i?.headers)), origin: 'http://localhost:6274' } });
+    await agent(fromLocal);
+    expect(handler.sessions).toBe(1);
+  });
+
+  it('refuses requests the auth policy does not accept with 401', async () => {
+    const { handler, fetch } = setup({ authorize: (request) => request.headers.get('authorization') === 'Bearer good' });
+    const response = await fetch(URL_, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe('Bearer');
+    const transport = new StreamableHTTPClientTransport(new URL(URL_), { fetch, requestInit: { headers: { authorization: 'Bearer good' } } });
+    const client = new Client({ name: 'a', version: '1' });
+    await client.connect(transport);
+    open.push(client);
+    expect(handler.sessions).toBe(1);
+  });
+
+  it('at most maxSessions sessions; the next initialize gets 503', async () => {
+    const { fetch, handler } = setup({ maxSessions: 1 });
+    await agent(fetch);
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    expect(await errorOf(await handler.handle(post(init)))).toMatchObject({ status: 503, message: expect.stringContaining('Too many MCP sessions (1)') });
+  });
+
+  it('an idle session (nothing in flight, no stream open) is released after sessionIdleMs', async () => {
+    const { fetch, handler, clock } = setup({ sessionIdleMs: 60_000 });
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const response = await fetch(URL_, post(init));
+    await response.text();
+    const id = response.headers.get('mcp-session-id')!;
+    expect(handler.sessions).toBe(1);
+    // A GET stream open: the agent is there, the session stays.
+    const stream = await fetch(URL_, { headers: { accept: 'text/event-stream', 'mcp-session-id': id } });
+    expect(stream.status).toBe(200);
+    await clock.advance(120_000);
+    expect(handler.sessions).toBe(1);
+    // The agent goes away: its stream is cancelled; the session goes once the idle time has passed.
+    await stream.body!.cancel();
+    await clock.advance(59_999);
+    expect(handler.sessions).toBe(1);
+    await clock.advance(1);
+    expect(handler.sessions).toBe(0);
+    expect(clock.pending).toBe(0);
+  });
+
+  it('close() ends every session; later requests get 503', async () => {
+    const { fetch, handler } = setup();
+    const { client } = await agent(fetch);
+    const ended = new Promise<void>((resolve) => (client.onclose = resolve));
+    await handler.close();
+    expect(handler.sessions).toBe(0);
+    const after = await fetch(URL_, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(after.status).toBe(503);
+    await client.close();
+    await ended;
+  });
+});
+
+describe('originProblem', () => {
+  const loopback = originPolicyFor('127.0.0.1');
+  it.each([
+    [{ host: '127.0.0.1:4000', origin: null }, undefined],
+    [{ host: 'localhost:4000', origin: 'http://localhost:3000' }, undefined],
+    [{ host: '[::1]:4000', origin: 'http://[::1]:3000' }, undefined],
+    [{ host: 'app.localhost', origin: null }, undefined],
+    [{ host: null, origin: null }, 'Forbidden: missing or malformed Host header'],
+    [{ host: 'evil.example', origin: null }, 'Forbidden: Host "evil.example" is not allowed'],
+    [{ host: '127.0.0.1', origin: 'https://evil.example' }, 'Forbidden: Origin "https://evil.example" is not allowed'],
+    [{ host: '127.0.0.1', origin: 'garbage' }, 'Forbidden: Origin "garbage" is not allowed'],
+  ])('loopback server: %j → %s', (headers, problem) => expect(originProblem(headers, loopback)).toBe(problem));
+
+  it('a server bound wider takes any Host unless hosts are configured; origins can be allowed', () => {
+    expect(originProblem({ host: 'box.lan:4000', origin: null }, originPolicyFor('0.0.0.0'))).toBeUndefined();
+    const policy = originPolicyFor('0.0.0.0', { allowedHosts: ['Box.lan'], allowedOrigins: ['https://agent.example/'] });
+    expect(originProblem({ host: 'box.lan:4000', origin: 'https://agent.example' }, policy)).toBeUndefined();
+    expect(originProblem({ host: 'other.lan', origin: null }, policy)).toBe('Forbidden: Host "other.lan" is not allowed');
+    expect(originProblem({ host: '127.0.0.1', origin: null }, policy)).toBeUndefined();
+  });
+});

@@ -1,0 +1,200 @@
+/**
+ * HTTP loop clients that vanish (a page closed without `disconnect`): a session with no poll
+ * waiting and none started for `idleTimeoutMs` ends, so its client leaves within seconds instead
+ * of after the 90 s heartbeat. A live client always has a poll waiting or about to start — it
+ * keeps polling while its handlers run — so only a gone one goes quiet that long.
+ *
+ *   open ─▶ idle ──poll starts──▶ polling (1+ polls) ──last poll ends──▶ idle ─┐
+ *            │ ▲                                                               │
+ *            │ └───────────────────────────────────────────────────────────────┘
+ *            └── idle for idleTimeoutMs ──▶ expired (the session ends)
+ *
+ * `IdleTracker` is the bookkeeping, with the time passed in. Every session shares the time-out,
+ * so idle sessions expire in the order they became idle: one FIFO, doubly linked so a session
+ * leaves it in O(1) when a poll starts. `IdleWatch` drives it with one timer, armed for the
+ * oldest idle session and re-armed only when it fires, never per poll.
+ */
+
+/** One session as the tracker sees it; only the tracker writes its fields. */
+export class IdleEntry {
+  /** Polls of this session being answered now. */
+  polls = 0;
+  /** When it last became idle; meaningful while listed. */
+  idleSince = 0;
+  prev: IdleEntry | undefined = undefined;
+  next: IdleEntry | undefined = undefined;
+  listed = false;
+  removed = false;
+
+  constructor(readonly id: string) {}
+}
+
+export class IdleTracker {
+  private head: IdleEntry | undefined;
+  private tail: IdleEntry | undefined;
+  private count = 0;
+
+  /** @param idleTimeoutMs How long a session may go without a poll waiting or started, ms. */
+  constructor(readonly idleTimeoutMs: number) {
+    if (!Number.isFinite(idleTimeoutMs) || idleTimeoutMs <= 0) throw new RangeError('idleTimeoutMs must be a positive number of milliseconds');
+  }
+
+  /** Sessions tracked (idle or polling). */
+  get size(): number {
+    return this.count;
+  }
+
+  /** A new session: idle from `now` until its first poll. */
+  open(id: string, now: number): IdleEntry {
+    const entry = new IdleEntry(id);
+    this.count++;
+    this.append(entry, now);
+    return entry;
+  }
+
+  /** A poll of `entry` arrived: it is not idle while a poll waits. */
+  pollStarted(entry: IdleEntry): void {
+    if (entry.removed) return;
+    entry.polls++;
+    this.unlink(entry);
+  }
+
+  /** A poll of `entry` was answered at `now`: idle from then when no other poll waits. */
+  pollEnded(entry: IdleEntry, now: number): void {
+    if (entry.removed || entry.polls === 0) return;
+    entry.polls--;
+    if (entry.polls === 0) this.append(entry, now);
+  }
+
+  /** The session ended: forget it. Idempotent. */
+  remove(entry: IdleEntry): void {
+    if (entry.removed) return;
+    entry.removed = true;
+    this.count--;
+    this.unlink(entry);
+  }
+
+  /** When the oldest idle session expires, or `undefined` when none is idle. */
+  nextDeadline(): number | undefined {
+    return this.head === undefined ? undefined : this.head.idleSince + this.idleTimeoutMs;
+  }
+
+  /** The sessions idle for the whole time-out at `now`, oldest first; they are removed. */
+  expire(now: number): IdleEntry[] {
+    const expired: IdleEntry[] = [];
+    while (this.head !== undefined && now - this.head.idleSince >= this.idleTimeoutMs) {
+      const entry = this.head;
+      this.remove(entry);
+      expired.push(entry);
+    }
+    return expired;
+  }
+
+  private append(entry: IdleEntry, now: number): void {
+    entry.idleSince = now;
+    entry.prev = this.tail;
+    entry.next = undefined;
+    entry.listed = true;
+    if (this.tail) this.tail.next = entry;
+    else this.head = entry;
+    this.tail = entry;
+  }
+
+  private unlink(entry: IdleEntry): void {
+    if (!entry.listed) return;
+    const { prev, next } = entry;
+    if (prev) prev.next = next;
+    else this.head = next;
+    if (next) next.prev = prev;
+    else this.tail = prev;
+    entry.prev = entry.next = undefined;
+    entry.listed = false;
+  }
+}
+
+/** The clock `IdleWatch` reads and arms; tests pass a fake one. */
+export interface IdleClock {
+  now(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const systemClock: IdleClock = {
+  now: () => performance.now(),
+  setTimeout: (callback, ms) => {
+    const timer = setTimeout(callback, ms);
+    // Ending vanished sessions is no reason to keep a process alive.
+    timer.unref();
+    return timer;
+  },
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+/** {@link IdleTracker} on a clock: calls `onExpire` with the id of each session that went quiet. */
+export class IdleWatch {
+  private readonly tracker: IdleTracker;
+  private timer: unknown;
+  private closed = false;
+
+  constructor(
+    idleTimeoutMs: number,
+    private readonly onExpire: (id: string) => void,
+    private readonly clock: IdleClock = systemClock,
+  ) {
+    this.tracker = new IdleTracker(idleTimeoutMs);
+  }
+
+  /** Whether a timer is armed (0 or 1 timers in all). */
+  get timerArmed(): boolean {
+    return this.timer !== undefined;
+  }
+
+  get size(): number {
+    return this.tracker.size;
+  }
+
+  open(id: string): IdleEntry {
+    const entry = this.tracker.open(id, this.clock.now());
+    this.arm();
+    return entry;
+  }
+
+  pollStarted(entry: IdleEntry): void {
+    // The timer stays as it is: it fires for a session that has since polled, finds nothing due
+    // and re-arms for the next one. Cheaper than clearing and arming a timer per poll.
+    this.tracker.pollStarted(entry);
+  }
+
+  pollEnded(entry: IdleEntry): void {
+    this.tracker.pollEnded(entry, this.clock.now());
+    this.arm();
+  }
+
+  remove(entry: IdleEntry): void {
+    this.tracker.remove(entry);
+  }
+
+  /** Stop: clear the timer and expire nothing more. Idempotent. */
+  close(): void {
+    this.closed = true;
+    if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private arm(): void {
+    if (this.timer !== undefined || this.closed) return;
+    const deadline = this.tracker.nextDeadline();
+    if (deadline === undefined) return;
+    this.timer = this.clock.setTimeout(() => this.fire(), Math.max(0, deadline - this.clock.now()));
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    if (this.closed) return;
+    try {
+      for (const entry of this.tracker.expire(this.clock.now())) this.onExpire(entry.id);
+    } finally {
+      this.arm();
+    }
+  }
+}

@@ -1,0 +1,268 @@
+/**
+ * Vanished clients: a session with no poll waiting and none started for the idle time-out ends.
+ * The tracker is tested with the time passed in, the watch with a fake clock, the transport with
+ * vitest's fake timers.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { IdleTracker, IdleWatch, type IdleClock } from '../src/idle.js';
+import { createHttpLoopTransport, type HttpLoopTransport } from '../src/index.js';
+import { CLIENT, SpyRouter, loopClient, polledMessage, watchLogs, type LogWatcher, type LoopClient } from './helpers.js';
+
+describe('IdleTracker', () => {
+  it('a session opened and never polled expires after the time-out, not before', () => {
+    const tracker = new IdleTracker(100);
+    tracker.open('a', 0);
+    expect(tracker.nextDeadline()).toBe(100);
+    expect(tracker.expire(99)).toEqual([]);
+    expect(tracker.expire(100).map((e) => e.id)).toEqual(['a']);
+    expect(tracker.size).toBe(0);
+    expect(tracker.nextDeadline()).toBeUndefined();
+  });
+
+  it('a waiting poll keeps a session from expiring however long it waits; idle again from when it ends', () => {
+    const tracker = new IdleTracker(100);
+    const a = tracker.open('a', 0);
+    tracker.pollStarted(a);
+    expect(tracker.nextDeadline()).toBeUndefined();
+    expect(tracker.expire(10_000)).toEqual([]);
+    tracker.pollEnded(a, 10_000);
+    expect(tracker.nextDeadline()).toBe(10_100);
+    expect(tracker.expire(10_099)).toEqual([]);
+    expect(tracker.expire(10_100).map((e) => e.id)).toEqual(['a']);
+  });
+
+  it('counts overlapping polls: idle only once the last one ends', () => {
+    const tracker = new IdleTracker(100);
+    const a = tracker.open('a', 0);
+    tracker.pollStarted(a);
+    tracker.pollStarted(a);
+    tracker.pollEnded(a, 50);
+    expect(tracker.expire(1000)).toEqual([]);
+    tracker.pollEnded(a, 60);
+    expect(tracker.nextDeadline()).toBe(160);
+  });
+
+  it('expires oldest first, and a session that polled in between leaves the line', () => {
+    const tracker = new IdleTracker(100);
+    const a = tracker.open('a', 0);
+    tracker.open('b', 10);
+    tracker.open('c', 20);
+    tracker.pollStarted(a);
+    tracker.pollEnded(a, 30);
+    expect(tracker.nextDeadline()).toBe(110);
+    expect(tracker.expire(125).map((e) => e.id)).toEqual(['b', 'c']);
+    expect(tracker.expire(130).map((e) => e.id)).toEqual(['a']);
+  });
+
+  it('removed sessions never expire and ignore late poll events; remove is idempotent', () => {
+    const tracker = new IdleTracker(100);
+    const a = tracker.open('a', 0);
+    const b = tracker.open('b', 0);
+    tracker.pollStarted(b);
+    tracker.remove(a);
+    tracker.remove(a);
+    tracker.remove(b);
+    tracker.pollEnded(b, 5);
+    tracker.pollStarted(a);
+    expect(tracker.size).toBe(0);
+    expect(tracker.expire(1000)).toEqual([]);
+  });
+
+  it('refuses a time-out that is not a positive number', () => {
+    for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) expect(() => new IdleTracker(bad)).toThrow(RangeError);
+  });
+});
+
+/** A clock whose time moves only when the test says so; it runs due timers in order. */
+function fakeClock(): IdleClock & { advance(ms: number): void; readonly timers: number } {
+  let now = 0;
+  let nextId = 0;
+  const timers = new Map<number, { at: number; callback: () => void }>();
+  return {
+    now: () => now,
+    setTimeout: (callback, ms) => {
+      timers.set(++nextId, { at: now + ms, callback });
+      return nextId;
+    },
+    clearTimeout: (handle) => void timers.delete(handle as number),
+    advance(ms) {
+      const end = now + ms;
+      for (;;) {
+        const due = [...timers.entries()].filter(([, t]) => t.at <= end).sort((x, y) => x[1].at - y[1].at)[0];
+        if (!due) break;
+        timers.delete(due[0]);
+        now = due[1].at;
+        due[1].callback();
+      }
+      now = end;
+    },
+    get timers() {
+      return timers.size;
+    },
+  };
+}
+
+describe('IdleWatch', () => {
+  it('holds one timer, fires for each quiet session at its deadline, and none after close', () => {
+    const clock = fakeClock();
+    const expired: string[] = [];
+    const watch = new IdleWatch(100, (id) => expired.push(id), clock);
+    watch.open('a');
+    clock.advance(40);
+    const b = watch.open('b');
+    expect(clock.timers).toBe(1);
+    clock.advance(60);
+    expect(expired).toEqual(['a']);
+    watch.pollStarted(b);
+    clock.advance(500);
+    expect(expired).toEqual(['a']);
+    watch.pollEnded(b);
+    clock.advance(99);
+    expect(expired).toEqual(['a']);
+    clock.advance(1);
+    expect(expired).toEqual(['a', 'b']);
+    expect(clock.timers).toBe(0);
+
+    watch.open('c');
+    expect(watch.timerArmed).toBe(true);
+    watch.close();
+    watch.close();
+    expect(clock.timers).toBe(0);
+    expect(watch.timerArmed).toBe(false);
+    watch.open('d');
+    clock.advance(1000);
+    expect(expired).toEqual(['a', 'b']);
+    expect(clock.timers).toBe(0);
+  });
+
+  it('does not touch its timer per poll: a session that keeps polling costs no timer work', () => {
+    const clock = fakeClock();
+    const set = vi.spyOn(clock, 'setTimeout');
+    const watch = new IdleWatch(100, () => undefined, clock);
+    const a = watch.open('a');
+    for (let i = 0; i < 50; i++) {
+      watch.pollStarted(a);
+      clock.advance(30);
+      watch.pollEnded(a);
+    }
+    // One timer per time-out period at most, not one per poll.
+    expect(set.mock.calls.length).toBeLessThanOrEqual(1 + Math.ceil((50 * 30) / 100));
+    watch.close();
+  });
+
+  it('keeps watching when an expiry callback throws', () => {
+    const clock = fakeClock();
+    const expired: string[] = [];
+    const watch = new IdleWatch(
+      100,
+      (id) => {
+        expired.push(id);
+        if (id === 'a') throw new Error('boom');
+      },
+      clock,
+    );
+    watch.open('a');
+    clock.advance(50);
+    watch.open('b');
+    expect(() => clock.advance(50)).toThrow('boom');
+    clock.advance(50);
+    expect(expired).toEqual(['a', 'b']);
+    watch.close();
+  });
+});
+
+describe('the transport ends vanished sessions', () => {
+  let router: SpyRouter;
+  let transport: HttpLoopTransport;
+  let client: LoopClient;
+  let logs: LogWatcher;
+
+  beforeEach(() => {
+    vi.useFakeTimers();
+    router = new SpyRouter({ invocationTimeoutMs: 60_000 });
+    logs = watchLogs();
+    transport = createHttpLoopTransport(router, { logger: logs.logger, idleTimeoutMs: 1000 });
+    client = loopClient((path, init) => transport.app.request(path, init));
+  });
+
+  afterEach(async () => {
+    await transport.close();
+    await router.close();
+    expect(transport.idleTimerArmed).toBe(false);
+    expect(vi.getTimerCount()).toBe(0);
+    vi.useRealTimers();
+  });
+
+  it('a client that registered and never polls leaves after the idle time-out; its pending call fails at once with transport_error', async () => {
+    const sessionId = await client.register();
+    const call = router.invoke('c1', 'GET', '/hello');
+    await vi.advanceTimersByTimeAsync(999);
+    expect(router.getClient('c1')).toBeDefined();
+    const vanished = logs.next('session.vanished');
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await vanished).toMatchObject({ level: 'info', sessionId, clientId: 'c1', reason: 'no poll for 1000 ms' });
+    expect(router.getClient('c1')).toBeUndefined();
+    expect(transport.sessionCount).toBe(0);
+    expect(await call).toMatchObject({ ok: false, source: 'server', error: { code: 'transport_error' } });
+    expect((await client.poll(sessionId, 0)).status).toBe(404);
+  });
+
+  it('a poll waiting longer than the idle time-out keeps its session', async () => {
+    const sessionId = await client.register();
+    const poll = client.poll(sessionId, 5000);
+    await vi.advanceTimersByTimeAsync(4999);
+    expect(router.getClient('c1')).toBeDefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect((await poll).status).toBe(204);
+    // Idle from the poll's answer on.
+    await vi.advanceTimersByTimeAsync(999);
+    expect(router.getClient('c1')).toBeDefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(router.getClient('c1')).toBeUndefined();
+  });
+
+  it('a client whose handler takes longer than the time-out stays: it keeps polling while the handler runs', async () => {
+    const sessionId = await client.register();
+    let running = true;
+    const handled: Promise<void>[] = [];
+    // Like the SDKs: the poll loop hands each call to its handler and polls again at once.
+    const loop = (async () => {
+      while (running) {
+        const response = await client.poll(sessionId, 300);
+        if (response.status !== 200) continue;
+        const message = await polledMessage(response);
+        if (message.type !== 'callClient') continue;
+        handled.push(
+          (async () => {
+            await new Promise((resolve) => setTimeout(resolve, 3000)); // three idle time-outs
+            await client.send(sessionId, { type: 'callClientResult', requestId: message.requestId, ok: true, data: 'slow answer' });
+          })(),
+        );
+      }
+    })();
+    const call = router.invoke('c1', 'GET', '/hello');
+    await vi.advanceTimersByTimeAsync(3500);
+    expect(await call).toEqual({ ok: true, data: 'slow answer' });
+    expect(router.getClient('c1')).toBeDefined();
+    expect(logs.records.some((r) => r.event === 'session.vanished')).toBe(false);
+    running = false;
+    await vi.advanceTimersByTimeAsync(300);
+    await loop;
+    await Promise.all(handled);
+  });
+
+  it('disconnect and shutdown forget the session: nothing expires later', async () => {
+    const first = await client.register();
+    await client.disconnect(first);
+    await client.register({ ...CLIENT, id: 'c2' });
+    await transport.close();
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(logs.records.some((r) => r.event === 'session.vanished')).toBe(false);
+  });
+
+  it('refuses an idle time-out that is not a positive number of milliseconds', () => {
+    for (const idleTimeoutMs of [0, -5, Number.NaN, 2 ** 31]) {
+      expect(() => createHttpLoopTransport(router, { idleTimeoutMs })).toThrow(RangeError);
+    }
+  });
+});
