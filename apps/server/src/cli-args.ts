@@ -8,6 +8,7 @@ import { LOG_LEVELS, MAX_TIMER_MS } from '@mdp/core';
 import { MAX_WAIT_MS } from '@mdp/transport-http-loop';
 import { CLUSTER_SETTINGS, clusterOptions } from './cluster-args.js';
 import { list, oneOf, text, toggle, wholeNumber } from './flag-values.js';
+import { LIMIT_SETTINGS, limitOptions } from './limit-args.js';
 import { MCP_SETTINGS, mcpOptions } from './mcp-args.js';
 import { OBSERVE_SETTINGS, observeOptions } from './observe-args.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
@@ -129,7 +130,7 @@ const CONFIG_SETTINGS = settingGroup({
 });
 
 /** The groups, in `--help` order. */
-const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, TLS_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, CONFIG_SETTINGS] as const;
+const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, TLS_SETTINGS, LIMIT_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, CONFIG_SETTINGS] as const;
 export const CLI_SETTINGS = settingTable(GROUPS);
 export type CliValues = TableValues<typeof GROUPS>;
 
@@ -231,6 +232,7 @@ function toServerOptions(
     cluster: clusterOptions(values, { portGiven: sources.port?.kind !== 'default' }),
     mcp: mcpOptions(values),
     ...observeOptions(values),
+    ...limitOptions(values),
   };
 }
 

@@ -7,6 +7,7 @@ import { CLUSTER_DEFAULTS, DISCOVERY_DEFAULTS } from '@mdp/cluster';
 import { HELP, SERVER_DEFAULTS, parseCliArgs, type CliCommand, type MdpServerOptions } from '../src/index.js';
 import { CLI_SETTINGS } from '../src/cli-args.js';
 import { defaultStateDir } from '../src/cluster.js';
+import { LIMIT_SETTINGS } from '../src/limit-args.js';
 import { text, wholeNumber } from '../src/flag-values.js';
 import { envName, settingGroup, settingTable } from '../src/settings.js';
 
@@ -75,6 +76,8 @@ describe('defaults', () => {
       },
       mcp: { surface: CATALOG_DEFAULTS.surface, maxTools: CATALOG_DEFAULTS.maxTools },
       httpLoopIdleTimeoutMs: SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
+      // Every limit, at its default (limit-args.ts).
+      ...Object.fromEntries(Object.keys(LIMIT_SETTINGS.settings).map((key) => [key, SERVER_DEFAULTS[key as keyof typeof SERVER_DEFAULTS]])),
     });
   });
 

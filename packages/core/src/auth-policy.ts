@@ -11,11 +11,35 @@ import { decodeAuthCookie, encodeAuthCookie, extractTransportAuth, type HeaderMa
 export interface AuthPolicy {
   /** Whether this transport auth may connect or read. */
   verify(auth: AuthContext | undefined): boolean;
+  /**
+   * Who a credential the policy accepted names: a short stable string, never the secret itself. A
+   * client id belongs to the principal that registered it, and every HTTP loop request must come
+   * from the principal that connected. Optional; the default is {@link credentialPrincipal} (a hash
+   * of the token, or of the whole credential when it has none). Give your own when one caller's
+   * credentials vary from request to request (a signed, expiring token: return its subject).
+   */
+  principal?(auth: AuthContext): string;
   /** Key that signs and checks `mdp_auth` cookies. */
   readonly cookieSecret: Buffer;
 }
 
 const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
+
+/**
+ * The default principal of an accepted credential: `token:` and the first 128 bits of the token's
+ * SHA-256 (hex), so two holders of one token are one principal and the token never appears in logs.
+ * A credential without a token (an `x-mdp-auth-*` header, a cookie holding only headers or
+ * metadata) is named by a hash of its scheme, its headers but the raw `cookie` one (which also
+ * carries unrelated cookies) and its metadata.
+ */
+export function credentialPrincipal(auth: AuthContext | undefined): string {
+  if (typeof auth?.token === 'string') return `token:${digest(auth.token).toString('hex', 0, 16)}`;
+  const headers = Object.entries(auth?.headers ?? {})
+    .filter(([name]) => name !== 'cookie')
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const identity = JSON.stringify([auth?.scheme ?? null, headers, auth?.metadata ?? null]);
+  return `credential:${digest(identity).toString('hex', 0, 16)}`;
+}
 
 /** A policy that accepts any credential whose `token` is one of `tokens`. */
 export function createTokenPolicy(tokens: Iterable<string>, options: { cookieSecret?: Buffer } = {}): AuthPolicy {
@@ -62,6 +86,11 @@ export interface AuthGate {
   extract(headers: HeaderMap): AuthContext | undefined;
   /** Whether a request with this transport auth may connect or read. */
   allows(auth: AuthContext | undefined): boolean;
+  /**
+   * The principal of a credential `allows` accepted (see {@link AuthPolicy.principal}); always
+   * `undefined` without a policy, where every caller is the same anonymous principal.
+   */
+  principalOf(auth: AuthContext | undefined): string | undefined;
   /** The `mdp_auth` cookie value for `auth`. */
   encodeCookie(auth: AuthContext): string;
 }
@@ -72,6 +101,7 @@ export function createAuthGate(policy?: AuthPolicy): AuthGate {
       policy,
       extract: (headers) => extractTransportAuth(headers),
       allows: () => true,
+      principalOf: () => undefined,
       encodeCookie: encodeAuthCookie,
     };
   }
@@ -80,6 +110,7 @@ export function createAuthGate(policy?: AuthPolicy): AuthGate {
     policy,
     extract: (headers) => extractTransportAuth(headers, { decodeCookie }),
     allows: (auth) => policy.verify(auth),
+    principalOf: (auth) => (policy.principal && auth ? policy.principal(auth) : credentialPrincipal(auth)),
     encodeCookie: (auth) => encodeSignedAuthCookie(auth, policy.cookieSecret),
   };
 }

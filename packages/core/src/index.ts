@@ -1,4 +1,5 @@
-export { MdpError, httpStatusOf, serializeError } from './errors.js';
+export { MdpError, httpStatusOf, retryAfterSeconds, serializeError } from './errors.js';
+export type { Refusal } from './errors.js';
 export { LOG_LEVELS, createLogger, isLogLevel, silentLogger } from './logger.js';
 export type { LogFields, LogLevel, Logger, LoggerOptions } from './logger.js';
 export {
@@ -11,18 +12,23 @@ export {
   readCookie,
 } from './auth.js';
 export type { ExtractAuthOptions, HeaderMap } from './auth.js';
-export { createAuthGate, createTokenPolicy, decodeSignedAuthCookie, encodeSignedAuthCookie } from './auth-policy.js';
+export { createAuthGate, createTokenPolicy, credentialPrincipal, decodeSignedAuthCookie, encodeSignedAuthCookie } from './auth-policy.js';
 export type { AuthGate, AuthPolicy } from './auth-policy.js';
 export { PathIndex } from './path-index.js';
 export type { ResolvedTarget } from './path-index.js';
 export { SESSION_CLOSE, authSourceOf } from './session.js';
 export type { AuthSource, SessionInfo, SessionTransport } from './session.js';
 export { ROUTER_DEFAULTS, Router, Session } from './router.js';
-export { MAX_TIMER_MS } from './deadlines.js';
+export { Deadlines, EXPIRE_BATCH, MAX_TIMER_MS } from './deadlines.js';
+export type { Deadline } from './deadlines.js';
 export { systemClock } from './clock.js';
 export type { Clock } from './clock.js';
+export { Admission } from './admission.js';
+export type { AdmissionLimits } from './admission.js';
+export { CATALOG_LIMIT_DEFAULTS, catalogProblem } from './catalog-limits.js';
+export type { CatalogLimits } from './catalog-limits.js';
 export { setOwn } from './records.js';
-export type { CallRecord, CallSignal, ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, InvokeRoute, RouterOptions } from './router.js';
+export type { CallHandle, CallRecord, CallSignal, ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, InvokeRoute, RouterOptions } from './router.js';
 export { createLocalHost } from './host.js';
 export type { CallOptions, HostApi } from './host.js';
 export { aliasFinder, baseId, resolveClientId } from './aliases.js';

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createAuthGate,
   createTokenPolicy,
+  credentialPrincipal,
   decodeSignedAuthCookie,
   encodeAuthCookie,
   encodeSignedAuthCookie,
@@ -62,5 +63,39 @@ describe('createAuthGate', () => {
     expect(gate.extract({ cookie: unsigned })?.token).toBeUndefined();
     expect(gate.allows(gate.extract({ cookie: unsigned }))).toBe(false);
     expect(gate.allows(gate.extract({ authorization: 'Bearer good' }))).toBe(true);
+  });
+});
+
+describe('principals', () => {
+  it('name a token by a hash, never by the token itself', () => {
+    const gate = createAuthGate(createTokenPolicy(['alpha', 'beta']));
+    const alpha = gate.principalOf({ scheme: 'Bearer', token: 'alpha' });
+    expect(alpha).toMatch(/^token:[0-9a-f]{32}$/);
+    expect(alpha).not.toContain('alpha');
+    // The same token however it arrives (header, cookie, extra headers) is the same principal.
+    expect(gate.principalOf({ token: 'alpha', headers: { cookie: 'x=1', 'x-mdp-auth-tab': '7' } })).toBe(alpha);
+    expect(gate.principalOf({ token: 'beta' })).not.toBe(alpha);
+  });
+
+  it('name a credential without a token by its headers (not the raw cookie), scheme and metadata', () => {
+    const a = credentialPrincipal({ headers: { 'x-mdp-auth-user': 'ann', cookie: 'one=1' } });
+    expect(credentialPrincipal({ headers: { cookie: 'two=2', 'x-mdp-auth-user': 'ann' } })).toBe(a);
+    expect(credentialPrincipal({ headers: { 'x-mdp-auth-user': 'bob' } })).not.toBe(a);
+    expect(credentialPrincipal({ headers: { 'x-mdp-auth-user': 'ann' }, metadata: { role: 'x' } })).not.toBe(a);
+    expect(a).toMatch(/^credential:[0-9a-f]{32}$/);
+  });
+
+  it("use a custom policy's own principal when it gives one", () => {
+    const gate = createAuthGate({
+      cookieSecret: secret,
+      verify: (auth) => auth?.token?.startsWith('user-') === true,
+      principal: (auth) => `user:${auth.token?.split('-')[1]}`,
+    });
+    expect(gate.principalOf({ token: 'user-ann-session1' })).toBe('user:ann');
+    expect(gate.principalOf({ token: 'user-ann-session2' })).toBe('user:ann');
+  });
+
+  it('are undefined without a policy: every caller is the same anonymous principal', () => {
+    expect(createAuthGate().principalOf({ token: 'anything' })).toBeUndefined();
   });
 });

@@ -15,6 +15,8 @@
  * oldest idle session and re-armed only when it fires, never per poll.
  */
 
+import { EXPIRE_BATCH } from '@mdp/core';
+
 /** One session as the tracker sees it; only the tracker writes its fields. */
 export class IdleEntry {
   /** Polls of this session being answered now. */
@@ -79,10 +81,10 @@ export class IdleTracker {
     return this.head === undefined ? undefined : this.head.idleSince + this.idleTimeoutMs;
   }
 
-  /** The sessions idle for the whole time-out at `now`, oldest first; they are removed. */
-  expire(now: number): IdleEntry[] {
+  /** The sessions idle for the whole time-out at `now`, oldest first, at most `limit`; they are removed. */
+  expire(now: number, limit = Number.POSITIVE_INFINITY): IdleEntry[] {
     const expired: IdleEntry[] = [];
-    while (this.head !== undefined && now - this.head.idleSince >= this.idleTimeoutMs) {
+    while (this.head !== undefined && now - this.head.idleSince >= this.idleTimeoutMs && expired.length < limit) {
       const entry = this.head;
       this.remove(entry);
       expired.push(entry);
@@ -192,7 +194,9 @@ export class IdleWatch {
     this.timer = undefined;
     if (this.closed) return;
     try {
-      for (const entry of this.tracker.expire(this.clock.now())) this.onExpire(entry.id);
+      // Thousands of sessions gone at once end in batches, a turn of the event loop apart (the
+      // next batch is due at once: the timer re-arms with no delay), so other requests are served.
+      for (const entry of this.tracker.expire(this.clock.now(), EXPIRE_BATCH)) this.onExpire(entry.id);
     } finally {
       this.arm();
     }

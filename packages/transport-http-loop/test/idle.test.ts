@@ -4,6 +4,7 @@
  * vitest's fake timers.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { EXPIRE_BATCH } from '@mdp/core';
 import { IdleTracker, IdleWatch, type IdleClock } from '../src/idle.js';
 import { createHttpLoopTransport, type HttpLoopTransport } from '../src/index.js';
 import { CLIENT, SpyRouter, loopClient, polledMessage, watchLogs, type LogWatcher, type LoopClient } from './helpers.js';
@@ -133,6 +134,25 @@ describe('IdleWatch', () => {
     clock.advance(1000);
     expect(expired).toEqual(['a', 'b']);
     expect(clock.timers).toBe(0);
+  });
+
+  it('ends sessions that went quiet together in batches, each batch a timer callback of its own', () => {
+    const clock = fakeClock();
+    const expired: string[] = [];
+    const batches: number[] = [];
+    const watch = new IdleWatch(100, (id) => expired.push(id), clock);
+    const set = clock.setTimeout.bind(clock);
+    // Each re-arm after the first records how many had expired by then.
+    clock.setTimeout = (callback, ms) => {
+      batches.push(expired.length);
+      return set(callback, ms);
+    };
+    const count = EXPIRE_BATCH * 2 + 10;
+    for (let i = 0; i < count; i++) watch.open(`s${i}`);
+    clock.advance(100);
+    expect(expired).toHaveLength(count);
+    expect(batches).toEqual([0, EXPIRE_BATCH, EXPIRE_BATCH * 2]);
+    watch.close();
   });
 
   it('does not touch its timer per poll: a session that keeps polling costs no timer work', () => {
