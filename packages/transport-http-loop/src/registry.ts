@@ -11,6 +11,8 @@ export interface LoopSession {
   readonly idle: IdleEntry;
   /** The remote address that connected it, counted against the per-address cap. */
   readonly address: string | undefined;
+  /** Request ids of the calls polled by the client and maybe not answered yet (pruned when checked). */
+  handed: string[] | undefined;
 }
 
 export interface LoopSessionRegistryOptions {
@@ -47,6 +49,14 @@ export class LoopSessionRegistry {
         this.end(id, reason);
       },
       options.clock,
+      // A client that was handed a call and has not answered it yet is working on it, not gone.
+      (id) => {
+        const entry = this.entries.get(id);
+        if (!entry?.handed) return false;
+        entry.handed = entry.handed.filter((requestId) => this.router.isPending(requestId));
+        if (entry.handed.length === 0) entry.handed = undefined;
+        return entry.handed !== undefined;
+      },
     );
     this.admission = new Admission(options.sessionLimits, 'HTTP loop sessions');
     this.queueLimits = options.queueLimits;
@@ -115,7 +125,7 @@ export class LoopSessionRegistry {
       this.admission.release(address);
       throw error;
     }
-    entry = { session, mailbox, idle: this.idle.open(session.id), address };
+    entry = { session, mailbox, idle: this.idle.open(session.id), address, handed: undefined };
     this.entries.set(session.id, entry);
     this.logger.debug('session.connected', { sessionId: session.id });
     return entry;
@@ -129,6 +139,16 @@ export class LoopSessionRegistry {
   /** A poll of `entry` was answered. */
   pollEnded(entry: LoopSession): void {
     this.idle.pollEnded(entry.idle);
+  }
+
+  /** A poll of `entry` handed its client the call `requestId`. */
+  handed(entry: LoopSession, requestId: string): void {
+    (entry.handed ??= []).push(requestId);
+  }
+
+  /** The client of `entry` sent something: it is there, whether or not a poll waits. */
+  sent(entry: LoopSession): void {
+    this.idle.touch(entry.idle);
   }
 
   /**

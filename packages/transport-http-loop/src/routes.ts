@@ -161,6 +161,7 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     if (!('found' in looked)) return looked;
     const { session } = looked.found;
     session.touch(looked.auth ?? null);
+    registry.sent(looked.found);
     const body = await request.readBody(maxBodyBytes);
     if (!body.ok) {
       // Like a websocket frame over the limit (1009), an oversized send ends the session: the
@@ -221,6 +222,7 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
       logger.debug('poll.abandoned', { sessionId: session.id, reason: 'abandoned' });
       return EMPTY_204;
     }
+    if (result.message.type === 'callClient') registry.handed(looked.found, result.message.requestId);
     return {
       status: 200,
       body: `{"message":${result.text}}`,
