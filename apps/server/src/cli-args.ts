@@ -96,7 +96,7 @@ const AUTH_SETTINGS = settingGroup({
       help: `accept only credentials carrying this token (repeatable; MDP_AUTH_TOKENS and
         MDP_AUTH_TOKEN take a comma-separated list, a file an array). With it, the websocket
         (close 4401), HTTP loop connect and skill reads (401) need a token and the mdp_auth cookie
-        is signed`,
+        is sealed (encrypted, one hour)`,
     },
     authTokensFile: {
       flag: 'auth-tokens-file',

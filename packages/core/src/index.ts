@@ -12,8 +12,8 @@ export {
   readCookie,
 } from './auth.js';
 export type { ExtractAuthOptions, HeaderMap } from './auth.js';
-export { createAuthGate, createTokenPolicy, credentialPrincipal, decodeSignedAuthCookie, encodeSignedAuthCookie } from './auth-policy.js';
-export type { AuthGate, AuthPolicy } from './auth-policy.js';
+export { AUTH_COOKIE_MAX_AGE_MS, createAuthGate, createTokenPolicy, credentialPrincipal, openAuthCookie, sealAuthCookie } from './auth-policy.js';
+export type { AuthGate, AuthGateOptions, AuthPolicy } from './auth-policy.js';
 export { PathIndex } from './path-index.js';
 export type { ResolvedTarget } from './path-index.js';
 export { SESSION_CLOSE, authSourceOf } from './session.js';

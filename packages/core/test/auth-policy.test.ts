@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
+  AUTH_COOKIE_MAX_AGE_MS,
   createAuthGate,
   createTokenPolicy,
   credentialPrincipal,
-  decodeSignedAuthCookie,
   encodeAuthCookie,
-  encodeSignedAuthCookie,
+  openAuthCookie,
+  sealAuthCookie,
 } from '../src/index.js';
 
 const secret = Buffer.alloc(32, 7);
@@ -27,22 +28,35 @@ describe('createTokenPolicy', () => {
   });
 });
 
-describe('signed cookies', () => {
-  it('round-trip with the right secret only', () => {
+describe('sealed cookies', () => {
+  const now = 1_800_000_000_000;
+
+  it('round-trip with the right secret only, until they expire', () => {
     const auth = { scheme: 'Bearer', token: 't', metadata: { a: 1 } };
-    const value = encodeSignedAuthCookie(auth, secret);
-    expect(decodeSignedAuthCookie(value, secret)).toEqual(auth);
-    expect(decodeSignedAuthCookie(value, Buffer.alloc(32, 8))).toBeUndefined();
+    const value = sealAuthCookie(auth, secret, now + 1000);
+    expect(openAuthCookie(value, secret, now)).toEqual(auth);
+    expect(openAuthCookie(value, secret, now + 999)).toEqual(auth);
+    expect(openAuthCookie(value, secret, now + 1000)).toBeUndefined();
+    expect(openAuthCookie(value, Buffer.alloc(32, 8), now)).toBeUndefined();
   });
 
-  it('refuse unsigned, tampered and garbage values', () => {
-    const value = encodeSignedAuthCookie({ token: 't' }, secret);
-    const [payload, signature] = value.split('.') as [string, string];
-    expect(decodeSignedAuthCookie(payload, secret)).toBeUndefined();
-    expect(decodeSignedAuthCookie(`${encodeAuthCookie({ token: 'other' })}.${signature}`, secret)).toBeUndefined();
-    expect(decodeSignedAuthCookie(`${payload}.${signature}x`, secret)).toBeUndefined();
-    expect(decodeSignedAuthCookie('.', secret)).toBeUndefined();
-    expect(decodeSignedAuthCookie('', secret)).toBeUndefined();
+  it('do not show the token to whoever reads the cookie (another service on the same host gets it too)', () => {
+    const value = sealAuthCookie({ scheme: 'Bearer', token: 'SUPER-SECRET-TOKEN' }, secret, now + 1000);
+    expect(value).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(Buffer.from(value, 'base64url').toString('latin1')).not.toContain('SUPER-SECRET');
+    // Sealing twice gives two different values (a fresh IV each time).
+    expect(sealAuthCookie({ token: 'SUPER-SECRET-TOKEN' }, secret, now)).not.toBe(sealAuthCookie({ token: 'SUPER-SECRET-TOKEN' }, secret, now));
+  });
+
+  it('refuse unsealed, tampered and garbage values', () => {
+    const value = sealAuthCookie({ token: 't' }, secret, now + 1000);
+    const bytes = Buffer.from(value, 'base64url');
+    bytes[bytes.length - 1] = (bytes[bytes.length - 1] ?? 0) ^ 1;
+    expect(openAuthCookie(bytes.toString('base64url'), secret, now)).toBeUndefined();
+    expect(openAuthCookie(encodeAuthCookie({ token: 't' }), secret, now)).toBeUndefined();
+    expect(openAuthCookie('', secret, now)).toBeUndefined();
+    expect(openAuthCookie('.', secret, now)).toBeUndefined();
+    expect(openAuthCookie('a'.repeat(200), secret, now)).toBeUndefined();
   });
 });
 
@@ -54,8 +68,9 @@ describe('createAuthGate', () => {
     expect(gate.allows(undefined)).toBe(true);
   });
 
-  it('with a policy reads only signed cookies and allows only verified credentials', () => {
-    const gate = createAuthGate(createTokenPolicy(['good'], { cookieSecret: secret }));
+  it('with a policy reads only its own sealed, unexpired cookies and allows only verified credentials', () => {
+    let clock = 1_800_000_000_000;
+    const gate = createAuthGate(createTokenPolicy(['good'], { cookieSecret: secret }), { now: () => clock });
     const signed = `mdp_auth=${gate.encodeCookie({ token: 'good' })}`;
     expect(gate.extract({ cookie: signed })).toMatchObject({ token: 'good' });
     expect(gate.allows(gate.extract({ cookie: signed }))).toBe(true);
@@ -63,6 +78,8 @@ describe('createAuthGate', () => {
     expect(gate.extract({ cookie: unsigned })?.token).toBeUndefined();
     expect(gate.allows(gate.extract({ cookie: unsigned }))).toBe(false);
     expect(gate.allows(gate.extract({ authorization: 'Bearer good' }))).toBe(true);
+    clock += AUTH_COOKIE_MAX_AGE_MS;
+    expect(gate.extract({ cookie: signed })?.token).toBeUndefined();
   });
 });
 
