@@ -6,6 +6,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { serveRpc } from './rpc.js';
 
 export interface ProcessUsage {
@@ -30,6 +31,9 @@ function usage(): ProcessUsage {
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;
+
+/** The event-loop delay histogram between `startLoopDelay` and `loopDelay` (`tools/hardening-stress.mjs`). */
+let loopDelay: IntervalHistogram | undefined;
 
 /** The inspector session of an allocation sampling in progress (`tools/alloc-one.mjs`). */
 let sampling: Session | undefined;
@@ -62,6 +66,20 @@ serveRpc(
         includeObjectsCollectedByMajorGC: true,
         includeObjectsCollectedByMinorGC: !survivorsOnly,
       });
+    },
+    /** Start measuring how late the event loop runs (10 ms resolution). */
+    startLoopDelay() {
+      loopDelay?.disable();
+      loopDelay = monitorEventLoopDelay({ resolution: 10 });
+      loopDelay.enable();
+    },
+    /** Stop measuring; the event loop's largest and 99th-percentile delay since the start, ms. */
+    loopDelay() {
+      if (!loopDelay) throw new Error('loop delay not started');
+      loopDelay.disable();
+      const figures = { maxMs: loopDelay.max / 1e6, p99Ms: loopDelay.percentile(99) / 1e6 };
+      loopDelay = undefined;
+      return figures;
     },
     /** Stop sampling and write the sampling heap profile (JSON) to `file`. */
     async stopAllocations({ file }: { file: string }) {

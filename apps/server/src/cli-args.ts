@@ -8,6 +8,7 @@ import { LOG_LEVELS, MAX_TIMER_MS } from '@mdp/core';
 import { MAX_WAIT_MS } from '@mdp/transport-http-loop';
 import { CLUSTER_SETTINGS, clusterOptions } from './cluster-args.js';
 import { list, oneOf, text, toggle, wholeNumber } from './flag-values.js';
+import { LIMIT_SETTINGS, limitOptions } from './limit-args.js';
 import { MCP_SETTINGS, mcpOptions } from './mcp-args.js';
 import { OBSERVE_SETTINGS, observeOptions } from './observe-args.js';
 import { ORIGIN_SETTINGS, originOptions } from './origin-args.js';
@@ -96,7 +97,7 @@ const AUTH_SETTINGS = settingGroup({
       help: `accept only credentials carrying this token (repeatable; MDP_AUTH_TOKENS and
         MDP_AUTH_TOKEN take a comma-separated list, a file an array). With it, the websocket
         (close 4401), HTTP loop connect and skill reads (401) need a token and the mdp_auth cookie
-        is signed`,
+        is sealed (encrypted, one hour)`,
     },
     authTokensFile: {
       flag: 'auth-tokens-file',
@@ -130,7 +131,7 @@ const CONFIG_SETTINGS = settingGroup({
 });
 
 /** The groups, in `--help` order. */
-const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, ORIGIN_SETTINGS, TLS_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, CONFIG_SETTINGS] as const;
+const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, ORIGIN_SETTINGS, TLS_SETTINGS, LIMIT_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, CONFIG_SETTINGS] as const;
 export const CLI_SETTINGS = settingTable(GROUPS);
 export type CliValues = TableValues<typeof GROUPS>;
 
@@ -240,6 +241,7 @@ function toServerOptions(
     cluster: clusterOptions(values, { portGiven: sources.port?.kind !== 'default' }),
     mcp: mcpOptions(values),
     ...observeOptions(values),
+    ...limitOptions(values),
   };
 }
 

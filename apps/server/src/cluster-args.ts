@@ -43,7 +43,7 @@ export const CLUSTER_SETTINGS = settingGroup({
       defaultText: 'dynamic membership by discovery',
       help: "static membership: comma-separated server ids, this one's included",
     },
-    upstreamUrl: { flag: 'upstream-url', placeholder: '<url>', schema: serverAddress(), sources: FROM, help: 'mirror local clients into this hub instead of the elected leader' },
+    upstreamUrl: { flag: 'upstream-url', placeholder: '<url>', schema: serverAddress(), sources: FROM, urls: true, help: 'mirror local clients into this hub instead of the elected leader' },
     discoverHost: { flag: 'discover-host', placeholder: '<host>', schema: text(), default: DISCOVERY_DEFAULTS.host, sources: FROM, help: 'host whose port range is probed' },
     discoverStartPort: {
       flag: 'discover-start-port',
@@ -80,6 +80,7 @@ export const CLUSTER_SETTINGS = settingGroup({
     },
     discoverSeed: {
       flag: 'discover-seed',
+      urls: true,
       placeholder: '<url>',
       arity: 'list',
       schema: serverAddresses(),

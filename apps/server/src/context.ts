@@ -25,6 +25,11 @@ export function createServerContext(options: MdpServerOptions): OwnedContext {
     invocationTimeoutMs: options.invocationTimeoutMs ?? SERVER_DEFAULTS.invocationTimeoutMs,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? SERVER_DEFAULTS.heartbeatIntervalMs,
     heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? SERVER_DEFAULTS.heartbeatTimeoutMs,
+    maxPendingCalls: options.maxPendingCalls ?? SERVER_DEFAULTS.maxPendingCalls,
+    maxPathLength: options.maxPathLength ?? SERVER_DEFAULTS.maxPathLength,
+    maxPathSegments: options.maxPathSegments ?? SERVER_DEFAULTS.maxPathSegments,
+    maxCatalogPaths: options.maxCatalogPaths ?? SERVER_DEFAULTS.maxCatalogPaths,
+    catalogUpdatesPerMinute: options.maxCatalogUpdatesPerMinute ?? SERVER_DEFAULTS.maxCatalogUpdatesPerMinute,
     logger,
     onCallEnd: (record) => {
       for (let i = 0; i < observers.length; i++) (observers[i] as (record: CallRecord) => void)(record);
@@ -39,6 +44,7 @@ export function createServerContext(options: MdpServerOptions): OwnedContext {
     guarded: policy !== undefined,
     extractAuth: gate.extract,
     authorize: policy ? gate.allows : undefined,
+    principalOf: gate.principalOf,
     corsFor: (request: IncomingMessage) => corsHeadersFor(request.headers.origin),
     originPolicy,
     guardedCorsFor: (request: IncomingMessage) => (originProblem(request.headers, originPolicy) === undefined ? corsHeadersFor(request.headers.origin) : NO_CORS),

@@ -41,6 +41,12 @@ export interface ServerContext {
   readonly extractAuth: (headers: HeaderMap) => AuthContext | undefined;
   /** Whether a credential may connect or read; `undefined` when there is no auth policy. */
   readonly authorize: ((auth: AuthContext | undefined) => boolean) | undefined;
+  /**
+   * Who an accepted credential is (`AuthGate.principalOf`): client ids belong to the principal that
+   * registered them, HTTP loop requests must come from the one that connected. Always `undefined`
+   * without an auth policy.
+   */
+  readonly principalOf: (auth: AuthContext | undefined) => string | undefined;
   /** CORS headers of an answer to `request` (SPEC §6): the MDP routes browser clients use. */
   readonly corsFor: (request: IncomingMessage) => Readonly<Record<string, string>>;
   /**

@@ -15,6 +15,7 @@ import { originForm } from '@mdp/skills-gateway';
 import { heldByMdp } from './cluster.js';
 import { mdpCors } from './cors.js';
 import type { ServerFeature } from './feature.js';
+import { closeStalledConnections, oneAtATime, serverOptions, type HttpLimits } from './http-limits.js';
 
 /** Time given to open HTTP connections to finish during close before they are cut, ms. */
 const CLOSE_GRACE_MS = 1000;
@@ -61,8 +62,15 @@ interface Exchange {
 /** Every open connection of each server (those of its second ports too), for `closeListener`. */
 const exchanges = new WeakMap<Server, Map<Duplex, Exchange>>();
 
-/** A node HTTP server (HTTPS with `tls`) that dispatches to `features` and then to `app`. */
-export function createListener(features: readonly ServerFeature[], app: Hono, host: string, logger: Logger, tls?: HttpsOptions): Server {
+/** A node HTTP server (HTTPS with `tls`) that dispatches to `features` and then to `app`, within `limits`. */
+export function createListener(
+  features: readonly ServerFeature[],
+  app: Hono,
+  host: string,
+  logger: Logger,
+  limits: HttpLimits,
+  tls?: HttpsOptions,
+): Server {
   const fast = features.filter((f) => f.handle !== undefined);
   const upgraders = features.filter((f) => f.upgrade !== undefined);
   const connectors = features.filter((f) => f.connection !== undefined);
@@ -80,7 +88,8 @@ export function createListener(features: readonly ServerFeature[], app: Hono, ho
     }
     void serveWithHono(request, response);
   };
-  const server: Server = tls ? createHttpsServer(tls, onRequest) : createServer(onRequest);
+  const serve = oneAtATime(limits, onRequest);
+  const server: Server = tls ? createHttpsServer({ ...serverOptions(limits), ...tls }, serve) : createServer(serverOptions(limits), serve);
   // A failed handshake (an untrusted certificate, plain HTTP on the TLS port) costs only that socket.
   if (tls) server.on('tlsClientError', (error: NodeJS.ErrnoException) => logger.debug('tls.client_error', { error: error.message, code: error.code }));
   exchanges.set(server, connections);
@@ -89,6 +98,8 @@ export function createListener(features: readonly ServerFeature[], app: Hono, ho
     connections.set(socket, { answering: 0, upgraded: false });
     socket.once('close', () => connections.delete(socket));
   });
+  const stopSweep = closeStalledConnections(server, limits, logger, tls !== undefined);
+  server.once('close', stopSweep);
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const exchange = connections.get(socket);
     if (exchange) exchange.upgraded = true;

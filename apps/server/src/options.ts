@@ -1,4 +1,6 @@
-import type { AuthPolicy, Logger, LogLevel } from '@mdp/core';
+import { ROUTER_DEFAULTS, type AuthPolicy, type Logger, type LogLevel } from '@mdp/core';
+import { HTTP_LOOP_DEFAULTS } from '@mdp/transport-http-loop';
+import { WS_LIMIT_DEFAULTS } from '@mdp/transport-ws';
 import type { MdpClusterOptions } from './cluster.js';
 import type { MdpMcpOptions } from './features/mcp-http.js';
 import type { MdpTlsOptions } from './tls.js';
@@ -31,6 +33,48 @@ export interface MdpServerOptions {
    * `transport_error`, ms. 0 ends them at once. Default 5000.
    */
   drainTimeoutMs?: number;
+
+  // Limits (README "Security and limits"). Each refusal leaves the server answering everyone else.
+
+  /** Most calls waiting for one client's answer; more are answered 503 with Retry-After, unsent. Default 1000. */
+  maxPendingCalls?: number;
+  /** Longest registered path, characters; a longer one refuses the catalog (1008 / 400). Default 1024. */
+  maxPathLength?: number;
+  /** Most segments in a registered path. Default 32. */
+  maxPathSegments?: number;
+  /** Most paths in one catalog. Default 10000. */
+  maxCatalogPaths?: number;
+  /** Most catalog changes per session and minute (a burst of that many, then at that rate); more close 1013 / answer 429. Default 120. */
+  maxCatalogUpdatesPerMinute?: number;
+  /** Most bytes waiting for one websocket peer; a peer over it is closed 1013 and its calls fail. Default 8 MiB. */
+  maxWsBufferedBytes?: number;
+  /** Time from a websocket's handshake to its first registerClient, ms; past it the socket closes 4408. Default 10000. */
+  wsRegisterTimeoutMs?: number;
+  /** Most websocket connections at once; more are answered 503 before the handshake. Default 10000. */
+  maxWsConnections?: number;
+  /** Most websocket connections from one remote address. Default 8000. */
+  maxWsConnectionsPerAddress?: number;
+  /** Most HTTP loop sessions at once; more connects answer 503. Default 10000. */
+  maxHttpLoopSessions?: number;
+  /** Most HTTP loop sessions from one remote address. Default 2000. */
+  maxHttpLoopSessionsPerAddress?: number;
+  /** Most messages queued for one HTTP loop session; past it the session ends. Default 10000. */
+  httpLoopMaxQueuedMessages?: number;
+  /** Most bytes of JSON queued for one HTTP loop session; past it the session ends. Default 8 MiB. */
+  httpLoopMaxQueuedBytes?: number;
+  /** Time to receive a request's headers, ms (node's headersTimeout); past it 408, also for a connection that sends nothing. Default 20000. */
+  httpHeadersTimeoutMs?: number;
+  /** Time to receive a whole request, ms (node's requestTimeout); at least the headers time-out. Default 60000. */
+  httpRequestTimeoutMs?: number;
+  /** An idle keep-alive connection is closed after this, ms. Default 5000. */
+  httpKeepAliveTimeoutMs?: number;
+  /**
+   * A connection whose answer makes no progress for this long (its reader does not read) is closed,
+   * ms. Long polls and calls still being answered are not concerned. Default 30000.
+   */
+  httpWriteTimeoutMs?: number;
+  /** Most requests waiting behind the one being answered on a connection; more answer 503 and close it. Default 8. */
+  maxPipelinedRequests?: number;
   /** Cluster id reported in /mdp/meta. Default `mdp`. */
   clusterId?: string;
   /**
@@ -100,7 +144,51 @@ export const SERVER_DEFAULTS = {
   longPollTimeoutMs: 25_000,
   httpLoopIdleTimeoutMs: 10_000,
   drainTimeoutMs: 5_000,
+  maxPendingCalls: ROUTER_DEFAULTS.maxPendingCalls,
+  maxPathLength: ROUTER_DEFAULTS.maxPathLength,
+  maxPathSegments: ROUTER_DEFAULTS.maxPathSegments,
+  maxCatalogPaths: ROUTER_DEFAULTS.maxCatalogPaths,
+  maxCatalogUpdatesPerMinute: ROUTER_DEFAULTS.catalogUpdatesPerMinute,
+  maxWsBufferedBytes: WS_LIMIT_DEFAULTS.maxBufferedBytes,
+  wsRegisterTimeoutMs: WS_LIMIT_DEFAULTS.registerTimeoutMs,
+  maxWsConnections: WS_LIMIT_DEFAULTS.maxConnections,
+  maxWsConnectionsPerAddress: WS_LIMIT_DEFAULTS.maxConnectionsPerAddress,
+  maxHttpLoopSessions: HTTP_LOOP_DEFAULTS.maxSessions,
+  maxHttpLoopSessionsPerAddress: HTTP_LOOP_DEFAULTS.maxSessionsPerAddress,
+  httpLoopMaxQueuedMessages: HTTP_LOOP_DEFAULTS.maxQueuedMessages,
+  httpLoopMaxQueuedBytes: HTTP_LOOP_DEFAULTS.maxQueuedBytes,
+  httpHeadersTimeoutMs: 20_000,
+  httpRequestTimeoutMs: 60_000,
+  httpKeepAliveTimeoutMs: 5_000,
+  httpWriteTimeoutMs: 30_000,
+  maxPipelinedRequests: 8,
   clusterId: 'mdp',
   logLevel: 'info' as LogLevel,
   cookieSameSite: 'lax' as CookieSameSite,
 } as const;
+
+/** The limits of `options` for each part of the server, defaults filled in. */
+export function serverLimits(options: MdpServerOptions) {
+  const d = SERVER_DEFAULTS;
+  return {
+    websocket: {
+      maxBufferedBytes: options.maxWsBufferedBytes ?? d.maxWsBufferedBytes,
+      registerTimeoutMs: options.wsRegisterTimeoutMs ?? d.wsRegisterTimeoutMs,
+      maxConnections: options.maxWsConnections ?? d.maxWsConnections,
+      maxConnectionsPerAddress: options.maxWsConnectionsPerAddress ?? d.maxWsConnectionsPerAddress,
+    },
+    httpLoop: {
+      maxSessions: options.maxHttpLoopSessions ?? d.maxHttpLoopSessions,
+      maxSessionsPerAddress: options.maxHttpLoopSessionsPerAddress ?? d.maxHttpLoopSessionsPerAddress,
+      maxQueuedMessages: options.httpLoopMaxQueuedMessages ?? d.httpLoopMaxQueuedMessages,
+      maxQueuedBytes: options.httpLoopMaxQueuedBytes ?? d.httpLoopMaxQueuedBytes,
+    },
+    http: {
+      headersTimeoutMs: options.httpHeadersTimeoutMs ?? d.httpHeadersTimeoutMs,
+      requestTimeoutMs: options.httpRequestTimeoutMs ?? d.httpRequestTimeoutMs,
+      keepAliveTimeoutMs: options.httpKeepAliveTimeoutMs ?? d.httpKeepAliveTimeoutMs,
+      writeTimeoutMs: options.httpWriteTimeoutMs ?? d.httpWriteTimeoutMs,
+      maxPipelinedRequests: options.maxPipelinedRequests ?? d.maxPipelinedRequests,
+    },
+  } as const;
+}

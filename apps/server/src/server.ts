@@ -27,10 +27,11 @@ import { metaFeature } from './features/meta.js';
 import { sessionsFeature } from './features/sessions.js';
 import { skillsFeature } from './features/skills.js';
 import { websocketFeature } from './features/websocket.js';
+import { httpLimitsProblem } from './http-limits.js';
 import { bindServing, closeListener, createApp, createListener, servePort } from './listener.js';
 import { preflightRefusal } from './guarded-routes.js';
 import { bearerGuard } from './read-route.js';
-import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
+import { SERVER_DEFAULTS, serverLimits, type MdpServerOptions } from './options.js';
 import { TlsState, type ReloadResult } from './tls.js';
 import { advertisedAuthority, defaultServerId, isLoopback, serverUrls } from './urls.js';
 
@@ -88,11 +89,15 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const secure = tls !== undefined;
   const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
   const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens, tls });
+  const limits = serverLimits(options);
+  const httpProblem = httpLimitsProblem(limits.http);
+  if (httpProblem) throw new RangeError(httpProblem);
   // The MCP bridge, the host API and the inspector share the cluster's host: on a follower it asks the leader.
   const mcp = mcpFeature(ctx, options.mcp, () => cluster.host);
   const httpLoop = httpLoopFeature(ctx, {
     longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs,
     idleTimeoutMs: options.httpLoopIdleTimeoutMs ?? SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
+    ...limits.httpLoop,
   });
   const probeGuard = bearerGuard(options.metricsToken);
   const defaultPort = defaultPortOf(options.cluster, host);
@@ -110,7 +115,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     inspectorFeature(ctx, cluster.host),
     rootFeature(ctx),
     healthFeature(ctx, cluster, probeGuard),
-    websocketFeature(ctx),
+    websocketFeature(ctx, limits.websocket),
     clientLogFeature(ctx),
     callLogsFeature(ctx, { accessLog: options.accessLog ?? false, auditLog: options.auditLog }),
     sessionsFeature(ctx, { drainTimeoutMs: options.drainTimeoutMs ?? SERVER_DEFAULTS.drainTimeoutMs }),
@@ -129,7 +134,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard }),
   ];
   const app = createApp(features, logger, preflightRefusal(ctx.originPolicy));
-  const httpServer = createListener(features, app, host, logger, tls?.listenerOptions());
+  const httpServer = createListener(features, app, host, logger, limits.http, tls?.listenerOptions());
 
   const start = (port: number): ListeningInfo => {
     const serverId = options.serverId ?? defaultServerId(host, port);

@@ -64,12 +64,20 @@ export function commandLineLayer<V>(table: SettingTable<V>, argv: readonly strin
   return errors.length > 0 ? { ok: false, errors } : { ok: true, layer };
 }
 
-/** `MDP_<FLAG>` variables. An empty variable counts as unset; two names of one setting must agree. */
+/**
+ * `MDP_<FLAG>` variables. An empty variable counts as unset, but for a secret it is an error: a
+ * deployment that writes `MDP_AUTH_TOKEN=$SECRET` with the secret missing must not run open. Two
+ * names of one setting must agree.
+ */
 export function envLayer<V>(table: SettingTable<V>, env: Env): LayerResult {
   const layer = new Map<string, RawEntry>();
   const errors: string[] = [];
   for (const [name, key] of table.envNames) {
     const value = env[name];
+    if (value === '' && table.rows.get(key)?.secret) {
+      errors.push(`${name} (environment) is set but empty: give it a value or unset it (an empty secret would leave the server unprotected)`);
+      continue;
+    }
     if (value === undefined || value === '') continue;
     const before = layer.get(key);
     if (before === undefined) layer.set(key, { raw: value, source: { kind: 'env', name } });

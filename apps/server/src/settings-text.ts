@@ -1,4 +1,5 @@
 /** Text made from the table of settings: the `--help` listing and the `--print-config` document. */
+import { redactUrl } from '@mdp/core';
 import { camelCase, sourceLabel, sourcesOf, type Setting, type SettingTable, type Source } from './settings.js';
 
 /** Column where descriptions start in `--help`, and the width they wrap at. */
@@ -56,6 +57,11 @@ function origin(source: Source | undefined, row: Setting): string {
  * from. Secrets, unset settings and settings a file cannot hold are comments, so the document can
  * be saved and used as `--config` as it is; a secret's value never appears.
  */
+function redactedUrls(value: unknown): unknown {
+  if (typeof value === 'string') return redactUrl(value);
+  return Array.isArray(value) ? value.map((item: unknown) => (typeof item === 'string' ? redactUrl(item) : item)) : value;
+}
+
 export function configDocument<V>(table: SettingTable<V>, values: V, sources: Readonly<Record<string, Source>>): string {
   const lines = ['// mdp-server settings in effect (flag > MDP_* environment > config file > default).', '{'];
   const all = values as Record<string, unknown>;
@@ -69,6 +75,9 @@ export function configDocument<V>(table: SettingTable<V>, values: V, sources: Re
       const from = origin(sources[key], row);
       if (value === undefined) lines.push(`  // ${name}: not set`);
       else if (row.secret) lines.push(`  // ${name}: hidden (${Array.isArray(value) ? `${value.length} set, ` : ''}from ${from})`);
+      else if (row.urls && JSON.stringify(redactedUrls(value)) !== JSON.stringify(value)) {
+        lines.push(`  // ${name}: ${JSON.stringify(redactedUrls(value))} (credentials hidden; from ${from})`);
+      }
       else if (!sourcesOf(row).includes('file')) lines.push(`  // ${name}: ${JSON.stringify(value)} (from ${from}; not a file setting)`);
       else lines.push(`  ${name}: ${JSON.stringify(value)}, // ${from}`);
     }

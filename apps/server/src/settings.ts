@@ -37,6 +37,8 @@ export interface Setting<T = unknown> {
   readonly help: string;
   /** Never printed, never echoed in an error. */
   readonly secret?: boolean;
+  /** A URL (or list of them) that may carry credentials: printed with its user info and query hidden. */
+  readonly urls?: boolean;
   /** Where else the setting may come from. Default: the environment and the config file. */
   readonly sources?: readonly SourceKind[];
   /** Further environment names, kept from before (e.g. MDP_AUTH_TOKENS). */

@@ -10,6 +10,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { clientChange, descriptor, skill, startServer, stopAll } from './harness.js';
 import {
   CHROMIUM_PATH,
@@ -236,4 +238,28 @@ describe.skipIf(!HAVE_CHROMIUM)('real browser (headless Chromium) on another ori
     expect(read.status).toBe(404);
     expect(JSON.parse(read.text)).toMatchObject({ error: { code: 'not_found', message: 'No client "vanishing-page" is connected' } });
   }, 30_000);
+
+  it('(d) an agent drives the page: over MCP it lists the page\'s client, reads its skill as a resource and calls it', async () => {
+    const t = await startServer();
+    const page = await openPage();
+    const pageOrigin = new URL(page.url()).origin;
+    const listed = clientChange(t.server, 'browser-client', true);
+    await callPage(page, 'openWebSocketClient', t.ws, descriptor('browser-client', [skill('/page/info/skill.md', { description: 'Page info' })]));
+    await within(listed, 'browser-client to be listed');
+
+    const agent = new Client({ name: 'browser-e2e-agent', version: '1.0.0' });
+    await agent.connect(new StreamableHTTPClientTransport(new URL(`${t.http}/mcp`)));
+    try {
+      const clients = (await agent.callTool({ name: 'listClients', arguments: {} })).structuredContent as { clients: Array<{ id: string }> };
+      expect(clients.clients.map((c) => c.id)).toEqual(['browser-client']);
+      const expected = expectedAnswer({ transport: 'websocket', origin: pageOrigin, path: '/page/info/skill.md', token: 'none', scheme: 'none' });
+      const resource = await agent.readResource({ uri: 'mdp://browser-client/page/info/skill.md' });
+      expect(resource.contents).toEqual([{ uri: 'mdp://browser-client/page/info/skill.md', mimeType: 'text/markdown', text: expected }]);
+      const called = await agent.callTool({ name: 'callPath', arguments: { clientId: 'browser-client', method: 'GET', path: '/page/info/skill.md' } });
+      expect(called.structuredContent).toEqual({ ok: true, data: expected });
+    } finally {
+      await agent.close();
+    }
+    expect(pageErrors).toEqual([]);
+  });
 });

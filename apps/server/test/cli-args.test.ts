@@ -7,6 +7,7 @@ import { CLUSTER_DEFAULTS, DISCOVERY_DEFAULTS } from '@mdp/cluster';
 import { HELP, SERVER_DEFAULTS, parseCliArgs, type CliCommand, type MdpServerOptions } from '../src/index.js';
 import { CLI_SETTINGS } from '../src/cli-args.js';
 import { defaultStateDir } from '../src/cluster.js';
+import { LIMIT_SETTINGS } from '../src/limit-args.js';
 import { text, wholeNumber } from '../src/flag-values.js';
 import { envName, settingGroup, settingTable } from '../src/settings.js';
 
@@ -75,6 +76,8 @@ describe('defaults', () => {
       },
       mcp: { surface: CATALOG_DEFAULTS.surface, maxTools: CATALOG_DEFAULTS.maxTools },
       httpLoopIdleTimeoutMs: SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
+      // Every limit, at its default (limit-args.ts).
+      ...Object.fromEntries(Object.keys(LIMIT_SETTINGS.settings).map((key) => [key, SERVER_DEFAULTS[key as keyof typeof SERVER_DEFAULTS]])),
     });
   });
 
@@ -226,6 +229,19 @@ describe('the reference server', () => {
 });
 
 describe('bad values: one line each, naming the source', () => {
+  it.each(['MDP_AUTH_TOKEN', 'MDP_AUTH_TOKENS', 'MDP_METRICS_TOKEN', 'MDP_CLUSTER_SECRET'])(
+    'refuses %s set but empty: a missing secret must not leave the server open',
+    (name) => {
+      expect(errors([], { [name]: '' })).toEqual([
+        `${name} (environment) is set but empty: give it a value or unset it (an empty secret would leave the server unprotected)`,
+      ]);
+    },
+  );
+
+  it('takes an empty variable that is no secret as unset', () => {
+    expect(options([], { MDP_PORT: '', MDP_LOG_LEVEL: '' }).port).toBe(SERVER_DEFAULTS.port);
+  });
+
   it.each([
     [['--port', '-1'], '--port must be a whole number from 0 to 65535, got "-1"'],
     [['--port', '70000'], '--port must be a whole number from 0 to 65535, got "70000"'],
@@ -356,6 +372,15 @@ describe('TLS and the cookie (the reference server\'s --tls-key, --tls-cert, --t
 });
 
 describe('--print-config', () => {
+  it('hides the credentials of URLs (upstream, seeds), as a comment', () => {
+    const text = printed(['--upstream-url', 'ws://user:pw@127.0.0.1:9/x?token=abc', '--discover-seed', 'http://127.0.0.1:8/?key=k']);
+    expect(text).not.toContain('pw');
+    expect(text).not.toContain('token=abc');
+    expect(text).not.toContain('key=k');
+    expect(text).toContain('// "upstreamUrl": "ws://***:***@127.0.0.1:9/x?***" (credentials hidden; from --upstream-url)');
+    expect(printed(['--upstream-url', 'ws://127.0.0.1:9'])).toContain('"upstreamUrl": "ws://127.0.0.1:9", // --upstream-url');
+  });
+
   it('hides secrets, from every source', () => {
     const out = printed(['--auth-token', 'flag-token'], { MDP_CLUSTER_SECRET: 'env-secret' }, {});
     const fromFile = printed(['--config', 'c.json'], {}, { 'c.json': '{"authTokens": ["file-token"], "clusterSecret": "file-secret"}' });

@@ -3,12 +3,14 @@
  * the real atomic writes, and (for Claude Code) a fake `claude` placed first on a temporary PATH.
  * Nothing here reads or writes the real HOME: the environment is passed in explicitly.
  */
-import { chmod, lstat, mkdir, mkdtemp, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { chmod, link, lstat, mkdir, mkdtemp, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parse as parseToml } from '@decimalturn/toml-patch';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_CONFIG_BYTES } from '../src/setup/fs-io.js';
 import { runSetup, type SetupContext } from '../src/setup/run.js';
 import type { HostId } from '../src/setup/hosts.js';
 
@@ -475,5 +477,56 @@ describe('setup --claude-code through the claude CLI on PATH', () => {
     expect(r.code).toBe(1);
     expect(r.err).toContain(`cannot parse ${join(w.home, '.claude.json')} at line 3`);
     expect(await calls()).toEqual([]);
+  });
+});
+
+describe('files setup must not read or replace (from the security review)', () => {
+  const cursorFile = (w: World): string => join(w.home, '.cursor', 'mcp.json');
+
+  it('refuses a FIFO and a device instead of hanging or reading forever', async () => {
+    const w = await world();
+    await mkdir(dirname(cursorFile(w)), { recursive: true });
+    execFileSync('mkfifo', [cursorFile(w)]);
+    const fifo = await setup(w, ['--cursor']);
+    expect(fifo.code).toBe(1);
+    expect(fifo.err).toContain(`cannot read ${cursorFile(w)}: it is not a regular file`);
+
+    const other = await world();
+    await mkdir(dirname(cursorFile(other)), { recursive: true });
+    await symlink('/dev/zero', cursorFile(other));
+    const device = await setup(other, ['--cursor']);
+    expect(device.code).toBe(1);
+    expect(device.err).toContain('it is not a regular file');
+  });
+
+  it('refuses a file too large to be a config file, leaving it as it is', async () => {
+    const w = await world();
+    const huge = `{"x": "${'a'.repeat(MAX_CONFIG_BYTES)}"}`;
+    await put(cursorFile(w), huge);
+    const r = await setup(w, ['--cursor']);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`more than the ${MAX_CONFIG_BYTES} a config file may have`);
+    expect((await stat(cursorFile(w))).size).toBe(huge.length);
+  });
+
+  it('refuses a file with another hard link (replacing it would leave the link behind)', async () => {
+    const w = await world();
+    await put(cursorFile(w), '{}\n');
+    await link(cursorFile(w), join(w.root, 'other-name.json'));
+    const r = await setup(w, ['--cursor']);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('other hard link');
+    expect(await readText(join(w.root, 'other-name.json'))).toBe('{}\n');
+  });
+
+  it('refuses a servers key written twice (the host reads the last, an edit would land in the first)', async () => {
+    const w = await world();
+    const twice = '{\n  "mcpServers": {},\n  "mcpServers": {\n    "docs": {"command": "x"}\n  }\n}\n';
+    await put(cursorFile(w), twice);
+    const r = await setup(w, ['--cursor']);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`cannot parse ${cursorFile(w)} at line 3`);
+    expect(r.err).toContain('"mcpServers" appears more than once');
+    expect(await readText(cursorFile(w))).toBe(twice);
   });
 });

@@ -6,7 +6,7 @@
  */
 import type { RawData } from 'ws';
 import { WebSocket } from 'ws';
-import type { ClientInfo, Logger, Router } from '@mdp/core';
+import { redactUrl, type ClientInfo, type Logger, type Router } from '@mdp/core';
 import {
   UNSENDABLE_DATA_ERROR,
   mirroredId,
@@ -112,7 +112,7 @@ export class Mirror {
         ...dialTls(this.options.tls),
       });
     } catch (error) {
-      logger.warn('proxy.mirror_connect_failed', { clientId: this.localId, wsUrl, error });
+      logger.warn('proxy.mirror_connect_failed', { clientId: this.localId, wsUrl: redactUrl(wsUrl), error });
       this.scheduleReconnect();
       return;
     }
@@ -123,7 +123,7 @@ export class Mirror {
         if (this.ws !== ws) return;
         this.failures = 0;
         this.registered = this.sendOn(ws, { type: 'registerClient', client: mirroredDescriptor(this.options.serverId, this.descriptor) });
-        logger.info('proxy.mirror_registered', { clientId: this.localId, upstreamId: this.upstreamId, wsUrl });
+        logger.info('proxy.mirror_registered', { clientId: this.localId, upstreamId: this.upstreamId, wsUrl: redactUrl(wsUrl) });
       }),
     );
     ws.on('message', (data, isBinary) => this.guard(() => this.receive(ws, data, isBinary)));

@@ -4,7 +4,7 @@
  * Before mirroring, the hub's metadata is read and our protocol version checked against its
  * `supportedProtocolRanges`; an incompatible hub is refused and logged, and checked again later.
  */
-import type { ClientEvent, ClientInfo, Logger, Router } from '@mdp/core';
+import { redactUrl, type ClientEvent, type ClientInfo, type Logger, type Router } from '@mdp/core';
 import { PROTOCOL_VERSION, proxyMarker } from '@mdp/protocol';
 import type { TimerSet } from './clock.js';
 import { probeMeta, type ProbeResult } from './meta-probe.js';
@@ -62,7 +62,7 @@ export class UpstreamProxy {
       this.setStatus({ state: 'idle' });
       return;
     }
-    this.options.logger.info('proxy.upstream_selected', { upstream: url });
+    this.options.logger.info('proxy.upstream_selected', { upstream: redactUrl(url) });
     this.spawnCheck(this.generation);
   }
 
@@ -112,8 +112,8 @@ export class UpstreamProxy {
     this.lastReported = key;
     this.setStatus(status);
     if (changed) {
-      if (status.state === 'refused') this.options.logger.error('proxy.upstream_refused', { upstream: status.upstream, reason: status.reason });
-      else if (status.state === 'unreachable') this.options.logger.warn('proxy.upstream_unreachable', { upstream: status.upstream, reason: status.reason });
+      if (status.state === 'refused') this.options.logger.error('proxy.upstream_refused', { upstream: redactUrl(status.upstream), reason: status.reason });
+      else if (status.state === 'unreachable') this.options.logger.warn('proxy.upstream_unreachable', { upstream: redactUrl(status.upstream), reason: status.reason });
     }
     this.cancelRecheck = this.options.timers.after(this.options.recheckMs, () => {
       this.cancelRecheck = undefined;

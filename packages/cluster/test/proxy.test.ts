@@ -215,4 +215,21 @@ describe('mirroring in a cluster', () => {
     await until(nodes, () => leader.router.getClient(mirroredId(edge.id, 'p')) !== undefined, 3000, 'the mirror');
     await until(nodes, statusIs(edge, 'mirroring'), 3000, 'mirroring status');
   });
+
+  it('logs an upstream URL without the credentials it carries', async () => {
+    const logs: LogLine[] = [];
+    const router = new Router();
+    const secretUrl = 'ws://user:hunter2@127.0.0.1:9/hub?token=abc';
+    const node = createClusterNode({ router, serverId: 'me:1', clusterId: 'x', mode: 'standalone', upstreamUrl: secretUrl, logger: memoryLogger(logs) });
+    const unreachable = new Promise<void>((resolve) => node.onProxyStatus((s) => s.state === 'unreachable' && resolve()));
+    node.start({ wsUrl: 'ws://127.0.0.1:1', clusterUrl: 'ws://127.0.0.1:1/mdp/cluster', metaUrl: 'http://127.0.0.1:1/mdp/meta' });
+    await unreachable;
+    await node.close();
+    await router.close();
+    const text = JSON.stringify(logs);
+    expect(text).not.toContain('hunter2');
+    expect(text).not.toContain('token=abc');
+    expect(logs.find((l) => l.event === 'proxy.upstream_selected')).toMatchObject({ upstream: 'ws://***:***@127.0.0.1:9/hub?***' });
+    expect(logs.find((l) => l.event === 'proxy.upstream_unreachable')).toMatchObject({ upstream: 'ws://***:***@127.0.0.1:9/hub?***' });
+  });
 });

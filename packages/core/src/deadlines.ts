@@ -10,6 +10,10 @@
  * deadline allocates nothing. A list that empties keeps its timer: under steady one-at-a-time
  * traffic every call would otherwise start and stop a node timer. The timer fires at most once
  * more, finds nothing due, and the list is dropped then (or re-armed for a later head).
+ *
+ * Many items due at once (5,000 calls started together) expire {@link EXPIRE_BATCH} per timer
+ * callback, the next batch 1 ms later: each expiry may write an answer, and writing thousands in
+ * one callback would hold every other request (and /mdp/meta) until the last one.
  */
 
 /**
@@ -17,6 +21,9 @@
  * longer delay after 1 ms instead, with a warning: longer waits are made of several timers.
  */
 export const MAX_TIMER_MS = 2_147_483_647;
+
+/** Most items expired in one timer callback; the rest follow on the next turn of the event loop. */
+export const EXPIRE_BATCH = 128;
 
 /** The fields a `Deadlines` keeps on each item. Start them `undefined`/0; only Deadlines writes them. */
 export interface Deadline {
@@ -89,13 +96,15 @@ export class Deadlines<T extends Deadline> {
   private fire(list: DeadlineList): void {
     list.timer = undefined;
     const now = Date.now();
-    while (list.head && list.head.deadlineAt <= now) {
+    let budget = EXPIRE_BATCH;
+    while (list.head && list.head.deadlineAt <= now && budget-- > 0) {
       const expired = list.head as T;
       this.remove(expired);
       this.onExpire(expired);
     }
     if (this.lists.get(list.ms) !== list) return; // cleared while expiring
-    // An expiry callback may have added an item and armed a timer for it: one timer per list.
+    // An expiry callback may have added an item and armed a timer for it: one timer per list. An
+    // item still due (the batch ran out) gets the shortest delay, so I/O is served in between.
     if (list.timer) clearTimeout(list.timer);
     list.timer = undefined;
     if (list.head) list.timer = setTimeout(() => this.fire(list), Math.min(Math.max(1, list.head.deadlineAt - now), MAX_TIMER_MS));

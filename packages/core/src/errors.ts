@@ -1,18 +1,37 @@
 import type { ErrorCode, SerializedError } from '@mdp/protocol';
 
 /**
+ * Why core refused something, beyond its wire code. Each edge maps it in one place:
+ *
+ *   refusal           websocket close                 HTTP loop send
+ *   client_id_taken   4403 (held by another principal) 403 {error}
+ *   rate_limited      1013 (try again later)           429 {error} + Retry-After
+ */
+export type Refusal = 'client_id_taken' | 'rate_limited';
+
+/**
  * The one error type of the server. `code` is stable and is what edges map to the wire: only the
  * HTTP edge turns it into a status, only the websocket edge into a close code.
  */
 export class MdpError extends Error {
   readonly code: ErrorCode;
   readonly details: Record<string, unknown> | undefined;
+  /** Set when the error refuses a request that was valid but is not allowed (see {@link Refusal}). */
+  readonly refusal: Refusal | undefined;
+  /** With `rate_limited`: when the request may be made again, ms from now. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(code: ErrorCode, message: string, options?: { details?: Record<string, unknown>; cause?: unknown }) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options?: { details?: Record<string, unknown>; cause?: unknown; refusal?: Refusal; retryAfterMs?: number },
+  ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'MdpError';
     this.code = code;
     this.details = options?.details;
+    this.refusal = options?.refusal;
+    this.retryAfterMs = options?.retryAfterMs;
   }
 
   toJSON(): SerializedError {
@@ -26,6 +45,11 @@ export function serializeError(error: unknown): SerializedError {
     return error.details ? { code: error.code, message: error.message, details: error.details } : { code: error.code, message: error.message };
   }
   return { code: 'handler_error', message: 'Internal error' };
+}
+
+/** Whole seconds for a `Retry-After` header: at least 1. */
+export function retryAfterSeconds(ms: number | undefined): number {
+  return Math.max(1, Math.ceil((ms ?? 1000) / 1000));
 }
 
 /**

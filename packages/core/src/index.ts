@@ -1,4 +1,5 @@
-export { MdpError, httpStatusOf, serializeError } from './errors.js';
+export { MdpError, httpStatusOf, retryAfterSeconds, serializeError } from './errors.js';
+export type { Refusal } from './errors.js';
 export { LOG_LEVELS, createLogger, isLogLevel, silentLogger } from './logger.js';
 export type { LogFields, LogLevel, Logger, LoggerOptions } from './logger.js';
 export {
@@ -11,18 +12,23 @@ export {
   readCookie,
 } from './auth.js';
 export type { ExtractAuthOptions, HeaderMap } from './auth.js';
-export { createAuthGate, createTokenPolicy, decodeSignedAuthCookie, encodeSignedAuthCookie } from './auth-policy.js';
-export type { AuthGate, AuthPolicy } from './auth-policy.js';
+export { AUTH_COOKIE_MAX_AGE_MS, createAuthGate, createTokenPolicy, credentialPrincipal, openAuthCookie, sealAuthCookie } from './auth-policy.js';
+export type { AuthGate, AuthGateOptions, AuthPolicy } from './auth-policy.js';
 export { PathIndex } from './path-index.js';
 export type { ResolvedTarget } from './path-index.js';
 export { SESSION_CLOSE, authSourceOf } from './session.js';
 export type { AuthSource, SessionInfo, SessionTransport } from './session.js';
 export { ROUTER_DEFAULTS, Router, Session } from './router.js';
-export { MAX_TIMER_MS } from './deadlines.js';
+export { Deadlines, EXPIRE_BATCH, MAX_TIMER_MS } from './deadlines.js';
+export type { Deadline } from './deadlines.js';
 export { systemClock } from './clock.js';
 export type { Clock } from './clock.js';
+export { Admission } from './admission.js';
+export type { AdmissionLimits } from './admission.js';
+export { CATALOG_LIMIT_DEFAULTS, catalogProblem } from './catalog-limits.js';
+export type { CatalogLimits } from './catalog-limits.js';
 export { setOwn } from './records.js';
-export type { CallRecord, CallSignal, ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, InvokeRoute, RouterOptions } from './router.js';
+export type { CallHandle, CallRecord, CallSignal, ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, InvokeRoute, RouterOptions } from './router.js';
 export { FANOUT_BODY_FACTOR, createLocalHost, fanoutTargets } from './host.js';
 export type { CallOptions, HostApi, LocalHostOptions } from './host.js';
 export { NO_SERVER_IDS, aliasFinder, baseId, resolveClientId } from './aliases.js';
@@ -31,3 +37,4 @@ export { hostnameOf, isLoopbackHostname, originPolicyFor, originProblem } from '
 export type { OriginPolicy } from './origin-policy.js';
 export { BODY_UNREADABLE, bodyTooLarge, decodeBody, parseJsonObject, readBodyText, readNodeBody } from './http-body.js';
 export type { BodyResult, JsonObjectResult } from './http-body.js';
+export { redactUrl } from './redact.js';

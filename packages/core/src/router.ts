@@ -15,6 +15,7 @@ import {
   type SerializedError,
   type ServerToClientMessage,
 } from '@mdp/protocol';
+import { CATALOG_LIMIT_DEFAULTS, catalogProblem, fullBucket, takeToken, type CatalogLimits, type RateBucket } from './catalog-limits.js';
 import { Deadlines, MAX_TIMER_MS, type Deadline } from './deadlines.js';
 import { randomUuid } from './uuid.js';
 import { MdpError } from './errors.js';
@@ -22,13 +23,18 @@ import { silentLogger, type Logger } from './logger.js';
 import { PathIndex, type ResolvedTarget } from './path-index.js';
 import { SESSION_CLOSE, authSourceOf, type AuthSource, type SessionInfo, type SessionTransport } from './session.js';
 
-export interface RouterOptions {
+export interface RouterOptions extends Partial<CatalogLimits> {
   /** Time a client has to answer a callClient, ms. Default 15000. */
   invocationTimeoutMs?: number;
   /** How often every session is pinged and checked for silence, ms. Default 30000. */
   heartbeatIntervalMs?: number;
   /** A session silent for this long is closed, ms. Default 90000. */
   heartbeatTimeoutMs?: number;
+  /**
+   * Most calls waiting for one client's answer. A call over it ends at once, before anything is
+   * sent, with `not_ready` (the HTTP edge answers 503 with `Retry-After`). Default 1000.
+   */
+  maxPendingCalls?: number;
   logger?: Logger;
   /**
    * Called once as each call ends, whatever its outcome (metrics, access and audit logs). Runs on
@@ -41,7 +47,12 @@ export const ROUTER_DEFAULTS = {
   invocationTimeoutMs: 15_000,
   heartbeatIntervalMs: 30_000,
   heartbeatTimeoutMs: 90_000,
+  maxPendingCalls: 1000,
+  ...CATALOG_LIMIT_DEFAULTS,
 } as const;
+
+/** Sessions pinged or expired per turn of the event loop by the liveness sweep. */
+const SWEEP_BATCH = 256;
 
 /** A registered client as listings show it. */
 export interface ClientInfo {
@@ -67,6 +78,14 @@ export type ClientEvent =
 export type InvokeOutcome =
   | { readonly ok: true; readonly data: unknown }
   | { readonly ok: false; readonly error: SerializedError; readonly source: 'client' | 'server' };
+
+/**
+ * A call in flight, as {@link Router.dispatch} returns it: hand it to {@link Router.cancel} when the
+ * caller goes away. Opaque; holding one after the call ended is harmless.
+ */
+export interface CallHandle {
+  readonly requestId: string;
+}
 
 /** The surface a call came through: a skill route, the host API, the MCP bridge, a cluster peer. */
 export type InvokeRoute = 'skill' | 'host' | 'mcp' | 'cluster';
@@ -126,7 +145,7 @@ interface ClientRecord {
  * A call waiting for its client's answer. It is also a node of two lists, so keeping it allocates
  * nothing more: its time-out list, and its session's calls (to fail them when the session ends).
  */
-export class PendingCall implements Deadline {
+export class PendingCall implements Deadline, CallHandle {
   deadlineAt = 0;
   deadlinePrev: Deadline | undefined = undefined;
   deadlineNext: Deadline | undefined = undefined;
@@ -135,6 +154,8 @@ export class PendingCall implements Deadline {
   sessionNext: PendingCall | undefined = undefined;
   /** Set while the caller's abort signal is watched. */
   unwatch: (() => void) | undefined = undefined;
+  /** Set once the call has its outcome. */
+  ended = false;
 
   constructor(
     readonly requestId: string,
@@ -152,17 +173,30 @@ export class Session implements SessionInfo {
   transportAuth: AuthContext | undefined;
   messageAuth: AuthContext | undefined;
   closed = false;
+  /** Catalog changes this session may still make (made on its first one). */
+  catalogBucket: RateBucket | undefined;
   /** Client registered on this session, if any. */
   client: ClientRecord | undefined;
   /** Newest call waiting for this session's answer; the calls link to each other (no set per session). */
   lastCall: PendingCall | undefined;
   /** How many calls are waiting for this session's answer (sent, not yet answered, failed or timed out). */
   pendingCount = 0;
+  /**
+   * Calls sent to this session that ended without its answer (timed out, their caller gone) since it
+   * last answered one. A client that reads answers, even late; one that keeps letting calls die is
+   * stalled, which transports use to tell a slow peer from a busy one.
+   */
+  unansweredCalls = 0;
 
   constructor(
     private readonly router: Router,
     readonly transport: SessionTransport,
     transportAuth: AuthContext | undefined,
+    /**
+     * Who opened the session under an auth policy (`AuthGate.principalOf`); `undefined` without one.
+     * A client id registered here belongs to it: another principal cannot take it over.
+     */
+    readonly principal: string | undefined,
   ) {
     this.transportAuth = transportAuth;
   }
@@ -186,9 +220,12 @@ export class Session implements SessionInfo {
     if (transportAuth !== undefined) this.transportAuth = transportAuth ?? undefined;
   }
 
-  /** The transport's connection ended: unregister and end pending calls. Idempotent. */
-  end(): void {
-    this.router.endSession(this, 'connection closed');
+  /**
+   * The transport's connection ended: unregister and end pending calls, which fail with `reason`.
+   * Idempotent.
+   */
+  end(reason = 'connection closed'): void {
+    this.router.endSession(this, reason);
   }
 }
 
@@ -217,6 +254,8 @@ export class Router {
   );
   private readonly listeners = new Set<Listener>();
   private heartbeat: NodeJS.Timeout | undefined;
+  /** Set while a liveness sweep goes through its sessions batch by batch. */
+  private sweeping: NodeJS.Immediate | undefined;
   private closing = false;
   /** Set by `drain()`: new calls fail with `not_ready`; these resolve once no call is pending. */
   private drained: (() => void)[] | undefined;
@@ -226,9 +265,14 @@ export class Router {
       invocationTimeoutMs: options.invocationTimeoutMs ?? ROUTER_DEFAULTS.invocationTimeoutMs,
       heartbeatIntervalMs: options.heartbeatIntervalMs ?? ROUTER_DEFAULTS.heartbeatIntervalMs,
       heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? ROUTER_DEFAULTS.heartbeatTimeoutMs,
+      maxPendingCalls: options.maxPendingCalls ?? ROUTER_DEFAULTS.maxPendingCalls,
+      maxPathLength: options.maxPathLength ?? ROUTER_DEFAULTS.maxPathLength,
+      maxPathSegments: options.maxPathSegments ?? ROUTER_DEFAULTS.maxPathSegments,
+      maxCatalogPaths: options.maxCatalogPaths ?? ROUTER_DEFAULTS.maxCatalogPaths,
+      catalogUpdatesPerMinute: options.catalogUpdatesPerMinute ?? ROUTER_DEFAULTS.catalogUpdatesPerMinute,
     };
     for (const [name, value] of Object.entries(this.options)) {
-      if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number of milliseconds`);
+      if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);
     }
     this.logger = options.logger ?? silentLogger;
     this.onCallEnd = options.onCallEnd;
@@ -237,9 +281,13 @@ export class Router {
   // ------------------------------------------------------------------------------------------
   // Sessions
 
-  openSession(transport: SessionTransport, transportAuth?: AuthContext): Session {
+  /**
+   * Open a session for one connection. `principal` names who opened it under an auth policy
+   * (`AuthGate.principalOf`); leave it out without one.
+   */
+  openSession(transport: SessionTransport, transportAuth?: AuthContext, principal?: string): Session {
     if (this.closing) throw new MdpError('not_ready', 'Server is shutting down');
-    const session = new Session(this, transport, transportAuth);
+    const session = new Session(this, transport, transportAuth, principal);
     this.sessions.add(session);
     // The liveness sweep runs only while there are sessions, so an idle router holds no timer.
     this.heartbeat ??= setInterval(() => this.sweep(), Math.min(this.options.heartbeatIntervalMs, MAX_TIMER_MS));
@@ -268,6 +316,8 @@ export class Router {
     if (this.sessions.size === 0) {
       if (this.heartbeat) clearInterval(this.heartbeat);
       this.heartbeat = undefined;
+      if (this.sweeping) clearImmediate(this.sweeping);
+      this.sweeping = undefined;
       // No session, so no pending call: let go of the time-out timers kept for reuse.
       this.deadlines.clear();
     }
@@ -285,17 +335,32 @@ export class Router {
     this.endSession(session, why.reason);
   }
 
-  /** Ping every session and close the silent ones. */
+  /**
+   * Ping every session and close the silent ones, {@link SWEEP_BATCH} per turn of the event loop:
+   * thousands of sessions gone silent together must not hold every other request meanwhile.
+   */
   private sweep(): void {
+    // A sweep still under way (a huge number of sessions) is not started again.
+    if (this.sweeping) return;
+    const sessions = [...this.sessions];
     const now = Date.now();
-    for (const session of [...this.sessions]) {
-      if (now - session.lastSeen >= this.options.heartbeatTimeoutMs) {
-        this.logger.info('session.expired', { sessionId: session.id, clientId: session.clientId });
-        this.closeSession(session, SESSION_CLOSE.expired);
-      } else if (session.transport.wantsPing !== false) {
-        this.deliver(session, { type: 'ping', timestamp: now });
+    let next = 0;
+    const step = (): void => {
+      this.sweeping = undefined;
+      const end = Math.min(next + SWEEP_BATCH, sessions.length);
+      for (; next < end; next++) {
+        const session = sessions[next] as Session;
+        if (session.closed) continue;
+        if (now - session.lastSeen >= this.options.heartbeatTimeoutMs) {
+          this.logger.info('session.expired', { sessionId: session.id, clientId: session.clientId });
+          this.closeSession(session, SESSION_CLOSE.expired);
+        } else if (session.transport.wantsPing !== false) {
+          this.deliver(session, { type: 'ping', timestamp: now });
+        }
       }
-    }
+      if (next < sessions.length && !this.closing) this.sweeping = setImmediate(step);
+    };
+    step();
   }
 
   // ------------------------------------------------------------------------------------------
@@ -306,6 +371,8 @@ export class Router {
     session.lastSeen = Date.now();
     switch (message.type) {
       case 'callClientResult':
+        // Any answer, even one too late to be used, shows the client reads and answers.
+        session.unansweredCalls = 0;
         this.settle(session, message);
         return;
       case 'registerClient':
@@ -327,10 +394,32 @@ export class Router {
     }
   }
 
+  /** Refuse a catalog over the limits, or a change over the session's rate. Changes nothing. */
+  private checkCatalog(session: Session, paths: readonly PathDescriptor[]): void {
+    const problem = catalogProblem(paths, this.options);
+    if (problem) throw new MdpError('bad_request', problem);
+    const perMinute = this.options.catalogUpdatesPerMinute;
+    const now = Date.now();
+    const wait = takeToken((session.catalogBucket ??= fullBucket(perMinute, now)), now, perMinute);
+    if (wait > 0) {
+      throw new MdpError('bad_request', `Catalog changes over the limit of ${perMinute} per minute; retry in ${wait} ms`, {
+        refusal: 'rate_limited',
+        retryAfterMs: wait,
+      });
+    }
+  }
+
   private register(session: Session, descriptor: ClientDescriptor, auth: AuthContext | undefined): void {
+    const holder = this.clients.get(descriptor.id);
+    // Under an auth policy an id belongs to whoever registered it; without one every session has
+    // the same (undefined) principal and the newer session replaces the older, as SPEC §4 says.
+    if (holder && holder.session !== session && holder.session.principal !== session.principal) {
+      this.logger.info('client.takeover_refused', { clientId: descriptor.id, holderSessionId: holder.session.id, sessionId: session.id });
+      throw new MdpError('bad_request', 'Client id held by another principal', { refusal: 'client_id_taken' });
+    }
+    this.checkCatalog(session, descriptor.paths);
     const previous = session.client;
     if (previous && previous.id !== descriptor.id) this.removeClient(previous, 'replaced by another registration on its session');
-    const holder = this.clients.get(descriptor.id);
     if (holder && holder.session !== session) {
       this.logger.info('client.replaced', { clientId: descriptor.id, oldSessionId: holder.session.id, sessionId: session.id });
       this.closeSession(holder.session, SESSION_CLOSE.replaced);
@@ -367,6 +456,7 @@ export class Router {
     if (!record || record.id !== clientId) {
       throw new MdpError('bad_request', `Client ${JSON.stringify(clientId)} is not registered on this session`);
     }
+    this.checkCatalog(session, paths);
     record.descriptor = { ...record.descriptor, paths };
     record.index = new PathIndex(paths);
     this.logger.debug('client.catalog_updated', { clientId, paths: paths.length });
@@ -420,19 +510,26 @@ export class Router {
 
   /**
    * {@link invokeTarget} for callers that take a callback: `done` is called exactly once, possibly
-   * before `dispatch` returns (a client that is not connected).
+   * before `dispatch` returns (a client that is not connected, or with too many calls waiting).
+   * Returns the call in flight, for {@link cancel}, or `undefined` when it already ended. (A
+   * handle costs nothing per call where an AbortSignal would cost a controller and a listener.)
    */
-  dispatch(clientId: string, target: ResolvedTarget, options: InvokeOptions, done: (outcome: InvokeOutcome) => void): void {
+  dispatch(
+    clientId: string,
+    target: ResolvedTarget,
+    options: InvokeOptions,
+    done: (outcome: InvokeOutcome) => void,
+  ): CallHandle | undefined {
     // Timed only when observed: without an observer a call allocates nothing for it.
     if (this.onCallEnd) done = this.timed(clientId, target, options, done);
     const record = this.clients.get(clientId);
     if (options.signal?.aborted) {
       done(CALLER_GONE);
-      return;
+      return undefined;
     }
     if (this.drained) {
       done({ ok: false, source: 'server', error: { code: 'not_ready', message: 'Server is shutting down' } });
-      return;
+      return undefined;
     }
     if (!record) {
       done({
@@ -440,7 +537,22 @@ export class Router {
         source: 'server',
         error: { code: 'not_found', message: `Client ${JSON.stringify(clientId)} is not connected` },
       });
-      return;
+      return undefined;
+    }
+    const limit = this.options.maxPendingCalls;
+    if (record.session.pendingCount >= limit) {
+      // Refused before anything is queued or sent: a client that stopped answering holds at most
+      // `limit` calls, whatever the readers do.
+      done({
+        ok: false,
+        source: 'server',
+        error: {
+          code: 'not_ready',
+          message: `Client ${JSON.stringify(clientId)} has ${limit} calls waiting for an answer; try again later`,
+          details: { retryAfterMs: 1000 },
+        },
+      });
+      return undefined;
     }
     const requestId = randomUuid();
     const message: CallClientMessage = {
@@ -473,6 +585,17 @@ export class Router {
       call.unwatch = () => signal.removeEventListener('abort', onAbort);
     }
     this.deliver(session, message, call);
+    // A transport may fail the call while delivering it (or a client answer at once, in tests).
+    return call.ended ? undefined : call;
+  }
+
+  /**
+   * The caller of a call went away (its HTTP request was aborted): the call ends at once with
+   * `transport_error` and is not delivered later (a queued HTTP loop message of it is dropped).
+   * Idempotent; a call that already ended is left alone.
+   */
+  cancel(call: CallHandle): void {
+    if (call instanceof PendingCall) this.finish(call, CALLER_GONE);
   }
 
   /** `done`, then the call-end observer with the call's duration (the caller's answer goes first). */
@@ -532,12 +655,14 @@ export class Router {
     if (this.pending.get(call.requestId) !== call) return;
     this.pending.delete(call.requestId);
     if (this.drained && this.pending.size === 0) queueMicrotask(() => this.settleDrain());
+    call.ended = true;
     const { session, sessionPrev, sessionNext } = call;
     if (sessionPrev) sessionPrev.sessionNext = sessionNext;
     if (sessionNext) sessionNext.sessionPrev = sessionPrev;
     else session.lastCall = sessionPrev;
     call.sessionPrev = call.sessionNext = undefined;
     session.pendingCount--;
+    if (!outcome.ok && outcome.source === 'server') session.unansweredCalls++;
     this.deadlines.remove(call);
     if (call.unwatch) {
       call.unwatch();
@@ -653,6 +778,8 @@ export class Router {
       clearInterval(this.heartbeat);
       this.heartbeat = undefined;
     }
+    if (this.sweeping) clearImmediate(this.sweeping);
+    this.sweeping = undefined;
     // Every call ended with its session; nothing should be left, but never leave a timer behind.
     this.deadlines.clear();
     this.settleDrain();

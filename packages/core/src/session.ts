@@ -35,6 +35,8 @@ export interface SessionInfo {
   readonly transportAuth: AuthContext | undefined;
   readonly messageAuth: AuthContext | undefined;
   readonly closed: boolean;
+  /** Calls that ended without this session's answer since it last answered one. */
+  readonly unansweredCalls: number;
 }
 
 export function authSourceOf(session: Pick<SessionInfo, 'transportAuth' | 'messageAuth'>): AuthSource {

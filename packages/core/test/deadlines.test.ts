@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Deadlines, MAX_TIMER_MS, type Deadline } from '../src/deadlines.js';
+import { Deadlines, EXPIRE_BATCH, MAX_TIMER_MS, type Deadline } from '../src/deadlines.js';
 
 interface Item extends Deadline {
   readonly name: string;
@@ -154,6 +154,24 @@ describe('Deadlines', () => {
     expect(vi.getTimerCount()).toBe(0);
     vi.advanceTimersByTime(100);
     expect(expired).toEqual(['first']);
+  });
+
+  it('expires many items due together in batches, leaving the event loop a turn between them', () => {
+    const { expired, add } = recording();
+    const count = EXPIRE_BATCH * 2 + 10;
+    for (let i = 0; i < count; i++) add(100, `call ${i}`);
+    vi.advanceTimersByTime(100);
+    // One timer callback expires one batch; the rest wait for the next turn (a 1 ms timer).
+    expect(expired).toHaveLength(EXPIRE_BATCH);
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(expired).toHaveLength(EXPIRE_BATCH * 2);
+    vi.advanceTimersByTime(1);
+    expect(expired).toHaveLength(count);
+    // Still in start order.
+    expect(expired.slice(0, 3)).toEqual(['call 0', 'call 1', 'call 2']);
+    expect(expired.at(-1)).toBe(`call ${count - 1}`);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('clear() stops every timer without expiring anything', () => {

@@ -26,7 +26,16 @@ function answerPings(session: Session, transport: FakeTransport): void {
 
 describe('defaults', () => {
   it('ping every 30 s and expire after 90 s of silence', () => {
-    expect(ROUTER_DEFAULTS).toEqual({ invocationTimeoutMs: 15_000, heartbeatIntervalMs: 30_000, heartbeatTimeoutMs: 90_000 });
+    expect(ROUTER_DEFAULTS).toEqual({
+      invocationTimeoutMs: 15_000,
+      heartbeatIntervalMs: 30_000,
+      heartbeatTimeoutMs: 90_000,
+      maxPendingCalls: 1000,
+      maxPathLength: 1024,
+      maxPathSegments: 32,
+      maxCatalogPaths: 10_000,
+      catalogUpdatesPerMinute: 120,
+    });
     expect(router.options).toEqual(ROUTER_DEFAULTS);
   });
 

@@ -25,6 +25,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { originProblem, silentLogger, type Logger, type OriginPolicy } from '@mdp/core';
 import type { McpBridge, McpSession } from './bridge.js';
 import { Timer, systemClock, type Clock } from './clock.js';
+import { releaseAnsweredJsonStreams } from './json-streams.js';
 
 export const MCP_HTTP_DEFAULTS = {
   /** Largest POST body, bytes. */
@@ -207,6 +208,7 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
     let response: Response;
     try {
       response = await entry.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+      releaseAnsweredJsonStreams(entry.transport);
     } catch (error) {
       release();
       throw error;

@@ -3,7 +3,7 @@
  * description out. The Hono routes (and any faster adapter) are thin wrappers around this.
  */
 import { UNSENDABLE_DATA_ERROR, skillPathCandidates, type AuthContext, type SerializedError } from '@mdp/protocol';
-import { resolveClientId, type InvokeOutcome, type IsServerId, type ResolvedTarget, type Router } from '@mdp/core';
+import { resolveClientId, retryAfterSeconds, type CallHandle, type InvokeOutcome, type IsServerId, type ResolvedTarget, type Router } from '@mdp/core';
 import { parseSkillRoute, rawSkillRoute } from './route.js';
 
 export interface SkillReadRequest {
@@ -59,28 +59,42 @@ export function skillContentType(declared: string | undefined): string {
   return declared;
 }
 
-/** Read a skill; resolves with the response to send. Never rejects for a client's failure. */
-export function handleSkillRead(router: Router, request: SkillReadRequest, options: SkillReadOptions = {}): Promise<SkillReadResponse> {
-  return new Promise((resolve) => readSkill(router, request, options, resolve));
+/**
+ * Read a skill; resolves with the response to send. Never rejects for a client's failure. `signal`
+ * aborts when the reader goes away: the call then ends at once and is never delivered later.
+ */
+export function handleSkillRead(
+  router: Router,
+  request: SkillReadRequest,
+  options: SkillReadOptions = {},
+  signal?: AbortSignal,
+): Promise<SkillReadResponse> {
+  return new Promise((resolve) => readSkill(router, request, options, resolve, signal));
 }
 
 /**
  * {@link handleSkillRead} with a callback, for adapters on the hot path: `respond` is called exactly
  * once, synchronously for answers that need no client (errors, OPTIONS), later for a relayed read.
+ * Returns the call in flight (hand it to `router.cancel` when the reader goes away, if there is no
+ * `signal`), or `undefined` when `respond` was already called.
  */
 export function readSkill(
   router: Router,
   request: SkillReadRequest,
   options: SkillReadOptions,
   respond: (response: SkillReadResponse) => void,
-): void {
+  signal?: AbortSignal,
+): CallHandle | undefined {
   const read = resolveRead(router, request, options);
-  if ('status' in read) return respond(read);
+  if ('status' in read) {
+    respond(read);
+    return undefined;
+  }
   const { clientId, target } = read;
-  router.dispatch(
+  return router.dispatch(
     clientId,
     target,
-    { query: request.query, headers: request.headers, auth: request.auth, timeoutMs: options.timeoutMs, route: 'skill' },
+    { query: request.query, headers: request.headers, auth: request.auth, timeoutMs: options.timeoutMs, route: 'skill', signal },
     (outcome) => respond(answerTo(outcome, target)),
   );
 }
@@ -191,6 +205,12 @@ function responseTo(outcome: InvokeOutcome, target: ResolvedTarget): SkillReadRe
   switch (outcome.error.code) {
     case 'timeout':
       return json(504, { error: outcome.error });
+    case 'not_ready': {
+      // The client has too many calls waiting: refused before anything was sent; try again soon.
+      const retryAfterMs = (outcome.error.details as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+      const seconds = retryAfterSeconds(typeof retryAfterMs === 'number' ? retryAfterMs : undefined);
+      return { ...json(503, { error: outcome.error }), headers: { 'content-type': JSON_TYPE, 'retry-after': String(seconds) } };
+    }
     case 'not_found':
       // The client went away between resolution and invocation.
       return json(404, { error: outcome.error });

@@ -3,8 +3,9 @@
  * A server calls it first for every request; it answers skill routes and returns false otherwise.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { AuthContext } from '@mdp/protocol';
-import { extractTransportAuth, setOwn, silentLogger, type HeaderMap, type Logger, type Router } from '@mdp/core';
+import { extractTransportAuth, setOwn, silentLogger, type CallHandle, type HeaderMap, type Logger, type Router } from '@mdp/core';
 import { INTERNAL_ERROR, readSkill, type SkillReadOptions, type SkillReadRequest, type SkillReadResponse } from './handler.js';
 import { isSkillRoutePath, originForm } from './route.js';
 import { lastValueQuery } from './routes.js';
@@ -32,6 +33,10 @@ export function joinedHeaders(rawHeaders: readonly string[]): Record<string, str
   return headers;
 }
 
+/** The call a connection's current read waits for; set on the socket itself (no object per read). */
+const CURRENT_CALL = Symbol('mdp.skillCall');
+type WatchedSocket = Socket & { [CURRENT_CALL]?: CallHandle | undefined };
+
 export function createNodeSkillsHandler(
   router: Router,
   options: NodeSkillsOptions = {},
@@ -39,7 +44,24 @@ export function createNodeSkillsHandler(
   const extractAuth = options.extractAuth ?? ((headers: HeaderMap) => extractTransportAuth(headers));
   const logger = options.logger ?? silentLogger;
 
+  // A reader goes away by closing its connection (an HTTP/1.1 request cannot be aborted otherwise):
+  // its read's call ends at once, so a callClient still queued for the client is never delivered.
+  // One listener per connection, not per read. A connection reads one skill at a time (the server
+  // serves pipelined requests in turn); with several at once only the newest would be ended.
+  function onConnectionClose(this: WatchedSocket): void {
+    const call = this[CURRENT_CALL];
+    this[CURRENT_CALL] = undefined;
+    if (call !== undefined) router.cancel(call);
+  }
+  const watch = (socket: WatchedSocket, call: CallHandle): void => {
+    if (!(CURRENT_CALL in socket)) socket.on('close', onConnectionClose);
+    socket[CURRENT_CALL] = call;
+  };
+
   const write = (request: IncomingMessage, response: ServerResponse, answer: SkillReadResponse): void => {
+    // Answered: the connection no longer waits for this call (nor keeps it alive while idle).
+    const socket = request.socket as WatchedSocket;
+    if (socket[CURRENT_CALL] !== undefined) socket[CURRENT_CALL] = undefined;
     if (response.destroyed || response.headersSent) return;
     let extra: Readonly<Record<string, string>> | undefined;
     try {
@@ -73,7 +95,8 @@ export function createNodeSkillsHandler(
       auth: extractAuth(headers),
     };
     try {
-      readSkill(router, read, options, (answer) => write(request, response, answer));
+      const call = readSkill(router, read, options, (answer) => write(request, response, answer));
+      if (call !== undefined) watch(request.socket, call);
     } catch (error) {
       logger.error('skills.read_failed', { error });
       write(request, response, INTERNAL_ERROR);

@@ -49,6 +49,7 @@ export function createSkillsRoutes(router: Router, options: SkillsRoutesOptions 
       router,
       { method: c.req.method, pathname, query: lastValueQuery(url.searchParams), headers, auth },
       options,
+      c.req.raw.signal,
     );
     return new Response(response.body ?? null, { status: response.status, headers: response.headers });
   });

@@ -272,9 +272,10 @@ describe('errors', () => {
 
   it('404 when the client is gone by the time the call is made', async () => {
     connectClient(router, 'c1', [skill('/s/skill.md')]);
-    vi.spyOn(router, 'dispatch').mockImplementationOnce((_clientId, _target, _options, done) =>
-      done({ ok: false, source: 'server', error: { code: 'not_found', message: 'gone' } }),
-    );
+    vi.spyOn(router, 'dispatch').mockImplementationOnce((_clientId, _target, _options, done) => {
+      done({ ok: false, source: 'server', error: { code: 'not_found', message: 'gone' } });
+      return undefined;
+    });
     const response = await read('/skills/c1/s');
     expect(response.status).toBe(404);
     expect(bodyOf(response)).toEqual({ error: { code: 'not_found', message: 'gone' } });
@@ -294,5 +295,26 @@ describe('errors', () => {
     expect(response?.headers).toEqual({ 'content-type': JSON_TYPE });
     expect(bodyOf(response!)).toMatchObject({ error: { code: 'timeout' } });
     expect(router.pendingCount).toBe(0);
+  });
+});
+
+describe('a reader that goes away', () => {
+  it('ends its call at once (502) when its signal aborts, and never sends a call for an aborted one', async () => {
+    const client = connectClient(router, 'c1', [skill('/s/skill.md')]);
+    client.reply = () => undefined;
+    const controller = new AbortController();
+    const response = handleSkillRead(router, readRequest('/skills/c1/s'), {}, controller.signal);
+    expect(router.pendingCount).toBe(1);
+    controller.abort();
+    expect(await response).toMatchObject({ status: 502 });
+    expect(bodyOf(await response)).toEqual({
+      error: { code: 'transport_error', message: 'The caller went away before the client answered' },
+    });
+    expect(router.pendingCount).toBe(0);
+
+    const gone = AbortSignal.abort();
+    expect((await handleSkillRead(router, readRequest('/skills/c1/s'), {}, gone)).status).toBe(502);
+    expect(router.pendingCount).toBe(0);
+    expect(client.calls).toHaveLength(1);
   });
 });

@@ -1,8 +1,7 @@
 /** The node `request` adapter, on a real node:http server. */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { connect } from 'node:net';
-import type { AddressInfo } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Agent, createServer, get, type IncomingHttpHeaders, type Server } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Router } from '@mdp/core';
 import { createNodeSkillsHandler, joinedHeaders, type NodeSkillsOptions } from '../src/index.js';
 import { connectClient, skill, type FakeClient } from './helpers.js';
@@ -147,6 +146,80 @@ describe('createNodeSkillsHandler', () => {
     const res = await send(port, '/skills/c1/docs/review');
     expect(res.status).toBe(502);
     expect(JSON.parse(res.body)).toEqual({ error: { code: 'handler_error', message: 'boom' } });
+  });
+});
+
+describe('readers that leave, clients that are busy', () => {
+  it('keeps serving reads on a kept-alive connection, and cancels nothing once a read is answered', async () => {
+    const port = await listen();
+    const connections: Socket[] = [];
+    server!.on('connection', (socket) => connections.push(socket));
+    const cancel = vi.spyOn(router, 'cancel');
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    for (let i = 0; i < 3; i++) {
+      const body = await new Promise<string>((resolve) =>
+        get({ port, host: '127.0.0.1', path: '/skills/c1/docs/review', agent }, (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () => resolve(text));
+        }),
+      );
+      expect(body).toBe('skill at /docs/review/skill.md');
+    }
+    expect(connections).toHaveLength(1);
+    const closed = new Promise((resolve) => connections[0]!.once('close', resolve));
+    agent.destroy();
+    await closed;
+    expect(cancel).not.toHaveBeenCalled();
+    expect(router.pendingCount).toBe(0);
+  });
+
+  it('ends the call at once when the reader goes away before its answer', async () => {
+    const called = new Promise<string>((resolve) => {
+      client.reply = (call) => {
+        resolve(call.requestId);
+        return undefined;
+      };
+    });
+    const port = await listen();
+    const cancel = router.cancel.bind(router);
+    const cancelled = new Promise<void>((resolve) => {
+      router.cancel = (call) => {
+        cancel(call);
+        resolve();
+      };
+    });
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write(`GET /skills/c1/docs/review HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+    const requestId = await called;
+    expect(router.isPending(requestId)).toBe(true);
+    socket.destroy();
+    await cancelled;
+    expect(router.isPending(requestId)).toBe(false);
+    expect(router.pendingCount).toBe(0);
+  });
+
+  it('answers 503 with Retry-After when the client has too many calls waiting, sending it nothing', async () => {
+    await router.close();
+    router = new Router({ maxPendingCalls: 1 });
+    client = connectClient(router, 'c1', [skill('/docs/review/skill.md')]);
+    const called = new Promise<void>((resolve) => {
+      client.reply = () => {
+        resolve();
+        return undefined;
+      };
+    });
+    const port = await listen();
+    void send(port, '/skills/c1/docs/review').catch(() => undefined);
+    await called;
+    const res = await send(port, '/skills/c1/docs/review');
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(JSON.parse(res.body)).toEqual({
+      error: { code: 'not_ready', message: 'Client "c1" has 1 calls waiting for an answer; try again later', details: { retryAfterMs: 1000 } },
+    });
+    expect(client.calls).toHaveLength(1);
   });
 });
 

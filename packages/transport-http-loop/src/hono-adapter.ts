@@ -27,6 +27,13 @@ function connectionOf(c: Context): PollConnection {
   };
 }
 
+/** On @hono/node-server, the remote address of `env.incoming`'s socket. */
+function remoteAddressOf(env: unknown): string | undefined {
+  const incoming = (env as { incoming?: { socket?: { remoteAddress?: unknown } } } | undefined)?.incoming;
+  const address = incoming?.socket?.remoteAddress;
+  return typeof address === 'string' ? address : undefined;
+}
+
 function requestOf(c: Context): LoopRequest {
   return {
     method: c.req.method,
@@ -35,6 +42,7 @@ function requestOf(c: Context): LoopRequest {
     headers: () => headersToMap(c.req.raw.headers),
     readBody: (maxBytes) => readBodyText(c.req.raw, maxBytes),
     connection: () => connectionOf(c),
+    remoteAddress: () => remoteAddressOf(c.env),
     // Read only by a connect.
     get secure() {
       return c.req.url.startsWith('https:');
@@ -48,7 +56,7 @@ function respond(c: Context, response: LoopResponse): Response {
     if (outgoing) watchDelivery(outgoing, response.onLost);
   }
   if (response.body === undefined) return c.body(null, response.status as StatusCode, response.headers);
-  return c.body(response.body, response.status as ContentfulStatusCode, JSON_TYPE);
+  return c.body(response.body, response.status as ContentfulStatusCode, response.headers ? { ...response.headers, ...JSON_TYPE } : JSON_TYPE);
 }
 
 /** The four routes; mount with `app.route('/mdp/http-loop', app)`. */

@@ -1,8 +1,10 @@
 /**
  * HTTP loop clients that vanish (a page closed without `disconnect`): a session with no poll
  * waiting and none started for `idleTimeoutMs` ends, so its client leaves within seconds instead
- * of after the 90 s heartbeat. A live client always has a poll waiting or about to start — it
- * keeps polling while its handlers run — so only a gone one goes quiet that long.
+ * of after the 90 s heartbeat. A live client has a poll waiting or about to start — the SDKs keep
+ * polling while their handlers run — and one that does not poll while it works still sends its
+ * answers: a send counts as activity, and a session that was handed a call it has not answered yet
+ * is kept (its owner decides, `keep`) until that call ends. So only a gone client goes quiet.
  *
  *   open ─▶ idle ──poll starts──▶ polling (1+ polls) ──last poll ends──▶ idle ─┐
  *            │ ▲                                                               │
@@ -14,6 +16,8 @@
  * leaves it in O(1) when a poll starts. `IdleWatch` drives it with one timer, armed for the
  * oldest idle session and re-armed only when it fires, never per poll.
  */
+
+import { EXPIRE_BATCH } from '@mdp/core';
 
 /** One session as the tracker sees it; only the tracker writes its fields. */
 export class IdleEntry {
@@ -66,6 +70,13 @@ export class IdleTracker {
     if (entry.polls === 0) this.append(entry, now);
   }
 
+  /** `entry` showed it is there (a send) at `now`: an idle one is idle from now. */
+  touch(entry: IdleEntry, now: number): void {
+    if (entry.removed || !entry.listed) return;
+    this.unlink(entry);
+    this.append(entry, now);
+  }
+
   /** The session ended: forget it. Idempotent. */
   remove(entry: IdleEntry): void {
     if (entry.removed) return;
@@ -79,11 +90,18 @@ export class IdleTracker {
     return this.head === undefined ? undefined : this.head.idleSince + this.idleTimeoutMs;
   }
 
-  /** The sessions idle for the whole time-out at `now`, oldest first; they are removed. */
-  expire(now: number): IdleEntry[] {
+  /**
+   * The sessions idle for the whole time-out at `now`, oldest first, at most `limit`; they are
+   * removed. A due session `keep` holds on to is idle again from `now` instead.
+   */
+  expire(now: number, limit = Number.POSITIVE_INFINITY, keep: (entry: IdleEntry) => boolean = () => false): IdleEntry[] {
     const expired: IdleEntry[] = [];
-    while (this.head !== undefined && now - this.head.idleSince >= this.idleTimeoutMs) {
+    while (this.head !== undefined && now - this.head.idleSince >= this.idleTimeoutMs && expired.length < limit) {
       const entry = this.head;
+      if (keep(entry)) {
+        this.touch(entry, now);
+        continue;
+      }
       this.remove(entry);
       expired.push(entry);
     }
@@ -136,10 +154,12 @@ export class IdleWatch {
   private timer: unknown;
   private closed = false;
 
+  /** @param keep A due session that must stay (it is handling a call): idle again from now. */
   constructor(
     idleTimeoutMs: number,
     private readonly onExpire: (id: string) => void,
     private readonly clock: IdleClock = systemClock,
+    private readonly keep: (id: string) => boolean = () => false,
   ) {
     this.tracker = new IdleTracker(idleTimeoutMs);
   }
@@ -170,6 +190,11 @@ export class IdleWatch {
     this.arm();
   }
 
+  /** A send: the session is there. Like a poll, it leaves the timer alone. */
+  touch(entry: IdleEntry): void {
+    this.tracker.touch(entry, this.clock.now());
+  }
+
   remove(entry: IdleEntry): void {
     this.tracker.remove(entry);
   }
@@ -192,7 +217,9 @@ export class IdleWatch {
     this.timer = undefined;
     if (this.closed) return;
     try {
-      for (const entry of this.tracker.expire(this.clock.now())) this.onExpire(entry.id);
+      // Thousands of sessions gone at once end in batches, a turn of the event loop apart (the
+      // next batch is due at once: the timer re-arms with no delay), so other requests are served.
+      for (const entry of this.tracker.expire(this.clock.now(), EXPIRE_BATCH, (due) => this.keep(due.id))) this.onExpire(entry.id);
     } finally {
       this.arm();
     }

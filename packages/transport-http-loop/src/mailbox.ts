@@ -6,13 +6,32 @@
  *                   ▲                                    │
  *                   └──── putBack (response lost) ◀──────┘
  *
- * At most one poll waits; a newer poll answers the older one (`replaced` → 204).
+ * At most one poll waits; a newer poll answers the older one (`replaced` → 204). The queue is
+ * bounded in messages and bytes: a session whose client stops polling does not grow without end.
+ * Past a bound, messages whose calls ended are dropped first; if it is still over, the mailbox
+ * closes and reports the overflow (the transport ends the session).
  */
-import type { ServerToClientMessage } from '@mdp/protocol';
+import { Deadlines, type Deadline } from '@mdp/core';
+import { stringifyServerMessage, type ServerToClientMessage } from '@mdp/protocol';
+
+/** A queued message with its JSON text, made once when it is queued (its size counts against the bound). */
+export interface Queued {
+  readonly message: ServerToClientMessage;
+  readonly text: string;
+}
 
 export type TakeResult =
-  | { readonly message: ServerToClientMessage }
+  | (Queued & { readonly reason?: undefined })
   | { readonly message?: undefined; readonly reason: 'timeout' | 'replaced' | 'abandoned' | 'closed' };
+
+export interface MailboxLimits {
+  /** Most messages queued. */
+  readonly maxMessages: number;
+  /** Most bytes of queued JSON text (one per character). */
+  readonly maxBytes: number;
+}
+
+const UNBOUNDED: MailboxLimits = { maxMessages: Number.POSITIVE_INFINITY, maxBytes: Number.POSITIVE_INFINITY };
 
 /** A poll's connection as the mailbox sees it, whatever the HTTP runtime. */
 export interface PollConnection {
@@ -29,18 +48,40 @@ export interface TakeOptions {
   readonly connection?: PollConnection;
 }
 
-interface Waiter {
-  readonly resolve: (result: TakeResult) => void;
-  readonly live: () => boolean;
-  readonly cleanup: () => void;
+/**
+ * The one poll waiting on a mailbox, and its place in the long-poll deadlines. The deadlines are
+ * shared by every mailbox of a transport: one node timer per wait length, and polls that time out
+ * together are answered in batches (core's `Deadlines`), not thousands of 204s in one callback.
+ */
+export class PollWait implements Deadline {
+  deadlineAt = 0;
+  deadlinePrev: Deadline | undefined = undefined;
+  deadlineNext: Deadline | undefined = undefined;
+  deadlineList: Deadline['deadlineList'] = undefined;
+  unwatch: (() => void) | undefined = undefined;
+
+  constructor(
+    readonly mailbox: Mailbox,
+    readonly resolve: (result: TakeResult) => void,
+    readonly live: () => boolean,
+  ) {}
+}
+
+/** Long-poll deadlines for mailboxes: pass one to every mailbox of a transport, clear it when the transport closes. */
+export function pollDeadlines(): Deadlines<PollWait> {
+  return new Deadlines<PollWait>((wait) => wait.mailbox.timeOut(wait));
 }
 
 /** Queued messages are checked for staleness once the queue reaches this length, then at twice what is left. */
 const PRUNE_FROM = 64;
 
 export class Mailbox {
-  private queue: ServerToClientMessage[] = [];
-  private waiter: Waiter | undefined;
+  private queue: Queued[] = [];
+  private bytes = 0;
+  private waiter: PollWait | undefined;
+  private readonly waits: Deadlines<PollWait>;
+  /** Set when this mailbox made its own deadlines (none were given): cleared on close. */
+  private readonly ownWaits: Deadlines<PollWait> | undefined;
   private flushing: NodeJS.Immediate | undefined;
   private closed = false;
   private pruneAt = PRUNE_FROM;
@@ -49,12 +90,30 @@ export class Mailbox {
    * @param isStale A queued message no longer worth delivering (a call that has already ended by
    *   time-out). Stale messages are skipped when polled and dropped as the queue grows, so a client
    *   that stops polling but keeps its session alive does not make the queue grow without end.
+   * @param limits Bounds of the queue; default none.
+   * @param onOverflow Called once when the queue stays over a bound after stale messages were
+   *   dropped; the mailbox is closed by then.
+   * @param waits The long-poll deadlines shared by a transport's mailboxes ({@link pollDeadlines});
+   *   without them the mailbox keeps its own.
    */
-  constructor(private readonly isStale: (message: ServerToClientMessage) => boolean = () => false) {}
+  constructor(
+    private readonly isStale: (message: ServerToClientMessage) => boolean = () => false,
+    private readonly limits: MailboxLimits = UNBOUNDED,
+    private readonly onOverflow: (reason: string) => void = () => {},
+    waits?: Deadlines<PollWait>,
+  ) {
+    this.ownWaits = waits === undefined ? pollDeadlines() : undefined;
+    this.waits = waits ?? (this.ownWaits as Deadlines<PollWait>);
+  }
 
   /** Messages waiting to be polled. */
   get size(): number {
     return this.queue.length;
+  }
+
+  /** Bytes of JSON text waiting to be polled. */
+  get byteSize(): number {
+    return this.bytes;
   }
 
   get hasWaiter(): boolean {
@@ -65,19 +124,34 @@ export class Mailbox {
   push(message: ServerToClientMessage): void {
     if (this.closed) return;
     // Only the newest ping is worth answering.
-    if (message.type === 'ping') this.queue = this.queue.filter((queued) => queued.type !== 'ping');
-    this.queue.push(message);
+    if (message.type === 'ping') this.keep((queued) => queued.message.type !== 'ping');
+    const text = stringifyServerMessage(message);
+    this.queue.push({ message, text });
+    this.bytes += text.length;
     if (this.queue.length >= this.pruneAt) {
-      this.queue = this.queue.filter((queued) => !this.isStale(queued));
+      this.keep((queued) => !this.isStale(queued.message));
       this.pruneAt = Math.max(PRUNE_FROM, 2 * this.queue.length);
+    }
+    const { maxMessages, maxBytes } = this.limits;
+    if (this.queue.length > maxMessages || this.bytes > maxBytes) {
+      this.keep((queued) => !this.isStale(queued.message));
+      if (this.queue.length > maxMessages || this.bytes > maxBytes) {
+        const reason =
+          `HTTP loop queue over its limit (${this.queue.length} messages, ${this.bytes} bytes waiting; ` +
+          `at most ${maxMessages} messages, ${maxBytes} bytes): the client is not polling`;
+        this.close();
+        this.onOverflow(reason);
+        return;
+      }
     }
     this.scheduleFlush();
   }
 
   /** Return a message whose response was not delivered to the head of the queue. */
-  putBack(message: ServerToClientMessage): void {
+  putBack(queued: Queued): void {
     if (this.closed) return;
-    this.queue.unshift(message);
+    this.queue.unshift(queued);
+    this.bytes += queued.text.length;
     this.scheduleFlush();
   }
 
@@ -89,28 +163,22 @@ export class Mailbox {
     const live = (): boolean => connection?.isLive() ?? true;
     if (!live()) return Promise.resolve({ reason: 'abandoned' });
     const head = this.next();
-    if (head !== undefined) return Promise.resolve({ message: head });
+    if (head !== undefined) return Promise.resolve(head);
     if (options.waitMs <= 0) return Promise.resolve({ reason: 'timeout' });
     return new Promise<TakeResult>((resolve) => {
-      const onAbort = (): void => {
-        if (this.waiter === waiter) this.answer({ reason: 'abandoned' });
-      };
+      const wait = new PollWait(this, resolve, live);
+      this.waiter = wait;
       // The long-poll time-out: an empty poll is answered 204 after waitMs.
-      const timer = setTimeout(() => {
-        if (this.waiter === waiter) this.answer({ reason: 'timeout' });
-      }, options.waitMs);
-      let unwatch: (() => void) | undefined;
-      const waiter: Waiter = {
-        resolve,
-        live,
-        cleanup: () => {
-          clearTimeout(timer);
-          unwatch?.();
-        },
-      };
-      this.waiter = waiter;
-      unwatch = connection?.onGone(onAbort);
+      this.waits.add(options.waitMs, wait);
+      wait.unwatch = connection?.onGone(() => {
+        if (this.waiter === wait) this.answer({ reason: 'abandoned' });
+      });
     });
+  }
+
+  /** `wait`'s time is up: answer it 204 if it is still the waiting poll. */
+  timeOut(wait: PollWait): void {
+    if (this.waiter === wait) this.answer({ reason: 'timeout' });
   }
 
   /** Answer the waiting poll, drop the queue and refuse everything afterwards. Idempotent. */
@@ -118,16 +186,19 @@ export class Mailbox {
     if (this.closed) return;
     this.closed = true;
     this.queue.length = 0;
+    this.bytes = 0;
     if (this.flushing) clearImmediate(this.flushing);
     this.flushing = undefined;
     this.answer({ reason: 'closed' });
+    this.ownWaits?.clear();
   }
 
   private answer(result: TakeResult): void {
     const waiter = this.waiter;
     if (!waiter) return;
     this.waiter = undefined;
-    waiter.cleanup();
+    this.waits.remove(waiter);
+    waiter.unwatch?.();
     waiter.resolve(result);
   }
 
@@ -151,14 +222,27 @@ export class Mailbox {
       this.answer({ reason: 'abandoned' });
       return;
     }
-    const message = this.next();
-    if (message) this.answer({ message });
+    const queued = this.next();
+    if (queued) this.answer(queued);
   }
 
   /** The first message that is not stale; stale ones before it are dropped. */
-  private next(): ServerToClientMessage | undefined {
-    let message = this.queue.shift();
-    while (message !== undefined && this.isStale(message)) message = this.queue.shift();
-    return message;
+  private next(): Queued | undefined {
+    let queued = this.queue.shift();
+    while (queued !== undefined && this.isStale(queued.message)) {
+      this.bytes -= queued.text.length;
+      queued = this.queue.shift();
+    }
+    if (queued !== undefined) this.bytes -= queued.text.length;
+    return queued;
+  }
+
+  /** Keep only the queued messages `wanted` accepts. */
+  private keep(wanted: (queued: Queued) => boolean): void {
+    const kept = this.queue.filter(wanted);
+    if (kept.length === this.queue.length) return;
+    this.queue = kept;
+    this.bytes = 0;
+    for (const queued of kept) this.bytes += queued.text.length;
   }
 }

@@ -54,6 +54,10 @@ class NodeLoopRequest implements LoopRequest, PollConnection {
     return this;
   }
 
+  remoteAddress(): string | undefined {
+    return this.req.socket.remoteAddress;
+  }
+
   isLive(): boolean {
     return isResponseLive(this.res);
   }
@@ -71,6 +75,7 @@ function headersOf(response: LoopResponse, body: string | undefined): OutgoingHt
   let headers: OutgoingHttpHeaders;
   if (body !== undefined) {
     headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+    if (response.headers) headers = { ...response.headers, ...headers };
   } else if (response.status === 204) {
     return response.headers ?? {};
   } else {

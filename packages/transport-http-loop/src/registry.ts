@@ -1,14 +1,18 @@
 /** The HTTP loop sessions of one transport, keyed by their core session id. */
-import type { Logger, Router, Session, SessionTransport } from '@mdp/core';
+import { Admission, type AdmissionLimits, type Logger, type Router, type Session, type SessionTransport } from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
 import { IdleWatch, type IdleClock, type IdleEntry } from './idle.js';
-import { Mailbox } from './mailbox.js';
+import { Mailbox, pollDeadlines, type MailboxLimits } from './mailbox.js';
 
 export interface LoopSession {
   readonly session: Session;
   readonly mailbox: Mailbox;
   /** Its place in the idle watch (a session with no poll for the idle time-out ends). */
   readonly idle: IdleEntry;
+  /** The remote address that connected it, counted against the per-address cap. */
+  readonly address: string | undefined;
+  /** Request ids of the calls polled by the client and maybe not answered yet (pruned when checked). */
+  handed: string[] | undefined;
 }
 
 export interface LoopSessionRegistryOptions {
@@ -16,11 +20,19 @@ export interface LoopSessionRegistryOptions {
   readonly idleTimeoutMs: number;
   /** The idle watch's clock; default the system's. */
   readonly clock?: IdleClock;
+  /** Most sessions, in all and from one remote address. */
+  readonly sessionLimits: AdmissionLimits;
+  /** Bounds of each session's queue: past either the session ends. */
+  readonly queueLimits: MailboxLimits;
 }
 
 export class LoopSessionRegistry {
   private readonly entries = new Map<string, LoopSession>();
   private readonly idle: IdleWatch;
+  private readonly admission: Admission;
+  private readonly queueLimits: MailboxLimits;
+  /** The long-poll time-outs of every session's mailbox. */
+  private readonly waits = pollDeadlines();
 
   constructor(
     private readonly router: Router,
@@ -37,7 +49,17 @@ export class LoopSessionRegistry {
         this.end(id, reason);
       },
       options.clock,
+      // A client that was handed a call and has not answered it yet is working on it, not gone.
+      (id) => {
+        const entry = this.entries.get(id);
+        if (!entry?.handed) return false;
+        entry.handed = entry.handed.filter((requestId) => this.router.isPending(requestId));
+        if (entry.handed.length === 0) entry.handed = undefined;
+        return entry.handed !== undefined;
+      },
     );
+    this.admission = new Admission(options.sessionLimits, 'HTTP loop sessions');
+    this.queueLimits = options.queueLimits;
   }
 
   get size(): number {
@@ -61,13 +83,27 @@ export class LoopSessionRegistry {
   }
 
   /**
-   * Open a core session whose messages queue in a mailbox; `secure`: connected over TLS. Throws
-   * MdpError(not_ready) while the router closes.
+   * Open a core session whose messages queue in a mailbox, or return why not (over the session
+   * caps). `principal`: who connected, under an auth policy; `address`: from where; `secure`:
+   * connected over TLS. Throws MdpError(not_ready) while the router closes.
    */
-  open(transportAuth: AuthContext | undefined, secure = false): LoopSession {
-    // A call that ended (timed out) while queued is not delivered: its answer would be ignored.
-    const mailbox = new Mailbox((message) => message.type === 'callClient' && !this.router.isPending(message.requestId));
+  open(transportAuth: AuthContext | undefined, principal: string | undefined, address: string | undefined, secure = false): LoopSession | string {
+    const refusal = this.admission.admit(address);
+    if (refusal !== undefined) {
+      this.logger.info('session.refused', { address, reason: refusal });
+      return refusal;
+    }
     let entry: LoopSession | undefined;
+    // A call that ended (timed out, its caller gone) while queued is not delivered: its answer would be ignored.
+    const mailbox = new Mailbox(
+      (message) => message.type === 'callClient' && !this.router.isPending(message.requestId),
+      this.queueLimits,
+      (reason) => {
+        this.logger.warn('session.queue_overflow', { sessionId: entry?.session.id, reason });
+        if (entry) this.end(entry.session.id, reason);
+      },
+      this.waits,
+    );
     const transport: SessionTransport = {
       kind: 'http-loop',
       // Pinged like every session (SPEC §4): the ping reaches the waiting poll and the pong comes
@@ -82,8 +118,14 @@ export class LoopSessionRegistry {
         this.logger.debug('session.closed', { sessionId: entry?.session.id, code, reason });
       },
     };
-    const session = this.router.openSession(transport, transportAuth);
-    entry = { session, mailbox, idle: this.idle.open(session.id) };
+    let session: Session;
+    try {
+      session = this.router.openSession(transport, transportAuth, principal);
+    } catch (error) {
+      this.admission.release(address);
+      throw error;
+    }
+    entry = { session, mailbox, idle: this.idle.open(session.id), address, handed: undefined };
     this.entries.set(session.id, entry);
     this.logger.debug('session.connected', { sessionId: session.id });
     return entry;
@@ -99,24 +141,41 @@ export class LoopSessionRegistry {
     this.idle.pollEnded(entry.idle);
   }
 
-  /** The client disconnected, or the transport shuts down: forget the session, answer its poll, end it in core (its pending calls fail at once). */
+  /** A poll of `entry` handed its client the call `requestId`. */
+  handed(entry: LoopSession, requestId: string): void {
+    (entry.handed ??= []).push(requestId);
+  }
+
+  /** The client of `entry` sent something: it is there, whether or not a poll waits. */
+  sent(entry: LoopSession): void {
+    this.idle.touch(entry.idle);
+  }
+
+  /**
+   * The client disconnected, vanished, its queue overflowed, or the transport shuts down: forget the
+   * session, answer its poll, end it in core (its pending calls fail at once with `reason`).
+   */
   end(id: string, reason: string): void {
     const entry = this.entries.get(id);
     if (!entry) return;
     this.forget(entry);
     entry.mailbox.close();
-    entry.session.end();
+    entry.session.end(reason);
     this.logger.debug('session.ended', { sessionId: id, reason });
   }
 
-  /** End every session and stop the idle watch (no timer is left). */
+  /** End every session and stop the idle watch and the long-poll timers (no timer is left). */
   endAll(reason: string): void {
     this.idle.close();
     for (const id of [...this.entries.keys()]) this.end(id, reason);
+    this.waits.clear();
   }
 
+  /** Drop the entry, its idle watch and its place under the caps. Idempotent. */
   private forget(entry: LoopSession): void {
-    if (this.entries.get(entry.session.id) === entry) this.entries.delete(entry.session.id);
+    if (this.entries.get(entry.session.id) !== entry) return;
+    this.entries.delete(entry.session.id);
     this.idle.remove(entry.idle);
+    this.admission.release(entry.address);
   }
 }

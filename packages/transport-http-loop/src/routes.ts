@@ -9,10 +9,12 @@
  *   POST /disconnect                       → 204
  *
  * Later calls name their session by header `x-mdp-session-id` or query `sessionId`; a missing or
- * unknown session is 404 with an empty body, a malformed request 400 `{error}`.
+ * unknown session is 404 with an empty body, a malformed request 400 `{error}`. Under an auth policy
+ * a session id alone is no credential: every later call must carry an accepted credential of the
+ * principal that connected, or it is 401 and the session is left as it was.
  */
-import { MdpError, parseJsonObject, type BodyResult, type HeaderMap, type Logger } from '@mdp/core';
-import { parseClientMessage, stringifyServerMessage, type AuthContext, type ClientToServerMessage, type ParseResult } from '@mdp/protocol';
+import { MdpError, parseJsonObject, retryAfterSeconds, type BodyResult, type HeaderMap, type Logger } from '@mdp/core';
+import { parseClientMessage, type AuthContext, type ClientToServerMessage, type ParseResult } from '@mdp/protocol';
 import type { PollConnection, TakeResult } from './mailbox.js';
 import type { LoopSession, LoopSessionRegistry } from './registry.js';
 import { SESSION_ID_QUERY, readSessionId } from './session-id.js';
@@ -32,6 +34,8 @@ export interface LoopRequest {
   readBody(maxBytes: number): Promise<BodyResult>;
   /** The poll's connection; without one a poll's client counts as always there (in-process). */
   connection(): PollConnection | undefined;
+  /** The client's address, counted against the per-address session cap; `undefined` when unknown. */
+  remoteAddress(): string | undefined;
   /** Whether the request came over TLS; a session connected so is listed as secure. */
   readonly secure: boolean;
 }
@@ -55,6 +59,8 @@ export interface LoopRoutesOptions {
   readonly maxBodyBytes: number;
   readonly extractAuth: (headers: HeaderMap) => AuthContext | undefined;
   readonly authorize: ((auth: AuthContext | undefined) => boolean) | undefined;
+  /** The principal of a credential `authorize` accepted; later calls must come from the one that connected. */
+  readonly principalOf: ((auth: AuthContext | undefined) => string | undefined) | undefined;
   /** True once the transport is closed: connects get 503. */
   readonly isClosed: () => boolean;
 }
@@ -76,10 +82,27 @@ const ACCEPTED: LoopResponse = { status: 202, body: '{"ok":true}' };
 const HEAD_NOT_ALLOWED: LoopResponse = { status: 405, headers: { allow: 'GET' } };
 const SHUTTING_DOWN: LoopResponse = { status: 503, body: '{"error":"Server is shutting down"}' };
 const UNAUTHORIZED: LoopResponse = { status: 401, body: '{"error":"Unauthorized"}' };
+const RETRY_SOON = { 'retry-after': '1' } as const;
 const MESSAGE_REQUIRED: LoopResponse = { status: 400, body: '{"error":"message: required"}' };
 export const INTERNAL_ERROR: LoopResponse = { status: 500, body: '{"error":"Internal error"}' };
 
-const error = (status: number, message: string): LoopResponse => ({ status, body: JSON.stringify({ error: message }) });
+const error = (status: number, message: string, headers?: Readonly<Record<string, string>>): LoopResponse => ({
+  status,
+  body: JSON.stringify({ error: message }),
+  headers,
+});
+
+/** The answer to a message core refused (SPEC §4, §6). */
+function refused(caught: MdpError): LoopResponse {
+  switch (caught.refusal) {
+    case 'client_id_taken':
+      return error(403, caught.message);
+    case 'rate_limited':
+      return error(429, caught.message, { 'retry-after': String(retryAfterSeconds(caught.retryAfterMs)) });
+    default:
+      return error(400, caught.message);
+  }
+}
 
 /** Parse the `message` of a send body; the error names the offending field (`message.client.id: …`). */
 function parseMessage(input: unknown): ParseResult<ClientToServerMessage> {
@@ -92,13 +115,26 @@ function parseMessage(input: unknown): ParseResult<ClientToServerMessage> {
 }
 
 export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
-  const { registry, logger, longPollTimeoutMs, maxBodyBytes, extractAuth, authorize, isClosed } = options;
+  const { registry, logger, longPollTimeoutMs, maxBodyBytes, extractAuth, authorize, principalOf, isClosed } = options;
 
-  /** The session a request names, or the response refusing the request. */
-  const lookup = (request: LoopRequest): LoopSession | LoopResponse => {
+  /**
+   * The session a request names and the request's transport auth, or the response refusing it.
+   * Under an auth policy a request without an accepted credential is 401 whatever session it names
+   * (no answer tells it which sessions exist), and one from another principal than the session's
+   * is 401 too; the session is not touched either way.
+   */
+  const lookup = (request: LoopRequest): { readonly found: LoopSession; readonly auth: AuthContext | undefined } | LoopResponse => {
     const id = readSessionId(request.sessionHeader, request.query(SESSION_ID_QUERY));
     if (id.kind === 'malformed') return error(400, id.error);
-    return (id.kind === 'ok' ? registry.get(id.id) : undefined) ?? EMPTY_404;
+    const auth = extractAuth(request.headers());
+    if (authorize && !authorize(auth)) return UNAUTHORIZED;
+    const found = id.kind === 'ok' ? registry.get(id.id) : undefined;
+    if (!found) return EMPTY_404;
+    if (authorize && principalOf?.(auth) !== found.session.principal) {
+      logger.info('request.wrong_principal', { sessionId: found.session.id });
+      return UNAUTHORIZED;
+    }
+    return { found, auth };
   };
 
   const connect = async (request: LoopRequest): Promise<LoopResponse> => {
@@ -111,8 +147,9 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     const auth = extractAuth(request.headers());
     if (authorize && !authorize(auth)) return UNAUTHORIZED;
     try {
-      const { session } = registry.open(auth, request.secure);
-      return { status: 200, body: JSON.stringify({ sessionId: session.id }) };
+      const opened = registry.open(auth, authorize ? principalOf?.(auth) : undefined, request.remoteAddress(), request.secure);
+      if (typeof opened === 'string') return error(503, opened, RETRY_SOON);
+      return { status: 200, body: JSON.stringify({ sessionId: opened.session.id }) };
     } catch (caught) {
       if (caught instanceof MdpError && caught.code === 'not_ready') return SHUTTING_DOWN;
       throw caught;
@@ -120,10 +157,11 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
   };
 
   const send = async (request: LoopRequest): Promise<LoopResponse> => {
-    const found = lookup(request);
-    if (!('mailbox' in found)) return found;
-    const { session } = found;
-    session.touch(extractAuth(request.headers()) ?? null);
+    const looked = lookup(request);
+    if (!('found' in looked)) return looked;
+    const { session } = looked.found;
+    session.touch(looked.auth ?? null);
+    registry.sent(looked.found);
     const body = await request.readBody(maxBodyBytes);
     if (!body.ok) {
       // Like a websocket frame over the limit (1009), an oversized send ends the session: the
@@ -141,7 +179,7 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     try {
       session.handle(message.value);
     } catch (caught) {
-      if (caught instanceof MdpError) return session.closed ? EMPTY_404 : error(400, caught.message);
+      if (caught instanceof MdpError) return session.closed ? EMPTY_404 : refused(caught);
       throw caught;
     }
     return ACCEPTED;
@@ -157,21 +195,21 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
    */
   const poll = async (request: LoopRequest): Promise<LoopResponse> => {
     if (request.method === 'HEAD') return HEAD_NOT_ALLOWED;
-    const found = lookup(request);
-    if (!('mailbox' in found)) return found;
-    const { session, mailbox } = found;
-    session.touch(extractAuth(request.headers()) ?? null);
+    const looked = lookup(request);
+    if (!('found' in looked)) return looked;
+    const { session, mailbox } = looked.found;
+    session.touch(looked.auth ?? null);
     const waitMs = resolveWaitMs(request.query('waitMs')?.[0], longPollTimeoutMs);
     const connection = request.connection();
     const isLive = (): boolean => connection?.isLive() ?? true;
     // Every poll passes here: build the fields only when they will be written.
     if (logger.level === 'debug') logger.debug('poll.start', { sessionId: session.id, waitMs, queued: mailbox.size });
-    registry.pollStarted(found);
+    registry.pollStarted(looked.found);
     let result: TakeResult;
     try {
       result = await mailbox.take({ waitMs, connection });
     } finally {
-      registry.pollEnded(found);
+      registry.pollEnded(looked.found);
     }
     // The client was there for the whole wait: that counts as activity too.
     if (!session.closed && isLive()) session.touch();
@@ -179,26 +217,28 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
       logger.debug(result.reason === 'abandoned' ? 'poll.abandoned' : 'poll.empty', { sessionId: session.id, reason: result.reason });
       return EMPTY_204;
     }
-    const { message } = result;
     if (!isLive()) {
-      mailbox.putBack(message);
+      mailbox.putBack(result);
       logger.debug('poll.abandoned', { sessionId: session.id, reason: 'abandoned' });
       return EMPTY_204;
     }
+    if (result.message.type === 'callClient') registry.handed(looked.found, result.message.requestId);
     return {
       status: 200,
-      body: `{"message":${stringifyServerMessage(message)}}`,
+      body: `{"message":${result.text}}`,
       onLost: () => {
-        mailbox.putBack(message);
-        logger.info('poll.requeued', { sessionId: session.id, type: message.type });
+        mailbox.putBack(result);
+        logger.info('poll.requeued', { sessionId: session.id, type: result.message.type });
       },
     };
   };
 
   const disconnect = (request: LoopRequest): LoopResponse => {
-    const id = readSessionId(request.sessionHeader, request.query(SESSION_ID_QUERY));
-    if (id.kind === 'malformed') return error(400, id.error);
-    if (id.kind === 'ok') registry.end(id.id, 'client disconnected');
+    const looked = lookup(request);
+    // An unknown or missing session is gone already: 204, as for a known one.
+    if (looked === EMPTY_404) return EMPTY_204;
+    if (!('found' in looked)) return looked;
+    registry.end(looked.found.session.id, 'client disconnected');
     return EMPTY_204;
   };
 

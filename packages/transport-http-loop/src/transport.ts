@@ -24,8 +24,25 @@ export interface HttpLoopOptions {
   idleTimeoutMs?: number;
   /** Reads the transport auth of a request. Default: extractTransportAuth. */
   extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
-  /** Whether a connect with this transport auth opens a session; refused ones get 401. Default: all. */
+  /**
+   * Whether a connect with this transport auth opens a session; refused ones get 401. Default: all.
+   * When set, every later call (send, poll, disconnect) needs an accepted credential too.
+   */
   authorize?: (auth: AuthContext | undefined) => boolean;
+  /**
+   * The principal of a credential `authorize` accepted (`AuthGate.principalOf`): later calls on a
+   * session must come from the principal that connected it (else 401), and the client ids it
+   * registers belong to that principal (another one's `registerClient` is 403).
+   */
+  principalOf?: (auth: AuthContext | undefined) => string | undefined;
+  /** Most sessions at once; more connects get 503 with `Retry-After`. Default 10000. */
+  maxSessions?: number;
+  /** Most sessions at once from one remote address; more connects get 503. Default 2000. */
+  maxSessionsPerAddress?: number;
+  /** Most messages queued for one session; past it (after dropping ended calls) the session ends. Default 10000. */
+  maxQueuedMessages?: number;
+  /** Most bytes of JSON queued for one session; past it the session ends. Default 8 MiB. */
+  maxQueuedBytes?: number;
   /**
    * `handleNode` only: headers merged into every answer (e.g. CORS), computed from the request when
    * it is answered. Names in lower case; they cannot replace `content-type`, `content-length`,
@@ -38,6 +55,10 @@ export interface HttpLoopOptions {
 export const HTTP_LOOP_DEFAULTS = {
   longPollTimeoutMs: 25_000,
   maxBodyBytes: 1_048_576,
+  maxSessions: 10_000,
+  maxSessionsPerAddress: 2_000,
+  maxQueuedMessages: 10_000,
+  maxQueuedBytes: 8 * 1024 * 1024,
   idleTimeoutMs: 10_000,
 } as const;
 
@@ -72,8 +93,22 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
   if (!Number.isFinite(idleTimeoutMs) || idleTimeoutMs <= 0 || idleTimeoutMs > MAX_TIMER_MS) {
     throw new RangeError(`idleTimeoutMs must be a positive number of milliseconds, at most ${MAX_TIMER_MS}`);
   }
+  const queueLimits = {
+    maxMessages: options.maxQueuedMessages ?? HTTP_LOOP_DEFAULTS.maxQueuedMessages,
+    maxBytes: options.maxQueuedBytes ?? HTTP_LOOP_DEFAULTS.maxQueuedBytes,
+  };
+  for (const [name, value] of Object.entries(queueLimits)) {
+    if (!Number.isInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer`);
+  }
   const logger = (options.logger ?? silentLogger).child({ transport: 'http-loop' });
-  const registry = new LoopSessionRegistry(router, logger, { idleTimeoutMs });
+  const registry = new LoopSessionRegistry(router, logger, {
+    idleTimeoutMs,
+    sessionLimits: {
+      total: options.maxSessions ?? HTTP_LOOP_DEFAULTS.maxSessions,
+      perAddress: options.maxSessionsPerAddress ?? HTTP_LOOP_DEFAULTS.maxSessionsPerAddress,
+    },
+    queueLimits,
+  });
   let closed = false;
   const routes = createLoopRoutes({
     registry,
@@ -82,6 +117,7 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
     maxBodyBytes,
     extractAuth: options.extractAuth ?? ((headers: HeaderMap) => extractTransportAuth(headers)),
     authorize: options.authorize,
+    principalOf: options.principalOf,
     isClosed: () => closed,
   });
 

@@ -128,8 +128,8 @@ export async function polledMessage(response: Response): Promise<Record<string, 
 export class SpyRouter extends Router {
   readonly opened: Session[] = [];
 
-  override openSession(transport: SessionTransport, transportAuth?: AuthContext): Session {
-    const session = super.openSession(transport, transportAuth);
+  override openSession(transport: SessionTransport, transportAuth?: AuthContext, principal?: string): Session {
+    const session = super.openSession(transport, transportAuth, principal);
     this.opened.push(session);
     return session;
   }

@@ -4,6 +4,7 @@
  * vitest's fake timers.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { EXPIRE_BATCH } from '@mdp/core';
 import { IdleTracker, IdleWatch, type IdleClock } from '../src/idle.js';
 import { createHttpLoopTransport, type HttpLoopTransport } from '../src/index.js';
 import { CLIENT, SpyRouter, loopClient, polledMessage, watchLogs, type LogWatcher, type LoopClient } from './helpers.js';
@@ -66,6 +67,27 @@ describe('IdleTracker', () => {
     tracker.pollStarted(a);
     expect(tracker.size).toBe(0);
     expect(tracker.expire(1000)).toEqual([]);
+  });
+
+  it('a touch makes an idle session idle from then; a polling one is left as it is', () => {
+    const tracker = new IdleTracker(100);
+    const a = tracker.open('a', 0);
+    tracker.touch(a, 80);
+    expect(tracker.expire(100).map((e) => e.id)).toEqual([]);
+    expect(tracker.expire(180).map((e) => e.id)).toEqual(['a']);
+    const b = tracker.open('b', 200);
+    tracker.pollStarted(b);
+    tracker.touch(b, 250);
+    expect(tracker.nextDeadline()).toBeUndefined();
+  });
+
+  it('a due session that keep holds on to is idle again from now; the others expire', () => {
+    const tracker = new IdleTracker(100);
+    tracker.open('busy', 0);
+    tracker.open('gone', 10);
+    expect(tracker.expire(150, Number.POSITIVE_INFINITY, (e) => e.id === 'busy').map((e) => e.id)).toEqual(['gone']);
+    expect(tracker.nextDeadline()).toBe(250);
+    expect(tracker.expire(250).map((e) => e.id)).toEqual(['busy']);
   });
 
   it('refuses a time-out that is not a positive number', () => {
@@ -133,6 +155,25 @@ describe('IdleWatch', () => {
     clock.advance(1000);
     expect(expired).toEqual(['a', 'b']);
     expect(clock.timers).toBe(0);
+  });
+
+  it('ends sessions that went quiet together in batches, each batch a timer callback of its own', () => {
+    const clock = fakeClock();
+    const expired: string[] = [];
+    const batches: number[] = [];
+    const watch = new IdleWatch(100, (id) => expired.push(id), clock);
+    const set = clock.setTimeout.bind(clock);
+    // Each re-arm after the first records how many had expired by then.
+    clock.setTimeout = (callback, ms) => {
+      batches.push(expired.length);
+      return set(callback, ms);
+    };
+    const count = EXPIRE_BATCH * 2 + 10;
+    for (let i = 0; i < count; i++) watch.open(`s${i}`);
+    clock.advance(100);
+    expect(expired).toHaveLength(count);
+    expect(batches).toEqual([0, EXPIRE_BATCH, EXPIRE_BATCH * 2]);
+    watch.close();
   });
 
   it('does not touch its timer per poll: a session that keeps polling costs no timer work', () => {
@@ -249,6 +290,45 @@ describe('the transport ends vanished sessions', () => {
     await vi.advanceTimersByTimeAsync(300);
     await loop;
     await Promise.all(handled);
+  });
+
+  it('a client that stops polling while it handles a call stays until it answers; then its sends and polls count', async () => {
+    const sessionId = await client.register();
+    const call = router.invoke('c1', 'GET', '/hello');
+    // Polls one message, then works on it without polling (not what the SDKs do, but allowed).
+    const polled = await polledMessage(await client.poll(sessionId, 0));
+    expect(polled.type).toBe('callClient');
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(router.getClient('c1')).toBeDefined();
+    expect(logs.records.some((r) => r.event === 'session.vanished')).toBe(false);
+    await client.send(sessionId, { type: 'callClientResult', requestId: polled.requestId, ok: true, data: 'slow answer' });
+    expect(await call).toEqual({ ok: true, data: 'slow answer' });
+    // The send counted: idle from then, for the whole time-out.
+    await vi.advanceTimersByTimeAsync(999);
+    expect(router.getClient('c1')).toBeDefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(router.getClient('c1')).toBeUndefined();
+  });
+
+  it('a client that vanished with a call in hand still leaves once that call ends (its time-out)', async () => {
+    const { router: shortRouter, transport: shortTransport, client: shortClient } = (() => {
+      const r = new SpyRouter({ invocationTimeoutMs: 3000 });
+      const t = createHttpLoopTransport(r, { logger: logs.logger, idleTimeoutMs: 1000 });
+      return { router: r, transport: t, client: loopClient((path, init) => t.app.request(path, init)) };
+    })();
+    try {
+      const sessionId = await shortClient.register();
+      const call = shortRouter.invoke('c1', 'GET', '/hello');
+      expect((await polledMessage(await shortClient.poll(sessionId, 0))).type).toBe('callClient');
+      await vi.advanceTimersByTimeAsync(3000);
+      expect(await call).toMatchObject({ ok: false, error: { code: 'timeout' } });
+      // The call ended: the next check no longer keeps the session.
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(shortRouter.getClient('c1')).toBeUndefined();
+    } finally {
+      await shortTransport.close();
+      await shortRouter.close();
+    }
   });
 
   it('disconnect and shutdown forget the session: nothing expires later', async () => {

@@ -1,9 +1,13 @@
-import type { ServerToClientMessage } from '@mdp/protocol';
+import { stringifyServerMessage, type ServerToClientMessage } from '@mdp/protocol';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Mailbox, type PollConnection } from '../src/mailbox.js';
+import { EXPIRE_BATCH } from '@mdp/core';
+import { Mailbox, pollDeadlines, type PollConnection } from '../src/mailbox.js';
 
 const ping = (timestamp: number): ServerToClientMessage => ({ type: 'ping', timestamp });
 const call = (requestId: string): ServerToClientMessage => ({ type: 'callClient', requestId, clientId: 'c1', method: 'GET', path: '/s' });
+
+/** A message as the mailbox queues it: with its JSON text. */
+const queued = (message: ServerToClientMessage) => ({ message, text: stringifyServerMessage(message) });
 
 /** A poll connection that goes away when `controller` aborts. */
 function abortable(controller: AbortController): PollConnection {
@@ -40,9 +44,9 @@ describe('Mailbox', () => {
     mailbox.push(call('a'));
     mailbox.push(ping(1));
     mailbox.push(call('b'));
-    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: call('a') });
-    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: ping(1) });
-    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: call('b') });
+    expect(await mailbox.take({ waitMs: 0 })).toEqual(queued(call('a')));
+    expect(await mailbox.take({ waitMs: 0 })).toEqual(queued(ping(1)));
+    expect(await mailbox.take({ waitMs: 0 })).toEqual(queued(call('b')));
     expect(await mailbox.take({ waitMs: 0 })).toEqual({ reason: 'timeout' });
   });
 
@@ -51,8 +55,8 @@ describe('Mailbox', () => {
     mailbox.push(call('a'));
     mailbox.push(ping(2));
     expect(mailbox.size).toBe(2);
-    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: call('a') });
-    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: ping(2) });
+    expect(await mailbox.take({ waitMs: 0 })).toEqual(queued(call('a')));
+    expect(await mailbox.take({ waitMs: 0 })).toEqual(queued(ping(2)));
   });
 
   describe('stale messages', () => {
@@ -68,7 +72,7 @@ describe('Mailbox', () => {
       mailbox.push(call('b'));
       mailbox.push(call('c'));
       ended.add('a').add('b');
-      expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: call('c') });
+      expect(await mailbox.take({ waitMs: 0 })).toEqual(queued(call('c')));
       const taken = mailbox.take({ waitMs: 1000 });
       mailbox.push(call('d'));
       ended.add('d');
@@ -76,7 +80,7 @@ describe('Mailbox', () => {
       expect(mailbox.hasWaiter).toBe(true);
       mailbox.push(call('e'));
       await handOver();
-      expect(await taken).toEqual({ message: call('e') });
+      expect(await taken).toEqual(queued(call('e')));
     });
 
     it('are dropped as the queue grows, so a session nobody polls keeps only live calls', () => {
@@ -98,7 +102,7 @@ describe('Mailbox', () => {
     expect(mailbox.hasWaiter).toBe(true);
     await vi.advanceTimersToNextTimerAsync();
     expect(mailbox.hasWaiter).toBe(false);
-    expect(await taken).toEqual({ message: ping(1) });
+    expect(await taken).toEqual(queued(ping(1)));
     expect(mailbox.size).toBe(0);
   });
 
@@ -116,7 +120,7 @@ describe('Mailbox', () => {
     expect(await first).toEqual({ reason: 'replaced' });
     mailbox.push(ping(1));
     await handOver();
-    expect(await second).toEqual({ message: ping(1) });
+    expect(await second).toEqual(queued(ping(1)));
   });
 
   it('takes nothing for an aborted waiter', async () => {
@@ -137,18 +141,89 @@ describe('Mailbox', () => {
     live = false;
     await handOver();
     expect(await taken).toEqual({ reason: 'abandoned' });
-    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: ping(1) });
+    expect(await mailbox.take({ waitMs: 0 })).toEqual(queued(ping(1)));
   });
 
   it('puts a message back at the head and hands it to a waiting take', async () => {
     mailbox.push(ping(2));
-    mailbox.putBack(ping(1));
-    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: ping(1) });
-    expect(await mailbox.take({ waitMs: 0 })).toEqual({ message: ping(2) });
+    mailbox.putBack(queued(ping(1)));
+    expect(await mailbox.take({ waitMs: 0 })).toEqual(queued(ping(1)));
+    expect(await mailbox.take({ waitMs: 0 })).toEqual(queued(ping(2)));
     const taken = mailbox.take({ waitMs: 1000 });
-    mailbox.putBack(ping(3));
+    mailbox.putBack(queued(ping(3)));
     await handOver();
-    expect(await taken).toEqual({ message: ping(3) });
+    expect(await taken).toEqual(queued(ping(3)));
+  });
+
+  it('answers polls that time out together in batches, one timer for them all', async () => {
+    const waits = pollDeadlines();
+    const mailboxes = Array.from({ length: EXPIRE_BATCH * 2 + 5 }, () => new Mailbox(undefined, undefined, undefined, waits));
+    let answered = 0;
+    for (const box of mailboxes) void box.take({ waitMs: 1000 }).then(() => answered++);
+    expect(vi.getTimerCount()).toBe(1);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(answered).toBe(EXPIRE_BATCH);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(answered).toBe(EXPIRE_BATCH * 2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(answered).toBe(mailboxes.length);
+    for (const box of mailboxes) box.close();
+    waits.clear();
+  });
+
+  describe('bounds', () => {
+    it('end the mailbox when more messages wait than allowed, after dropping ended calls', async () => {
+      const ended = new Set<string>();
+      const overflows: string[] = [];
+      mailbox = new Mailbox(
+        (m) => m.type === 'callClient' && ended.has(m.requestId),
+        { maxMessages: 2, maxBytes: 1_000_000 },
+        (reason) => overflows.push(reason),
+      );
+      mailbox.push(call('a'));
+      mailbox.push(call('b'));
+      ended.add('a');
+      // 'a' ended: dropping it makes room for 'c'.
+      mailbox.push(call('c'));
+      expect(overflows).toEqual([]);
+      expect(mailbox.size).toBe(2);
+      const waiting = mailbox.take({ waitMs: 1000 });
+      expect(await waiting).toEqual(queued(call('b')));
+      mailbox.push(call('d'));
+      mailbox.push(call('e'));
+      expect(overflows).toEqual([
+        expect.stringMatching(/^HTTP loop queue over its limit \(3 messages, \d+ bytes waiting; at most 2 messages, 1000000 bytes\): the client is not polling$/),
+      ]);
+      // Closed: it answers nothing more and takes nothing more.
+      expect(mailbox.size).toBe(0);
+      mailbox.push(call('f'));
+      expect(overflows).toHaveLength(1);
+      expect(await mailbox.take({ waitMs: 0 })).toEqual({ reason: 'closed' });
+    });
+
+    it('end the mailbox when more bytes wait than allowed', () => {
+      const overflows: string[] = [];
+      const size = stringifyServerMessage(call('a')).length;
+      mailbox = new Mailbox(undefined, { maxMessages: 100, maxBytes: size * 2 }, (reason) => overflows.push(reason));
+      mailbox.push(call('a'));
+      mailbox.push(call('b'));
+      expect(mailbox.byteSize).toBe(size * 2);
+      expect(overflows).toEqual([]);
+      mailbox.push(call('c'));
+      expect(overflows).toHaveLength(1);
+      expect(mailbox.byteSize).toBe(0);
+    });
+
+    it('count bytes down as messages are taken and up as they are put back', async () => {
+      mailbox = new Mailbox(undefined, { maxMessages: 10, maxBytes: 10_000 });
+      mailbox.push(ping(1));
+      const size = mailbox.byteSize;
+      const taken = await mailbox.take({ waitMs: 0 });
+      expect(mailbox.byteSize).toBe(0);
+      if (taken.message === undefined) throw new Error('expected a message');
+      mailbox.putBack(taken);
+      expect(mailbox.byteSize).toBe(size);
+    });
   });
 
   it('answers the waiter and drops everything when closed', async () => {
@@ -158,7 +233,7 @@ describe('Mailbox', () => {
     mailbox.close();
     expect(await taken).toEqual({ reason: 'closed' });
     mailbox.push(ping(2));
-    mailbox.putBack(ping(3));
+    mailbox.putBack(queued(ping(3)));
     expect(mailbox.size).toBe(0);
     expect(await mailbox.take({ waitMs: 1000 })).toEqual({ reason: 'closed' });
   });

@@ -331,7 +331,8 @@ describe('GET /poll', () => {
   });
 
   it('puts a message back at the head when its response closes before it finished', async () => {
-    await setUp();
+    // The message is larger than the default queue bound (8 MiB).
+    await setUp({ maxQueuedBytes: 64 * 1024 * 1024 });
     const sessionId = await client.register();
     // The callClient carries the query twice: ~12 MB, far more than the loopback socket buffers
     // hold (send buffer at most 4 MB here), so the response cannot finish while the client does

@@ -12,8 +12,17 @@ export const WS_CLOSE = {
   messageTooBig: 1009,
   /** Unexpected server error; the cause is logged, never echoed. */
   internalError: 1011,
+  /**
+   * Try again later: the peer does not read what it is sent (more than `maxBufferedBytes` waiting),
+   * or it changes its catalog faster than the limit.
+   */
+  tryAgainLater: 1013,
   /** The server's auth policy refused the upgrade's credential (*beyond*, SPEC §7). */
   unauthorized: 4401,
+  /** `registerClient` for an id another principal holds (SPEC §4); the holder is untouched. */
+  clientIdTaken: 4403,
+  /** No `registerClient` within `registerTimeoutMs` of the handshake. */
+  registerTimeout: 4408,
 } as const;
 
 /** Close reasons must fit in a control frame: 123 bytes of UTF-8. */

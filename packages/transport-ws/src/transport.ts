@@ -1,13 +1,35 @@
 /**
  * The MDP websocket endpoint (SPEC §5): one JSON message per text frame, translated into core
  * session calls. The HTTP server is owned by the app, which hands upgrades to `handleUpgrade`.
+ *
+ *   upgrade ─▶ admitted (total, per address)? ─ no ─▶ 503 {error}, no handshake
+ *                 │ yes
+ *                 ▼
+ *              handshake ─▶ credential accepted? ─ no ─▶ close 4401
+ *                 │ yes
+ *                 ▼
+ *              session ─▶ registerClient within registerTimeoutMs? ─ no ─▶ close 4408
+ *                 │ yes
+ *                 ▼
+ *              messages ⇄ core; a peer with more than maxBufferedBytes waiting ─▶ close 1013
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import { parseClientMessage, stringifyServerMessage, type AuthContext, type ServerToClientMessage } from '@mdp/protocol';
-import { MdpError, extractTransportAuth, silentLogger, type HeaderMap, type Logger, type Router, type Session } from '@mdp/core';
+import { parseClientMessage, type AuthContext } from '@mdp/protocol';
+import {
+  Admission,
+  Deadlines,
+  MdpError,
+  extractTransportAuth,
+  silentLogger,
+  type HeaderMap,
+  type Logger,
+  type Router,
+  type Session,
+} from '@mdp/core';
 import { WS_CLOSE, closeReason } from './close-codes.js';
+import { WsConnection, type ConnectionContext } from './connection.js';
 
 export interface WebSocketTransportOptions {
   /** Largest accepted frame, bytes. Default 1 MiB; larger frames close the socket with 1009. */
@@ -18,6 +40,23 @@ export interface WebSocketTransportOptions {
   extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
   /** Whether a connection with this transport auth is let in; refused ones close with 4401. Default: all. */
   authorize?: (auth: AuthContext | undefined) => boolean;
+  /**
+   * The principal of a credential `authorize` accepted (`AuthGate.principalOf`): a client id belongs
+   * to the principal that registered it, another principal's `registerClient` closes 4403.
+   */
+  principalOf?: (auth: AuthContext | undefined) => string | undefined;
+  /**
+   * Most bytes one peer may leave unread, bytes: waiting in its socket and held back, or calls sent
+   * since its last answer while it let others die unanswered. A peer over it does not read: it is
+   * closed with 1013 and its pending calls fail at once. Default 8 MiB.
+   */
+  maxBufferedBytes?: number;
+  /** Time from the handshake to the first `registerClient`, ms; past it the connection closes 4408. Default 10000. */
+  registerTimeoutMs?: number;
+  /** Most connections at once; more are answered 503 before the handshake. Default 10000. */
+  maxConnections?: number;
+  /** Most connections at once from one remote address; more are answered 503. Default 8000. */
+  maxConnectionsPerAddress?: number;
   logger?: Logger;
 }
 
@@ -31,10 +70,36 @@ export interface WebSocketTransport {
 
 export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
 
+/** Defaults of the limits above. */
+export const WS_LIMIT_DEFAULTS = {
+  maxBufferedBytes: 8 * 1024 * 1024,
+  registerTimeoutMs: 10_000,
+  maxConnections: 10_000,
+  maxConnectionsPerAddress: 8_000,
+} as const;
+
+/** The answer to an upgrade refused before the handshake; the peer may try again later. */
+function unavailable(message: string): string {
+  const body = JSON.stringify({ error: message });
+  return `HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
 export function createWebSocketTransport(router: Router, options: WebSocketTransportOptions = {}): WebSocketTransport {
   const logger = options.logger ?? silentLogger;
   const extractAuth = options.extractAuth ?? ((headers: HeaderMap) => extractTransportAuth(headers));
   const closeGraceMs = options.closeGraceMs ?? 1000;
+  const maxBufferedBytes = options.maxBufferedBytes ?? WS_LIMIT_DEFAULTS.maxBufferedBytes;
+  const registerTimeoutMs = options.registerTimeoutMs ?? WS_LIMIT_DEFAULTS.registerTimeoutMs;
+  for (const [name, value] of Object.entries({ maxBufferedBytes, registerTimeoutMs })) {
+    if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive whole number`);
+  }
+  const admission = new Admission(
+    {
+      total: options.maxConnections ?? WS_LIMIT_DEFAULTS.maxConnections,
+      perAddress: options.maxConnectionsPerAddress ?? WS_LIMIT_DEFAULTS.maxConnectionsPerAddress,
+    },
+    'websocket connections',
+  );
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
@@ -52,23 +117,45 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     for (const socket of corked) socket.uncork();
     corked.clear();
   };
-  const corkUntilFlush = (socket: Duplex): void => {
-    if (corked.has(socket)) return;
-    // The first socket corked in this turn schedules the one flush for all of them.
-    if (corked.size === 0) setImmediate(flush);
-    socket.cork();
-    corked.add(socket);
-  };
 
   // The session (when there is one) ends at once: its client is gone and its calls fail now, not
   // when the peer answers the close frame, which a misbehaving peer may never do (ws then waits 30 s).
   const refuse = (ws: WebSocket, code: number, reason: string, session?: Session): void => {
     logger.debug('ws.refused', { code, reason });
     ws.close(code, closeReason(reason));
-    session?.end();
+    session?.end(reason);
   };
 
-  function onMessage(ws: WebSocket, session: Session, data: RawData, isBinary: boolean): void {
+  const context: ConnectionContext = {
+    corkUntilFlush(socket) {
+      if (corked.has(socket)) return;
+      // The first socket corked in this turn schedules the one flush for all of them.
+      if (corked.size === 0) setImmediate(flush);
+      socket.cork();
+      corked.add(socket);
+    },
+    maxBufferedBytes,
+    isPending: (requestId) => router.isPending(requestId),
+    onSlow(connection, waiting) {
+      const reason = `Client is not reading: ${waiting} bytes unread, limit ${maxBufferedBytes}`;
+      logger.warn('ws.slow_client', { sessionId: connection.session?.id, clientId: connection.session?.clientId, waiting });
+      refuse(connection.ws, WS_CLOSE.tryAgainLater, reason, connection.session);
+    },
+  };
+
+  // A connection that has not registered in time is closed; many at once expire in batches.
+  const registrations = new Deadlines<WsConnection>((connection) => {
+    if (!connection.awaitingRegistration) return;
+    connection.awaitingRegistration = false;
+    refuse(connection.ws, WS_CLOSE.registerTimeout, `No registerClient within ${registerTimeoutMs} ms of connecting`, connection.session);
+  });
+
+  /** The close status of a message core refused. */
+  const refusalCode = (error: MdpError): number =>
+    error.refusal === 'client_id_taken' ? WS_CLOSE.clientIdTaken : error.refusal === 'rate_limited' ? WS_CLOSE.tryAgainLater : WS_CLOSE.policyViolation;
+
+  function onMessage(connection: WsConnection, session: Session, data: RawData, isBinary: boolean): void {
+    const ws = connection.ws;
     // After we decided to close, late frames are not acted upon.
     if (ws.readyState !== WebSocket.OPEN) return;
     if (isBinary) return refuse(ws, WS_CLOSE.unsupportedData, 'Binary frames are not supported; send JSON text', session);
@@ -80,54 +167,62 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     }
     const parsed = parseClientMessage(json);
     if (!parsed.ok) return refuse(ws, WS_CLOSE.policyViolation, `Invalid message: ${parsed.error}`, session);
+    if (parsed.value.type === 'callClientResult') connection.sentSinceAnswer = 0;
     try {
       session.handle(parsed.value);
     } catch (error) {
-      if (error instanceof MdpError) return refuse(ws, WS_CLOSE.policyViolation, error.message, session);
+      if (error instanceof MdpError) return refuse(ws, refusalCode(error), error.message, session);
       logger.error('ws.handler_failed', { sessionId: session.id, error });
-      refuse(ws, WS_CLOSE.internalError, 'Internal error', session);
+      return refuse(ws, WS_CLOSE.internalError, 'Internal error', session);
+    }
+    if (connection.awaitingRegistration && session.clientId !== undefined) {
+      connection.awaitingRegistration = false;
+      registrations.remove(connection);
     }
   }
 
   function onConnection(ws: WebSocket, request: IncomingMessage, socket: Duplex): void {
     const auth = extractAuth(request.headers);
     if (options.authorize && !options.authorize(auth)) return refuse(ws, WS_CLOSE.unauthorized, 'Unauthorized');
+    const principal = options.authorize ? options.principalOf?.(auth) : undefined;
+    // wss: the upgrade came over a TLS socket (a plain one has no `encrypted`).
+    const connection = new WsConnection(ws, socket, context, (request.socket as { encrypted?: boolean }).encrypted === true);
     let session: Session;
     try {
-      session = router.openSession(
-        {
-          kind: 'ws',
-          // wss: the upgrade came over a TLS socket (a plain one has no `encrypted`).
-          secure: (request.socket as { encrypted?: boolean }).encrypted === true,
-          send(message: ServerToClientMessage) {
-            if (ws.readyState !== WebSocket.OPEN) return;
-            // The router counts this call already: more than one pending means a busy client.
-            if (message.type === 'callClient' && session.pendingCount > 1) corkUntilFlush(socket);
-            ws.send(stringifyServerMessage(message));
-          },
-          close(code: number, reason: string) {
-            ws.close(code, closeReason(reason));
-          },
-        },
-        auth,
-      );
+      session = router.openSession(connection, auth, principal);
     } catch (error) {
       // The router refuses new sessions while shutting down.
       ws.close(WS_CLOSE.goingAway, error instanceof MdpError ? closeReason(error.message) : 'Unavailable');
       return;
     }
-    ws.on('message', (data, isBinary) => onMessage(ws, session, data, isBinary));
-    ws.on('close', () => session.end());
+    connection.session = session;
+    connection.awaitingRegistration = true;
+    registrations.add(registerTimeoutMs, connection);
+    ws.on('message', (data, isBinary) => onMessage(connection, session, data, isBinary));
+    ws.on('close', () => {
+      if (connection.awaitingRegistration) registrations.remove(connection);
+      connection.awaitingRegistration = false;
+      session.end();
+    });
     // `ws` closes the socket itself after an error (e.g. 1009 for an oversized frame).
     ws.on('error', (error) => logger.debug('ws.error', { sessionId: session.id, error: error.message }));
   }
 
   return {
     handleUpgrade(request, socket, head) {
-      if (closing) {
+      if (closing || socket.destroyed) {
         socket.destroy();
         return;
       }
+      const address = request.socket.remoteAddress;
+      const refusal = admission.admit(address);
+      if (refusal !== undefined) {
+        logger.info('ws.connection_refused', { address, reason: refusal });
+        socket.end(unavailable(refusal));
+        return;
+      }
+      // Counted until the socket closes, whether or not the handshake succeeds.
+      socket.once('close', () => admission.release(address));
       wss.handleUpgrade(request, socket, head, (ws) => onConnection(ws, request, socket));
     },
     get connectionCount() {
@@ -135,6 +230,7 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     },
     close() {
       closing ??= (async () => {
+        registrations.clear();
         const sockets = [...wss.clients];
         for (const ws of sockets) ws.close(WS_CLOSE.goingAway, 'Server shutting down');
         // Wait for the closing handshakes, but never longer than the grace period.

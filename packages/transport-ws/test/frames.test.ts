@@ -1,22 +1,13 @@
 /** What each kind of bad frame closes the socket with (SPEC §5), and that the session ends with it. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ClientToServerMessage } from '@mdp/protocol';
-import { SpyRouter, ROUTER_OPTIONS, descriptor, openClient, rawUpgrade, recordingLogger, sendRawText, startHarness, type Harness, type TestSocket } from './helpers.js';
+import { SpyRouter, ROUTER_OPTIONS, descriptor, harnessPerTest, rawUpgrade, recordingLogger, sendRawText, type Harness, type TestSocket } from './helpers.js';
 
-let harness: Harness | undefined;
-const sockets: TestSocket[] = [];
+const { start, client } = harnessPerTest();
 
-afterEach(async () => {
-  for (const socket of sockets.splice(0)) socket.ws.terminate();
-  await harness?.stop();
-  harness = undefined;
-});
-
-async function connected(options?: Parameters<typeof startHarness>[0]): Promise<{ h: Harness; socket: TestSocket }> {
-  harness = await startHarness(options);
-  const socket = await openClient(harness.url);
-  sockets.push(socket);
-  return { h: harness, socket };
+async function connected(options?: Parameters<typeof start>[0]): Promise<{ h: Harness; socket: TestSocket }> {
+  const h = await start(options);
+  return { h, socket: await client(h) };
 }
 
 /** Wait for the client to see the close and for the server to end the session. */
@@ -104,8 +95,7 @@ describe('close codes', () => {
   });
 
   it('a refused session ends at once, even when the peer never answers the close frame', async () => {
-    harness = await startHarness();
-    const h = harness;
+    const h = await start();
     const raw = await rawUpgrade(h.port);
     sendRawText(raw, JSON.stringify({ type: 'registerClient', client: { id: 'raw', name: 'raw', paths: [{ type: 'skill', path: '/s/skill.md' }] } }));
     await vi.waitFor(() => expect(h.router.getClient('raw')).toBeDefined());

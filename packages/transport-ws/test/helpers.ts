@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { connect as tcpConnect, type AddressInfo, type Socket } from 'node:net';
+import { afterEach } from 'vitest';
 import { WebSocket } from 'ws';
 import { Router, createLogger, type Logger, type RouterOptions, type Session, type SessionTransport } from '@mdp/core';
 import type { AuthContext, ClientDescriptor } from '@mdp/protocol';
@@ -15,8 +16,8 @@ export class SpyRouter extends Router {
   readonly opened: Session[] = [];
   private readonly endWaiters = new Map<Session, Array<() => void>>();
 
-  override openSession(transport: SessionTransport, transportAuth?: AuthContext): Session {
-    const session = super.openSession(transport, transportAuth);
+  override openSession(transport: SessionTransport, transportAuth?: AuthContext, principal?: string): Session {
+    const session = super.openSession(transport, transportAuth, principal);
     this.opened.push(session);
     return session;
   }
@@ -233,4 +234,32 @@ export async function rawUpgrade(port: number): Promise<RawClient> {
   const head = await response;
   if (!head.startsWith('HTTP/1.1 101')) throw new Error(`upgrade refused: ${head}`);
   return { socket, frames: () => buffer, closeFrame, ended };
+}
+
+/**
+ * A harness and clients per test, all stopped after each one: call at the top of a test file.
+ * `start` starts the harness, `client` opens a client on it.
+ */
+export function harnessPerTest(): {
+  start(options?: Parameters<typeof startHarness>[0]): Promise<Harness>;
+  client(h: Harness, headers?: Record<string, string>): Promise<TestSocket>;
+} {
+  let harness: Harness | undefined;
+  const sockets: TestSocket[] = [];
+  afterEach(async () => {
+    for (const socket of sockets.splice(0)) socket.ws.terminate();
+    await harness?.stop();
+    harness = undefined;
+  });
+  return {
+    async start(options) {
+      harness = await startHarness(options);
+      return harness;
+    },
+    async client(h, headers = {}) {
+      const socket = await openClient(h.url, headers);
+      sockets.push(socket);
+      return socket;
+    },
+  };
 }

@@ -1,27 +1,10 @@
 /** close(): idempotent, 1001 for open sockets, a bounded wait for closing handshakes, no leftovers. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { descriptor, openClient, rawUpgrade, startClient, startHarness, type Harness, type TestSocket } from './helpers.js';
+import { descriptor, harnessPerTest, rawUpgrade, startClient } from './helpers.js';
 
-let harness: Harness | undefined;
-const sockets: TestSocket[] = [];
-
-afterEach(async () => {
-  for (const socket of sockets.splice(0)) socket.ws.terminate();
-  await harness?.stop();
-  harness = undefined;
-  vi.useRealTimers();
-});
-
-async function start(options?: Parameters<typeof startHarness>[0]): Promise<Harness> {
-  harness = await startHarness(options);
-  return harness;
-}
-
-async function client(h: Harness): Promise<TestSocket> {
-  const socket = await openClient(h.url);
-  sockets.push(socket);
-  return socket;
-}
+const { start, client } = harnessPerTest();
+// Registered after the harness's: runs before it (hooks unwind), so the harness stops on real timers.
+afterEach(() => vi.useRealTimers());
 
 /** Only the timer functions: sockets, nextTick and setImmediate stay real. */
 const FAKE_TIMERS: Parameters<typeof vi.useFakeTimers>[0] = { toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] };

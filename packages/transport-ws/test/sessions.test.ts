@@ -1,28 +1,10 @@
 /** One core session per websocket connection, and the transport auth of its upgrade request. */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { encodeAuthCookie, type HeaderMap } from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
-import { descriptor, openClient, startHarness, type Harness, type TestSocket } from './helpers.js';
+import { descriptor, harnessPerTest } from './helpers.js';
 
-let harness: Harness | undefined;
-const sockets: TestSocket[] = [];
-
-afterEach(async () => {
-  for (const socket of sockets.splice(0)) socket.ws.terminate();
-  await harness?.stop();
-  harness = undefined;
-});
-
-async function start(options?: Parameters<typeof startHarness>[0]): Promise<Harness> {
-  harness = await startHarness(options);
-  return harness;
-}
-
-async function client(h: Harness, headers: Record<string, string> = {}): Promise<TestSocket> {
-  const socket = await openClient(h.url, headers);
-  sockets.push(socket);
-  return socket;
-}
+const { start, client } = harnessPerTest();
 
 describe('sessions', () => {
   it('opens one ws session per connection and ends it when the socket closes', async () => {

@@ -9,6 +9,12 @@ export interface HttpLoopFeatureOptions {
   readonly longPollTimeoutMs: number;
   /** A session with no poll waiting and none started this long ends, ms. */
   readonly idleTimeoutMs: number;
+  /** Most sessions, in all and from one remote address. */
+  readonly maxSessions: number;
+  readonly maxSessionsPerAddress: number;
+  /** Bounds of one session's queue: past either the session ends. */
+  readonly maxQueuedMessages: number;
+  readonly maxQueuedBytes: number;
 }
 
 export interface HttpLoopFeature extends ServerFeature {
@@ -18,12 +24,12 @@ export interface HttpLoopFeature extends ServerFeature {
 
 export function httpLoopFeature(ctx: ServerContext, options: HttpLoopFeatureOptions): HttpLoopFeature {
   const transport = createHttpLoopTransport(ctx.router, {
-    longPollTimeoutMs: options.longPollTimeoutMs,
-    idleTimeoutMs: options.idleTimeoutMs,
     maxBodyBytes: ctx.maxMessageBytes,
     extractAuth: ctx.extractAuth,
     authorize: ctx.authorize,
+    principalOf: ctx.principalOf,
     extraHeaders: ctx.corsFor,
+    ...options,
     logger: ctx.logger,
   });
   return {

@@ -5,7 +5,6 @@
  * rebinding and other sites' pages (the server's origin policy), then the server's auth policy,
  * before the SDK transport sees the request.
  */
-import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { headersToMap, readNodeBody, type HostApi } from '@mdp/core';
@@ -17,7 +16,6 @@ import {
   type McpHttpHandler,
   type SurfaceMode,
 } from '@mdp/mcp-bridge';
-import type { AuthContext } from '@mdp/protocol';
 import type { ServerContext, ServerFeature } from '../feature.js';
 
 export const MCP_PATH = '/mcp';
@@ -61,15 +59,6 @@ function deferredHost(get: () => HostApi): HostApi {
     callPaths: (request, options) => get().callPaths(request, options),
     onChange: (listener) => get().onChange(listener),
   };
-}
-
-/**
- * Who a credential the auth policy accepted belongs to: its token (hashed, so no token is kept in
- * memory longer than the request). A policy that accepts credentials without a token puts them all
- * under one principal.
- */
-function principalOf(auth: AuthContext | undefined): string {
-  return auth?.token === undefined ? 'no-token' : `token:${createHash('sha256').update(auth.token).digest('base64url')}`;
 }
 
 /**
@@ -172,8 +161,8 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
       http = createMcpHttpHandler(bridge, {
         originPolicy: ctx.originPolicy,
         authorize: authorize && ((request) => authorize(ctx.extractAuth(headersToMap(request.headers)))),
-        // Under a policy a session belongs to the credential that opened it.
-        ...(authorize ? { principalOf: (request: Request) => principalOf(ctx.extractAuth(headersToMap(request.headers))) } : {}),
+        // Under a policy a session belongs to the principal that opened it (the gate's, as for client ids).
+        ...(authorize ? { principalOf: (request: Request) => ctx.principalOf(ctx.extractAuth(headersToMap(request.headers))) ?? '' } : {}),
         maxSessionsPerPrincipal: config.maxSessionsPerPrincipal,
         maxBodyBytes: ctx.maxMessageBytes,
         maxSessions: config.maxSessions,

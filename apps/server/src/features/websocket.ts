@@ -5,11 +5,23 @@ import type { ServerContext, ServerFeature } from '../feature.js';
 /** The cluster control websocket's path, which is not an MDP client endpoint. */
 const CLUSTER_PATH = '/mdp/cluster';
 
-export function websocketFeature(ctx: ServerContext): ServerFeature {
+export interface WebSocketFeatureOptions {
+  /** Most bytes waiting for one peer before it is closed 1013. */
+  readonly maxBufferedBytes: number;
+  /** Time from the handshake to the first registerClient, ms. */
+  readonly registerTimeoutMs: number;
+  /** Most connections, in all and from one remote address. */
+  readonly maxConnections: number;
+  readonly maxConnectionsPerAddress: number;
+}
+
+export function websocketFeature(ctx: ServerContext, options: WebSocketFeatureOptions): ServerFeature {
   const transport = createWebSocketTransport(ctx.router, {
     maxMessageBytes: ctx.maxMessageBytes,
     extractAuth: ctx.extractAuth,
     authorize: ctx.authorize,
+    principalOf: ctx.principalOf,
+    ...options,
     logger: ctx.logger,
   });
   return {

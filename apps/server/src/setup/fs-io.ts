@@ -5,14 +5,30 @@ import { access, chmod, mkdir, open, readFile, realpath, rename, stat, unlink } 
 import { basename, delimiter as hostDelimiter, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
-/** The file's text, or undefined when it does not exist. Other errors (EACCES, EISDIR) throw. */
+/** Largest config file setup reads, bytes: agent configs are a few KiB; anything this big is not one. */
+export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The file's text, or undefined when it does not exist. Throws (with a message that says why) for
+ * what setup must not read or replace: something other than a regular file (a FIFO would block
+ * forever, a device never end), a file over {@link MAX_CONFIG_BYTES}, or a file with other hard
+ * links (the atomic rename would leave them holding the old text). A symlink is followed.
+ */
 export async function readOptional(file: string): Promise<string | undefined> {
+  let info: Awaited<ReturnType<typeof stat>>;
   try {
-    return await readFile(file, 'utf8');
+    info = await stat(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
+  if (!info.isFile()) throw new Error('it is not a regular file');
+  if (info.size > MAX_CONFIG_BYTES) throw new Error(`it is ${info.size} bytes, more than the ${MAX_CONFIG_BYTES} a config file may have`);
+  if (info.nlink > 1) throw new Error(`it has ${info.nlink - 1} other hard link(s), which replacing it would break; edit it by hand`);
+  const text = await readFile(file, 'utf8');
+  // A file that grew past the limit between the two calls is not read on.
+  if (Buffer.byteLength(text) > MAX_CONFIG_BYTES) throw new Error(`it is more than the ${MAX_CONFIG_BYTES} bytes a config file may have`);
+  return text;
 }
 
 /**

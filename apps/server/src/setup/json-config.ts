@@ -43,6 +43,9 @@ export function editJsonConfig(request: EditRequest, dialect: JsonDialect): Edit
   const firstError = errors[0];
   if (firstError) return failure(source, firstError.offset, `${describeParseError(printParseErrorCode(firstError.error))}`);
   if (root && root.type !== 'object') return failure(source, root.offset, 'the top level is not an object');
+  // A repeated key: the host reads the last one, an edit would land in the first.
+  const repeated = root && (repeatedKey(root, key) ?? repeatedKey(findNodeAtLocation(root, [key]), name));
+  if (repeated) return failure(source, repeated.offset, `"${repeated.name}" appears more than once in its object (the host reads only the last); keep one`);
 
   const container = root && findNodeAtLocation(root, [key]);
   if (container && container.type !== 'object') return failure(source, container.offset, `"${key}" is not an object`);
@@ -68,6 +71,14 @@ export function editJsonConfig(request: EditRequest, dialect: JsonDialect): Edit
   const changed = [...changes.unset, ...changes.set.map(([property]) => property)];
   if (changed.length === 0) return { ok: true, status: 'unchanged', text: request.text ?? '', changed, entry: current, previous: current };
   return { ok: true, status: 'updated', text, changed, entry: applyOwned(current, changes), previous: current };
+}
+
+/** The second property named `name` of `object`, when it has two. */
+function repeatedKey(object: Node | undefined, name: string): { readonly name: string; readonly offset: number } | undefined {
+  if (object?.type !== 'object') return undefined;
+  const named = (object.children ?? []).filter((property) => property.children?.[0]?.value === name);
+  const second = named[1];
+  return second ? { name, offset: second.offset } : undefined;
 }
 
 /** Sets `path` to `value`, formatting only what was inserted. */

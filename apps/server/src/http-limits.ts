@@ -1,0 +1,143 @@
+/**
+ * Bounds on HTTP connections whose peers send slowly, read slowly or not at all (issue 18): node's
+ * own header, request and keep-alive time-outs (a connection that sends nothing gets 408 and is
+ * closed); a sweep that closes a connection whose answer makes no progress; and pipelining done one
+ * request at a time, so a reader that never reads holds at most one answer per connection:
+ *
+ *   request ─▶ another answer on this connection unfinished? ─ no ─▶ served now
+ *                        │ yes
+ *                        ▼
+ *              fewer than maxPipelinedRequests waiting? ─ no ─▶ 503 {error}, connection closes
+ *                        │ yes
+ *                        ▼
+ *              waits; served when node gives its response the socket (the answer before it finished)
+ */
+import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
+import type { Server, Socket } from 'node:net';
+import type { Logger } from '@mdp/core';
+
+export interface HttpLimits {
+  /** Time to receive a request's headers, ms. */
+  readonly headersTimeoutMs: number;
+  /** Time to receive a whole request, ms; at least `headersTimeoutMs`. */
+  readonly requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this, ms. */
+  readonly keepAliveTimeoutMs: number;
+  /** A connection whose answer makes no progress (its reader does not read) this long is closed, ms. */
+  readonly writeTimeoutMs: number;
+  /** Most requests waiting behind the one being answered on a connection. */
+  readonly maxPipelinedRequests: number;
+}
+
+/** How often node checks the header and request time-outs of every connection, ms (its own default is 30 s). */
+const CONNECTIONS_CHECK_MS = 1000;
+
+/** Why these limits cannot run, or `undefined`. */
+export function httpLimitsProblem(limits: HttpLimits): string | undefined {
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isInteger(value) || value < 1) return `${name} must be a positive whole number`;
+  }
+  if (limits.requestTimeoutMs < limits.headersTimeoutMs) {
+    return `the request time-out (${limits.requestTimeoutMs} ms) must not be shorter than the headers time-out (${limits.headersTimeoutMs} ms)`;
+  }
+  return undefined;
+}
+
+/** node `createServer` options for these limits. */
+export function serverOptions(limits: HttpLimits): ServerOptions {
+  return {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.min(CONNECTIONS_CHECK_MS, limits.headersTimeoutMs),
+  };
+}
+
+/** A connection's write progress as the last sweep saw it. */
+interface Progress {
+  bytesWritten: number;
+  since: number;
+}
+
+/**
+ * Close connections whose answer their reader does not take: a sweep every {@link sweepMs} looks at
+ * each HTTP connection with bytes waiting to be written, and one that has written nothing more for
+ * `writeTimeoutMs` is destroyed. Nothing runs per request (node's own per-socket time-out would arm
+ * and re-arm a timer on every request and every read and write). Connections that never send a
+ * request, or sit idle between requests, are node's: its headers and keep-alive time-outs close
+ * them. Websocket connections leave the sweep when they are upgraded; `ws` and the transport watch
+ * them. `secure`: the server is HTTPS, whose answers go through the TLS socket of each connection.
+ * Returns what stops the sweep.
+ */
+export function closeStalledConnections(server: Server, limits: HttpLimits, logger: Logger, secure = false): () => void {
+  const connections = new Set<Socket>();
+  const progress = new WeakMap<Socket, Progress>();
+  server.on(secure ? 'secureConnection' : 'connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
+  server.on('upgrade', (_request, socket: Socket) => connections.delete(socket));
+  const sweep = (): void => {
+    const now = Date.now();
+    for (const socket of connections) {
+      if (socket.writableLength === 0) {
+        progress.delete(socket);
+        continue;
+      }
+      const seen = progress.get(socket);
+      if (seen === undefined || seen.bytesWritten !== socket.bytesWritten) {
+        progress.set(socket, { bytesWritten: socket.bytesWritten, since: now });
+      } else if (now - seen.since >= limits.writeTimeoutMs) {
+        logger.info('http.unread_answer_closed', { waitingBytes: socket.writableLength, stalledMs: now - seen.since });
+        connections.delete(socket);
+        socket.destroy();
+      }
+    }
+  };
+  const timer = setInterval(sweep, sweepMs(limits)).unref();
+  return () => clearInterval(timer);
+}
+
+/** How often stalled connections are looked for, ms: a quarter of the write time-out, at most every second. */
+export function sweepMs(limits: HttpLimits): number {
+  return Math.max(10, Math.min(1000, Math.floor(limits.writeTimeoutMs / 4)));
+}
+
+/** The answer to a request over the pipelining limit; the connection closes after it. */
+function refusePipelined(response: ServerResponse, limit: number): void {
+  const body = JSON.stringify({ error: `More than ${limit} requests pipelined on one connection` });
+  response.writeHead(503, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    'retry-after': '1',
+    connection: 'close',
+  });
+  response.end(body);
+}
+
+/**
+ * Wrap a request listener so that a pipelined request is served only once the answers before it on
+ * its connection are finished (node gives its response the socket then), and a connection with more
+ * than `maxPipelinedRequests` waiting is refused. A request that is not pipelined (every browser and
+ * HTTP client request) goes straight through: its response already has the socket.
+ */
+export function oneAtATime(
+  limits: HttpLimits,
+  serve: (request: IncomingMessage, response: ServerResponse) => void,
+): (request: IncomingMessage, response: ServerResponse) => void {
+  const waiting = new WeakMap<Socket, number>();
+  return (request, response) => {
+    if (response.socket !== null) return serve(request, response);
+    const socket = request.socket;
+    const count = waiting.get(socket) ?? 0;
+    if (count >= limits.maxPipelinedRequests) return refusePipelined(response, limits.maxPipelinedRequests);
+    waiting.set(socket, count + 1);
+    response.once('socket', () => {
+      waiting.set(socket, (waiting.get(socket) ?? 1) - 1);
+      // node hands the socket on even when the answer before failed with the connection (it was
+      // closed under a pending write): nobody would read this answer.
+      if (socket.destroyed) return;
+      serve(request, response);
+    });
+  };
+}

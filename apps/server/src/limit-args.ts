@@ -1,0 +1,137 @@
+/**
+ * The limit settings of `mdp-server` (README "Security and limits"): every limit on peers, calls,
+ * catalogs and HTTP connections, each a whole number with its default. A group of the settings
+ * table; the option of each setting has the setting's own name.
+ */
+import { MAX_TIMER_MS } from '@mdp/core';
+import { wholeNumber } from './flag-values.js';
+import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
+import { settingGroup } from './settings.js';
+
+const count = wholeNumber(1);
+const ms = wholeNumber(1, MAX_TIMER_MS);
+
+export const LIMIT_SETTINGS = settingGroup({
+  title: 'Limits (a refused peer is told why; everyone else is served as before)',
+  settings: {
+    maxPendingCalls: {
+      flag: 'max-pending-calls',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxPendingCalls,
+      help: 'calls waiting for one client; more are answered 503 with Retry-After, unsent',
+    },
+    maxPathLength: { flag: 'max-path-length', placeholder: '<n>', schema: count, default: SERVER_DEFAULTS.maxPathLength, help: 'characters in a registered path' },
+    maxPathSegments: { flag: 'max-path-segments', placeholder: '<n>', schema: count, default: SERVER_DEFAULTS.maxPathSegments, help: 'segments in a registered path' },
+    maxCatalogPaths: { flag: 'max-catalog-paths', placeholder: '<n>', schema: count, default: SERVER_DEFAULTS.maxCatalogPaths, help: 'paths in one catalog' },
+    maxCatalogUpdatesPerMinute: {
+      flag: 'max-catalog-updates-per-minute',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxCatalogUpdatesPerMinute,
+      help: 'catalog changes per session (a burst of that many, then at that rate); more close 1013 / answer 429',
+    },
+    maxWsBufferedBytes: {
+      flag: 'max-ws-buffered-bytes',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxWsBufferedBytes,
+      help: 'bytes a websocket peer may leave unread; over it the peer is closed 1013 and its calls fail',
+    },
+    wsRegisterTimeoutMs: {
+      flag: 'ws-register-timeout-ms',
+      placeholder: '<ms>',
+      schema: ms,
+      default: SERVER_DEFAULTS.wsRegisterTimeoutMs,
+      help: 'time from a websocket handshake to its first registerClient; past it the socket closes 4408',
+    },
+    maxWsConnections: {
+      flag: 'max-ws-connections',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxWsConnections,
+      help: 'websocket connections; more upgrades are answered 503',
+    },
+    maxWsConnectionsPerAddress: {
+      flag: 'max-ws-connections-per-address',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxWsConnectionsPerAddress,
+      help: 'websocket connections from one remote address',
+    },
+    maxHttpLoopSessions: {
+      flag: 'max-http-loop-sessions',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxHttpLoopSessions,
+      help: 'HTTP loop sessions; more connects are answered 503',
+    },
+    maxHttpLoopSessionsPerAddress: {
+      flag: 'max-http-loop-sessions-per-address',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxHttpLoopSessionsPerAddress,
+      help: 'HTTP loop sessions from one remote address',
+    },
+    httpLoopMaxQueuedMessages: {
+      flag: 'http-loop-max-queued-messages',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.httpLoopMaxQueuedMessages,
+      help: 'messages queued for one HTTP loop session; past it the session ends',
+    },
+    httpLoopMaxQueuedBytes: {
+      flag: 'http-loop-max-queued-bytes',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.httpLoopMaxQueuedBytes,
+      help: 'bytes of JSON queued for one HTTP loop session; past it the session ends',
+    },
+    httpHeadersTimeoutMs: {
+      flag: 'http-headers-timeout-ms',
+      placeholder: '<ms>',
+      schema: ms,
+      default: SERVER_DEFAULTS.httpHeadersTimeoutMs,
+      help: "time to receive a request's headers (or any byte at all); past it 408",
+    },
+    httpRequestTimeoutMs: {
+      flag: 'http-request-timeout-ms',
+      placeholder: '<ms>',
+      schema: ms,
+      default: SERVER_DEFAULTS.httpRequestTimeoutMs,
+      help: 'time to receive a whole request; past it 408',
+    },
+    httpKeepAliveTimeoutMs: {
+      flag: 'http-keep-alive-timeout-ms',
+      placeholder: '<ms>',
+      schema: ms,
+      default: SERVER_DEFAULTS.httpKeepAliveTimeoutMs,
+      help: 'an idle kept-alive connection is closed after this',
+    },
+    httpWriteTimeoutMs: {
+      flag: 'http-write-timeout-ms',
+      placeholder: '<ms>',
+      schema: ms,
+      default: SERVER_DEFAULTS.httpWriteTimeoutMs,
+      help: 'a connection whose answer its reader does not take (no write progress) is closed after this',
+    },
+    maxPipelinedRequests: {
+      flag: 'max-pipelined-requests',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxPipelinedRequests,
+      help: 'requests waiting behind the one being answered on a connection; more: 503, the connection closes',
+    },
+  },
+  checks: [{ keys: ['httpRequestTimeoutMs', 'httpHeadersTimeoutMs'], holds: (request, headers) => request >= headers, message: '{0} must not be below {1}' }],
+});
+
+/** The options the limit settings name. */
+export type LimitKey = keyof typeof LIMIT_SETTINGS.settings;
+
+/** The options of the settings' values: each setting is the option of its own name. */
+export function limitOptions(values: { readonly [K in LimitKey]: number }): Pick<MdpServerOptions, LimitKey> {
+  const options: Partial<Record<LimitKey, number>> = {};
+  for (const key of Object.keys(LIMIT_SETTINGS.settings) as LimitKey[]) options[key] = values[key];
+  return options as Pick<MdpServerOptions, LimitKey>;
+}

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { createMdpServer } from '../src/index.js';
+import { httpLimitsProblem, serverOptions, sweepMs, type HttpLimits } from '../src/http-limits.js';
+
+const limits: HttpLimits = { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, writeTimeoutMs: 30_000, maxPipelinedRequests: 8 };
+
+describe('HTTP limits', () => {
+  it('become node server options, checked every second at most', () => {
+    expect(serverOptions(limits)).toEqual({ headersTimeout: 20_000, requestTimeout: 60_000, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1000 });
+    expect(serverOptions({ ...limits, headersTimeoutMs: 200, requestTimeoutMs: 200 }).connectionsCheckingInterval).toBe(200);
+  });
+
+  it('look for stalled answers four times per idle time-out, at most every second', () => {
+    expect(sweepMs(limits)).toBe(1000);
+    expect(sweepMs({ ...limits, writeTimeoutMs: 1000 })).toBe(250);
+    expect(sweepMs({ ...limits, writeTimeoutMs: 1 })).toBe(10);
+  });
+
+  it('refuse a request time-out shorter than the headers time-out, and non-positive values', () => {
+    expect(httpLimitsProblem(limits)).toBeUndefined();
+    expect(httpLimitsProblem({ ...limits, requestTimeoutMs: 1000 })).toBe(
+      'the request time-out (1000 ms) must not be shorter than the headers time-out (20000 ms)',
+    );
+    expect(httpLimitsProblem({ ...limits, maxPipelinedRequests: 0 })).toBe('maxPipelinedRequests must be a positive whole number');
+    expect(() => createMdpServer({ httpRequestTimeoutMs: 10, httpHeadersTimeoutMs: 20, logLevel: 'silent' })).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,68 @@
+/** The limit flags: every limit of README "Security and limits" is a flag, an env variable and a file key. */
+import { describe, expect, it } from 'vitest';
+import { HELP, parseCliArgs } from '../src/cli-args.js';
+import { LIMIT_SETTINGS } from '../src/limit-args.js';
+import { SERVER_DEFAULTS } from '../src/options.js';
+
+const run = (argv: string[], env: Record<string, string> = {}) => parseCliArgs(argv, env);
+const rows = Object.entries(LIMIT_SETTINGS.settings);
+
+describe('limit flags', () => {
+  it('default to SERVER_DEFAULTS, each an option of its own name', () => {
+    const defaults = run([]);
+    expect(defaults.kind).toBe('run');
+    if (defaults.kind !== 'run') return;
+    for (const [key] of rows) expect(defaults.options[key as keyof typeof defaults.options]).toBe(SERVER_DEFAULTS[key as keyof typeof SERVER_DEFAULTS]);
+  });
+
+  it('set their options from flags and from MDP_ variables', () => {
+    const argv = rows.flatMap(([, row], i) => [`--${row.flag}`, String(60_000 + i)]);
+    const command = run(argv);
+    expect(command.kind).toBe('run');
+    if (command.kind !== 'run') return;
+    rows.forEach(([key], i) => expect(command.options[key as keyof typeof command.options]).toBe(60_000 + i));
+    expect(run([], { MDP_MAX_PENDING_CALLS: '7' })).toMatchObject({ options: { maxPendingCalls: 7 } });
+  });
+
+  it('are all in --help with their defaults', () => {
+    expect(HELP).toContain('Limits (a refused peer is told why');
+    for (const [key, row] of rows) {
+      expect(HELP).toContain(`--${row.flag} <`);
+      expect(String(SERVER_DEFAULTS[key as keyof typeof SERVER_DEFAULTS])).toMatch(/^\d+$/);
+    }
+    expect(rows.map(([, row]) => row.flag)).toEqual([
+      'max-pending-calls',
+      'max-path-length',
+      'max-path-segments',
+      'max-catalog-paths',
+      'max-catalog-updates-per-minute',
+      'max-ws-buffered-bytes',
+      'ws-register-timeout-ms',
+      'max-ws-connections',
+      'max-ws-connections-per-address',
+      'max-http-loop-sessions',
+      'max-http-loop-sessions-per-address',
+      'http-loop-max-queued-messages',
+      'http-loop-max-queued-bytes',
+      'http-headers-timeout-ms',
+      'http-request-timeout-ms',
+      'http-keep-alive-timeout-ms',
+      'http-write-timeout-ms',
+      'max-pipelined-requests',
+    ]);
+  });
+
+  it.each([
+    [['--max-pending-calls', '0'], '--max-pending-calls must be a positive whole number, got "0"'],
+    [['--max-path-length', '1.5'], '--max-path-length must be a positive whole number, got "1.5"'],
+    [['--ws-register-timeout-ms', '3000000000'], '--ws-register-timeout-ms must be a whole number from 1 to 2147483647, got "3000000000"'],
+  ])('refuse %j', (argv, message) => {
+    expect(run(argv)).toEqual({ kind: 'error', messages: [message] });
+  });
+
+  it('refuse a request time-out below the headers time-out', () => {
+    const refused = run(['--http-request-timeout-ms', '1000']);
+    expect(refused.kind).toBe('error');
+    expect(refused).toEqual({ kind: 'error', messages: ['--http-request-timeout-ms (1000) must not be below the default --http-headers-timeout-ms (20000)'] });
+  });
+});

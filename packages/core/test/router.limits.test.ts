@@ -1,0 +1,229 @@
+/**
+ * What the router refuses: another principal's takeover of a client id, catalogs over their
+ * limits or rate, calls over a client's pending limit; and calls whose caller went away.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { PathDescriptor } from '@mdp/protocol';
+import { MdpError, Router, SESSION_CLOSE } from '../src/index.js';
+import { FakeTransport, client, connect, connectClient, endpoint, flush, skill, track } from './helpers.js';
+
+let router: Router;
+
+beforeEach(() => {
+  vi.useFakeTimers();
+  router = new Router();
+});
+
+afterEach(async () => {
+  await router.close();
+  vi.useRealTimers();
+});
+
+/** Open a session as `principal` and register `id` on it. */
+function connectAs(principal: string | undefined, id: string, paths: PathDescriptor[] = [endpoint('/ping')]) {
+  const transport = new FakeTransport('ws');
+  const session = router.openSession(transport, undefined, principal);
+  session.handle({ type: 'registerClient', client: client(id, paths) });
+  return { session, transport };
+}
+
+function thrown(action: () => void): MdpError {
+  try {
+    action();
+  } catch (error) {
+    if (error instanceof MdpError) return error;
+    throw error;
+  }
+  throw new Error('expected an MdpError');
+}
+
+describe('client ids belong to the principal that registered them', () => {
+  it("refuses another principal's registerClient and leaves the holder untouched", async () => {
+    const owner = connectAs('token:one', 'owned');
+    const pending = track(router.invoke('owned', 'GET', '/ping'));
+    const intruder = router.openSession(new FakeTransport('ws'), undefined, 'token:two');
+
+    const error = thrown(() => intruder.handle({ type: 'registerClient', client: client('owned', [endpoint('/evil')]) }));
+    expect(error).toMatchObject({ code: 'bad_request', refusal: 'client_id_taken', message: 'Client id held by another principal' });
+
+    await flush();
+    expect(owner.transport.closes).toEqual([]);
+    expect(pending.settled).toBe(false);
+    expect(router.getClient('owned')).toMatchObject({ sessionId: owner.session.id, paths: [{ path: '/ping' }] });
+    expect(intruder.clientId).toBeUndefined();
+    // Calls (and the readers' credentials they carry) still go to the owner only.
+    void router.invoke('owned', 'GET', '/ping', { auth: { token: 'reader' } });
+    expect(owner.transport.calls.at(-1)?.auth).toEqual({ token: 'reader' });
+  });
+
+  it('keeps a refused session registered under its own id', () => {
+    connectAs('token:one', 'owned');
+    const other = connectAs('token:two', 'mine');
+    expect(() => other.session.handle({ type: 'registerClient', client: client('owned') })).toThrow(MdpError);
+    expect(router.getClient('mine')?.sessionId).toBe(other.session.id);
+  });
+
+  it("lets the same principal's newer session replace the older one (4000)", () => {
+    const first = connectAs('token:one', 'owned');
+    const second = connectAs('token:one', 'owned');
+    expect(first.transport.closes).toEqual([SESSION_CLOSE.replaced]);
+    expect(router.getClient('owned')?.sessionId).toBe(second.session.id);
+  });
+
+  it('without an auth policy (no principal) the newer session replaces the older one, as before', () => {
+    const first = connectAs(undefined, 'shared');
+    const second = connectAs(undefined, 'shared');
+    expect(first.transport.closes).toEqual([SESSION_CLOSE.replaced]);
+    expect(router.getClient('shared')?.sessionId).toBe(second.session.id);
+  });
+
+  it('a principal with a session cannot take an id from a session that has none', () => {
+    connectAs(undefined, 'x');
+    const error = thrown(() => connectAs('token:one', 'x'));
+    expect(error.refusal).toBe('client_id_taken');
+  });
+});
+
+describe('catalog limits', () => {
+  it('refuses a path over the length limit, registering nothing', () => {
+    router = new Router({ maxPathLength: 10 });
+    const { session } = connect(router);
+    const error = thrown(() => session.handle({ type: 'registerClient', client: client('c', [endpoint('/ok'), skill('/long/path/skill.md')]) }));
+    expect(error).toMatchObject({ code: 'bad_request', refusal: undefined });
+    expect(error.message).toBe('paths[1].path is 19 characters long; at most 10 are allowed');
+    expect(router.hasClient('c')).toBe(false);
+  });
+
+  it('refuses a catalog update over the limits and keeps the old catalog', () => {
+    router = new Router({ maxCatalogPaths: 2, maxPathSegments: 2 });
+    const { session } = connectClient(router, 'c', [endpoint('/a')]);
+    expect(() => session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: [endpoint('/a'), endpoint('/b'), endpoint('/c')] })).toThrow(
+      'Catalog has 3 paths; at most 2 are allowed',
+    );
+    expect(() => session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: [endpoint('/a/b/c')] })).toThrow(/3 segments/);
+    expect(router.getClient('c')?.paths).toEqual([endpoint('/a')]);
+  });
+
+  it('refuses catalog changes over the rate with a retry time, and allows them again later', () => {
+    router = new Router({ catalogUpdatesPerMinute: 2 });
+    const { session } = connectClient(router, 'c', [endpoint('/a')]);
+    session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: [endpoint('/b')] });
+    const error = thrown(() => session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: [endpoint('/c')] }));
+    expect(error).toMatchObject({ refusal: 'rate_limited', retryAfterMs: 30_000 });
+    expect(error.message).toBe('Catalog changes over the limit of 2 per minute; retry in 30000 ms');
+    expect(router.getClient('c')?.paths).toEqual([endpoint('/b')]);
+    vi.advanceTimersByTime(30_000);
+    session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: [endpoint('/c')] });
+    expect(router.getClient('c')?.paths).toEqual([endpoint('/c')]);
+  });
+
+  it('counts re-registrations against the same rate, per session', () => {
+    router = new Router({ catalogUpdatesPerMinute: 1 });
+    const { session } = connectClient(router, 'c');
+    expect(() => session.handle({ type: 'registerClient', client: client('c') })).toThrow(/per minute/);
+    // Another session has a rate of its own.
+    expect(() => connectClient(router, 'd')).not.toThrow();
+  });
+});
+
+describe('pending calls per client', () => {
+  it('ends a call over the limit at once with not_ready, sending nothing', async () => {
+    router = new Router({ maxPendingCalls: 2 });
+    const { transport } = connectClient(router, 'busy');
+    void router.invoke('busy', 'GET', '/ping');
+    void router.invoke('busy', 'GET', '/ping');
+    const third = track(router.invoke('busy', 'GET', '/ping'));
+    await flush();
+    expect(third.outcome).toEqual({
+      ok: false,
+      source: 'server',
+      error: {
+        code: 'not_ready',
+        message: 'Client "busy" has 2 calls waiting for an answer; try again later',
+        details: { retryAfterMs: 1000 },
+      },
+    });
+    expect(transport.calls).toHaveLength(2);
+    expect(router.pendingCount).toBe(2);
+  });
+
+  it('takes calls again once one is answered', async () => {
+    router = new Router({ maxPendingCalls: 1 });
+    const { session, transport } = connectClient(router, 'c');
+    const first = track(router.invoke('c', 'GET', '/ping'));
+    session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: true, data: 1 });
+    await flush();
+    expect(first.outcome).toEqual({ ok: true, data: 1 });
+    void router.invoke('c', 'GET', '/ping');
+    expect(transport.calls).toHaveLength(2);
+  });
+});
+
+describe('cancel', () => {
+  it('ends the call at once as caller gone and forgets it; later results are ignored', () => {
+    const { session, transport } = connectClient(router, 'c');
+    const target = router.findTarget('c', 'GET', '/ping');
+    if (!target) throw new Error('no target');
+    const outcomes: unknown[] = [];
+    const handle = router.dispatch('c', target, {}, (outcome) => outcomes.push(outcome));
+    expect(handle?.requestId).toBe(transport.lastCall.requestId);
+    router.cancel(handle as NonNullable<typeof handle>);
+    expect(outcomes).toEqual([
+      { ok: false, source: 'server', error: { code: 'transport_error', message: 'The caller went away before the client answered' } },
+    ]);
+    expect(router.isPending(transport.lastCall.requestId)).toBe(false);
+    expect(session.pendingCount).toBe(0);
+    session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: true });
+    router.cancel(handle as NonNullable<typeof handle>);
+    expect(outcomes).toHaveLength(1);
+  });
+
+  it('returns no handle for a call that ended before dispatch returned', () => {
+    const { transport } = connectClient(router, 'c');
+    const target = router.findTarget('c', 'GET', '/ping');
+    if (!target) throw new Error('no target');
+    const done = vi.fn();
+    expect(router.dispatch('missing', target, {}, done)).toBeUndefined();
+    expect(done).toHaveBeenCalledOnce();
+    // A transport that fails while delivering ends the call before dispatch returns.
+    transport.send = () => {
+      throw new Error('socket gone');
+    };
+    expect(router.dispatch('c', target, {}, done)).toBeUndefined();
+    expect(done).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('the liveness sweep', () => {
+  it('pings sessions in batches, one turn of the event loop per batch', () => {
+    const sessions = Array.from({ length: 600 }, () => connect(router));
+    vi.advanceTimersByTime(30_000);
+    // The interval's callback handles the first batch; the others follow on later turns.
+    const pinged = (): number => sessions.filter((s) => s.transport.sent.length > 0).length;
+    expect(pinged()).toBe(256);
+    vi.advanceTimersToNextTimer(); // the next batch's setImmediate
+    expect(pinged()).toBe(512);
+    vi.advanceTimersToNextTimer();
+    expect(pinged()).toBe(600);
+    expect(sessions.every((s) => s.transport.ofType('ping').length === 1)).toBe(true);
+  });
+});
+
+describe('unanswered calls', () => {
+  it('counts calls that ended without the client answering since it last answered, even late', async () => {
+    const { session, transport } = connectClient(router, 'c');
+    const controller = new AbortController();
+    void router.invoke('c', 'GET', '/ping', { signal: controller.signal });
+    void router.invoke('c', 'GET', '/ping', { timeoutMs: 100 });
+    controller.abort();
+    vi.advanceTimersByTime(100);
+    await flush();
+    expect(session.unansweredCalls).toBe(2);
+    // A late answer to a call that already ended still shows the client answers.
+    session.handle({ type: 'callClientResult', requestId: transport.calls[0]!.requestId, ok: true });
+    expect(session.unansweredCalls).toBe(0);
+    void router.invoke('c', 'GET', '/ping');
+    session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: false, error: { code: 'handler_error', message: 'no' } });
+    expect(session.unansweredCalls).toBe(0);
+  });
+});

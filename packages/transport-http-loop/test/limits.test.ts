@@ -1,0 +1,193 @@
+/**
+ * What the HTTP loop refuses (in-process with `app.request`, so every request has the same unknown
+ * address): calls after connect from anyone but the principal that connected (401), another
+ * principal's client id (403), catalog changes over the rate (429), sessions over the caps (503),
+ * queues over their bounds (the session ends), and queued calls whose callers left.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createAuthGate, createTokenPolicy, type RouterOptions } from '@mdp/core';
+import { HTTP_LOOP_DEFAULTS, createHttpLoopTransport, type HttpLoopOptions, type HttpLoopTransport } from '../src/index.js';
+import { CLIENT, SpyRouter, loopClient, polledMessage, type LoopClient } from './helpers.js';
+
+let router: SpyRouter;
+let transport: HttpLoopTransport;
+let client: LoopClient;
+
+function setUp(options: HttpLoopOptions = {}, routerOptions: RouterOptions = {}): void {
+  router = new SpyRouter(routerOptions);
+  transport = createHttpLoopTransport(router, options);
+  client = loopClient((path, init) => transport.app.request(path, init));
+}
+
+afterEach(async () => {
+  await transport.close();
+  await router.close();
+});
+
+const bearer = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
+
+async function errorOf(response: Response): Promise<string> {
+  return ((await response.json()) as { error: string }).error;
+}
+
+describe('under an auth policy, a session id alone is no credential', () => {
+  const gate = createAuthGate(createTokenPolicy(['one', 'two']));
+  const policy: HttpLoopOptions = { extractAuth: gate.extract, authorize: gate.allows, principalOf: gate.principalOf };
+
+  async function owned(): Promise<string> {
+    const sessionId = await client.connect({ headers: bearer('one') });
+    const response = await client.send(sessionId, { type: 'registerClient', client: CLIENT }, bearer('one'));
+    expect(response.status).toBe(202);
+    return sessionId;
+  }
+
+  it.each([
+    ['no token', {}],
+    ['a wrong token', bearer('nope')],
+    ["another principal's valid token", bearer('two')],
+  ])('refuses send, poll and disconnect with %s (401) and leaves the session as it was', async (_label, headers) => {
+    setUp(policy);
+    const sessionId = await owned();
+    const session = router.session(sessionId);
+    const auth = session.transportAuth;
+    const seen = session.lastSeen;
+    const call = router.invoke('c1', 'GET', '/hello', { auth: { token: 'reader' } });
+
+    const forged = [
+      await client.send(sessionId, { type: 'callClientResult', requestId: 'x', ok: true }, headers),
+      await client.poll(sessionId, 0, { headers }),
+      await transport.app.request('/disconnect', { method: 'POST', headers: { ...headers, 'x-mdp-session-id': sessionId } }),
+    ];
+    for (const response of forged) {
+      expect(response.status).toBe(401);
+      expect(await errorOf(response)).toBe('Unauthorized');
+    }
+    expect(session.closed).toBe(false);
+    expect(session.transportAuth).toBe(auth);
+    expect(session.lastSeen).toBe(seen);
+
+    // The owner still gets the call (with the reader's credential) and answers it.
+    const message = await polledMessage(await client.poll(sessionId, 0, { headers: bearer('one') }));
+    expect(message).toMatchObject({ type: 'callClient', auth: { token: 'reader' } });
+    expect((await client.send(sessionId, { type: 'callClientResult', requestId: message.requestId, ok: true, data: 'real' }, bearer('one'))).status).toBe(202);
+    expect(await call).toEqual({ ok: true, data: 'real' });
+  });
+
+  it('refreshes the transport auth from each request of the same principal', async () => {
+    setUp(policy);
+    const sessionId = await owned();
+    await client.poll(sessionId, 0, { headers: { ...bearer('one'), 'x-mdp-auth-tab': '2' } });
+    expect(router.session(sessionId).transportAuth).toMatchObject({ token: 'one', headers: { 'x-mdp-auth-tab': '2' } });
+  });
+
+  it('answers an unknown session 401 without a credential and 404 with one', async () => {
+    setUp(policy);
+    expect((await client.poll('00000000-0000-4000-8000-000000000000', 0)).status).toBe(401);
+    expect((await client.poll('00000000-0000-4000-8000-000000000000', 0, { headers: bearer('two') })).status).toBe(404);
+  });
+
+  it("refuses another principal's registerClient for a held id with 403, and lets the same principal replace it", async () => {
+    setUp(policy);
+    const first = await owned();
+    const intruder = await client.connect({ headers: bearer('two') });
+    const refused = await client.send(intruder, { type: 'registerClient', client: CLIENT }, bearer('two'));
+    expect(refused.status).toBe(403);
+    expect(await errorOf(refused)).toBe('Client id held by another principal');
+    expect(router.getClient('c1')?.sessionId).toBe(first);
+
+    const again = await client.connect({ headers: bearer('one') });
+    expect((await client.send(again, { type: 'registerClient', client: CLIENT }, bearer('one'))).status).toBe(202);
+    expect(router.getClient('c1')?.sessionId).toBe(again);
+    expect((await client.poll(first, 0, { headers: bearer('one') })).status).toBe(404);
+  });
+});
+
+describe('catalog rate', () => {
+  it('answers 429 with Retry-After and keeps the session', async () => {
+    setUp({}, { catalogUpdatesPerMinute: 1 });
+    const sessionId = await client.register();
+    const response = await client.send(sessionId, { type: 'updateClientCatalog', clientId: 'c1', paths: [] });
+    expect(response.status).toBe(429);
+    expect(response.headers.get('retry-after')).toBe('60');
+    expect(await errorOf(response)).toMatch(/^Catalog changes over the limit of 1 per minute; retry in \d+ ms$/);
+    expect(router.getClient('c1')?.paths).toEqual(CLIENT.paths);
+  });
+});
+
+describe('session caps', () => {
+  it('answer 503 with Retry-After past the per-address cap, and connect again once one leaves', async () => {
+    setUp({ maxSessions: 10, maxSessionsPerAddress: 2 });
+    const first = await client.connect();
+    await client.register();
+    const refused = await transport.app.request('/connect', { method: 'POST' });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(await errorOf(refused)).toBe('Too many HTTP loop sessions from this address (limit 2); try again later');
+    // The sessions already there are served meanwhile.
+    expect((await client.poll(first, 0)).status).toBe(204);
+    expect((await client.disconnect(first)).status).toBe(204);
+    await client.connect();
+    expect(transport.sessionCount).toBe(2);
+  });
+
+  it('answer 503 past the total cap, and count a session core closed as gone', async () => {
+    setUp({ maxSessions: 2, maxSessionsPerAddress: 5 });
+    const older = await client.register();
+    const newer = await client.connect();
+    expect(await errorOf(await transport.app.request('/connect', { method: 'POST' }))).toBe(
+      'Too many HTTP loop sessions (limit 2); try again later',
+    );
+    // The newer session registers c1 and replaces the older: core closed it, which freed its place.
+    expect((await client.send(newer, { type: 'registerClient', client: CLIENT })).status).toBe(202);
+    expect((await client.poll(older, 0)).status).toBe(404);
+    await client.connect();
+    expect(transport.sessionCount).toBe(2);
+  });
+
+  it('have documented defaults', () => {
+    expect(HTTP_LOOP_DEFAULTS).toEqual({
+      longPollTimeoutMs: 25_000,
+      maxBodyBytes: 1_048_576,
+      maxSessions: 10_000,
+      maxSessionsPerAddress: 2_000,
+      maxQueuedMessages: 10_000,
+      maxQueuedBytes: 8 * 1024 * 1024,
+      idleTimeoutMs: 10_000,
+    });
+  });
+});
+
+describe('queue bounds', () => {
+  it('end a session whose client does not poll once its queue is full; its calls fail with the reason', async () => {
+    setUp({ maxQueuedMessages: 3 });
+    const sessionId = await client.register();
+    const calls = Array.from({ length: 4 }, () => router.invoke('c1', 'GET', '/hello'));
+    const outcomes = await Promise.all(calls);
+    for (const outcome of outcomes) {
+      expect(outcome).toMatchObject({
+        ok: false,
+        error: {
+          code: 'transport_error',
+          message: expect.stringMatching(/^client session ended: HTTP loop queue over its limit \(4 messages, \d+ bytes waiting; at most 3 messages/),
+        },
+      });
+    }
+    expect(router.hasClient('c1')).toBe(false);
+    expect((await client.poll(sessionId, 0)).status).toBe(404);
+  });
+
+  it('never deliver a queued call whose caller went away', async () => {
+    setUp();
+    const sessionId = await client.register();
+    const controller = new AbortController();
+    const gone = router.invoke('c1', 'GET', '/hello', { signal: controller.signal });
+    const kept = router.invoke('c1', 'GET', '/hello', { query: { kept: '1' } });
+    controller.abort();
+    expect(await gone).toMatchObject({ ok: false, error: { code: 'transport_error' } });
+    const message = await polledMessage(await client.poll(sessionId, 0));
+    expect(message.query).toEqual({ kept: '1' });
+    expect((await client.poll(sessionId, 0)).status).toBe(204);
+    await client.send(sessionId, { type: 'callClientResult', requestId: message.requestId, ok: true });
+    expect(await kept).toEqual({ ok: true });
+  });
+});
