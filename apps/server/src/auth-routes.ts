@@ -63,7 +63,7 @@ export function createAuthRoutes(gate: AuthGate, sameSite: CookieSameSite = 'lax
     try {
       value = gate.encodeCookie(auth);
     } catch {
-      // JSON.stringify gives up on nesting that JSON.parse still accepted (thousands of levels).
+      // The auth schema already refuses deep nesting; this keeps a throw from ever becoming a 500.
       return c.json({ error: 'auth is nested too deeply to be stored in a cookie' }, 400);
     }
     const pairBytes = AUTH_COOKIE_NAME.length + 1 + value.length;

@@ -11,6 +11,7 @@ import { list, oneOf, text, toggle, wholeNumber } from './flag-values.js';
 import { LIMIT_SETTINGS, limitOptions } from './limit-args.js';
 import { MCP_SETTINGS, mcpOptions } from './mcp-args.js';
 import { OBSERVE_SETTINGS, observeOptions } from './observe-args.js';
+import { ORIGIN_SETTINGS, originOptions } from './origin-args.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { commandLineLayer, readProblem, resolveSettings, type Env, type FileSetting, type ReadText } from './setting-sources.js';
 import { settingGroup, settingTable, sourceLabel, type Source, type TableValues } from './settings.js';
@@ -130,7 +131,7 @@ const CONFIG_SETTINGS = settingGroup({
 });
 
 /** The groups, in `--help` order. */
-const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, TLS_SETTINGS, LIMIT_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, CONFIG_SETTINGS] as const;
+const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, ORIGIN_SETTINGS, TLS_SETTINGS, LIMIT_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, CONFIG_SETTINGS] as const;
 export const CLI_SETTINGS = settingTable(GROUPS);
 export type CliValues = TableValues<typeof GROUPS>;
 
@@ -175,8 +176,11 @@ export type CliCommand =
 
 const readText: ReadText = (path) => readFileSync(path, 'utf8');
 
-/** The command `argv` asks for, with settings from `env` and the files they name (read by `readFile`). */
-export function parseCliArgs(argv: readonly string[], env: Env = {}, readFile: ReadText = readText): CliCommand {
+/**
+ * The command `argv` asks for, with settings from `env` and the files they name (read by `readFile`).
+ * `subcommand` `mcp`: stdout carries MCP, so nothing else may be sent there.
+ */
+export function parseCliArgs(argv: readonly string[], env: Env = {}, readFile: ReadText = readText, subcommand?: 'mcp'): CliCommand {
   const flags = commandLineLayer(CLI_SETTINGS, argv);
   if (!flags.ok) return { kind: 'error', messages: flags.errors };
   if (flags.layer.has('help')) return { kind: 'help' };
@@ -185,6 +189,10 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}, readFile: R
   if (!resolved.ok) return { kind: 'error', messages: resolved.errors };
   const { values, sources } = resolved;
   if (values.printConfig) return { kind: 'print-config', text: configDocument(CLI_SETTINGS, values, sources) };
+  if (subcommand === 'mcp' && values.auditLog === '-') {
+    const label = sourceLabel(sources.auditLog!, CLI_SETTINGS.rows.get('auditLog'));
+    return { kind: 'error', messages: [`${label} cannot be - (stdout) with "mdp-server mcp": stdout carries MCP to the agent; give a file`] };
+  }
   const tokens = tokensOf(values, sources, readFile);
   if (typeof tokens === 'string') return { kind: 'error', messages: [tokens] };
   const tls = tlsSettings(values, sources);
@@ -227,6 +235,7 @@ function toServerOptions(
     clusterId: values.clusterId,
     logLevel: values.logLevel,
     ...(tokens.length > 0 ? { authTokens: tokens } : {}),
+    ...originOptions(values),
     ...(tls.tls ? { tls: tls.tls } : {}),
     cookieSameSite: tls.cookieSameSite,
     cluster: clusterOptions(values, { portGiven: sources.port?.kind !== 'default' }),

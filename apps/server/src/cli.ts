@@ -6,7 +6,7 @@ import { EXIT, bindFailure, exposureWarning, usageLines } from './cli-notices.js
 import { createMdpServer, type ListeningInfo, type MdpServer } from './server.js';
 import { announceLeadership, heldByMdp } from './cluster.js';
 import { SERVER_DEFAULTS } from './options.js';
-import { mcpSubcommandArgs, serveStdio } from './mcp-command.js';
+import { mcpSubcommandArgs, routeConsoleTo, serveStdio } from './mcp-command.js';
 
 // `mdp-server setup …` writes agent hosts' MCP config and exits; it never starts a server.
 if (process.argv[2] === 'setup') process.exit(await (await import('./setup/index.js')).setupMain(process.argv.slice(3), import.meta.url));
@@ -14,7 +14,7 @@ if (process.argv[2] === 'setup') process.exit(await (await import('./setup/index
 const argv = process.argv.slice(2);
 // `mdp-server mcp …`: the same server, with MCP on stdin/stdout (so nothing else goes to stdout).
 const stdioArgs = mcpSubcommandArgs(argv);
-const command = parseCliArgs(stdioArgs ?? argv, process.env);
+const command = parseCliArgs(stdioArgs ?? argv, process.env, undefined, stdioArgs ? 'mcp' : undefined);
 switch (command.kind) {
   case 'help':
     process.stdout.write(`${HELP}\n`);
@@ -40,6 +40,7 @@ switch (command.kind) {
     // an unhandled 'error' event.
     for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
     const out = stdioArgs ? process.stderr : process.stdout;
+    if (stdioArgs) routeConsoleTo(process.stderr);
     const { options } = command;
     let server: MdpServer;
     try {

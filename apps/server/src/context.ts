@@ -1,8 +1,8 @@
 /** The shared part every feature gets (feature.ts): router, logger, auth gate, limits. */
 import type { IncomingMessage } from 'node:http';
-import { Router, createAuthGate, createLogger, createTokenPolicy, type CallRecord } from '@mdp/core';
+import { Router, createAuthGate, createLogger, createTokenPolicy, originPolicyFor, originProblem, type CallRecord } from '@mdp/core';
 import { clusterAuthProblem } from './cluster.js';
-import { corsHeadersFor } from './cors.js';
+import { NO_CORS, corsHeadersFor } from './cors.js';
 import type { ListeningInfo, ServerContext } from './feature.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 
@@ -35,6 +35,7 @@ export function createServerContext(options: MdpServerOptions): OwnedContext {
       for (let i = 0; i < observers.length; i++) (observers[i] as (record: CallRecord) => void)(record);
     },
   });
+  const originPolicy = originPolicyFor(options.host ?? SERVER_DEFAULTS.host, { allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins });
   let info: ListeningInfo | undefined;
   return {
     router,
@@ -45,6 +46,8 @@ export function createServerContext(options: MdpServerOptions): OwnedContext {
     authorize: policy ? gate.allows : undefined,
     principalOf: gate.principalOf,
     corsFor: (request: IncomingMessage) => corsHeadersFor(request.headers.origin),
+    originPolicy,
+    guardedCorsFor: (request: IncomingMessage) => (originProblem(request.headers, originPolicy) === undefined ? corsHeadersFor(request.headers.origin) : NO_CORS),
     maxMessageBytes: options.maxMessageBytes ?? SERVER_DEFAULTS.maxMessageBytes,
     info: () => info,
     observeCalls: (observer) => {

@@ -3,22 +3,28 @@ import type { MiddlewareHandler } from 'hono';
 const DEFAULT_ALLOW_HEADERS = 'content-type, x-mdp-session-id, authorization, cookie';
 const ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
 
-/**
- * CORS for browser clients (SPEC §6): echo the Origin with credentials allowed (else `*`), allow the
- * MDP headers or whatever the preflight asks for, and answer every OPTIONS with 204.
- */
 /** The CORS headers of an answer to a request from `origin` (none: a non-browser caller). Do not mutate. */
 export function corsHeadersFor(origin: string | undefined): Readonly<Record<string, string>> {
   return origin ? { 'access-control-allow-origin': origin, 'access-control-allow-credentials': 'true', vary: 'Origin' } : ANY_ORIGIN;
 }
 
+/** No CORS headers: the browser keeps the answer from the page (a refused origin on a guarded route). */
+export const NO_CORS: Readonly<Record<string, string>> = Object.freeze({});
+
 // Most answers go to callers without Origin; they all share one object.
 const ANY_ORIGIN: Readonly<Record<string, string>> = Object.freeze({ 'access-control-allow-origin': '*' });
 
-export function mdpCors(): MiddlewareHandler {
+/**
+ * CORS for browser clients (SPEC §6): echo the Origin with credentials allowed (else `*`), allow the
+ * MDP headers or whatever the preflight asks for, and answer every OPTIONS with 204, except a
+ * preflight that `refuses` (a guarded route, an origin its policy refuses): 403 without CORS
+ * headers, so the browser never sends the request.
+ */
+export function mdpCors(refuses: (request: Request) => boolean = () => false): MiddlewareHandler {
   return async (c, next) => {
     const headers = corsHeadersFor(c.req.header('origin'));
     if (c.req.method === 'OPTIONS') {
+      if (refuses(c.req.raw)) return new Response(null, { status: 403 });
       return new Response(null, {
         status: 204,
         headers: {

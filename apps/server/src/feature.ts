@@ -19,7 +19,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Hono } from 'hono';
 import type { AuthContext } from '@mdp/protocol';
-import type { AuthGate, CallRecord, HeaderMap, Logger, Router } from '@mdp/core';
+import type { AuthGate, CallRecord, HeaderMap, Logger, OriginPolicy, Router } from '@mdp/core';
 import type { ServerUrls } from './urls.js';
 
 /** Where the server listens; known once it does. */
@@ -47,8 +47,15 @@ export interface ServerContext {
    * without an auth policy.
    */
   readonly principalOf: (auth: AuthContext | undefined) => string | undefined;
-  /** CORS headers of an answer to `request` (SPEC §6). */
+  /** CORS headers of an answer to `request` (SPEC §6): the MDP routes browser clients use. */
   readonly corsFor: (request: IncomingMessage) => Readonly<Record<string, string>>;
+  /**
+   * Which browsers may use the routes that reach every client (host API, inspector, /mcp): other
+   * sites' pages and rebound DNS names are refused (403).
+   */
+  readonly originPolicy: OriginPolicy;
+  /** CORS headers on those routes: the Origin echoed only when the policy allows it. */
+  readonly guardedCorsFor: (request: IncomingMessage) => Readonly<Record<string, string>>;
   /** Largest websocket frame and HTTP body, bytes. */
   readonly maxMessageBytes: number;
   /** Set once the server listens. */

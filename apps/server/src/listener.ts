@@ -34,15 +34,18 @@ export function clientErrorAnswer(code: string | undefined): string {
   return `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
 }
 
-/** The Hono app of every feature's routes: CORS first, a plain 500 for what they throw, an empty 404. */
-export function createApp(features: readonly ServerFeature[], logger: Logger): Hono {
+/**
+ * The Hono app of every feature's routes: CORS first (`refusesPreflight`: a preflight answered 403),
+ * a plain 500 for what they throw, an empty 404.
+ */
+export function createApp(features: readonly ServerFeature[], logger: Logger, refusesPreflight?: (request: Request) => boolean): Hono {
   const app = new Hono();
   app.onError((error, c) => {
     logger.error('http.unhandled_error', { method: c.req.method, path: c.req.path, error });
     return c.json({ error: 'Internal error' }, 500);
   });
   app.notFound((c) => c.body(null, 404));
-  app.use('*', mdpCors());
+  app.use('*', mdpCors(refusesPreflight));
   for (const feature of features) feature.routes?.(app);
   return app;
 }

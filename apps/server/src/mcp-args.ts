@@ -1,27 +1,8 @@
 /** The MCP settings of `mdp-server` and `mdp-server mcp` (SPEC §13): a group of the settings table. */
-import * as v from 'valibot';
 import { CATALOG_DEFAULTS, GENERIC_TOOL_NAMES, SURFACES } from '@mdp/mcp-bridge';
 import type { MdpMcpOptions } from './features/mcp-http.js';
 import { list, oneOf, wholeNumber } from './flag-values.js';
 import { settingGroup } from './settings.js';
-
-function isOrigin(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && (url.pathname === '/' || url.pathname === '') && !url.search && !url.hash;
-  } catch {
-    return false;
-  }
-}
-
-/** A list of browser origins (`https://agent.example.com`). */
-const origins = v.pipe(
-  list('origins'),
-  v.check(
-    (values) => values.every(isOrigin),
-    'must be origins like https://agent.example.com (a scheme, a host and a port, no path)',
-  ),
-);
 
 export const MCP_SETTINGS = settingGroup({
   title: 'MCP (agents: Streamable HTTP at /mcp; stdio with "mdp-server mcp")',
@@ -49,14 +30,6 @@ export const MCP_SETTINGS = settingGroup({
       help: 'list only catalog items whose name or <clientId><path> matches (repeatable; * matches anything, ? one character)',
     },
     mcpExclude: { flag: 'mcp-exclude', placeholder: '<glob>', arity: 'list', schema: list('globs'), help: 'leave out catalog items that match (repeatable)' },
-    mcpAllowOrigin: {
-      flag: 'mcp-allow-origin',
-      placeholder: '<origin>',
-      arity: 'list',
-      schema: origins,
-      help: 'browser origin allowed at /mcp besides loopback ones (repeatable)',
-    },
-    mcpAllowHost: { flag: 'mcp-allow-host', placeholder: '<host>', arity: 'list', schema: list('hosts'), help: 'Host name allowed at /mcp besides loopback names (repeatable)' },
   },
 });
 
@@ -66,15 +39,11 @@ export function mcpOptions(values: {
   readonly mcpMaxTools: number;
   readonly mcpInclude?: readonly string[] | undefined;
   readonly mcpExclude?: readonly string[] | undefined;
-  readonly mcpAllowOrigin?: readonly string[] | undefined;
-  readonly mcpAllowHost?: readonly string[] | undefined;
 }): MdpMcpOptions {
   return {
     surface: values.mcpSurface,
     maxTools: values.mcpMaxTools,
     ...(values.mcpInclude ? { include: values.mcpInclude } : {}),
     ...(values.mcpExclude ? { exclude: values.mcpExclude } : {}),
-    ...(values.mcpAllowOrigin ? { allowedOrigins: values.mcpAllowOrigin } : {}),
-    ...(values.mcpAllowHost ? { allowedHosts: values.mcpAllowHost } : {}),
   };
 }

@@ -4,8 +4,20 @@
  * machine share one hub. stdout carries only MCP; whatever the binary says goes to stderr. When
  * the agent closes stdin the server stops gracefully.
  */
+import { Console } from 'node:console';
+import type { Writable } from 'node:stream';
 import { connectStdio } from '@mdp/mcp-bridge';
 import type { MdpServer } from './server.js';
+
+/**
+ * Send everything `console` prints to `stream` (stderr in `mdp-server mcp`): a library that prints
+ * to stdout would put text among the MCP frames and break the agent's session. Returns the undo.
+ */
+export function routeConsoleTo(stream: Writable): () => void {
+  const saved = { ...console };
+  Object.assign(console, new Console({ stdout: stream, stderr: stream }));
+  return () => void Object.assign(console, saved);
+}
 
 /** The arguments of the `mcp` subcommand, or undefined when `argv` is not one. */
 export function mcpSubcommandArgs(argv: readonly string[]): string[] | undefined {

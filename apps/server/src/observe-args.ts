@@ -24,7 +24,8 @@ export const OBSERVE_SETTINGS = settingGroup({
       placeholder: '<file|->',
       schema: text(),
       help: `one JSON line per call (caller as auth scheme and token hash, never the token; route,
-        client, method, path, outcome, duration), appended to <file>, or to stdout for -`,
+        client, method, path, outcome, duration), appended to <file>, or to stdout for - (not with
+        "mdp-server mcp", whose stdout carries MCP)`,
     },
     httpLoopIdleTimeoutMs: {
       flag: 'http-loop-idle-timeout-ms',

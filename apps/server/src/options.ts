@@ -86,6 +86,17 @@ export interface MdpServerOptions {
   /** Shorthand for a token policy: credentials whose `token` is one of these. */
   authTokens?: readonly string[];
   /**
+   * Browser origins (`https://agent.example.com`) that may use the host API, the inspector and
+   * /mcp, besides loopback origins and the server's own pages. Any other `Origin` gets 403.
+   */
+  allowedOrigins?: readonly string[];
+  /**
+   * Host names (no port) those routes answer besides loopback names, against DNS rebinding. On a
+   * loopback server any other `Host` gets 403; on a server bound wider every name passes until
+   * one is given here.
+   */
+  allowedHosts?: readonly string[];
+  /**
    * *beyond* (SPEC §14): serve HTTPS and WSS on the port, with the key and certificate in these
    * files (read before listening; `reloadTls()` reads them again). Default: plain HTTP.
    */

@@ -29,6 +29,7 @@ import { skillsFeature } from './features/skills.js';
 import { websocketFeature } from './features/websocket.js';
 import { httpLimitsProblem } from './http-limits.js';
 import { bindServing, closeListener, createApp, createListener, servePort } from './listener.js';
+import { preflightRefusal } from './guarded-routes.js';
 import { bearerGuard } from './read-route.js';
 import { SERVER_DEFAULTS, serverLimits, type MdpServerOptions } from './options.js';
 import { TlsState, type ReloadResult } from './tls.js';
@@ -105,7 +106,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   // and waiting reads answer, then the
   // transports close their sockets).
   const features: readonly ServerFeature[] = [
-    skillsFeature(ctx),
+    skillsFeature(ctx, cluster.isServerId),
     httpLoop,
     metaFeature(ctx, cluster, host),
     authFeature(ctx, sameSite),
@@ -132,7 +133,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     // After the cluster: its start subscribes to the node the cluster's start creates.
     metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard }),
   ];
-  const app = createApp(features, logger);
+  const app = createApp(features, logger, preflightRefusal(ctx.originPolicy));
   const httpServer = createListener(features, app, host, logger, limits.http, tls?.listenerOptions());
 
   const start = (port: number): ListeningInfo => {

@@ -49,10 +49,10 @@ describe('/mdp/auth', () => {
     const t = await startServer();
     const post = (body: string): Promise<Response> =>
       fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-    // 100,000 levels: JSON.parse takes it, JSON.stringify cannot write it back.
+    // 100,000 levels: JSON.parse takes it; the auth schema refuses it before anything tries to write it back.
     const deep = await post(`{"auth":{"token":"t","metadata":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}}`);
     expect(deep.status).toBe(400);
-    expect(await deep.json()).toEqual({ error: 'auth is nested too deeply to be stored in a cookie' });
+    expect(await deep.json()).toEqual({ error: 'auth.metadata: must not nest objects and arrays more than 64 levels deep' });
     const big = await post(JSON.stringify({ auth: { token: 't', metadata: { blob: 'x'.repeat(4000) } } }));
     expect(big.status).toBe(400);
     expect(((await big.json()) as { error: string }).error).toMatch(/^auth is too large for a cookie: \d+ bytes encoded, at most 4096$/);

@@ -126,6 +126,23 @@ describe('host API without an auth policy', () => {
     expect((await call(t, { method: 'GET', path: '/nobody' }, {}, '/mdp/call-many')).status).toBe(404);
   });
 
+  it('call-many: refuses a repeated id, and a body copied to more clients than the fan-out budget allows', async () => {
+    const t = await startServer({ maxMessageBytes: 100_000 });
+    const app = await registeredClient(t, descriptor('app', [endpoint('/x', 'POST')]));
+    const repeated = await call(t, { clientIds: ['app', 'app'], method: 'POST', path: '/x', body: 'x' }, {}, '/mdp/call-many');
+    expect([repeated.status, await json(repeated)]).toEqual([400, { error: { code: 'bad_request', message: 'clientIds: must not name a client twice' } }]);
+    // 90 kB copied to 5 clients is more than 4 × the 100 kB body limit.
+    const ids = ['app', 'b', 'c', 'd', 'e'];
+    const wide = await call(t, { clientIds: ids, method: 'POST', path: '/x', body: 'x'.repeat(90_000) }, {}, '/mdp/call-many');
+    expect(wide.status).toBe(400);
+    expect(await json(wide)).toMatchObject({ error: { code: 'bad_request', details: { clients: 5, maxTargets: 4 } } });
+    expect(app.calls).toHaveLength(0);
+    // Within the budget it goes through.
+    const narrow = await call(t, { clientIds: ids.slice(0, 4), method: 'POST', path: '/x', body: 'x'.repeat(90_000) }, {}, '/mdp/call-many');
+    expect(narrow.status).toBe(200);
+    expect(app.calls).toHaveLength(1);
+  });
+
   it('cancels the call when the HTTP caller goes away', async () => {
     const t = await startServer();
     const app = await registeredClient(t, descriptor('app', CATALOG));

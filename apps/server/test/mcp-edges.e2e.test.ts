@@ -9,6 +9,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { createLogger } from '@mdp/core';
 import { HELP, parseCliArgs } from '../src/index.js';
 import { request } from 'node:http';
+import { PassThrough } from 'node:stream';
+import { routeConsoleTo } from '../src/mcp-command.js';
 import { TestClient, startServer } from './harness.js';
 import { CLI, httpAgent, stopMcp } from './mcp-harness.js';
 
@@ -47,7 +49,7 @@ describe('/mcp over HTTP', () => {
   });
 
   it('accepts an origin allowed by configuration', async () => {
-    const t = await startServer({ mcp: { allowedOrigins: ['https://agent.example'] } });
+    const t = await startServer({ allowedOrigins: ['https://agent.example'] });
     const res = await fetch(`${t.http}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, origin: 'https://agent.example' }, body: JSON.stringify(INIT) });
     expect(res.status).toBe(200);
     await res.body?.cancel();
@@ -62,6 +64,26 @@ describe('/mcp over HTTP', () => {
     await expect(agent.connect(new StreamableHTTPClientTransport(new URL(`${t.http}/mcp`)))).rejects.toThrow();
     const { client } = await httpAgent({ authTokens: ['tok'] }, { headers: { authorization: 'Bearer tok' } });
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['listClients', 'listPaths', 'callPath', 'callPaths']);
+  });
+
+  it('under an auth policy a session belongs to the credential that opened it', async () => {
+    const t = await startServer({ authTokens: ['tok-a', 'tok-b'] });
+    const opened = await fetch(`${t.http}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: 'Bearer tok-a' }, body: JSON.stringify(INIT) });
+    expect(opened.status).toBe(200);
+    await opened.text();
+    const id = opened.headers.get('mcp-session-id')!;
+    const list = (token: string) =>
+      fetch(`${t.http}/mcp`, {
+        method: 'POST',
+        headers: { ...MCP_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+      });
+    const other = await list('tok-b');
+    expect(other.status).toBe(404);
+    await other.text();
+    const own = await list('tok-a');
+    expect(own.status).toBe(200);
+    await own.text();
   });
 
   it('an unknown session is a 404, and a session is released when the agent ends it', async () => {
@@ -154,6 +176,44 @@ describe('mdp-server mcp over stdio', () => {
   });
 });
 
+describe('mdp-server mcp keeps stdout for MCP', () => {
+  it('refuses --audit-log - (stdout), wherever it comes from; a plain server takes it', () => {
+    expect(parseCliArgs(['--audit-log', '-'], {}, undefined, 'mcp')).toEqual({
+      kind: 'error',
+      messages: ['--audit-log cannot be - (stdout) with "mdp-server mcp": stdout carries MCP to the agent; give a file'],
+    });
+    expect(parseCliArgs([], { MDP_AUDIT_LOG: '-' }, undefined, 'mcp')).toMatchObject({ kind: 'error', messages: [expect.stringMatching(/^MDP_AUDIT_LOG \(environment\) cannot be -/)] });
+    expect(parseCliArgs(['--audit-log', '-'])).toMatchObject({ kind: 'run', options: { auditLog: '-' } });
+  });
+
+  it('the binary exits 64 saying why', async () => {
+    const child = spawn(process.execPath, [CLI, 'mcp', '--audit-log', '-', '--port', '0', '--cluster-mode', 'standalone'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(64);
+    expect(stderr).toContain('stdout carries MCP to the agent');
+    expect(stdout).toBe('');
+  });
+
+  it('sends what console prints to stderr, so that a printing library cannot break the session', () => {
+    const err = new PassThrough();
+    let text = '';
+    err.setEncoding('utf8').on('data', (d: string) => (text += d));
+    const undo = routeConsoleTo(err);
+    try {
+      console.log('from a library');
+      console.info('info');
+      console.debug('debug');
+    } finally {
+      undo();
+    }
+    expect(text).toBe('from a library\ninfo\ndebug\n');
+  });
+});
+
 describe('MCP flags', () => {
   it('parse into the mcp options', () => {
     const command = parseCliArgs([
@@ -170,9 +230,11 @@ describe('MCP flags', () => {
       maxTools: 12,
       include: ['page_*', 'todo/*'],
       exclude: ['*_delete'],
-      allowedOrigins: ['https://agent.example'],
-      allowedHosts: ['box.lan'],
     });
+    // The --mcp-allow-* names are aliases of the server-wide --allow-origin and --allow-host.
+    expect(command.kind === 'run' && [command.options.allowedOrigins, command.options.allowedHosts]).toEqual([['https://agent.example'], ['box.lan']]);
+    const general = parseCliArgs(['--allow-origin', 'https://agent.example', '--allow-host', 'box.lan']);
+    expect(general.kind === 'run' && [general.options.allowedOrigins, general.options.allowedHosts]).toEqual([['https://agent.example'], ['box.lan']]);
     const defaults = parseCliArgs([]);
     expect(defaults.kind === 'run' && defaults.options.mcp).toEqual({ surface: 'catalog', maxTools: 40 });
   });
@@ -182,13 +244,14 @@ describe('MCP flags', () => {
     [['--mcp-include', ' '], '--mcp-include must not hold an empty glob, got [" "]'],
     [['--mcp-allow-origin', 'agent.example'], '--mcp-allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["agent.example"]'],
     [['--mcp-allow-origin', 'https://a.example/path'], '--mcp-allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["https://a.example/path"]'],
+    [['--allow-origin', 'evil.example'], '--allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["evil.example"]'],
     [['--mcp-surface', 'all'], '--mcp-surface must be one of catalog, generic, got "all"'],
   ])('%j → %s', (args, message) => {
     expect(parseCliArgs(args)).toEqual({ kind: 'error', messages: [message] });
   });
 
   it('--help tells of the subcommand and every MCP flag', () => {
-    for (const text of ['mdp-server mcp [options]', '--mcp-surface', '--mcp-max-tools', '--mcp-include', '--mcp-exclude', '--mcp-allow-origin', '--mcp-allow-host']) {
+    for (const text of ['mdp-server mcp [options]', '--mcp-surface', '--mcp-max-tools', '--mcp-include', '--mcp-exclude', '--allow-origin, --mcp-allow-origin', '--allow-host, --mcp-allow-host']) {
       expect(HELP).toContain(text);
     }
   });

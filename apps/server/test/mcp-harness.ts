@@ -83,6 +83,8 @@ export async function stdioAgent(args: string[] = []): Promise<Agent & { stderr:
     });
     transport.stderr!.on('end', () => reject(new Error(`mdp-server exited: ${stderr}`)));
   });
+  // Awaited below; when the binary refuses to start, connect fails first.
+  listening.catch(() => undefined);
   const { client, notes } = agentClient();
   await client.connect(transport);
   started.push(client);

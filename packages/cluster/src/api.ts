@@ -39,6 +39,12 @@ export interface ClusterNode {
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** The `cluster` object of GET /mdp/meta, live. */
   meta(): ClusterView;
+  /**
+   * Whether `id` is this server's id or a member's (present or departed): the prefixes a mirrored
+   * client id may carry, so the only ones under which client ids alias each other (`isServerId` of
+   * `createLocalHost`). Always false for a standalone node: no aliases.
+   */
+  isServerId(id: string): boolean;
   /** The `features` object of GET /mdp/meta. */
   features(): ClusterFeatures;
   /**

@@ -23,6 +23,8 @@ export interface LinkFaults {
 /** Raw answers to an upgrade this node does not take: no cluster control here, or not (yet, still) running. */
 export const UPGRADE_NOT_FOUND = 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 export const UPGRADE_UNAVAILABLE = 'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
+/** The answer to an upgrade that carries an `Origin`: a browser's (peers never send one). */
+export const UPGRADE_FROM_BROWSER = 'HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n';
 
 /** Time the accepted links get to finish their closing handshakes at shutdown, ms. */
 const CLOSE_GRACE_MS = 1000;
@@ -120,8 +122,16 @@ export class LinkManager {
     this.unsubscribeFaults = this.options.faults?.subscribe(() => this.applyFaults());
   }
 
-  /** Take over an HTTP upgrade for /mdp/cluster. */
+  /**
+   * Take over an HTTP upgrade for /mdp/cluster. One with an `Origin` header comes from a web page
+   * (browsers always send it, peers never do) and is refused: a page must not reach cluster RPC.
+   */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (request.headers.origin !== undefined) {
+      this.options.logger.debug('cluster.upgrade_from_browser', { origin: request.headers.origin });
+      socket.end(UPGRADE_FROM_BROWSER);
+      return;
+    }
     if (this.closed) {
       socket.end(UPGRADE_UNAVAILABLE);
       return;

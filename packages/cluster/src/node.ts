@@ -65,7 +65,9 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
   const configListeners = new Listeners<ClusterConfigError>((error) => logger.error('cluster.config_listener_failed', { error }));
   /** Who answers host requests may have changed: a leader change, or a link up or down. */
   const routeChanges = new Listeners<void>((error) => logger.error('cluster.route_listener_failed', { error }));
-  const local = createLocalHost(o.router);
+  /** Server ids of this cluster: the prefixes under which a mirrored client's id aliases its own. */
+  const isServerId = (id: string): boolean => id === o.serverId || admission.state.members.has(id) || admission.state.departed.has(id);
+  const local = createLocalHost(o.router, { isServerId });
   const defaultUrl = defaultPortUrlOf(o);
   const admission = new Machine(
     initialAdmission({
@@ -220,6 +222,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
       else socket.end(UPGRADE_UNAVAILABLE);
     },
 
+    isServerId,
     meta: () => clusterView(o.clusterId, { mode: o.membership.mode, fingerprint }, o.leaseDurationMs, run?.driver.snapshot() ?? unstartedSnapshot(staticMembers)),
     features: () => ({ upstreamProxy: true, clusterControl: true }),
     servesDefaultPort: () => defaultUrl !== undefined && !closing && run?.driver.view().role === 'leader' && mayServeDefaultPort(admission.state),

@@ -14,7 +14,8 @@
  * A request that fails as a whole is `ok: false` with `error` (e.g. `not_found` for an unknown
  * client in listPaths, or no client with the path in callPaths). A member that does not lead answers
  * `not_ready`, as the reference does: it holds only its own clients. Our extensions (extra fields are
- * allowed on the wire): `timeoutMs` in the params of a call, the time the client gets; `source` in a
+ * allowed on the wire): `timeoutMs` in the params of a call, the time the client gets; `maxTargets`
+ * in the params of a callPaths, the most clients it may call (its payload is copied to each); `source` in a
  * failed call's result, whether the client or the server gave up. The reference's stored version
  * answers callPath with its whole `callClientResult` message; we answer SPEC §12's `{ok, data?}` /
  * `{ok, error}`, which it also reads.
@@ -60,19 +61,26 @@ type Answer = { readonly ok: true; readonly result: unknown } | { readonly ok: f
 const parseCallExtras = parserFor(
   v.object({
     timeoutMs: v.optional(v.pipe(v.number(), v.integer('must be a whole number of ms'), v.minValue(1, 'must be at least 1'), v.maxValue(MAX_TIMER_MS, 'is too large'))),
+    maxTargets: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
   }),
 );
 
-/** The in-process options of a call a peer forwarded: labelled `cluster`, with its `timeoutMs` extension. */
+/** The in-process options of a call a peer forwarded: labelled `cluster`, with its `timeoutMs` and `maxTargets` extensions. */
 function callOptionsOf(params: unknown): CallOptions | string {
   const extras = parseCallExtras(params);
   if (!extras.ok) return extras.error;
-  return extras.value.timeoutMs === undefined ? { route: 'cluster' } : { route: 'cluster', timeoutMs: extras.value.timeoutMs };
+  const { timeoutMs, maxTargets } = extras.value;
+  return { route: 'cluster', ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(maxTargets === undefined ? {} : { maxTargets }) };
 }
 
-/** The params of a forwarded call: the request, and the caller's time-out when it gave one. */
-export function callParams<T extends object>(request: T, options: CallOptions | undefined): T & { timeoutMs?: number } {
-  return options?.timeoutMs === undefined ? request : { ...request, timeoutMs: options.timeoutMs };
+/** The params of a forwarded call: the request, and the caller's time-out and fan-out bound when it gave them. */
+export function callParams<T extends object>(request: T, options: CallOptions | undefined): T & { timeoutMs?: number; maxTargets?: number } {
+  if (options?.timeoutMs === undefined && options?.maxTargets === undefined) return request;
+  return {
+    ...request,
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.maxTargets === undefined ? {} : { maxTargets: options.maxTargets }),
+  };
 }
 
 /** Serve one request from `host`; never rejects. `leads`: this node leads (only a leader answers). */

@@ -2,7 +2,7 @@
  * A standalone node: leader of one in term 0, no discovery, no election, no timers of its own (a
  * mirror into an explicit upstream aside). Host requests are answered from the local router.
  */
-import { createLocalHost } from '@mdp/core';
+import { NO_SERVER_IDS, createLocalHost } from '@mdp/core';
 import type { ClusterNode, ClusterSelf } from './api.js';
 import { TimerSet } from './clock.js';
 import { UPGRADE_NOT_FOUND } from './links.js';
@@ -29,6 +29,8 @@ export function createStandalone(o: ResolvedOptions): ClusterNode {
     handleUpgrade(_request, socket) {
       socket.end(UPGRADE_NOT_FOUND);
     },
+    // A cluster of one: no server's prefix to alias under.
+    isServerId: NO_SERVER_IDS,
     meta: () => clusterView(o.clusterId, DYNAMIC, o.leaseDurationMs, standaloneSnapshot(o.serverId, self?.wsUrl ?? '')),
     features: () => ({ upstreamProxy: proxy !== undefined, clusterControl: false }),
     // A server that is a cluster of one by choice keeps to its own port.

@@ -250,6 +250,8 @@ describe('standalone mode', () => {
       hasQuorum: true,
     });
     expect(node.features()).toEqual({ upstreamProxy: false, clusterControl: false });
+    // No cluster, so no server ids under which client ids alias each other: not even its own.
+    expect(node.isServerId('127.0.0.1:1')).toBe(false);
     expect(node.activeTimers).toBe(0);
     await node.close();
     await router.close();

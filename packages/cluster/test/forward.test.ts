@@ -96,6 +96,9 @@ function setRoute(next: Route): void {
   for (const listener of [...routeListeners]) listener();
 }
 
+/** The server ids of the cluster these hosts answer in: mirrors of these alias their bare ids. */
+const CLUSTER = { isServerId: (id: string) => ['A', 'B', 'L', 'M'].includes(id) };
+
 /** Settle mirrors: move past the window after the last change of route. */
 const pastSettle = (): void => clock.advance(SETTLE_MS);
 
@@ -105,13 +108,13 @@ beforeEach(() => {
   local = new Router();
   leaderRouter = new Router();
   otherRouter = new Router();
-  rpc = new FakeRpc(new Map([['L', createLocalHost(leaderRouter)], ['M', createLocalHost(otherRouter)]]));
+  rpc = new FakeRpc(new Map([['L', createLocalHost(leaderRouter, CLUSTER)], ['M', createLocalHost(otherRouter, CLUSTER)]]));
   route = { kind: 'leader', id: 'L' };
   routeListeners = new Set();
   logs = [];
   host = createClusterHost(
     {
-      local: createLocalHost(local),
+      local: createLocalHost(local, CLUSTER),
       route: () => route,
       onRouteChange: (listener) => {
         routeListeners.add(listener);
@@ -153,7 +156,7 @@ describe('through the leader', () => {
   it('answers all four requests with what the leader answers locally, search and depth included', async () => {
     attach(leaderRouter, app('editor', { description: 'The Editor' }));
     attach(leaderRouter, app('browser'));
-    const there = createLocalHost(leaderRouter);
+    const there = createLocalHost(leaderRouter, CLUSTER);
     expect(await host.listClients()).toEqual(await there.listClients());
     expect((await host.listClients({ search: 'EDITOR' })).clients.map((c) => c.id)).toEqual(['editor']);
     expect(await host.listPaths({ clientId: 'browser', depth: 2 })).toEqual(await there.listPaths({ clientId: 'browser', depth: 2 }));
@@ -181,9 +184,20 @@ describe('through the leader', () => {
     ]);
   });
 
+  it("sends a call-many's fan-out bound along: the leader refuses to call more clients", async () => {
+    attach(leaderRouter, app('editor'));
+    attach(leaderRouter, app('browser'));
+    await expect(host.callPaths({ method: 'POST', path: '/page/click', body: 'x' }, { maxTargets: 1 })).rejects.toMatchObject({
+      code: 'bad_request',
+      details: { clients: 2, maxTargets: 1 },
+    });
+    expect(rpc.sent.map((s) => s.params)).toEqual([{ method: 'POST', path: '/page/click', body: 'x', maxTargets: 1 }]);
+    expect((await host.callPaths({ method: 'POST', path: '/page/click' }, { maxTargets: 2 })).results).toHaveLength(2);
+  });
+
   it('maps failures the way the local host does', async () => {
     attach(leaderRouter, app('broken'), () => ({ ok: false, error: { code: 'handler_error', message: 'it broke', details: { line: 3 } } }));
-    const there = createLocalHost(leaderRouter);
+    const there = createLocalHost(leaderRouter, CLUSTER);
     const unknown = { clientId: 'nobody', method: 'GET', path: '/x' } as const;
     expect(await host.callPath(unknown)).toEqual(await there.callPath(unknown));
     expect(await host.callPath(unknown)).toMatchObject({ ok: false, source: 'server', error: { code: 'not_found' } });

@@ -74,6 +74,22 @@ describe("a follower's host", () => {
     expect(await f2.node.host.callPaths({ clientIds: ['one'], method: 'GET', path: SKILL })).toEqual({ results: [{ clientId: 'one', ok: true, data: `one answers ${SKILL}` }] });
   });
 
+  it('aliases client ids only under server ids of the cluster: a client posing as a mirror gets nothing', async () => {
+    const [leader, f1, f2] = await trio();
+    expect([leader.id, f1.id, f2.id].map((id) => f2.node.isServerId(id))).toEqual([true, true, true]);
+    expect(f2.node.isServerId('evil.example')).toBe(false);
+    // A client on the leader claims to be the mirror of "deploy" from a server that is no member.
+    const posing = attachClient(leader.router, { ...withEndpoint('evil.example.deploy'), metadata: { mdpProxy: { serverId: 'evil.example', clientId: 'deploy' } } });
+    // And one whose dotted id merely ends with "app".
+    const app = attachClient(leader.router, withEndpoint('app'));
+    expect(await f2.node.host.callPath({ clientId: 'deploy', method: 'POST', path: '/run' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    expect(await f2.node.host.callPath({ clientId: 'com.acme.app', method: 'POST', path: '/run' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    expect([posing.calls.length, app.calls.length]).toEqual([0, 0]);
+    expect((await f2.node.host.listClients()).clients.every((c) => c.aliases.length === 0)).toBe(true);
+    // A member's prefix still reaches the bare client.
+    expect(await f2.node.host.callPath({ clientId: `${f1.id}.app`, method: 'POST', path: '/run' })).toMatchObject({ ok: true });
+  });
+
   it('maps failures as the local host does: unknown client, client error, time-out, and the leader lost mid-call', async () => {
     const [leader, f1, f2] = await trio();
     scriptedClient(f1.router, skillClient('broken'), () => ({ ok: false, error: { code: 'handler_error', message: 'it broke' } }));

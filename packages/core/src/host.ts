@@ -5,6 +5,8 @@
  * the host API, the MCP bridge and the inspector never know which one they hold.
  */
 import {
+  MAX_JSON_DEPTH,
+  jsonDepthWithin,
   methodOf,
   pathDepth,
   type CallPathRequest,
@@ -17,9 +19,10 @@ import {
   type ListPathsResult,
   type ListedClient,
   type ListedPath,
+  type ClientDescriptor,
   type PathDescriptor,
 } from '@mdp/protocol';
-import { aliasFinder, resolveClientId } from './aliases.js';
+import { NO_SERVER_IDS, aliasFinder, resolveClientId, type IsServerId } from './aliases.js';
 import { MdpError } from './errors.js';
 import type { AuthContext } from '@mdp/protocol';
 import type { CallSignal, ClientInfo, InvokeOutcome, InvokeRoute, Router } from './router.js';
@@ -34,6 +37,27 @@ export interface CallOptions {
   readonly route?: InvokeRoute;
   /** Who asked, when it is not the `auth` forwarded to the client (for the audit log). */
   readonly caller?: AuthContext;
+  /**
+   * Most clients one `callPaths` may call (named, or those that have the path); more is refused
+   * with `bad_request` before any is called. Default: no limit. See {@link fanoutTargets}.
+   */
+  readonly maxTargets?: number;
+}
+
+/**
+ * Bytes of call payload one `callPaths` may send in all (its payload times the clients it calls),
+ * as a multiple of the largest request body: each client is sent its own copy of the payload, so
+ * one request of `maxBodyBytes` must not become thousands of copies in memory.
+ */
+export const FANOUT_BODY_FACTOR = 4;
+
+/**
+ * How many clients a `callPaths` with this payload (query, body, headers, auth) may call within
+ * `budgetBytes` (at least 1): the `maxTargets` to give it.
+ */
+export function fanoutTargets(request: Pick<CallPathsRequest, 'query' | 'body' | 'headers' | 'auth'>, budgetBytes: number): number {
+  const payload = Buffer.byteLength(JSON.stringify([request.query, request.body, request.headers, request.auth]) ?? '');
+  return Math.max(1, Math.floor(budgetBytes / Math.max(1, payload)));
 }
 
 export interface HostApi {
@@ -72,15 +96,43 @@ function listed(info: ClientInfo, aliases: (client: ClientInfo['descriptor']) =>
   };
 }
 
+/** Results of `isListable`, per descriptor object (a catalog update makes a new one). */
+const listable = new WeakMap<ClientDescriptor, boolean>();
+
+/**
+ * Whether a client can be listed: JSON.stringify can write its descriptor. Messages are validated
+ * where they arrive (at most MAX_JSON_DEPTH levels in any field, three more around the fields of a
+ * path); this keeps one client that was not (an embedder's own session) from making every listing
+ * fail for everyone. Such a client is left out of listings; calls still reach it.
+ */
+function isListable(descriptor: ClientDescriptor): boolean {
+  let ok = listable.get(descriptor);
+  if (ok === undefined) {
+    ok = jsonDepthWithin(descriptor, MAX_JSON_DEPTH + 3);
+    listable.set(descriptor, ok);
+  }
+  return ok;
+}
+
 function outcome(result: InvokeOutcome): CallResult {
   return result.ok ? { ok: true, data: result.data } : { ok: false, error: result.error, source: result.source };
 }
 
+export interface LocalHostOptions {
+  /**
+   * Whether an id is a server id of this server's cluster (its own, a member's): the only prefixes
+   * under which a client id reaches a mirrored client and back (aliases.ts). Default: none, so no
+   * aliases (a server outside any cluster).
+   */
+  readonly isServerId?: IsServerId;
+}
+
 /** The host contract answered from `router`. */
-export function createLocalHost(router: Router): HostApi {
+export function createLocalHost(router: Router, options: LocalHostOptions = {}): HostApi {
+  const isServerId = options.isServerId ?? NO_SERVER_IDS;
   /** The registered id `requested` reaches, or the MdpError saying why none. */
   const resolve = (requested: string): string | MdpError => {
-    const found = resolveClientId(requested, (id) => router.hasClient(id), () => router.listClients().map((c) => c.descriptor));
+    const found = resolveClientId(requested, (id) => router.hasClient(id), () => router.listClients().map((c) => c.descriptor), isServerId);
     switch (found.kind) {
       case 'exact':
       case 'alias':
@@ -112,17 +164,17 @@ export function createLocalHost(router: Router): HostApi {
 
   return {
     async listClients(request = {}) {
-      const all = router.listClients();
+      const all = router.listClients().filter((c) => isListable(c.descriptor));
       const match = matcher(request.search);
       const chosen = match
         ? all.filter((c) => match(c.id, c.descriptor.name, c.descriptor.description) || c.paths.some((p) => match(...pathTexts(p))))
         : all;
-      const aliases = aliasFinder(all.map((c) => c.descriptor));
+      const aliases = aliasFinder(all.map((c) => c.descriptor), isServerId);
       return { clients: chosen.map((c) => listed(c, aliases)) };
     },
 
     async listPaths(request = {}) {
-      let clients = router.listClients();
+      let clients = router.listClients().filter((c) => isListable(c.descriptor));
       if (request.clientId !== undefined) {
         const id = resolve(request.clientId);
         if (id instanceof MdpError) throw id;
@@ -154,6 +206,13 @@ export function createLocalHost(router: Router): HostApi {
           .filter((c) => router.findTarget(c.id, request.method, request.path) !== undefined)
           .map((c) => c.id);
       if (ids.length === 0) throw new MdpError('not_found', `No connected client has ${request.method} ${request.path}`);
+      if (options.maxTargets !== undefined && ids.length > options.maxTargets) {
+        throw new MdpError(
+          'bad_request',
+          `This call would reach ${ids.length} clients, but a call of this size may reach at most ${options.maxTargets}: name fewer clients (clientIds) or send a smaller body`,
+          { details: { clients: ids.length, maxTargets: options.maxTargets } },
+        );
+      }
       const results = await Promise.all(ids.map(async (clientId) => ({ clientId, ...(await callOne(clientId, request, options)) })));
       return { results };
     },

@@ -1,6 +1,7 @@
 /** The host contract answered from the router (SPEC §12): listings, search, depth, calls, errors. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { MdpError, Router, createLocalHost, type HostApi } from '../src/index.js';
+import type { CallPathsRequest, PathDescriptor } from '@mdp/protocol';
+import { MdpError, Router, createLocalHost, fanoutTargets, type HostApi } from '../src/index.js';
 import { connectClient, endpoint, flush, prompt, skill } from './helpers.js';
 
 let router: Router;
@@ -119,6 +120,8 @@ describe('callPath', () => {
   });
 
   it('reaches a mirrored client by its bare id, and names the candidates when two could be meant', async () => {
+    // In a cluster whose servers are A:1 and B:2.
+    host = createLocalHost(router, { isServerId: (id) => id === 'A:1' || id === 'B:2' });
     const mirrored = (serverId: string) => ({ metadata: { mdpProxy: { serverId, clientId: 'hello' } } });
     const a = connectClient(router, 'A:1.hello', [endpoint('/hi')]);
     a.session.handle({ type: 'registerClient', client: { id: 'A:1.hello', name: 'hello', paths: [endpoint('/hi')], ...mirrored('A:1') } });
@@ -133,6 +136,19 @@ describe('callPath', () => {
       source: 'server',
       error: { code: 'not_found', message: expect.stringContaining('several clients'), details: { candidates: ['A:1.hello', 'B:2.hello'] } },
     });
+  });
+
+  it('without server ids (no cluster), calls only the client an id names', async () => {
+    const app = connectClient(router, 'app', [endpoint('/deploy', 'POST')]);
+    const posing = connectClient(router, 'evil.deploy', [endpoint('/deploy', 'POST')]);
+    posing.session.handle({
+      type: 'registerClient',
+      client: { id: 'x.deploy', name: 'x', paths: [endpoint('/deploy', 'POST')], metadata: { mdpProxy: { serverId: 'x', clientId: 'deploy' } } },
+    });
+    expect(await host.callPath({ clientId: 'com.acme.app', method: 'POST', path: '/deploy' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    expect(await host.callPath({ clientId: 'deploy', method: 'POST', path: '/deploy' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    expect([app.transport.calls.length, posing.transport.calls.length]).toEqual([0, 0]);
+    expect((await host.listClients()).clients.map((c) => c.aliases)).toEqual([[], []]);
   });
 
   it('ends at once, and is never answered later, when the caller aborts', async () => {
@@ -150,6 +166,21 @@ describe('callPath', () => {
     const before = transport.calls.length;
     expect(await host.callPath({ clientId: 'app', method: 'GET', path: '/x' }, { signal: aborted })).toMatchObject({ ok: false });
     expect(transport.calls.length).toBe(before);
+  });
+});
+
+describe('a client that cannot be written as JSON', () => {
+  it('is left out of the listings instead of making them fail for everyone', async () => {
+    connectClient(router, 'good', [endpoint('/x')]);
+    // Nested far deeper than a validated message may be (the transports refuse it): JSON.stringify overflows on it.
+    const deep = JSON.parse(`${'['.repeat(20_000)}${']'.repeat(20_000)}`) as unknown;
+    connectClient(router, 'deep', [{ ...endpoint('/y'), inputSchema: { a: deep } } as PathDescriptor]);
+    const clients = await host.listClients();
+    expect(clients.clients.map((c) => c.id)).toEqual(['good']);
+    expect(() => JSON.stringify(clients)).not.toThrow();
+    const paths = await host.listPaths({ depth: 5 });
+    expect(paths.paths.map((p) => p.clientId)).toEqual(['good']);
+    expect(() => JSON.stringify(paths)).not.toThrow();
   });
 });
 
@@ -178,6 +209,28 @@ describe('callPaths', () => {
       { clientId: 'ghost', ok: false, source: 'server', error: { code: 'not_found', message: 'No client "ghost" is connected' } },
     ]);
     await expect(host.callPaths({ method: 'GET', path: '/missing' })).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('refuses to call more clients than maxTargets, before calling any', async () => {
+    const a = connectClient(router, 'a', [endpoint('/status')]);
+    const b = connectClient(router, 'b', [endpoint('/status')]);
+    const requests: CallPathsRequest[] = [{ method: 'GET', path: '/status' }, { clientIds: ['a', 'b'], method: 'GET', path: '/status' }];
+    for (const request of requests) {
+      await expect(host.callPaths(request, { maxTargets: 1 })).rejects.toMatchObject({ code: 'bad_request', details: { clients: 2, maxTargets: 1 } });
+    }
+    expect([a.transport.calls.length, b.transport.calls.length]).toEqual([0, 0]);
+  });
+});
+
+describe('fanoutTargets', () => {
+  it('is the budget over the bytes of one copy of the payload, at least 1', () => {
+    const payload = { body: 'x'.repeat(1000) };
+    const bytes = Buffer.byteLength(JSON.stringify([undefined, payload.body, undefined, undefined]));
+    expect(fanoutTargets(payload, 10 * bytes)).toBe(10);
+    expect(fanoutTargets(payload, 10 * bytes - 1)).toBe(9);
+    expect(fanoutTargets({ body: 'y'.repeat(10_000), headers: { a: 'b' } }, 100)).toBe(1);
+    // Query, headers and auth are copied too.
+    expect(fanoutTargets({ headers: { h: 'z'.repeat(1000) } }, 4000)).toBe(3);
   });
 });
 

@@ -10,14 +10,23 @@
  *
  * Failures are `{error: SerializedError}` (a failed call also says `ok: false` and its `source`),
  * with one status mapping (`httpStatusOf`): 400 bad request (the message names the field), 401
- * refused by the auth policy, 404 unknown client or no such path, 405 wrong method, 413 body too
- * large, 502 the client answered `ok: false` or went away, 504 time-out. A call whose HTTP request
- * is abandoned is cancelled.
+ * refused by the auth policy, 403 refused by the origin policy, 404 unknown client or no such path,
+ * 405 wrong method, 413 body too large, 415 a POST body not declared `application/json`, 502 the
+ * client answered `ok: false` or went away, 504 time-out. A call whose HTTP request is abandoned is
+ * cancelled.
+ *
+ * These routes reach every client, so web pages must not use them: with an `originPolicy`, a
+ * request from another site's page (its `Origin`) or through a rebound DNS name (its `Host`) is
+ * refused, and a POST must say `Content-Type: application/json`, which a page can only send after
+ * a CORS preflight (a "simple" cross-origin form post cannot reach a call).
  */
 import {
+  FANOUT_BODY_FACTOR,
   MdpError,
   extractTransportAuth,
+  fanoutTargets,
   httpStatusOf,
+  originProblem,
   parseJsonObject,
   silentLogger,
   type BodyResult,
@@ -25,6 +34,7 @@ import {
   type HeaderMap,
   type HostApi,
   type Logger,
+  type OriginPolicy,
 } from '@mdp/core';
 import {
   parseCallPathRequest,
@@ -42,6 +52,12 @@ export interface HostApiOptions {
   readonly extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
   /** Whether a caller with this transport auth may use the API; refused ones get 401. Default: all. */
   readonly authorize?: (auth: AuthContext | undefined) => boolean;
+  /**
+   * Checked against every request's Host and Origin (`originPolicyFor` of `@mdp/core`); refused
+   * ones get 403. Default: none, for embedders that guard the routes themselves; the MDP server
+   * always gives one.
+   */
+  readonly originPolicy?: OriginPolicy;
   /** Largest request body, bytes. Default 1 MiB. */
   readonly maxBodyBytes?: number;
   readonly logger?: Logger;
@@ -86,6 +102,7 @@ const json = (status: number, value: unknown): HostHttpResponse => ({ status, bo
 const failure = (status: number, error: SerializedError): HostHttpResponse => json(status, { error });
 const badRequest = (message: string): HostHttpResponse => failure(400, { code: 'bad_request', message });
 const UNAUTHORIZED = failure(401, { code: 'unauthorized', message: 'Unauthorized' });
+const NOT_JSON = failure(415, { code: 'bad_request', message: 'The body must be JSON, sent with Content-Type: application/json' });
 const INTERNAL_ERROR = failure(500, { code: 'handler_error', message: 'Internal error' });
 const NOT_ALLOWED: Readonly<Record<string, HostHttpResponse>> = {
   GET: { status: 405, body: undefined, headers: { allow: 'GET, OPTIONS' } },
@@ -107,6 +124,19 @@ function depthOf(raw: string | undefined): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new Answer(badRequest(`depth: must be a whole number of at least 1, got ${JSON.stringify(raw)}`));
   return Number(raw);
+}
+
+/** The first value of a header. */
+function headerOf(headers: HeaderMap, name: string): string | undefined {
+  const value = headers[name];
+  return typeof value === 'string' ? value : value?.[0];
+}
+
+/** Whether a Content-Type names JSON (`application/json`, any parameters). */
+function isJsonType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const semi = value.indexOf(';');
+  return (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase() === 'application/json';
 }
 
 function callAnswer(result: CallResult): HostHttpResponse {
@@ -143,7 +173,10 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
       case '/mdp/call-many': {
         const call = parsed(parseCallPathsRequest(await body(request)));
         const caller = call.auth ?? auth;
-        return json(200, await host.callPaths(caller ? { ...call, auth: caller } : call, { signal: request.signal(), route: 'host', caller: auth }));
+        const forwarded = caller ? { ...call, auth: caller } : call;
+        // Every client called gets its own copy of the payload: bound the copies, not just the request.
+        const maxTargets = fanoutTargets(forwarded, FANOUT_BODY_FACTOR * maxBodyBytes);
+        return json(200, await host.callPaths(forwarded, { signal: request.signal(), route: 'host', caller: auth, maxTargets }));
       }
       default:
         throw new Error(`not a host API route: ${request.path}`);
@@ -153,9 +186,15 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
   return async (request) => {
     const method = HOST_ROUTES[request.path];
     if (method === undefined) return json(404, { error: { code: 'not_found', message: `No route ${request.path}` } });
+    const headers = request.headers();
+    if (options.originPolicy) {
+      const problem = originProblem({ host: headerOf(headers, 'host'), origin: headerOf(headers, 'origin') }, options.originPolicy);
+      if (problem) return failure(403, { code: 'forbidden', message: problem });
+    }
     if (request.method !== method) return NOT_ALLOWED[method] as HostHttpResponse;
-    const auth = extractAuth(request.headers());
+    const auth = extractAuth(headers);
     if (options.authorize && !options.authorize(auth)) return UNAUTHORIZED;
+    if (method === 'POST' && !isJsonType(headerOf(headers, 'content-type'))) return NOT_JSON;
     try {
       return await route(request, auth);
     } catch (error) {

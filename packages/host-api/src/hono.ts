@@ -17,7 +17,11 @@ export function createHostRoutes(host: HostApi, options: HostApiOptions = {}): H
         method: c.req.method,
         path,
         query: (name) => c.req.query(name),
-        headers: () => headersToMap(c.req.raw.headers),
+        // A Request built in process (app.request) has no Host header; its URL's host stands for it.
+        headers: () => {
+          const map = headersToMap(c.req.raw.headers);
+          return map.host === undefined ? { ...map, host: new URL(c.req.url).host } : map;
+        },
         readBody: (maxBytes) => readBodyText(c.req.raw, maxBytes),
         signal: () => c.req.raw.signal,
       });

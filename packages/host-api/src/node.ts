@@ -7,21 +7,34 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readNodeBody, type CallSignal, type HostApi } from '@mdp/core';
 import { HOST_ROUTES, createHostHandler, type HostApiOptions, type HostHttpRequest, type HostHttpResponse } from './handler.js';
 
-/** The caller is gone once its response closed without having been written. */
+/**
+ * The caller is gone once its response closed without having been written. One 'close' listener on
+ * the response serves every call of the request (a call-many makes one call per client).
+ */
 class ResponseGone implements CallSignal {
+  private readonly listeners = new Set<() => void>();
+  private watching = false;
+
   constructor(private readonly res: ServerResponse) {}
 
   get aborted(): boolean {
     return this.res.destroyed && !this.res.writableFinished;
   }
 
-  // A 'close' after the answer was written reaches a call that has already ended, which ignores it.
+  // A 'close' after the answer was written reaches calls that have already ended, which ignore it.
   addEventListener(_type: 'abort', listener: () => void): void {
-    this.res.once('close', listener);
+    this.listeners.add(listener);
+    if (this.watching) return;
+    this.watching = true;
+    this.res.once('close', () => {
+      const listeners = [...this.listeners];
+      this.listeners.clear();
+      for (const listener of listeners) listener();
+    });
   }
 
   removeEventListener(_type: 'abort', listener: () => void): void {
-    this.res.off('close', listener);
+    this.listeners.delete(listener);
   }
 }
 

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Hono } from 'hono';
-import { MdpError, type CallOptions, type HostApi } from '@mdp/core';
+import { MdpError, originPolicyFor, type CallOptions, type HostApi } from '@mdp/core';
 import type { CallPathRequest, CallPathsRequest, CallResult } from '@mdp/protocol';
 import { createNodeHostHandler, type HostApiOptions } from '../src/index.js';
 import { createHostRoutes } from '../src/hono.js';
@@ -74,6 +74,41 @@ const post = (path: string, body: unknown, headers: Record<string, string> = {})
   method: 'POST',
   headers: { 'content-type': 'application/json', ...headers },
   body: typeof body === 'string' ? body : JSON.stringify(body),
+});
+
+describe('node adapter', () => {
+  it('tells every call of a call-many that the caller went away, through one listener on the response', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    let heard = 0;
+    let started!: () => void;
+    const calling = new Promise<void>((resolve) => (started = resolve));
+    let allHeard!: () => void;
+    const done = new Promise<void>((resolve) => (allHeard = resolve));
+    const host: HostApi = {
+      ...fakeHost(),
+      // As the router does for each client of a call-many: one abort listener per call.
+      callPaths: (_request, options) =>
+        new Promise(() => {
+          for (let i = 0; i < 50; i++) {
+            options?.signal?.addEventListener('abort', () => {
+              if (++heard === 50) allHeard();
+            });
+          }
+          started();
+        }),
+    };
+    const requester = ADAPTERS[1]![1](host);
+    const controller = new AbortController();
+    const pending = requester.request('/mdp/call-many', { ...post('/mdp/call-many', { method: 'GET', path: '/s' }), signal: controller.signal }).catch(() => 'aborted');
+    await calling;
+    controller.abort();
+    expect(await pending).toBe('aborted');
+    await done;
+    process.off('warning', onWarning);
+    expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+  });
 });
 
 describe.each(ADAPTERS)('%s adapter', (_name, app) => {
@@ -164,6 +199,18 @@ describe.each(ADAPTERS)('%s adapter', (_name, app) => {
       expect(host.calls).toHaveLength(0);
     });
 
+    it('bounds what a call-many may copy: its payload times the clients called stays within 4 × the body limit', async () => {
+      const host = fakeHost();
+      const a = app(host, { maxBodyBytes: 10_000 });
+      await a.request('/mdp/call-many', post('/mdp/call-many', { method: 'POST', path: '/s', body: 'x'.repeat(998) }));
+      // One copy is the JSON of [query, body, headers, auth]: 1009 bytes here, 39 of them within 40,000.
+      expect(host.calls[0]?.options?.maxTargets).toBe(39);
+      const repeated = await a.request('/mdp/call-many', post('/mdp/call-many', { clientIds: ['c', 'c'], method: 'GET', path: '/s' }));
+      expect(repeated.status).toBe(400);
+      expect(((await repeated.json()) as { error: { message: string } }).error.message).toBe('clientIds: must not name a client twice');
+      expect(host.calls).toHaveLength(1);
+    });
+
     it('answers call-many with the results, 404 when no client has the path, 400 for an empty id list', async () => {
       const a = app(fakeHost());
       const ok = await a.request('/mdp/call-many', post('/mdp/call-many', { method: 'GET', path: '/s' }));
@@ -200,6 +247,34 @@ describe.each(ADAPTERS)('%s adapter', (_name, app) => {
       }
       expect(host.calls).toHaveLength(0);
       expect((await a.request('/mdp/clients', { headers: { authorization: 'Bearer good' } })).status).toBe(200);
+    });
+
+    it('refuses pages the origin policy does not allow with 403, before anything else', async () => {
+      const host = fakeHost();
+      const a = app(host, { originPolicy: originPolicyFor('127.0.0.1', { allowedOrigins: ['https://agent.example'] }), authorize: () => false });
+      for (const [path, init] of [
+        ['/mdp/clients', { headers: { origin: 'https://evil.example' } }],
+        ['/mdp/call', post('/mdp/call', { clientId: 'c', method: 'GET', path: '/a' }, { origin: 'https://evil.example' })],
+        ['/mdp/call-many', { method: 'PUT', headers: { origin: 'null' } }],
+      ] as const) {
+        const res = await a.request(path, init);
+        expect(res.status).toBe(403);
+        expect(((await res.json()) as { error: { code: string } }).error.code).toBe('forbidden');
+      }
+      expect(host.calls).toHaveLength(0);
+      // An allowed origin goes on to the auth policy (which refuses everyone here).
+      expect((await a.request('/mdp/clients', { headers: { origin: 'https://agent.example' } })).status).toBe(401);
+    });
+
+    it('refuses a POST body that is not declared JSON with 415, before reading it', async () => {
+      const host = fakeHost();
+      const a = app(host);
+      for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+        const res = await a.request('/mdp/call', { method: 'POST', headers: { 'content-type': type }, body: JSON.stringify({ clientId: 'c', method: 'GET', path: '/a' }) });
+        expect(res.status).toBe(415);
+        expect(((await res.json()) as { error: { code: string } }).error.code).toBe('bad_request');
+      }
+      expect(host.calls).toHaveLength(0);
     });
   });
 });

@@ -1,11 +1,13 @@
 /**
  * The inspector on a node `request` listener: the page and its files under `/mdp/inspector`, and
  * its event stream at `/mdp/inspector/events`. The page is open to all (it holds no data); the
- * stream, like the host API the page calls, needs a credential the auth policy accepts.
+ * stream, like the host API the page calls, needs a credential the auth policy accepts. With an
+ * origin policy, every path refuses other sites' pages and rebound DNS names (403), as the host
+ * API does: the stream lists every client.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthContext } from '@mdp/protocol';
-import { extractTransportAuth, silentLogger, type HeaderMap, type HostApi, type Logger } from '@mdp/core';
+import { extractTransportAuth, originProblem, silentLogger, type HeaderMap, type HostApi, type Logger, type OriginPolicy } from '@mdp/core';
 import { INSPECTOR_CSP, INSPECTOR_PATH, inspectorAssets } from './assets.js';
 import { EventStreams } from './events.js';
 
@@ -14,14 +16,20 @@ export interface InspectorOptions {
   readonly extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
   /** Whether a caller with this auth may open the event stream; refused ones get 401. Default: all. */
   readonly authorize?: (auth: AuthContext | undefined) => boolean;
+  /** Checked against every request's Host and Origin (`originPolicyFor` of `@mdp/core`); refused ones get 403. Default: none. */
+  readonly originPolicy?: OriginPolicy;
   /** Client changes within this long are sent as one event, ms. Default 100. */
   readonly coalesceMs?: number;
   /** Keep-alive comment period of the event stream, ms. Default 15000. */
   readonly keepAliveMs?: number;
+  /** Event streams open at once; one more gets 503. Default 64. */
+  readonly maxStreams?: number;
+  /** A stream with more unsent bytes than this when the list changes (its reader stopped reading) is ended, bytes. Default 1 MiB. */
+  readonly maxBufferedBytes?: number;
   readonly logger?: Logger;
 }
 
-export const INSPECTOR_DEFAULTS = { coalesceMs: 100, keepAliveMs: 15_000 } as const;
+export const INSPECTOR_DEFAULTS = { coalesceMs: 100, keepAliveMs: 15_000, maxStreams: 64, maxBufferedBytes: 1024 * 1024 } as const;
 
 export interface Inspector {
   /** Answer a request under `/mdp/inspector` and return true; false for any other path. `url` is the origin form. */
@@ -49,6 +57,8 @@ export function createInspector(host: HostApi, options: InspectorOptions = {}): 
   const streams = new EventStreams(host, {
     coalesceMs: options.coalesceMs ?? INSPECTOR_DEFAULTS.coalesceMs,
     keepAliveMs: options.keepAliveMs ?? INSPECTOR_DEFAULTS.keepAliveMs,
+    maxStreams: options.maxStreams ?? INSPECTOR_DEFAULTS.maxStreams,
+    maxBufferedBytes: options.maxBufferedBytes ?? INSPECTOR_DEFAULTS.maxBufferedBytes,
     logger,
   });
 
@@ -71,6 +81,13 @@ export function createInspector(host: HostApi, options: InspectorOptions = {}): 
       const path = mark < 0 ? url : url.slice(0, mark);
       let rest = path.slice(INSPECTOR_PATH.length);
       if (rest !== '' && !rest.startsWith('/')) return false; // `/mdp/inspectorX` is not ours
+      if (options.originPolicy) {
+        const problem = originProblem({ host: request.headers.host, origin: request.headers.origin }, options.originPolicy);
+        if (problem) {
+          refuse(response, 403, 'forbidden', problem);
+          return true;
+        }
+      }
       if (rest === EVENTS) {
         serveEvents(request, response, mark < 0 ? undefined : url.slice(mark + 1));
         return true;

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Router, createLocalHost, type SessionTransport } from '@mdp/core';
+import { Router, createLocalHost, originPolicyFor, type SessionTransport } from '@mdp/core';
 import { INSPECTOR_CSP, createInspector, type Inspector } from '../src/index.js';
 import { SseParser } from '../src/page/sse.js';
 
@@ -104,6 +104,19 @@ describe('createInspector', () => {
     const query = await fetch(`${base}/mdp/inspector/events?x=1`, { headers: { authorization: 'Bearer ok' } });
     expect(query.status).toBe(400);
     expect(inspector.streams).toBe(0);
+  });
+
+  it('with an origin policy, refuses other sites\' pages on the stream and the page alike (403)', async () => {
+    await serve({ originPolicy: originPolicyFor('127.0.0.1') });
+    for (const path of ['/mdp/inspector/events', '/mdp/inspector', '/mdp/inspector/inspector.js']) {
+      const refused = await fetch(`${base}${path}`, { headers: { origin: 'https://evil.example' } });
+      expect(refused.status, path).toBe(403);
+      expect(await refused.json()).toEqual({ error: { code: 'forbidden', message: 'Forbidden: Origin "https://evil.example" is not allowed' } });
+    }
+    expect(inspector.streams).toBe(0);
+    const own = await fetch(`${base}/mdp/inspector/events`, { headers: { origin: base } });
+    expect(own.status).toBe(200);
+    await own.body?.cancel();
   });
 
   it('sends the list when a stream opens and again, once, after a burst of changes; stops watching when the last stream goes', async () => {

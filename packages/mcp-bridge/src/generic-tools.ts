@@ -5,7 +5,7 @@
  * JSON Schemas below describe those schemas to the agent (a test keeps their fields in step).
  */
 import { parseCallPathRequest, parseCallPathsRequest, parseListClientsRequest, parseListPathsRequest, type ParseResult } from '@mdp/protocol';
-import type { CallOptions, HostApi } from '@mdp/core';
+import { FANOUT_BODY_FACTOR, fanoutTargets, type CallOptions, type HostApi } from '@mdp/core';
 import { GENERIC_TOOL_NAMES } from './names.js';
 import type { McpToolDefinition } from './surface.js';
 import { badArguments, callOutcome, toolSuccess, type ToolResult } from './tool-results.js';
@@ -71,6 +71,9 @@ export const GENERIC_TOOLS: readonly McpToolDefinition[] = [
 
 const GENERIC = new Set<string>(GENERIC_TOOL_NAMES);
 
+/** Bytes of payload one `callPaths` may send in all, its copies to every client counted (as the host API's default). */
+export const CALL_MANY_BUDGET_BYTES = FANOUT_BODY_FACTOR * 1024 * 1024;
+
 export function isGenericTool(name: string): boolean {
   return GENERIC.has(name);
 }
@@ -88,7 +91,7 @@ export async function callGenericTool(host: HostApi, name: string, args: Record<
       return parsed(parseCallPathRequest(args), async (request) => callOutcome(await host.callPath(request, options)));
     case 'callPaths':
       return parsed(parseCallPathsRequest(args), async (request) => {
-        const result = await host.callPaths(request, options);
+        const result = await host.callPaths(request, { ...options, maxTargets: fanoutTargets(request, CALL_MANY_BUDGET_BYTES) });
         // A tool error only when nothing succeeded; the per-client outcomes are in the results either way.
         const payload = { ...result };
         return result.results.some((entry) => entry.ok) ? toolSuccess(payload) : { ...toolSuccess(payload), isError: true };

@@ -12,20 +12,28 @@
  * Sessions end on DELETE, on `close()`, and when idle: no request in flight and no response
  * stream open (an agent holds a GET stream while it listens) for `sessionIdleMs`. An agent that
  * went away without a DELETE has closed its streams, so its session is released that long after.
+ *
+ * Under an auth policy (`principalOf`) a session belongs to the principal that opened it: another
+ * credential naming it gets 404, as for a session that does not exist. One principal holds at most
+ * `maxSessionsPerPrincipal`. An initialize that finds its principal's quota, or the whole table,
+ * full takes the place of an idle session (its principal's oldest; else the oldest of whoever holds
+ * the most) instead of being refused: an idle session's agent sent nothing and listens to nothing,
+ * and MCP has it start a new session on 404 if it comes back. Only when none is idle is it 503.
  */
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { silentLogger, type Logger } from '@mdp/core';
+import { originProblem, silentLogger, type Logger, type OriginPolicy } from '@mdp/core';
 import type { McpBridge, McpSession } from './bridge.js';
 import { Timer, systemClock, type Clock } from './clock.js';
-import { originProblem, type OriginPolicy } from './http-guard.js';
 import { releaseAnsweredJsonStreams } from './json-streams.js';
 
 export const MCP_HTTP_DEFAULTS = {
   /** Largest POST body, bytes. */
   maxBodyBytes: 1024 * 1024,
-  /** Sessions open at once; an initialize beyond that gets 503. */
+  /** Sessions open at once; beyond that an idle one is ended for a new one, or the initialize gets 503. */
   maxSessions: 256,
+  /** Sessions one principal holds at once (with `principalOf`); beyond that, the same. */
+  maxSessionsPerPrincipal: 32,
   /** A session with nothing in flight and no stream open is closed after this long, ms. */
   sessionIdleMs: 10 * 60_000,
 } as const;
@@ -35,8 +43,14 @@ export interface McpHttpOptions {
   readonly originPolicy: OriginPolicy;
   /** Whether a request may use the bridge (an auth policy); refused ones get 401. Default: all may. */
   readonly authorize?: (request: Request) => boolean;
+  /**
+   * Who an authorized request comes from (e.g. a hash of its token): a session answers only the
+   * principal that opened it. Default: everyone is one principal.
+   */
+  readonly principalOf?: (request: Request) => string;
   readonly maxBodyBytes?: number;
   readonly maxSessions?: number;
+  readonly maxSessionsPerPrincipal?: number;
   readonly sessionIdleMs?: number;
   readonly clock?: Clock;
   readonly logger?: Logger;
@@ -66,9 +80,35 @@ export function jsonRpcError(status: number, code: number, message: string, head
 interface Entry {
   readonly transport: WebStandardStreamableHTTPServerTransport;
   readonly session: McpSession;
+  /** Who opened it (`principalOf`); '' without one. */
+  readonly principal: string;
   /** Requests in flight plus response streams open. */
   active: number;
+  /** When it last became idle (or opened), ms of the clock. */
+  idleSince: number;
   readonly idle: Timer;
+}
+
+/** The idle session idle the longest among those `eligible`. */
+function oldestIdle(entries: Iterable<Entry>, eligible: (entry: Entry) => boolean): Entry | undefined {
+  let oldest: Entry | undefined;
+  for (const entry of entries) if (entry.active === 0 && eligible(entry) && (oldest === undefined || entry.idleSince < oldest.idleSince)) oldest = entry;
+  return oldest;
+}
+
+/** The idle session to end when the table is full: one of whoever holds the most sessions, idle the longest. */
+function hoggingIdle(entries: Iterable<Entry>): Entry | undefined {
+  const all = [...entries];
+  const counts = new Map<string, number>();
+  for (const entry of all) counts.set(entry.principal, (counts.get(entry.principal) ?? 0) + 1);
+  let victim: Entry | undefined;
+  for (const entry of all) {
+    if (entry.active > 0) continue;
+    const mine = counts.get(entry.principal) ?? 0;
+    const theirs = victim === undefined ? -1 : (counts.get(victim.principal) ?? 0);
+    if (mine > theirs || (mine === theirs && entry.idleSince < (victim as Entry).idleSince)) victim = entry;
+  }
+  return victim;
 }
 
 /**
@@ -113,11 +153,45 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
   const logger = (options.logger ?? silentLogger).child({ component: 'mcp-http' });
   const maxBodyBytes = options.maxBodyBytes ?? MCP_HTTP_DEFAULTS.maxBodyBytes;
   const maxSessions = options.maxSessions ?? MCP_HTTP_DEFAULTS.maxSessions;
+  // Without principals everyone is one: only the table's own cap applies.
+  const perPrincipal = options.principalOf ? (options.maxSessionsPerPrincipal ?? MCP_HTTP_DEFAULTS.maxSessionsPerPrincipal) : Infinity;
+  const principalOf = options.principalOf ?? (() => '');
   const idleMs = options.sessionIdleMs ?? MCP_HTTP_DEFAULTS.sessionIdleMs;
   const sessions = new Map<string, Entry>();
-  /** Transports that have not initialized yet (their first POST is in flight). */
-  let starting = 0;
+  /** Transports that have not initialized yet (their first POST is in flight), by principal. */
+  const starting = new Map<string, number>();
+  let startingTotal = 0;
   let closed = false;
+
+  const held = (principal: string): number => {
+    let count = starting.get(principal) ?? 0;
+    for (const entry of sessions.values()) if (entry.principal === principal) count += 1;
+    return count;
+  };
+
+  /** End `entry` now to make room; its agent gets 404 and starts a new session if it comes back. */
+  const evict = (entry: Entry, why: string): void => {
+    const id = entry.transport.sessionId;
+    if (id !== undefined) sessions.delete(id);
+    entry.idle.clear();
+    logger.info('mcp.session_evicted', { sessionId: id, why, idleMs: clock.now() - entry.idleSince });
+    void entry.session.close();
+  };
+
+  /** Make room for one more session of `principal`: undefined when made, else the refusal. */
+  const room = (principal: string): Response | undefined => {
+    if (held(principal) >= perPrincipal) {
+      const victim = oldestIdle(sessions.values(), (entry) => entry.principal === principal);
+      if (!victim) return jsonRpcError(503, -32000, `Too many MCP sessions for this credential (${perPrincipal}), none idle; close one (DELETE /mcp) or try later`);
+      evict(victim, 'principal_quota');
+    }
+    if (sessions.size + startingTotal >= maxSessions) {
+      const victim = hoggingIdle(sessions.values());
+      if (!victim) return jsonRpcError(503, -32000, `Too many MCP sessions (${maxSessions}), none idle; close one (DELETE /mcp) or try later`);
+      evict(victim, 'server_full');
+    }
+    return undefined;
+  };
 
   const serve = async (entry: Entry, request: Request, parsedBody: unknown): Promise<Response> => {
     entry.active += 1;
@@ -125,6 +199,7 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
     const release = (): void => {
       entry.active -= 1;
       if (entry.active > 0 || !entry.transport.sessionId || !sessions.has(entry.transport.sessionId)) return;
+      entry.idleSince = clock.now();
       entry.idle.after(idleMs, () => {
         logger.info('mcp.session_expired', { sessionId: entry.transport.sessionId, idleMs });
         void entry.session.close();
@@ -141,11 +216,11 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
     return watched(response, release);
   };
 
-  const open = async (request: Request, parsedBody: unknown): Promise<Response> => {
-    if (sessions.size + starting >= maxSessions) {
-      return jsonRpcError(503, -32000, `Too many MCP sessions (${maxSessions}); close one (DELETE /mcp) or try later`);
-    }
-    starting += 1;
+  const open = async (request: Request, parsedBody: unknown, principal: string): Promise<Response> => {
+    const refused = room(principal);
+    if (refused) return refused;
+    starting.set(principal, (starting.get(principal) ?? 0) + 1);
+    startingTotal += 1;
     let entry: Entry | undefined;
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
@@ -161,7 +236,7 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
     });
     try {
       const session = await bridge.connect(transport);
-      entry = { transport, session, active: 0, idle: new Timer(clock, (error) => logger.error('mcp.timer_failed', { error })) };
+      entry = { transport, session, principal, active: 0, idleSince: clock.now(), idle: new Timer(clock, (error) => logger.error('mcp.timer_failed', { error })) };
       const current = entry;
       void session.closed.then(() => {
         current.idle.clear();
@@ -179,7 +254,10 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
       }
       return new Response(text, { status: response.status, headers: response.headers });
     } finally {
-      starting -= 1;
+      startingTotal -= 1;
+      const left = (starting.get(principal) ?? 1) - 1;
+      if (left === 0) starting.delete(principal);
+      else starting.set(principal, left);
     }
   };
 
@@ -197,12 +275,16 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
       }
       if (closed) return jsonRpcError(503, -32000, 'The server is shutting down');
       const id = request.headers.get('mcp-session-id');
+      const principal = principalOf(request);
       if (id === null) {
         if (request.method !== 'POST') return jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
-        return open(request, parsedBody);
+        return open(request, parsedBody, principal);
       }
       const entry = sessions.get(id);
-      if (!entry) return jsonRpcError(404, -32001, 'Session not found: it ended or never existed; start a new one with an initialize request');
+      // Another principal's session is as good as none: its id alone is never a credential.
+      if (!entry || entry.principal !== principal) {
+        return jsonRpcError(404, -32001, 'Session not found: it ended or never existed; start a new one with an initialize request');
+      }
       return serve(entry, request, parsedBody);
     },
     get sessions() {

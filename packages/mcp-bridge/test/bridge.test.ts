@@ -10,6 +10,7 @@ import {
 import { PassThrough } from 'node:stream';
 import { createMcpBridge, type McpBridge, type McpBridgeOptions } from '../src/bridge.js';
 import { connectStdio } from '../src/stdio.js';
+import { CALL_MANY_BUDGET_BYTES } from '../src/generic-tools.js';
 import { REFRESH_MIN_INTERVAL_MS } from '../src/catalog-driver.js';
 import { FakeClock, FakeHost, listed, settle } from './fakes.js';
 import { ep, obj, prompt, skill } from './fixtures.js';
@@ -122,12 +123,21 @@ describe('generic tools', () => {
     });
   });
 
+  it('callPaths gives the host its fan-out bound: the budget over one copy of the payload', async () => {
+    const { host, client } = await setup();
+    host.set([listed('a', [ep('POST', '/v')])]);
+    await client.callTool({ name: 'callPaths', arguments: { method: 'POST', path: '/v', body: 'x'.repeat(100_000) } });
+    const copy = Buffer.byteLength(JSON.stringify([undefined, 'x'.repeat(100_000), undefined, undefined]));
+    expect(host.calls[0]?.options.maxTargets).toBe(Math.floor(CALL_MANY_BUDGET_BYTES / copy));
+  });
+
   it.each([
     ['callPath', { method: 'GET', path: '/x' }, 'Invalid arguments for callPath: clientId: '],
     ['callPath', { clientId: 'c', method: 'FETCH', path: '/x' }, 'method must be one of GET, POST, PUT, PATCH, DELETE'],
     ['callPath', { clientId: 'c', method: 'GET', path: 'x' }, 'path: path '],
     ['listPaths', { depth: 0 }, 'depth: must be at least 1'],
     ['callPaths', { clientIds: [], method: 'GET', path: '/x' }, 'clientIds: must name at least one client'],
+    ['callPaths', { clientIds: ['a', 'a'], method: 'GET', path: '/x' }, 'clientIds: must not name a client twice'],
   ])('%s with bad arguments %j is a bad_request result naming the field', async (name, args, message) => {
     const { client, host } = await setup();
     const result = await client.callTool({ name, arguments: args });

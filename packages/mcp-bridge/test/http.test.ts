@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createMcpBridge } from '../src/bridge.js';
 import { createMcpHttpHandler, type McpHttpHandler, type McpHttpOptions } from '../src/http.js';
-import { originPolicyFor, originProblem } from '../src/http-guard.js';
+import { originPolicyFor } from '@mdp/core';
 import { FakeClock, FakeHost, listed, settle } from './fakes.js';
 import { ep } from './fixtures.js';
 
@@ -112,6 +112,66 @@ describe('Streamable HTTP sessions', () => {
     expect(await errorOf(await handler.handle(post(init)))).toMatchObject({ status: 503, message: expect.stringContaining('Too many MCP sessions (1)') });
   });
 
+  describe('principals', () => {
+    const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const LIST = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    const as = (who: string, extra: Record<string, string> = {}) => ({ 'x-who': who, 'mcp-protocol-version': '2025-06-18', ...extra });
+    /** Open a session as `who`; its id (the session is idle once answered: no GET stream). */
+    const opened = async (handler: McpHttpHandler, who: string): Promise<string> => {
+      const response = await handler.handle(post(INIT, as(who)));
+      expect(response.status).toBe(200);
+      await response.text();
+      return response.headers.get('mcp-session-id')!;
+    };
+    const principals = (options: Partial<McpHttpOptions> = {}) => setup({ principalOf: (request) => request.headers.get('x-who') ?? '', ...options });
+
+    it('a session answers only the principal that opened it; to anyone else it does not exist', async () => {
+      const { handler } = principals();
+      const id = await opened(handler, 'alice');
+      const stolen = await handler.handle(post(LIST, as('mallory', { 'mcp-session-id': id })));
+      expect(await errorOf(stolen)).toMatchObject({ status: 404, code: -32001 });
+      const own = await handler.handle(post(LIST, as('alice', { 'mcp-session-id': id })));
+      expect(own.status).toBe(200);
+      expect(handler.sessions).toBe(1);
+    });
+
+    it("past a principal's quota its own oldest idle session makes room; with none idle, 503", async () => {
+      const { handler, clock } = principals({ maxSessionsPerPrincipal: 2 });
+      const first = await opened(handler, 'alice');
+      await clock.advance(10);
+      const second = await opened(handler, 'bob');
+      await clock.advance(10);
+      await opened(handler, 'alice');
+      await opened(handler, 'alice');
+      expect(handler.sessions).toBe(3);
+      // alice's first session is gone, bob's is untouched.
+      expect((await handler.handle(post(LIST, as('alice', { 'mcp-session-id': first })))).status).toBe(404);
+      expect((await handler.handle(post(LIST, as('bob', { 'mcp-session-id': second })))).status).toBe(200);
+      // Sessions with a stream open are not idle: none can make room.
+      const busy = principals({ maxSessionsPerPrincipal: 1 });
+      const held = await opened(busy.handler, 'carol');
+      const stream = await busy.handler.handle(new Request(URL_, { headers: { accept: 'text/event-stream', ...as('carol', { 'mcp-session-id': held }) } }));
+      expect(stream.status).toBe(200);
+      expect(await errorOf(await busy.handler.handle(post(INIT, as('carol'))))).toMatchObject({
+        status: 503,
+        message: expect.stringContaining('Too many MCP sessions for this credential (1), none idle'),
+      });
+      await stream.body!.cancel();
+    });
+
+    it('a full table makes room from whoever holds the most idle sessions, not from the others', async () => {
+      const { handler, clock } = principals({ maxSessions: 4, maxSessionsPerPrincipal: 4 });
+      const bob = await opened(handler, 'bob');
+      await clock.advance(10);
+      const hog = [await opened(handler, 'hog'), await opened(handler, 'hog'), await opened(handler, 'hog')];
+      await opened(handler, 'carol');
+      expect(handler.sessions).toBe(4);
+      // bob's session is the oldest idle one, but hog holds three.
+      expect((await handler.handle(post(LIST, as('bob', { 'mcp-session-id': bob })))).status).toBe(200);
+      expect((await handler.handle(post(LIST, as('hog', { 'mcp-session-id': hog[0]! })))).status).toBe(404);
+    });
+  });
+
   it('an idle session (nothing in flight, no stream open) is released after sessionIdleMs', async () => {
     const { fetch, handler, clock } = setup({ sessionIdleMs: 60_000 });
     const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
@@ -143,27 +203,5 @@ describe('Streamable HTTP sessions', () => {
     expect(after.status).toBe(503);
     await client.close();
     await ended;
-  });
-});
-
-describe('originProblem', () => {
-  const loopback = originPolicyFor('127.0.0.1');
-  it.each([
-    [{ host: '127.0.0.1:4000', origin: null }, undefined],
-    [{ host: 'localhost:4000', origin: 'http://localhost:3000' }, undefined],
-    [{ host: '[::1]:4000', origin: 'http://[::1]:3000' }, undefined],
-    [{ host: 'app.localhost', origin: null }, undefined],
-    [{ host: null, origin: null }, 'Forbidden: missing or malformed Host header'],
-    [{ host: 'evil.example', origin: null }, 'Forbidden: Host "evil.example" is not allowed'],
-    [{ host: '127.0.0.1', origin: 'https://evil.example' }, 'Forbidden: Origin "https://evil.example" is not allowed'],
-    [{ host: '127.0.0.1', origin: 'garbage' }, 'Forbidden: Origin "garbage" is not allowed'],
-  ])('loopback server: %j → %s', (headers, problem) => expect(originProblem(headers, loopback)).toBe(problem));
-
-  it('a server bound wider takes any Host unless hosts are configured; origins can be allowed', () => {
-    expect(originProblem({ host: 'box.lan:4000', origin: null }, originPolicyFor('0.0.0.0'))).toBeUndefined();
-    const policy = originPolicyFor('0.0.0.0', { allowedHosts: ['Box.lan'], allowedOrigins: ['https://agent.example/'] });
-    expect(originProblem({ host: 'box.lan:4000', origin: 'https://agent.example' }, policy)).toBeUndefined();
-    expect(originProblem({ host: 'other.lan', origin: null }, policy)).toBe('Forbidden: Host "other.lan" is not allowed');
-    expect(originProblem({ host: '127.0.0.1', origin: null }, policy)).toBeUndefined();
   });
 });

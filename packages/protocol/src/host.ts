@@ -53,7 +53,15 @@ export const CallPathRequestSchema = v.object({ clientId: NonEmptyString, ...cal
 
 export const CallPathsRequestSchema = v.object({
   /** Without it: every client with a descriptor matching method and path. */
-  clientIds: v.optional(v.pipe(v.array(NonEmptyString), v.minLength(1, 'must name at least one client'), v.maxLength(1000, 'must name at most 1000 clients'))),
+  clientIds: v.optional(
+    v.pipe(
+      v.array(NonEmptyString),
+      v.minLength(1, 'must name at least one client'),
+      v.maxLength(1000, 'must name at most 1000 clients'),
+      // Each id is one call carrying the whole body: a repeated id would multiply one request.
+      v.check((ids) => new Set(ids).size === ids.length, 'must not name a client twice'),
+    ),
+  ),
   ...callFields,
 });
 

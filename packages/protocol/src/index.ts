@@ -38,6 +38,7 @@ export {
   ERROR_CODES,
   EndpointDescriptorSchema,
   JsonObjectSchema,
+  MAX_JSON_DEPTH,
   MEMBERSHIP_MODES,
   MetaDocumentSchema,
   NonEmptyString,
@@ -54,6 +55,7 @@ export {
   StringRecordSchema,
   UnregisterClientMessageSchema,
   UpdateClientCatalogMessageSchema,
+  jsonDepthWithin,
 } from './schemas.js';
 export type {
   AuthContext,

@@ -16,6 +16,34 @@ export const JsonObjectSchema = v.custom<Record<string, unknown>>(
 
 export const NonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
 
+/**
+ * Deepest nesting of objects and arrays taken in the JSON a client describes itself with (an input
+ * schema, its metadata, any extra field). JSON.parse takes far deeper documents than JSON.stringify
+ * can write back: a catalog nested 20,000 levels deep fits in one frame and would make every
+ * listing that includes it fail.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Whether `value` nests objects and arrays at most `max` levels deep (a scalar is 0 deep, `{}` and
+ * `[]` are 1). It never looks deeper than `max`, so it is safe on a value of any depth.
+ */
+export function jsonDepthWithin(value: unknown, max: number): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (max <= 0) return false;
+  for (const child of Array.isArray(value) ? value : Object.values(value)) if (!jsonDepthWithin(child, max - 1)) return false;
+  return true;
+}
+
+const DEPTH_MESSAGE = `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep`;
+const withinDepth = (value: unknown): boolean => jsonDepthWithin(value, MAX_JSON_DEPTH);
+
+/** Any JSON value a client gives, bounded in depth. */
+const ShallowValue = v.pipe(v.unknown(), v.check(withinDepth, DEPTH_MESSAGE));
+
+/** A JSON object a client gives (an input schema, metadata), bounded in depth. */
+const ShallowObject = v.pipe(JsonObjectSchema, v.check<Record<string, unknown>, string>(withinDepth, DEPTH_MESSAGE));
+
 /** String-to-string map (headers, query, params). `v.record` alone would accept an array as `{0: …}`. */
 export const StringRecordSchema = v.pipe(JsonObjectSchema, v.record(v.string(), v.string()));
 
@@ -38,7 +66,7 @@ export const AuthContextSchema = v.pipe(
     scheme: v.optional(v.string()),
     token: v.optional(v.string()),
     headers: v.optional(StringRecordSchema),
-    metadata: v.optional(JsonObjectSchema),
+    metadata: v.optional(ShallowObject),
   }),
 );
 export type AuthContext = v.InferOutput<typeof AuthContextSchema>;
@@ -57,7 +85,8 @@ export type SerializedError = v.InferOutput<typeof SerializedErrorSchema>;
 export const ENDPOINT_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 export type EndpointMethod = (typeof ENDPOINT_METHODS)[number];
 
-export const EndpointDescriptorSchema = v.looseObject({
+// Unknown extra fields are kept and listed back (forward compatibility), bounded in depth like the rest.
+export const EndpointDescriptorSchema = v.objectWithRest({
   type: v.literal('endpoint'),
   path: v.pipe(
     PatternSchema,
@@ -65,25 +94,25 @@ export const EndpointDescriptorSchema = v.looseObject({
   ),
   method: v.picklist(ENDPOINT_METHODS, 'method must be one of GET, POST, PUT, PATCH, DELETE'),
   description: v.optional(v.string()),
-  inputSchema: v.optional(JsonObjectSchema),
-  outputSchema: v.optional(JsonObjectSchema),
+  inputSchema: v.optional(ShallowObject),
+  outputSchema: v.optional(ShallowObject),
   contentType: v.optional(v.string()),
-});
+}, ShallowValue);
 
-export const PromptDescriptorSchema = v.looseObject({
+export const PromptDescriptorSchema = v.objectWithRest({
   type: v.literal('prompt'),
   path: v.pipe(PatternSchema, v.check(isPromptPath, 'prompt path must end in prompt.md, PROMPT.md or .prompt.md')),
   description: v.optional(v.string()),
-  inputSchema: v.optional(JsonObjectSchema),
-  outputSchema: v.optional(JsonObjectSchema),
-});
+  inputSchema: v.optional(ShallowObject),
+  outputSchema: v.optional(ShallowObject),
+}, ShallowValue);
 
-export const SkillDescriptorSchema = v.looseObject({
+export const SkillDescriptorSchema = v.objectWithRest({
   type: v.literal('skill'),
   path: v.pipe(PatternSchema, v.check(isSkillPath, 'skill path must end in skill.md, SKILL.md or .skill.md')),
   description: v.optional(v.string()),
   contentType: v.optional(v.string()),
-});
+}, ShallowValue);
 
 export const PathDescriptorSchema = v.variant(
   'type',
@@ -97,15 +126,15 @@ export type PathDescriptor = v.InferOutput<typeof PathDescriptorSchema>;
 
 export const PathCatalogSchema = v.array(PathDescriptorSchema);
 
-export const ClientDescriptorSchema = v.looseObject({
+export const ClientDescriptorSchema = v.objectWithRest({
   id: NonEmptyString,
   name: v.string(),
   description: v.optional(v.string()),
   version: v.optional(v.string()),
   platform: v.optional(v.string()),
-  metadata: v.optional(JsonObjectSchema),
+  metadata: v.optional(ShallowObject),
   paths: PathCatalogSchema,
-});
+}, ShallowValue);
 export type ClientDescriptor = v.InferOutput<typeof ClientDescriptorSchema>;
 
 // ---------------------------------------------------------------------------------------------

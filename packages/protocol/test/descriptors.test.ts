@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   ENDPOINT_METHODS,
+  MAX_JSON_DEPTH,
+  jsonDepthWithin,
   parseAuthContext,
   parseClientDescriptor,
   parseClientMessage,
@@ -219,6 +221,63 @@ describe('client descriptor', () => {
       error: 'client.paths.0.path: endpoint path must not be a skill or prompt path',
       path: 'client.paths.0.path',
     });
+  });
+});
+
+/** An object nested `depth` levels deep: `{a: {a: … {}}}`. */
+function nested(depth: number): Record<string, unknown> {
+  let value: Record<string, unknown> = {};
+  for (let i = 1; i < depth; i++) value = { a: value };
+  return value;
+}
+
+describe('nesting depth', () => {
+  it('jsonDepthWithin counts objects and arrays, and is safe on any depth', () => {
+    expect(jsonDepthWithin('x', 0)).toBe(true);
+    expect(jsonDepthWithin({}, 1)).toBe(true);
+    expect(jsonDepthWithin([{}], 1)).toBe(false);
+    expect(jsonDepthWithin(nested(64), 64)).toBe(true);
+    expect(jsonDepthWithin(nested(65), 64)).toBe(false);
+    // Far deeper than the stack would allow a full walk (JSON.parse builds it; JSON.stringify could not write it).
+    const deep = JSON.parse(`${'['.repeat(100_000)}${']'.repeat(100_000)}`) as unknown;
+    expect(jsonDepthWithin(deep, MAX_JSON_DEPTH)).toBe(false);
+  });
+
+  it.each([
+    ['an input schema', { paths: [{ type: 'endpoint', method: 'POST', path: '/a', inputSchema: nested(65) }] }, 'paths.0.inputSchema'],
+    ['an output schema', { paths: [{ type: 'prompt', path: '/a.prompt.md', outputSchema: nested(65) }] }, 'paths.0.outputSchema'],
+    ['an extra field of a path', { paths: [{ type: 'skill', path: '/a.skill.md', extra: nested(65) }] }, 'paths.0.extra'],
+    ['metadata', { metadata: nested(65) }, 'metadata'],
+    // An array counts as a level.
+    ['an extra field of the client', { extra: [nested(64)] }, 'extra'],
+  ])('refuses %s nested deeper than the limit, naming it', (_what, fields, path) => {
+    const result = parseClientDescriptor({ ...clientDescriptor(), ...fields });
+    expect(result).toEqual({ ok: false, path, error: `${path}: must not nest objects and arrays more than 64 levels deep` });
+  });
+
+  it('takes 64 levels in each of those places', () => {
+    const descriptor = {
+      ...clientDescriptor(),
+      metadata: nested(64),
+      extra: [nested(63)],
+      paths: [
+        { type: 'endpoint', method: 'POST', path: '/a', inputSchema: nested(64), outputSchema: nested(64) },
+        { type: 'skill', path: '/a.skill.md', extra: nested(64) },
+      ],
+    };
+    expect(parseClientDescriptor(descriptor)).toEqual({ ok: true, value: descriptor });
+  });
+
+  it('refuses a registerClient frame whose catalog is 100,000 levels deep, and takes 64', () => {
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const frame = JSON.parse(`{"type":"registerClient","client":{"id":"d","name":"d","paths":[{"type":"endpoint","method":"POST","path":"/y","inputSchema":{"a":${deep}}}]}}`) as unknown;
+    expect(parseClientMessage(frame)).toMatchObject({ ok: false, path: 'client.paths.0.inputSchema' });
+    const fine = { type: 'registerClient', client: { ...clientDescriptor(), paths: [{ type: 'endpoint', method: 'POST', path: '/y', inputSchema: nested(64) }] } };
+    expect(parseClientMessage(fine).ok).toBe(true);
+  });
+
+  it('bounds auth metadata too', () => {
+    expect(parseAuthContext({ metadata: nested(65) })).toMatchObject({ ok: false, path: 'metadata' });
   });
 });
 

@@ -30,6 +30,7 @@ describe('host requests', () => {
     [parseCallPathRequest, { clientId: 'c', method: 'GET', path: '/a', query: { n: 1 } }, 'query.n'],
     [parseCallPathRequest, { clientId: 'c', method: 'GET', path: '/a', headers: [] }, 'headers'],
     [parseCallPathsRequest, { clientIds: [], method: 'GET', path: '/a' }, 'clientIds: must name at least one client'],
+    [parseCallPathsRequest, { clientIds: ['a', 'b', 'a'], method: 'GET', path: '/a' }, 'clientIds: must not name a client twice'],
   ] as const)('refuses %#: %j', (parse, input, error) => {
     const result = parse(input as never);
     expect(result.ok).toBe(false);

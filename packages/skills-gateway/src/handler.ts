@@ -3,7 +3,7 @@
  * description out. The Hono routes (and any faster adapter) are thin wrappers around this.
  */
 import { UNSENDABLE_DATA_ERROR, skillPathCandidates, type AuthContext, type SerializedError } from '@mdp/protocol';
-import { resolveClientId, retryAfterSeconds, type CallHandle, type InvokeOutcome, type ResolvedTarget, type Router } from '@mdp/core';
+import { resolveClientId, retryAfterSeconds, type CallHandle, type InvokeOutcome, type IsServerId, type ResolvedTarget, type Router } from '@mdp/core';
 import { parseSkillRoute, rawSkillRoute } from './route.js';
 
 export interface SkillReadRequest {
@@ -30,6 +30,11 @@ export interface SkillReadOptions {
   timeoutMs?: number;
   /** Whether a reader with this transport auth may read; refused reads get 401. Default: all. */
   authorize?: (auth: AuthContext | undefined) => boolean;
+  /**
+   * Whether an id is a server id of this server's cluster: a read of an absent client names its
+   * mirrored twin only under such a prefix (`resolveClientId` of `@mdp/core`). Default: none.
+   */
+  isServerId?: IsServerId;
 }
 
 export const DEFAULT_SKILL_CONTENT_TYPE = 'text/markdown; charset=utf-8';
@@ -116,7 +121,7 @@ function resolveRead(
   if (!route) return empty(404);
   if (!route.ok) return json(400, { error: route.error });
   const target = plain ? undefined : router.findSkillRead(route.clientId, route.skillPath);
-  return target ? { clientId: route.clientId, target } : json(404, { error: notFound(router, route.clientId, route.skillPath) });
+  return target ? { clientId: route.clientId, target } : json(404, { error: notFound(router, route.clientId, route.skillPath, options.isServerId) });
 }
 
 /**
@@ -124,7 +129,7 @@ function resolveRead(
  * routes take ids as registered) or no such skill on it (naming the paths tried). Only read on a
  * miss, so its cost (a walk over the clients for an unknown id) stays off the reads that succeed.
  */
-function notFound(router: Router, clientId: string, skillPath: string): SerializedError {
+function notFound(router: Router, clientId: string, skillPath: string, isServerId: IsServerId | undefined): SerializedError {
   if (router.hasClient(clientId)) {
     const tried = skillPathCandidates(skillPath);
     return {
@@ -133,7 +138,7 @@ function notFound(router: Router, clientId: string, skillPath: string): Serializ
       details: { clientId, skillPath, tried },
     };
   }
-  const found = resolveClientId(clientId, () => false, () => router.listClients().map((client) => client.descriptor));
+  const found = resolveClientId(clientId, () => false, () => router.listClients().map((client) => client.descriptor), isServerId);
   switch (found.kind) {
     case 'alias':
       return {

@@ -197,11 +197,15 @@ describe('errors', () => {
   it('404 naming the mirrored twin an id reaches, or the twins when there are several', async () => {
     const mirrored = (serverId: string) => ({ metadata: { mdpProxy: { serverId, clientId: 'hello' } } });
     connectClient(router, '127.0.0.1:47373.hello', [skill('/s/skill.md')], mirrored('127.0.0.1:47373'));
-    const one = bodyOf(await read('/skills/hello/s')) as { error: { message: string; details: unknown } };
+    // Outside a cluster no id is a server's: no twin is named.
+    expect(bodyOf(await read('/skills/hello/s'))).toMatchObject({ error: { message: 'No client "hello" is connected' } });
+    const cluster = { isServerId: (id: string) => id.startsWith('127.0.0.1:') };
+    const readInCluster = (pathname: string): Promise<SkillReadResponse> => handleSkillRead(router, readRequest(pathname), cluster);
+    const one = bodyOf(await readInCluster('/skills/hello/s')) as { error: { message: string; details: unknown } };
     expect(one.error.message).toBe('No client "hello" is connected; it is mirrored here as "127.0.0.1:47373.hello": read /skills/127.0.0.1%3A47373.hello/s');
     expect(one.error.details).toEqual({ clientId: 'hello', candidates: ['127.0.0.1:47373.hello'] });
     connectClient(router, '127.0.0.1:47374.hello', [skill('/s/skill.md')], mirrored('127.0.0.1:47374'));
-    const two = bodyOf(await read('/skills/hello/s')) as { error: { message: string; details: unknown } };
+    const two = bodyOf(await readInCluster('/skills/hello/s')) as { error: { message: string; details: unknown } };
     expect(two.error.details).toEqual({ clientId: 'hello', candidates: ['127.0.0.1:47373.hello', '127.0.0.1:47374.hello'] });
   });
 

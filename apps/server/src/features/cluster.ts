@@ -29,6 +29,8 @@ export interface ClusterFeature extends ServerFeature {
   view(info: ListeningInfo): ClusterView;
   /** The `features` object of the metadata document. */
   features(): FeaturesView;
+  /** Whether `id` is a server id of this cluster (false before the node starts, and standalone). */
+  isServerId(id: string): boolean;
 }
 
 export interface ClusterFeatureOptions {
@@ -53,6 +55,7 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
     host,
     view: (info) => node?.meta() ?? standaloneClusterView(options.clusterId, info.serverId, info.urls.ws),
     features: () => node?.features() ?? { upstreamProxy: false, clusterControl: false },
+    isServerId: (id) => node?.isServerId(id) ?? false,
     upgrade(request, socket, head, path) {
       if (path !== '/mdp/cluster') return false;
       const { tls } = options;

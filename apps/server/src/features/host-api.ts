@@ -1,7 +1,8 @@
 /**
  * The host API (SPEC §12): `/mdp/clients`, `/mdp/paths`, `/mdp/call`, `/mdp/call-many`, answered on
  * node's request like the skill reads (a host call costs about what a skill read costs; through
- * Fetch objects it cost five times as much, see bench/README.md).
+ * Fetch objects it cost five times as much, see bench/README.md). Only browsers the server's origin
+ * policy allows may use it (guarded-routes.ts).
  */
 import type { HostApi } from '@mdp/core';
 import { createNodeHostHandler } from '@mdp/host-api';
@@ -11,8 +12,9 @@ export function hostApiFeature(ctx: ServerContext, host: HostApi): ServerFeature
   const handle = createNodeHostHandler(host, {
     extractAuth: ctx.extractAuth,
     authorize: ctx.authorize,
+    originPolicy: ctx.originPolicy,
     maxBodyBytes: ctx.maxMessageBytes,
-    extraHeaders: ctx.corsFor,
+    extraHeaders: ctx.guardedCorsFor,
     logger: ctx.logger,
   });
   return { name: 'host-api', handle };

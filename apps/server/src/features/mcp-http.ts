@@ -2,7 +2,8 @@
  * The MCP bridge as a server feature: one bridge per server (its catalog names are the server's
  * for the life of the process), Streamable HTTP at `/mcp` on the listener, and the same bridge
  * for the stdio session of `mdp-server mcp` (`bridge`). `/mcp` checks Host and Origin against DNS
- * rebinding, then the server's auth policy, before the SDK transport sees the request.
+ * rebinding and other sites' pages (the server's origin policy), then the server's auth policy,
+ * before the SDK transport sees the request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
@@ -11,7 +12,6 @@ import {
   createMcpBridge,
   createMcpHttpHandler,
   jsonRpcError,
-  originPolicyFor,
   type McpBridge,
   type McpHttpHandler,
   type SurfaceMode,
@@ -30,16 +30,14 @@ export interface MdpMcpOptions {
   include?: readonly string[];
   /** Globs: leave out catalog items that match one. */
   exclude?: readonly string[];
-  /** Browser origins allowed at /mcp besides loopback ones. */
-  allowedOrigins?: readonly string[];
-  /** Host names allowed at /mcp besides loopback names (on a server bound beyond loopback: the only ones, when given). */
-  allowedHosts?: readonly string[];
   /** Serve Streamable HTTP at /mcp. Default true. */
   http?: boolean;
   /** An idle /mcp session is closed after this long, ms. Default 10 minutes. */
   sessionIdleMs?: number;
   /** Most /mcp sessions open at once. Default 256. */
   maxSessions?: number;
+  /** Most /mcp sessions one credential holds at once, under an auth policy. Default 32. */
+  maxSessionsPerPrincipal?: number;
 }
 
 export interface McpFeature extends ServerFeature {
@@ -134,7 +132,7 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
     handle(req, res, url) {
       if (config.http === false || (url !== MCP_PATH && !url.startsWith(`${MCP_PATH}?`))) return false;
       const handler = http;
-      const extra = ctx.corsFor(req);
+      const extra = ctx.guardedCorsFor(req);
       if (!handler) {
         void writeResponse(res, jsonRpcError(503, -32000, 'Not listening yet'), extra);
         return true;
@@ -149,7 +147,7 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
       );
       return true;
     },
-    start(info) {
+    start() {
       bridge = createMcpBridge({
         host: deferredHost(host),
         serverInfo: { name: 'mdp-server', version },
@@ -161,8 +159,11 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
       });
       if (config.http === false) return;
       http = createMcpHttpHandler(bridge, {
-        originPolicy: originPolicyFor(info.host, { allowedHosts: config.allowedHosts, allowedOrigins: config.allowedOrigins }),
+        originPolicy: ctx.originPolicy,
         authorize: authorize && ((request) => authorize(ctx.extractAuth(headersToMap(request.headers)))),
+        // Under a policy a session belongs to the principal that opened it (the gate's, as for client ids).
+        ...(authorize ? { principalOf: (request: Request) => ctx.principalOf(ctx.extractAuth(headersToMap(request.headers))) ?? '' } : {}),
+        maxSessionsPerPrincipal: config.maxSessionsPerPrincipal,
         maxBodyBytes: ctx.maxMessageBytes,
         maxSessions: config.maxSessions,
         sessionIdleMs: config.sessionIdleMs,

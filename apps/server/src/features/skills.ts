@@ -2,8 +2,10 @@
 import { createNodeSkillsHandler } from '@mdp/skills-gateway';
 import type { ServerContext, ServerFeature } from '../feature.js';
 
-export function skillsFeature(ctx: ServerContext): ServerFeature {
+/** `isServerId`: the cluster's server ids, under which a missing client's mirrored twin is named. */
+export function skillsFeature(ctx: ServerContext, isServerId: (id: string) => boolean): ServerFeature {
   const serve = createNodeSkillsHandler(ctx.router, {
+    isServerId,
     extractAuth: ctx.extractAuth,
     authorize: ctx.authorize,
     extraHeaders: ctx.corsFor,

@@ -1,0 +1,150 @@
+/**
+ * Web pages and the routes that reach every client: the host API, the inspector and /mcp answer
+ * only loopback pages, the server's own and configured origins, and only loopback (or configured)
+ * Host names on a loopback server; the skill routes, the HTTP loop and /mdp/auth keep SPEC §6's
+ * CORS for browser MDP clients. Requests go through node's client: fetch would not send our Host.
+ */
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { descriptor, registeredClient, skill, startServer, stopAll, type TestServer } from './harness.js';
+
+afterEach(async () => {
+  await stopAll();
+});
+
+interface Answer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+/** One request with exactly these headers (Host included when given). */
+function send(t: TestServer, path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const headers = { host: `127.0.0.1:${t.port}`, ...init.headers };
+    const req = httpRequest({ host: '127.0.0.1', port: t.port, path, method: init.method ?? 'GET', headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      // An event stream stays open: its headers are the answer.
+      if (res.headers['content-type']?.startsWith('text/event-stream')) {
+        res.destroy();
+        return resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+      }
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
+
+const JSON_TYPE = { 'content-type': 'application/json' };
+const CALL = JSON.stringify({ clientId: 'app', method: 'POST', path: '/run' });
+const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } });
+const MCP = { ...JSON_TYPE, accept: 'application/json, text/event-stream' };
+
+async function serverWithApp(options: Parameters<typeof startServer>[0] = {}) {
+  const t = await startServer(options);
+  const app = await registeredClient(t, descriptor('app', [{ type: 'endpoint', method: 'POST', path: '/run' }, skill('/docs/skill.md')]));
+  app.handler = (call) => (call.path === '/docs/skill.md' ? '# docs' : 'ran');
+  return { t, app };
+}
+
+/** Every guarded route, as the request a page would make. */
+const GUARDED: ReadonlyArray<readonly [string, string, Record<string, string>, string | undefined]> = [
+  ['GET', '/mdp/clients', {}, undefined],
+  ['GET', '/mdp/paths', {}, undefined],
+  ['POST', '/mdp/call', JSON_TYPE, CALL],
+  ['POST', '/mdp/call-many', JSON_TYPE, JSON.stringify({ method: 'POST', path: '/run' })],
+  ['GET', '/mdp/inspector', {}, undefined],
+  ['GET', '/mdp/inspector/events', {}, undefined],
+  ['POST', '/mcp', MCP, INIT],
+];
+
+describe('a page of another site', () => {
+  it('is refused on every route that reaches every client, and the client is never called', async () => {
+    const { t, app } = await serverWithApp();
+    for (const [method, path, headers, body] of GUARDED) {
+      const res = await send(t, path, { method, headers: { ...headers, origin: 'https://evil.example' }, body });
+      expect(res.status, path).toBe(403);
+      expect(res.body, path).toContain('Forbidden: Origin \\"https://evil.example\\" is not allowed');
+      // No CORS grant either: the browser keeps even the refusal from the page.
+      expect(res.headers['access-control-allow-origin'], path).toBeUndefined();
+    }
+    expect(app.calls).toEqual([]);
+  });
+
+  it('cannot preflight a guarded route; MDP browser clients keep their CORS', async () => {
+    const { t } = await serverWithApp();
+    const preflight = (path: string, origin: string) =>
+      send(t, path, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+    for (const path of ['/mdp/call', '/mdp/clients', '/mcp', '/mdp/inspector/events']) {
+      const refused = await preflight(path, 'https://evil.example');
+      expect(refused.status, path).toBe(403);
+      expect(refused.headers['access-control-allow-origin'], path).toBeUndefined();
+      expect((await preflight(path, 'http://localhost:5173')).status, path).toBe(204);
+    }
+    // SPEC §6: the skill routes, the HTTP loop and /mdp/auth answer any page.
+    for (const path of ['/skills/app/docs/skill.md', '/mdp/http-loop/connect', '/mdp/auth']) {
+      const open = await preflight(path, 'https://page.example');
+      expect(open.status, path).toBe(204);
+      expect(open.headers['access-control-allow-origin'], path).toBe('https://page.example');
+    }
+    const read = await send(t, '/skills/app/docs/skill.md', { headers: { origin: 'https://page.example' } });
+    expect([read.status, read.body, read.headers['access-control-allow-origin']]).toEqual([200, '# docs', 'https://page.example']);
+  });
+
+  it('is allowed once configured, with CORS for it', async () => {
+    const { t, app } = await serverWithApp({ allowedOrigins: ['https://agent.example'] });
+    const res = await send(t, '/mdp/call', { method: 'POST', headers: { ...JSON_TYPE, origin: 'https://agent.example' }, body: CALL });
+    expect([res.status, JSON.parse(res.body)]).toEqual([200, { ok: true, data: 'ran' }]);
+    expect(res.headers['access-control-allow-origin']).toBe('https://agent.example');
+    expect(app.calls).toHaveLength(1);
+    const other = await send(t, '/mdp/clients', { headers: { origin: 'https://other.example' } });
+    expect(other.status).toBe(403);
+  });
+
+  it('loopback pages (the inspector, a dev server) keep working', async () => {
+    const { t } = await serverWithApp();
+    const own = await send(t, '/mdp/call', { method: 'POST', headers: { ...JSON_TYPE, origin: t.http }, body: CALL });
+    expect(own.status).toBe(200);
+    expect(own.headers['access-control-allow-origin']).toBe(t.http);
+    expect((await send(t, '/mdp/clients', { headers: { origin: 'http://localhost:5173' } })).status).toBe(200);
+  });
+});
+
+describe('a rebound DNS name', () => {
+  it('is refused on a loopback server, whatever Origin it claims', async () => {
+    const { t, app } = await serverWithApp();
+    const host = `rebind.evil.example:${t.port}`;
+    for (const [method, path, headers, body] of GUARDED) {
+      // The page's own origin (same-origin for the browser), or no Origin at all (a same-origin GET).
+      for (const origin of [{ origin: `http://${host}` }, {}] as Array<Record<string, string>>) {
+        const res = await send(t, path, { method, headers: { ...headers, host, ...origin }, body });
+        expect(res.status, `${path} ${JSON.stringify(origin)}`).toBe(403);
+        expect(res.body).toContain(`Forbidden: Host \\"${host}\\" is not allowed`);
+      }
+    }
+    expect(app.calls).toEqual([]);
+  });
+
+  it('is allowed when configured', async () => {
+    const { t } = await serverWithApp({ allowedHosts: ['box.lan'] });
+    const res = await send(t, '/mdp/clients', { headers: { host: `box.lan:${t.port}`, origin: `http://box.lan:${t.port}` } });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('host API bodies', () => {
+  it('must be declared JSON: a "simple" cross-origin post cannot reach a call', async () => {
+    const { t, app } = await serverWithApp();
+    for (const type of [undefined, 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx']) {
+      const res = await send(t, '/mdp/call', { method: 'POST', headers: type === undefined ? {} : { 'content-type': type }, body: CALL });
+      expect(res.status, type).toBe(415);
+      expect(JSON.parse(res.body), type).toEqual({ error: { code: 'bad_request', message: 'The body must be JSON, sent with Content-Type: application/json' } });
+    }
+    const declared = await send(t, '/mdp/call', { method: 'POST', headers: { 'content-type': 'Application/JSON; charset=utf-8' }, body: CALL });
+    expect(declared.status).toBe(200);
+    expect(app.calls).toHaveLength(1);
+  });
+});

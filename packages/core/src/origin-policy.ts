@@ -1,0 +1,78 @@
+/**
+ * Who may use the server's privileged HTTP surfaces (the host API, the inspector, MCP) from a
+ * browser. Two attacks come through a user's browser:
+ *
+ *   - a page of another site calls the server (cross-origin): its requests carry that site's
+ *     `Origin`, so the Origin must be a loopback origin, this server's own, or one configured;
+ *   - DNS rebinding: a page on `evil.example` whose name is made to resolve to 127.0.0.1 reaches a
+ *     loopback server as its own origin; its requests still carry `Host: evil.example`. So on a
+ *     loopback server the Host must be a loopback name (localhost, 127.x.x.x, [::1]) or one
+ *     configured; on a server bound wider, any Host passes unless hosts are configured.
+ *
+ * Callers that are not browsers (scripts, agents, curl) send no Origin and a Host they were given.
+ */
+
+export interface OriginPolicy {
+  /** Host names (no port) the Host header may name besides loopback names; `undefined`: any. */
+  readonly allowedHosts: readonly string[] | undefined;
+  /** Origins allowed besides loopback ones and the server's own, e.g. `https://agent.example.com`. */
+  readonly allowedOrigins: readonly string[];
+}
+
+/** Whether `hostname` (no port; IPv6 in brackets) names this machine. */
+export function isLoopbackHostname(hostname: string): boolean {
+  const name = hostname.toLowerCase();
+  return name === 'localhost' || name.endsWith('.localhost') || name === '[::1]' || /^127(\.\d{1,3}){3}$/.test(name);
+}
+
+/** Whether `hostname` is an IP address (IPv6 in brackets) rather than a DNS name. */
+function isIpLiteral(hostname: string): boolean {
+  return hostname.startsWith('[') || /^\d{1,3}(\.\d{1,3}){3}$/.test(hostname);
+}
+
+/** The host name of a Host header value, without the port; undefined when malformed. */
+export function hostnameOf(host: string): string | undefined {
+  const match = /^(\[[0-9a-f:.]+\]|[^\s:/@[\]]+)(?::\d{1,5})?$/i.exec(host.trim());
+  return match?.[1]?.toLowerCase();
+}
+
+function normalOrigin(origin: string): URL | undefined {
+  try {
+    const url = new URL(origin);
+    return url.origin === 'null' ? undefined : url;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The policy of a server bound to `bindHost`, with what configuration adds. */
+export function originPolicyFor(bindHost: string, extra: { allowedHosts?: readonly string[]; allowedOrigins?: readonly string[] } = {}): OriginPolicy {
+  const hosts = (extra.allowedHosts ?? []).map((h) => h.toLowerCase());
+  const bound = bindHost === '::1' ? '[::1]' : bindHost;
+  return {
+    allowedHosts: isLoopbackHostname(bound) || hosts.length > 0 ? hosts : undefined,
+    allowedOrigins: (extra.allowedOrigins ?? []).map((o) => normalOrigin(o)?.origin ?? o),
+  };
+}
+
+/** Why a request with these headers is refused, or undefined when it may go on. */
+export function originProblem(headers: { readonly host?: string | null | undefined; readonly origin?: string | null | undefined }, policy: OriginPolicy): string | undefined {
+  const hostname = typeof headers.host === 'string' ? hostnameOf(headers.host) : undefined;
+  if (policy.allowedHosts) {
+    if (hostname === undefined) return 'Forbidden: missing or malformed Host header';
+    // A rebound name always arrives in Host; a loopback name never is one.
+    if (!isLoopbackHostname(hostname) && !policy.allowedHosts.includes(hostname)) return `Forbidden: Host ${JSON.stringify(headers.host)} is not allowed`;
+  }
+  if (headers.origin === null || headers.origin === undefined) return undefined;
+  const origin = normalOrigin(headers.origin);
+  if (origin !== undefined) {
+    const originHost = hostnameOf(origin.host);
+    if (originHost !== undefined && isLoopbackHostname(originHost)) return undefined;
+    if (policy.allowedOrigins.includes(origin.origin)) return undefined;
+    // A page this server served itself (the inspector on a LAN address): same authority as the
+    // request. Only where that cannot be a rebound name: the Host was checked, or it is an address.
+    const checked = policy.allowedHosts !== undefined || (hostname !== undefined && isIpLiteral(hostname));
+    if (checked && typeof headers.host === 'string' && origin.host === headers.host.trim().toLowerCase()) return undefined;
+  }
+  return `Forbidden: Origin ${JSON.stringify(headers.origin)} is not allowed`;
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { originPolicyFor, originProblem } from '../src/origin-policy.js';
+
+describe('originProblem', () => {
+  const loopback = originPolicyFor('127.0.0.1');
+  it.each([
+    [{ host: '127.0.0.1:4000', origin: null }, undefined],
+    [{ host: 'localhost:4000', origin: 'http://localhost:3000' }, undefined],
+    [{ host: '[::1]:4000', origin: 'http://[::1]:3000' }, undefined],
+    [{ host: 'app.localhost', origin: null }, undefined],
+    [{ host: null, origin: null }, 'Forbidden: missing or malformed Host header'],
+    [{ host: 'evil.example', origin: null }, 'Forbidden: Host "evil.example" is not allowed'],
+    [{ host: '127.0.0.1', origin: 'https://evil.example' }, 'Forbidden: Origin "https://evil.example" is not allowed'],
+    [{ host: '127.0.0.1', origin: 'garbage' }, 'Forbidden: Origin "garbage" is not allowed'],
+  ])('loopback server: %j → %s', (headers, problem) => expect(originProblem(headers, loopback)).toBe(problem));
+
+  it('a server bound wider takes any Host unless hosts are configured; origins can be allowed', () => {
+    expect(originProblem({ host: 'box.lan:4000', origin: null }, originPolicyFor('0.0.0.0'))).toBeUndefined();
+    const policy = originPolicyFor('0.0.0.0', { allowedHosts: ['Box.lan'], allowedOrigins: ['https://agent.example/'] });
+    expect(originProblem({ host: 'box.lan:4000', origin: 'https://agent.example' }, policy)).toBeUndefined();
+    expect(originProblem({ host: 'other.lan', origin: null }, policy)).toBe('Forbidden: Host "other.lan" is not allowed');
+    expect(originProblem({ host: '127.0.0.1', origin: null }, policy)).toBeUndefined();
+  });
+
+  it('takes a page the server served itself, where its name cannot be a rebound one', () => {
+    // The inspector on a LAN address calls the host API: same authority, an IP address.
+    expect(originProblem({ host: '192.168.1.5:4000', origin: 'http://192.168.1.5:4000' }, originPolicyFor('0.0.0.0'))).toBeUndefined();
+    expect(originProblem({ host: '192.168.1.5:4000', origin: 'http://192.168.1.5:4001' }, originPolicyFor('0.0.0.0'))).toBe(
+      'Forbidden: Origin "http://192.168.1.5:4001" is not allowed',
+    );
+    // A DNS name on a server bound wider with no hosts configured may be a rebound one.
+    expect(originProblem({ host: 'evil.example:4000', origin: 'http://evil.example:4000' }, originPolicyFor('0.0.0.0'))).toBe(
+      'Forbidden: Origin "http://evil.example:4000" is not allowed',
+    );
+    // An allowed host name was checked: its own pages may call.
+    expect(originProblem({ host: 'box.lan:4000', origin: 'http://box.lan:4000' }, originPolicyFor('127.0.0.1', { allowedHosts: ['box.lan'] }))).toBeUndefined();
+    expect(originProblem({ host: '127.0.0.1', origin: 'null' }, originPolicyFor('127.0.0.1'))).toBe('Forbidden: Origin "null" is not allowed');
+  });
+});

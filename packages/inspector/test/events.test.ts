@@ -1,0 +1,163 @@
+/**
+ * The event streams against slow readers, on fake responses that flush only when told: a reader
+ * that is behind gets the latest list once it catches up (never a queue of lists), one that stopped
+ * reading is ended, and the number of streams is capped.
+ */
+import { EventEmitter } from 'node:events';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Router, createLocalHost, silentLogger, type SessionTransport } from '@mdp/core';
+import { EventStreams, type EventSink } from '../src/events.js';
+
+/** A response whose writes stay unsent until `flush()`. */
+class SlowSink extends EventEmitter {
+  status = 0;
+  readonly written: string[] = [];
+  ended = false;
+  destroyed = false;
+  private unsent: Array<{ text: string; done: () => void }> = [];
+
+  get writableLength(): number {
+    return this.unsent.reduce((sum, chunk) => sum + Buffer.byteLength(chunk.text), 0);
+  }
+
+  writeHead(status: number): this {
+    this.status = status;
+    return this;
+  }
+
+  flushHeaders(): void {}
+
+  write(text: string, done?: () => void): boolean {
+    this.written.push(text);
+    this.unsent.push({ text, done: done ?? (() => undefined) });
+    return true;
+  }
+
+  /** The reader takes everything written so far. */
+  flush(): void {
+    const chunks = this.unsent;
+    this.unsent = [];
+    for (const chunk of chunks) chunk.done();
+  }
+
+  end(): this {
+    this.ended = true;
+    this.emit('close');
+    return this;
+  }
+
+  destroy(): this {
+    this.destroyed = true;
+    this.emit('close');
+    return this;
+  }
+
+  /** The client names in each list event written. */
+  lists(): string[][] {
+    return this.written
+      .filter((text) => text.startsWith('event: clients'))
+      .map((text) => (JSON.parse(text.slice(text.indexOf('data: ') + 6)) as { clients: Array<{ id: string }> }).clients.map((c) => c.id));
+  }
+}
+
+const sink = (): SlowSink & EventSink => new SlowSink() as SlowSink & EventSink;
+const transport = (): SessionTransport => ({ kind: 'test', send: () => undefined, close: () => undefined });
+
+let router: Router;
+let streams: EventStreams;
+
+function start(options: { maxStreams?: number; maxBufferedBytes?: number } = {}): void {
+  streams = new EventStreams(createLocalHost(router), {
+    coalesceMs: 10,
+    keepAliveMs: 1000,
+    maxStreams: options.maxStreams ?? 8,
+    maxBufferedBytes: options.maxBufferedBytes ?? 1_000_000,
+    logger: silentLogger,
+  });
+}
+
+function register(id: string): void {
+  router.openSession(transport()).handle({ type: 'registerClient', client: { id, name: id, paths: [] } });
+}
+
+beforeEach(() => {
+  vi.useFakeTimers();
+  router = new Router();
+});
+
+afterEach(async () => {
+  streams.close();
+  expect(streams.timers).toBe(0);
+  await router.close();
+  vi.useRealTimers();
+});
+
+describe('EventStreams and slow readers', () => {
+  it('a reader that is behind gets only the latest list once it catches up', async () => {
+    start();
+    const slow = sink();
+    const quick = sink();
+    streams.add(slow);
+    streams.add(quick);
+    await vi.advanceTimersByTimeAsync(0);
+    quick.flush();
+    for (const id of ['a', 'b', 'c']) {
+      register(id);
+      await vi.advanceTimersByTimeAsync(10);
+      quick.flush();
+    }
+    // The quick reader got every list; the slow one still holds its first, unsent.
+    expect(quick.lists()).toEqual([[], ['a'], ['a', 'b'], ['a', 'b', 'c']]);
+    expect(slow.lists()).toEqual([[]]);
+    slow.flush();
+    // One write of the latest list, not the three it missed.
+    expect(slow.lists()).toEqual([[], ['a', 'b', 'c']]);
+    slow.flush();
+    expect(slow.lists()).toHaveLength(2);
+  });
+
+  it('ends a stream that stopped reading once its unsent bytes pass the cap', async () => {
+    start({ maxBufferedBytes: 20 });
+    const stuck = sink();
+    const reading = sink();
+    streams.add(stuck);
+    streams.add(reading);
+    await vi.advanceTimersByTimeAsync(0);
+    reading.flush();
+    expect(stuck.writableLength).toBeGreaterThan(20);
+    register('a');
+    await vi.advanceTimersByTimeAsync(10);
+    expect(stuck.destroyed).toBe(true);
+    expect(reading.destroyed).toBe(false);
+    expect(streams.size).toBe(1);
+    expect(reading.lists()).toEqual([[], ['a']]);
+  });
+
+  it('keep-alive comments go only to streams whose last write was sent', async () => {
+    start();
+    const stuck = sink();
+    const idle = sink();
+    streams.add(stuck);
+    streams.add(idle);
+    await vi.advanceTimersByTimeAsync(0);
+    idle.flush();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(idle.written.at(-1)).toBe(': keep-alive\n\n');
+    expect(stuck.written).toHaveLength(1);
+  });
+
+  it('refuses a stream beyond maxStreams with 503, and takes one again once another ends', async () => {
+    start({ maxStreams: 2 });
+    const [a, b, c] = [sink(), sink(), sink()];
+    streams.add(a);
+    streams.add(b);
+    streams.add(c);
+    expect([a.status, b.status, c.status]).toEqual([200, 200, 503]);
+    expect(c.ended).toBe(true);
+    expect(streams.size).toBe(2);
+    a.destroy();
+    const d = sink();
+    streams.add(d);
+    expect(d.status).toBe(200);
+  });
+});
