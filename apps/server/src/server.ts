@@ -7,8 +7,8 @@
 import type { Hono } from 'hono';
 import type { Logger, Router } from '@mdp/core';
 import type { McpBridge } from '@mdp/mcp-bridge';
-import { CLUSTER_DEFAULTS, type ClusterNode } from '@mdp/cluster';
-import { defaultPortOf, fallbackPorts } from './cluster.js';
+import type { ClusterNode } from '@mdp/cluster';
+import { fallbackPorts } from './cluster.js';
 import { createServerContext } from './context.js';
 import type { ListeningInfo, ServerFeature } from './feature.js';
 import { authFeature } from './features/auth.js';
@@ -33,7 +33,7 @@ import { preflightRefusal } from './guarded-routes.js';
 import { bearerGuard } from './read-route.js';
 import { SERVER_DEFAULTS, serverLimits, type MdpServerOptions } from './options.js';
 import { TlsState, type ReloadResult } from './tls.js';
-import { advertisedAuthority, defaultServerId, isLoopback, serverUrls } from './urls.js';
+import { advertisedAuthority, defaultServerId, serverUrls } from './urls.js';
 
 export type { ListeningInfo } from './feature.js';
 export { clientErrorAnswer } from './listener.js';
@@ -62,14 +62,6 @@ export interface MdpServer {
 /** Why `cookieSameSite: 'none'` is refused without TLS. */
 export const SAME_SITE_NONE_NEEDS_TLS =
   'cookie SameSite=None needs TLS: browsers keep such a cookie only when it is Secure, and a Secure cookie only comes over HTTPS; give a TLS key and certificate, or keep SameSite=Lax';
-
-function warnWhenExposed(host: string, logger: Logger): void {
-  if (isLoopback(host)) return;
-  logger.warn('server.no_auth_policy', {
-    host,
-    message: 'Listening beyond loopback with no auth policy: anyone who can reach this port can register clients and read skills. Use --auth-token.',
-  });
-}
 
 /** What the listening line says of TLS. */
 function tlsSummary(tls: TlsState): Record<string, unknown> {
@@ -100,7 +92,6 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     ...limits.httpLoop,
   });
   const probeGuard = bearerGuard(options.metricsToken);
-  const defaultPort = defaultPortOf(options.cluster, host);
   // Dispatch runs down this list; shutdown runs up it (metrics let go of the cluster, the default port
   // is let go and the cluster resigns, then sessions drain and end so pending calls fail, are logged
   // and waiting reads answer, then the
@@ -120,16 +111,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     callLogsFeature(ctx, { accessLog: options.accessLog ?? false, auditLog: options.auditLog }),
     sessionsFeature(ctx, { drainTimeoutMs: options.drainTimeoutMs ?? SERVER_DEFAULTS.drainTimeoutMs }),
     cluster,
-    ...(defaultPort === undefined
-      ? []
-      : [
-          defaultPortFeature(cluster, {
-            port: defaultPort,
-            retryMs: Math.min(250, options.cluster?.heartbeatIntervalMs ?? CLUSTER_DEFAULTS.heartbeatIntervalMs),
-            logger,
-            serve: (port) => servePort(httpServer, host, port),
-          }),
-        ]),
+    defaultPortFeature(cluster, { cluster: options.cluster, host, logger, serve: (port) => servePort(httpServer, host, port) }),
     // After the cluster: its start subscribes to the node the cluster's start creates.
     metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard }),
   ];
@@ -142,7 +124,6 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     ctx.setInfo(info);
     httpServer.on('error', (error) => logger.error('http.server_error', { error }));
     logger.info('server.listening', { url: info.urls.http, ws: info.urls.ws, serverId, authPolicy: ctx.guarded, ...(tls ? { tls: tlsSummary(tls) } : {}) });
-    if (!ctx.guarded) warnWhenExposed(host, logger);
     try {
       for (const feature of features) feature.start?.(info);
     } catch (error) {
