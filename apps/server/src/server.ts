@@ -27,15 +27,15 @@ import { metaFeature } from './features/meta.js';
 import { sessionsFeature } from './features/sessions.js';
 import { skillsFeature } from './features/skills.js';
 import { websocketFeature } from './features/websocket.js';
-import { httpLimitsProblem } from './http-limits.js';
 import { bindServing, closeListener, createApp, createListener, servePort } from './listener.js';
 import { preflightRefusal } from './guarded-routes.js';
 import { bearerGuard } from './read-route.js';
-import { SERVER_DEFAULTS, serverLimits, type MdpServerOptions } from './options.js';
-import { TlsState, type ReloadResult } from './tls.js';
+import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
+import type { ReloadResult, TlsState } from './tls.js';
 import { advertisedAuthority, defaultServerId, serverUrls } from './urls.js';
 
 export type { ListeningInfo } from './feature.js';
+export { SAME_SITE_NONE_NEEDS_TLS } from './context.js';
 export { clientErrorAnswer } from './listener.js';
 
 export interface MdpServer {
@@ -59,10 +59,6 @@ export interface MdpServer {
   close(): Promise<void>;
 }
 
-/** Why `cookieSameSite: 'none'` is refused without TLS. */
-export const SAME_SITE_NONE_NEEDS_TLS =
-  'cookie SameSite=None needs TLS: browsers keep such a cookie only when it is Secure, and a Secure cookie only comes over HTTPS; give a TLS key and certificate, or keep SameSite=Lax';
-
 /** What the listening line says of TLS. */
 function tlsSummary(tls: TlsState): Record<string, unknown> {
   const { subject, validTo } = tls.current;
@@ -71,19 +67,11 @@ function tlsSummary(tls: TlsState): Record<string, unknown> {
 
 /** @throws RangeError for options that cannot run, TlsFileError for a TLS file that cannot be used. */
 export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
-  const host = options.host ?? SERVER_DEFAULTS.host;
-  const sameSite = options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite;
-  if (sameSite === 'none' && !options.tls) throw new RangeError(SAME_SITE_NONE_NEEDS_TLS);
   const ctx = createServerContext(options);
-  const { router, logger } = ctx;
-  // Read and checked now: a bad file stops the server before anything listens.
-  const tls = options.tls ? new TlsState(options.tls, logger) : undefined;
+  const { router, logger, host, tls, limits } = ctx;
   const secure = tls !== undefined;
   const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
   const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens, tls });
-  const limits = serverLimits(options);
-  const httpProblem = httpLimitsProblem(limits.http);
-  if (httpProblem) throw new RangeError(httpProblem);
   // The MCP bridge, the host API and the inspector share the cluster's host: on a follower it asks the leader.
   const mcp = mcpFeature(ctx, options.mcp, () => cluster.host);
   const httpLoop = httpLoopFeature(ctx, {
@@ -100,7 +88,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     skillsFeature(ctx, cluster.isServerId),
     httpLoop,
     metaFeature(ctx, cluster, host),
-    authFeature(ctx, sameSite),
+    authFeature(ctx, options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite),
     hostApiFeature(ctx, cluster.host),
     mcp,
     inspectorFeature(ctx, cluster.host),
