@@ -8,7 +8,6 @@ import type { Hono } from 'hono';
 import type { Logger, Router } from '@mdp/core';
 import type { McpBridge } from '@mdp/mcp-bridge';
 import type { ClusterNode } from '@mdp/cluster';
-import { fallbackPorts } from './cluster.js';
 import { createServerContext } from './context.js';
 import type { ListeningInfo, ServerFeature } from './feature.js';
 import { authFeature } from './features/auth.js';
@@ -27,12 +26,12 @@ import { metaFeature } from './features/meta.js';
 import { sessionsFeature } from './features/sessions.js';
 import { skillsFeature } from './features/skills.js';
 import { websocketFeature } from './features/websocket.js';
-import { bindServing, closeListener, createApp, createListener, servePort } from './listener.js';
 import { preflightRefusal } from './guarded-routes.js';
+import { serverLifecycle } from './lifecycle.js';
+import { createApp, createListener, servePort } from './listener.js';
 import { bearerGuard } from './read-route.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
-import type { ReloadResult, TlsState } from './tls.js';
-import { advertisedAuthority, defaultServerId, serverUrls } from './urls.js';
+import type { ReloadResult } from './tls.js';
 
 export type { ListeningInfo } from './feature.js';
 export { SAME_SITE_NONE_NEEDS_TLS } from './context.js';
@@ -59,17 +58,10 @@ export interface MdpServer {
   close(): Promise<void>;
 }
 
-/** What the listening line says of TLS. */
-function tlsSummary(tls: TlsState): Record<string, unknown> {
-  const { subject, validTo } = tls.current;
-  return { certFile: tls.options.certFile, subject, validTo, peerCertificates: tls.verifiesPeers };
-}
-
 /** @throws RangeError for options that cannot run, TlsFileError for a TLS file that cannot be used. */
 export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const ctx = createServerContext(options);
   const { router, logger, host, tls, limits } = ctx;
-  const secure = tls !== undefined;
   const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
   const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens, tls });
   // The MCP bridge, the host API and the inspector share the cluster's host: on a follower it asks the leader.
@@ -80,10 +72,9 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     ...limits.httpLoop,
   });
   const probeGuard = bearerGuard(options.metricsToken);
-  // Dispatch runs down this list; shutdown runs up it (metrics let go of the cluster, the default port
-  // is let go and the cluster resigns, then sessions drain and end so pending calls fail, are logged
-  // and waiting reads answer, then the
-  // transports close their sockets).
+  // Dispatch and start run down this list; shutdown runs up it (lifecycle.ts): metrics let go of the
+  // cluster, the default port is let go and the cluster resigns, then sessions drain and end so
+  // pending calls fail, are logged and waiting reads answer, then the transports close their sockets.
   const features: readonly ServerFeature[] = [
     skillsFeature(ctx, cluster.isServerId),
     httpLoop,
@@ -105,24 +96,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   ];
   const app = createApp(features, logger, preflightRefusal(ctx.originPolicy));
   const httpServer = createListener(features, app, host, logger, limits.http, tls?.listenerOptions());
-
-  const start = (port: number): ListeningInfo => {
-    const serverId = options.serverId ?? defaultServerId(host, port);
-    const info: ListeningInfo = { host, port, serverId, secure, urls: serverUrls(advertisedAuthority(host, port, undefined), secure) };
-    ctx.setInfo(info);
-    httpServer.on('error', (error) => logger.error('http.server_error', { error }));
-    logger.info('server.listening', { url: info.urls.http, ws: info.urls.ws, serverId, authPolicy: ctx.guarded, ...(tls ? { tls: tlsSummary(tls) } : {}) });
-    try {
-      for (const feature of features) feature.start?.(info);
-    } catch (error) {
-      // Bad options found at start (e.g. a static member list without this server): do not serve half-configured.
-      ctx.setInfo(undefined);
-      throw error;
-    }
-    return info;
-  };
-
-  let closing: Promise<void> | undefined;
+  const lifecycle = serverLifecycle(ctx, httpServer, features, options);
   return {
     router,
     app,
@@ -136,28 +110,8 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     get mcp() {
       return mcp.bridge;
     },
-    listen() {
-      const port = options.port ?? SERVER_DEFAULTS.port;
-      // auto mode: a port already held by an MDP hub is not an error; take the next free port of the range.
-      const auto = options.cluster !== undefined && (options.cluster.mode ?? 'auto') === 'auto';
-      const fallback = options.cluster?.portFallback ?? (auto && options.port === undefined);
-      const ports = fallback ? () => fallbackPorts(port, options.cluster?.discovery) : undefined;
-      return bindServing(httpServer, { host, port, logger, fallbackPorts: ports, secure }, start);
-    },
-    reloadTls() {
-      if (!tls || !('setSecureContext' in httpServer)) return { ok: false, error: 'the server does not use TLS' };
-      return tls.reload(httpServer);
-    },
-    close() {
-      closing ??= (async () => {
-        const reversed = [...features].reverse();
-        await closeListener(httpServer, async () => {
-          for (const feature of reversed) feature.stopping?.();
-          for (const feature of reversed) await feature.close?.();
-        });
-        logger.info('server.closed', { serverId: ctx.info()?.serverId });
-      })();
-      return closing;
-    },
+    listen: lifecycle.listen,
+    reloadTls: lifecycle.reloadTls,
+    close: lifecycle.close,
   };
 }
