@@ -11,13 +11,15 @@
 import { createLocalHost } from '@mdp/core';
 import type { ClusterMessage } from '@mdp/protocol';
 import {
-  awaitingProof,
+  allLinked,
   entryOf,
   initialAdmission,
+  isClusterServerId,
   mayServeDefaultPort,
   memberEntries,
   roundView,
   step as stepAdmission,
+  unlinkedOnHost,
   type AdmissionEffect,
   type ClusterConfigError,
 } from './admission.js';
@@ -32,7 +34,7 @@ import { createClusterHost, routeOf } from './forward.js';
 import { UPGRADE_UNAVAILABLE, linksFor, type LinkFaults, type LinkManager } from './links.js';
 import { Listeners } from './listeners.js';
 import { Machine } from './machine.js';
-import { membershipFingerprint, onHost } from './membership.js';
+import { membershipFingerprint } from './membership.js';
 import { defaultPortUrlOf, hostTimingsOf, resolveOptions, settleMsOf, type ClusterNodeOptions, type ResolvedOptions } from './options.js';
 import { initialReadiness, step as stepReadiness } from './readiness.js';
 import { ClusterRpc } from './rpc.js';
@@ -66,7 +68,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
   /** Who answers host requests may have changed: a leader change, or a link up or down. */
   const routeChanges = new Listeners<void>((error) => logger.error('cluster.route_listener_failed', { error }));
   /** Server ids of this cluster: the prefixes under which a mirrored client's id aliases its own. */
-  const isServerId = (id: string): boolean => id === o.serverId || admission.state.members.has(id) || admission.state.departed.has(id);
+  const isServerId = (id: string): boolean => isClusterServerId(admission.state, id);
   const local = createLocalHost(o.router, { isServerId });
   const defaultUrl = defaultPortUrlOf(o);
   const admission = new Machine(
@@ -127,11 +129,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     routeChanges.emit();
   }
 
-  /**
-   * Every member found so far has a link up (their hellos told us their terms), and every peer found
-   * has shown whether it proves the cluster secret.
-   */
-  const allLinked = (): boolean => !awaitingProof(admission.state) && memberEntries(admission.state).every((entry) => run?.links.isUp(entry.id) === true);
+  const linked = (id: string): boolean => run?.links.isUp(id) === true;
 
   const onMessage = (peerId: string, message: ClusterMessage): void => {
     if (rpc.receive(peerId, message)) return;
@@ -140,7 +138,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     if (message.type === 'clusterLeaderResign' && message.leaving === true) departures.feed({ type: 'left', id: peerId });
   };
 
-  const route = () => routeOf(run?.driver.view(), o.serverId, (id) => run?.links.isUp(id) === true, (run?.driver.memberCount() ?? 1) <= 1);
+  const route = () => routeOf(run?.driver.view(), o.serverId, linked, (run?.driver.memberCount() ?? 1) <= 1);
   const host = createClusterHost({ local, rpc, route, onRouteChange: (listener) => routeChanges.add(listener), clock: o.clock, timers, logger }, hostTimingsOf(o));
 
   return {
@@ -176,7 +174,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
             departures.feed({ type: 'linkUp', id: peerId });
             driver.dispatch({ type: 'linkUp', id: peerId });
             onMessage(peerId, hello);
-            readiness.feed({ type: 'linkUp', allLinked: allLinked() });
+            readiness.feed({ type: 'linkUp', allLinked: allLinked(admission.state, linked) });
             routeChanges.emit();
           },
           down: (peerId) => {
@@ -195,7 +193,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
           const view = roundView(admission.state, round, timedOut, driver.snapshot().knownMemberCount > 1);
           if (view.unknown.length > 0) logger.debug('cluster.discovery_timeouts', { round, addresses: view.unknown.slice(0, 5), count: view.unknown.length });
           driver.dispatch({ type: 'discoveryRound', clean: view.clean });
-          readiness.feed({ type: 'roundDone', allLinked: allLinked() });
+          readiness.feed({ type: 'roundDone', allLinked: allLinked(admission.state, linked) });
         },
       });
       // Only where a refused connection means that nothing listens (departures.ts).
@@ -203,7 +201,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
         intervalMs: Math.max(10, o.heartbeatIntervalMs / 2),
         probeTimeoutMs: o.discovery.probeTimeoutMs,
         timers,
-        absent: () => memberEntries(admission.state).filter((e) => !links.isUp(e.id) && e.metaUrl !== undefined && onHost(e.metaUrl, o.discovery.host)),
+        absent: () => unlinkedOnHost(admission.state, linked, o.discovery.host),
         report: (id, outcome) => void departures.feed({ type: 'probed', id, outcome }),
       });
       run = { driver, links, discovery, watch };
@@ -225,7 +223,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     isServerId,
     meta: () => clusterView(o.clusterId, { mode: o.membership.mode, fingerprint }, o.leaseDurationMs, run?.driver.snapshot() ?? unstartedSnapshot(staticMembers)),
     features: () => ({ upstreamProxy: true, clusterControl: true }),
-    servesDefaultPort: () => defaultUrl !== undefined && !closing && run?.driver.view().role === 'leader' && mayServeDefaultPort(admission.state),
+    servesDefaultPort: () => !closing && run?.driver.view().role === 'leader' && mayServeDefaultPort(admission.state),
     onLeaderChange: (listener) => leaderListeners.add(listener),
     onConfigError: (listener) => configListeners.add(listener),
     proxyStatus: () => proxy.status(),
