@@ -2,7 +2,7 @@
  * `createClusterNode`: one server's membership in a cluster, as wiring. Who may join is
  * `admission.ts`, when a starting node may vote is `readiness.ts`, the election `election.ts`,
  * when a member is gone for good `departures.ts`, where clients are mirrored `upstream.ts`, and
- * host requests go through `forward.ts`; this file feeds them what the control links and
+ * host requests go through `member-host.ts`; this file feeds them what the control links and
  * discovery report and carries out what they decide.
  * apps/server owns the HTTP listener: it hands `/mdp/cluster` upgrades to `handleUpgrade`, reads
  * `meta()`/`features()` for GET /mdp/meta, calls `start(self)` once listening and `close()` on
@@ -18,13 +18,12 @@ import { departureWatchFor, type DepartureWatch } from './departure-watch.js';
 import { DEPARTURE_STRIKES, initialDepartures, step as stepDepartures, type DepartureEffect } from './departures.js';
 import { discoveryFor, type Discovery } from './discovery.js';
 import { electionDriverFor, unstartedSnapshot, type ElectionDriver } from './election-driver.js';
-import { createClusterHost, routeOf } from './forward.js';
 import { UPGRADE_UNAVAILABLE, linksFor, type LinkFaults, type LinkManager } from './links.js';
 import { Listeners } from './listeners.js';
 import { Machine } from './machine.js';
-import { admissionConfigOf, hostTimingsOf, resolveOptions, settleMsOf, type ClusterNodeOptions, type ResolvedOptions } from './options.js';
+import { createMemberHost } from './member-host.js';
+import { admissionConfigOf, resolveOptions, settleMsOf, type ClusterNodeOptions, type ResolvedOptions } from './options.js';
 import { initialReadiness, step as stepReadiness } from './readiness.js';
-import { ClusterRpc } from './rpc.js';
 import { createStandalone } from './standalone.js';
 import { createUpstreamProxy, upstreamTarget } from './upstream.js';
 import { clusterView } from './view.js';
@@ -65,17 +64,12 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
   const linked = (id: string): boolean => run?.links.isUp(id) === true;
   /** Server ids of this cluster: the prefixes under which a mirrored client's id aliases its own. */
   const isServerId = (id: string): boolean => isClusterServerId(admission.state, id);
-  const local = createLocalHost(o.router, { isServerId });
-  const send = (to: string, message: ClusterMessage): boolean => run?.links.send(to, message) ?? false;
-  const rpc = new ClusterRpc({
-    host: local,
-    leads: () => run?.driver.view().role === 'leader',
-    timers,
-    logger,
-    send: (to, body) => run !== undefined && send(to, { ...body, clusterId: o.clusterId, serverId: o.serverId, term: run.driver.view().term, timestamp: o.clock.wallNow() }),
+  const { host, rpc } = createMemberHost(o, timers, logger, {
+    local: createLocalHost(o.router, { isServerId }),
+    election: () => run?.driver,
+    links: () => run?.links,
+    onRouteChange: (listener) => routeChanges.add(listener),
   });
-  const route = () => routeOf(run?.driver.view(), o.serverId, linked, (run?.driver.memberCount() ?? 1) <= 1);
-  const host = createClusterHost({ local, rpc, route, onRouteChange: (listener) => routeChanges.add(listener), clock: o.clock, timers, logger }, hostTimingsOf(o));
 
   function applyAdmission(effect: AdmissionEffect): void {
     if (effect.type === 'log') logger[effect.level](effect.event, effect.fields);
@@ -117,7 +111,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     start(self) {
       if (run || closing) return;
       admission.feed({ type: 'start', clusterUrl: self.clusterUrl });
-      const driver = electionDriverFor(o, self, { send, broadcast: (message) => run?.links.broadcast(message) }, timers, logger);
+      const driver = electionDriverFor(o, self, { send: (to, message) => run?.links.send(to, message), broadcast: (message) => run?.links.broadcast(message) }, timers, logger);
       driver.onChange((view, previous) => {
         const target = upstreamTarget(o.upstreamUrl, o.serverId, view, view.leaderId === undefined ? undefined : entryOf(admission.state, view.leaderId));
         if (target !== 'keep') proxy.setUpstream(target);
