@@ -190,6 +190,16 @@ export function defaultPortOf(options: MdpClusterOptions | undefined, bindHost: 
   return sameHost ? (options.discovery?.startPort ?? DISCOVERY_DEFAULTS.startPort) : undefined;
 }
 
+/**
+ * The ports to try when `port` is held by an MDP server, or undefined to fail: auto mode, a port that
+ * was not given (`explicitPort`), takes the next free port of the range unless `portFallback` says.
+ */
+export function portFallbackOf(options: MdpClusterOptions | undefined, port: number, explicitPort: boolean): (() => readonly number[]) | undefined {
+  const auto = options !== undefined && (options.mode ?? 'auto') === 'auto';
+  const fallback = options?.portFallback ?? (auto && !explicitPort);
+  return fallback ? () => fallbackPorts(port, options?.discovery) : undefined;
+}
+
 /** The ports tried, in order, after `port`: the rest of the discovery range. */
 export function fallbackPorts(port: number, discovery: Partial<DiscoveryOptions> | undefined): number[] {
   const start = discovery?.startPort ?? DISCOVERY_DEFAULTS.startPort;
