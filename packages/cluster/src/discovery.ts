@@ -4,7 +4,7 @@
  * as soon as it answers, so a frozen peer delays nothing but its own answer. Rounds never overlap.
  */
 import type { Logger } from '@mdp/core';
-import type { MetaDocument } from '@mdp/protocol';
+import { DEFAULT_PORT, type MetaDocument } from '@mdp/protocol';
 import { childSignal } from './child-signal.js';
 import type { Clock, TimerSet } from './clock.js';
 import { isProbeable } from './membership.js';
@@ -29,7 +29,7 @@ export interface DiscoveryOptions {
 
 export const DISCOVERY_DEFAULTS: DiscoveryOptions = Object.freeze({
   host: '127.0.0.1',
-  startPort: 47372,
+  startPort: DEFAULT_PORT,
   attempts: 100,
   intervalMs: 2000,
   seedUrls: Object.freeze([]) as readonly string[],

@@ -10,7 +10,7 @@ import { request as httpsRequest } from 'node:https';
 import { connect, isIP, isIPv6, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
-import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
+import { DEFAULT_PORT, parseMetaDocument, type MetaDocument } from '@mdp/protocol';
 import { childSignal } from './child-signal.js';
 import { mapLimited } from './map-limited.js';
 import { tlsConnectOptions, type PeerTls } from './tls.js';
@@ -25,7 +25,7 @@ export const PROBE_DEFAULTS = Object.freeze({
   /** Host used when a target names only a port. */
   host: '127.0.0.1',
   /** Default MDP port (SPEC §5), used when a target names only a host. */
-  port: 47372,
+  port: DEFAULT_PORT,
 });
 
 export type ProbeFailureKind = 'unreachable' | 'not-mdp';

@@ -1,6 +1,6 @@
 /** Options of `createClusterNode`, their defaults (SPEC §10) and validation. */
 import type { Logger, Router } from '@mdp/core';
-import { silentLogger } from '@mdp/core';
+import { DEFAULT_MAX_MESSAGE_BYTES, silentLogger } from '@mdp/core';
 import { systemClock, type Clock } from './clock.js';
 import { DISCOVERY_DEFAULTS, type DiscoveryOptions } from './discovery.js';
 import type { ElectionConfig } from './election.js';
@@ -112,7 +112,8 @@ export const CLUSTER_DEFAULTS = Object.freeze({
   rpcTimeoutMs: 20_000,
   proxyReconnectMinMs: 100,
   proxyReconnectMaxMs: 5000,
-  maxPayloadBytes: 1024 * 1024,
+  // A mirror's frames are its clients' MDP messages: the hub takes as much as a client's socket.
+  maxPayloadBytes: DEFAULT_MAX_MESSAGE_BYTES,
 });
 
 function positive(name: string, value: number): number {

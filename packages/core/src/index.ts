@@ -38,3 +38,4 @@ export type { OriginPolicy } from './origin-policy.js';
 export { BODY_UNREADABLE, bodyTooLarge, decodeBody, parseJsonObject, readBodyText, readNodeBody } from './http-body.js';
 export type { BodyResult, JsonObjectResult } from './http-body.js';
 export { redactUrl } from './redact.js';
+export { DEFAULT_MAX_MESSAGE_BYTES } from './limits.js';

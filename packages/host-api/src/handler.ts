@@ -21,6 +21,7 @@
  * a CORS preflight (a "simple" cross-origin form post cannot reach a call).
  */
 import {
+  DEFAULT_MAX_MESSAGE_BYTES,
   FANOUT_BODY_FACTOR,
   MdpError,
   extractTransportAuth,
@@ -63,7 +64,7 @@ export interface HostApiOptions {
   readonly logger?: Logger;
 }
 
-export const HOST_API_DEFAULTS = { maxBodyBytes: 1_048_576 } as const;
+export const HOST_API_DEFAULTS = { maxBodyBytes: DEFAULT_MAX_MESSAGE_BYTES } as const;
 
 /** The routes and the method each takes. */
 export const HOST_ROUTES: Readonly<Record<string, 'GET' | 'POST'>> = Object.freeze({

@@ -19,6 +19,7 @@ import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { parseClientMessage, type AuthContext } from '@mdp/protocol';
 import {
   Admission,
+  DEFAULT_MAX_MESSAGE_BYTES,
   Deadlines,
   MdpError,
   extractTransportAuth,
@@ -67,8 +68,6 @@ export interface WebSocketTransport {
   /** Close every socket (1001) and stop accepting. Idempotent. */
   close(): Promise<void>;
 }
-
-export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
 
 /** Defaults of the limits above. */
 export const WS_LIMIT_DEFAULTS = {
