@@ -9,7 +9,7 @@ export {
 export type { BaseScheme, ProbeFailureKind, ProbeOptions, ProbeResult, ScanOptions } from './meta-probe.js';
 export type { PeerTls, PeerTlsSource } from './tls.js';
 export { createClusterNode } from './node.js';
-export type { ClusterFeatures, ClusterNode, ClusterSelf, ClusterView, LeaderChange } from './api.js';
+export type { ClusterNode, ClusterSelf, LeaderChange } from './api.js';
 export type { ClusterConfigError } from './admission.js';
 export { CLUSTER_DEFAULTS, CLUSTER_MODES } from './options.js';
 export type { ClusterMode, ClusterNodeOptions } from './options.js';

@@ -53,7 +53,7 @@ describe('version check', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({
-          ...buildMetaDocument(`127.0.0.1:${port}`, metaEndpoints(`127.0.0.1:${port}`), standaloneClusterView('x', `127.0.0.1:${port}`, `ws://127.0.0.1:${port}`), {
+          ...buildMetaDocument(`127.0.0.1:${port}`, metaEndpoints(`127.0.0.1:${port}`), standaloneClusterView('x', `127.0.0.1:${port}`, `ws://127.0.0.1:${port}`, 4000), {
             upstreamProxy: true,
             clusterControl: false,
           }),
