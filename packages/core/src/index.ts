@@ -16,7 +16,7 @@ export { AUTH_COOKIE_MAX_AGE_MS, createAuthGate, createTokenPolicy, credentialPr
 export type { AuthGate, AuthGateOptions, AuthPolicy } from './auth-policy.js';
 export { PathIndex } from './path-index.js';
 export type { ResolvedTarget } from './path-index.js';
-export { SESSION_CLOSE, authSourceOf } from './session.js';
+export { SESSION_CLOSE, authSourceOf, closeReason } from './session.js';
 export type { AuthSource, SessionInfo, SessionTransport } from './session.js';
 export { ROUTER_DEFAULTS, Router, Session } from './router.js';
 export { Deadlines, EXPIRE_BATCH, MAX_TIMER_MS } from './deadlines.js';

@@ -25,11 +25,3 @@ export const WS_CLOSE = {
   registerTimeout: 4408,
 } as const;
 
-/** Close reasons must fit in a control frame: 123 bytes of UTF-8. */
-export function closeReason(text: string): string {
-  if (Buffer.byteLength(text) <= 123) return text;
-  let cut = text.slice(0, 120);
-  // Drop whole characters: a high surrogate left without its pair would be sent as U+FFFD.
-  while (Buffer.byteLength(cut) > 120 || /[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
-  return `${cut}...`;
-}

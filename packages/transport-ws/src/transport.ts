@@ -22,6 +22,7 @@ import {
   DEFAULT_MAX_MESSAGE_BYTES,
   Deadlines,
   MdpError,
+  closeReason,
   extractTransportAuth,
   silentLogger,
   type HeaderMap,
@@ -29,7 +30,7 @@ import {
   type Router,
   type Session,
 } from '@mdp/core';
-import { WS_CLOSE, closeReason } from './close-codes.js';
+import { WS_CLOSE } from './close-codes.js';
 import { WsConnection, type ConnectionContext } from './connection.js';
 
 export interface WebSocketTransportOptions {
