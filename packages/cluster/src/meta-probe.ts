@@ -10,6 +10,7 @@ import { request as httpsRequest } from 'node:https';
 import { connect, isIP, isIPv6, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { urlHost } from '@mdp/core';
 import { DEFAULT_PORT, parseMetaDocument, type MetaDocument } from '@mdp/protocol';
 import { childSignal } from './child-signal.js';
 import { mapLimited } from './map-limited.js';
@@ -116,7 +117,7 @@ export function normalizeTarget(arg: string, scheme: BaseScheme = 'http'): strin
 
 /** `http://host:port` (or `https://`) for a host (IPv6 bracketed) and port. */
 function origin(arg: string, scheme: BaseScheme, host: string, port: number): string {
-  const hostPart = isIPv6(host) ? `[${host}]` : host;
+  const hostPart = urlHost(host);
   try {
     // URL drops a scheme's default port: https on 443 and http on 80 alike.
     return new URL(`${scheme}://${hostPart}:${port}`).origin;

@@ -1,6 +1,6 @@
 /** Options of `createClusterNode`, their defaults (SPEC §10) and validation. */
 import type { Logger, Router } from '@mdp/core';
-import { DEFAULT_MAX_MESSAGE_BYTES, silentLogger } from '@mdp/core';
+import { DEFAULT_MAX_MESSAGE_BYTES, silentLogger, urlHost } from '@mdp/core';
 import { systemClock, type Clock } from './clock.js';
 import { DISCOVERY_DEFAULTS, type DiscoveryOptions } from './discovery.js';
 import type { ElectionConfig } from './election.js';
@@ -219,5 +219,5 @@ export function hostTimingsOf(o: ResolvedOptions): { readonly waitMs: number; re
 export function defaultPortUrlOf(o: ResolvedOptions): string | undefined {
   const { host, startPort, attempts } = o.discovery;
   if (attempts === 0) return undefined;
-  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${startPort}`;
+  return `http://${urlHost(host)}:${startPort}`;
 }

@@ -34,6 +34,7 @@ export type { CallOptions, HostApi, LocalHostOptions } from './host.js';
 export { NO_SERVER_IDS, aliasFinder, baseId, resolveClientId } from './aliases.js';
 export type { IdResolution, IsServerId } from './aliases.js';
 export { hostnameOf, isLoopbackHostname, originPolicyFor, originProblem } from './origin-policy.js';
+export { urlHost } from './url-host.js';
 export type { OriginPolicy } from './origin-policy.js';
 export { BODY_UNREADABLE, bodyTooLarge, decodeBody, parseJsonObject, readBodyText, readNodeBody } from './http-body.js';
 export type { BodyResult, JsonObjectResult } from './http-body.js';
