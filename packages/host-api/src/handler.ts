@@ -23,6 +23,7 @@
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   FANOUT_BODY_FACTOR,
+  INTERNAL_ERROR,
   MdpError,
   extractTransportAuth,
   fanoutTargets,
@@ -104,7 +105,7 @@ const failure = (status: number, error: SerializedError): HostHttpResponse => js
 const badRequest = (message: string): HostHttpResponse => failure(400, { code: 'bad_request', message });
 const UNAUTHORIZED = failure(401, { code: 'unauthorized', message: 'Unauthorized' });
 const NOT_JSON = failure(415, { code: 'bad_request', message: 'The body must be JSON, sent with Content-Type: application/json' });
-const INTERNAL_ERROR = failure(500, { code: 'handler_error', message: 'Internal error' });
+const INTERNAL_FAILURE = failure(httpStatusOf(INTERNAL_ERROR), INTERNAL_ERROR);
 const NOT_ALLOWED: Readonly<Record<string, HostHttpResponse>> = {
   GET: { status: 405, body: undefined, headers: { allow: 'GET, OPTIONS' } },
   POST: { status: 405, body: undefined, headers: { allow: 'POST, OPTIONS' } },
@@ -202,7 +203,7 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
       if (error instanceof Answer) return error.response;
       if (error instanceof MdpError) return failure(httpStatusOf(error), error.toJSON());
       logger.error('host_api.failed', { method: request.method, path: request.path, error });
-      return INTERNAL_ERROR;
+      return INTERNAL_FAILURE;
     }
   };
 }
