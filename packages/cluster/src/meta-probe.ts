@@ -62,9 +62,11 @@ export interface ScanOptions extends ProbeOptions {
   concurrency?: number;
 }
 
-/** A target that cannot be turned into a base URL (bad port, bad host, unsupported scheme). */
+/**
+ * A target that cannot be turned into a base URL (bad port, bad host, unsupported scheme). Told
+ * apart by its class: it never goes on the wire, so it carries no code of the protocol's.
+ */
 export class InvalidTargetError extends Error {
-  readonly code = 'invalid_target';
   readonly target: string;
 
   constructor(target: string, message: string) {
