@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Router } from '@mdp/core';
 import { UNSENDABLE_DATA_ERROR, buildMetaDocument, metaEndpoints, standaloneClusterView } from '@mdp/protocol';
-import { createClusterNode, mirroredId, upstreamAccepts, type ProxyStatus } from '../src/index.js';
+import { mirroredId } from '@mdp/protocol';
+import { createClusterNode, type ProxyStatus } from '../src/index.js';
+import { upstreamAccepts } from '../src/version.js';
 import { FAST, agreedLeader, attachClient, live, memoryLogger, skillClient, startCluster, startNode, until, type LogLine, type TestNode } from './harness.js';
 
 const running: TestNode[] = [];
