@@ -13,7 +13,7 @@ import {
   type DiscoveryOptions,
   type PeerTlsSource,
 } from '@mdp/cluster';
-import type { Logger, Router } from '@mdp/core';
+import { urlHost, type Logger, type Router } from '@mdp/core';
 import { loadOrCreateClusterSecret } from './cluster-secret.js';
 import { isLoopback } from './urls.js';
 
@@ -167,8 +167,7 @@ export function stateFileOf(dir: string, clusterId: string, serverId: string): s
  * certificate will do: the question is only who holds the port).
  */
 export async function heldByMdp(host: string, port: number, secure = false): Promise<boolean> {
-  const hostPart = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-  const target = ['0.0.0.0', '::', '[::]', ''].includes(host) ? '127.0.0.1' : hostPart;
+  const target = ['0.0.0.0', '::', '[::]', ''].includes(host) ? '127.0.0.1' : urlHost(host);
   const result = await probeMeta(`${secure ? 'https' : 'http'}://${target}:${port}`, {
     timeoutMs: 1000,
     ...(secure ? { tls: { rejectUnauthorized: false } } : {}),

@@ -10,7 +10,7 @@ import { createServer as createNetServer, type AddressInfo, type Server as NetSe
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
-import type { Logger } from '@mdp/core';
+import { INTERNAL_ERROR, type Logger } from '@mdp/core';
 import { originForm } from '@mdp/skills-gateway';
 import { heldByMdp } from './cluster.js';
 import { ConnectionTracker } from './connections.js';
@@ -43,7 +43,7 @@ export function createApp(features: readonly ServerFeature[], logger: Logger, re
   const app = new Hono();
   app.onError((error, c) => {
     logger.error('http.unhandled_error', { method: c.req.method, path: c.req.path, error });
-    return c.json({ error: 'Internal error' }, 500);
+    return c.json({ error: INTERNAL_ERROR.message }, 500);
   });
   app.notFound((c) => c.body(null, 404));
   app.use('*', mdpCors(refusesPreflight));

@@ -1,6 +1,6 @@
 /** Options of `createClusterNode`, their defaults (SPEC §10) and validation. */
 import type { Logger, Router } from '@mdp/core';
-import { silentLogger } from '@mdp/core';
+import { DEFAULT_MAX_MESSAGE_BYTES, silentLogger, urlHost } from '@mdp/core';
 import type { AdmissionConfig } from './admission.js';
 import { systemClock, type Clock } from './clock.js';
 import { DISCOVERY_DEFAULTS, type DiscoveryOptions } from './discovery.js';
@@ -113,7 +113,8 @@ export const CLUSTER_DEFAULTS = Object.freeze({
   rpcTimeoutMs: 20_000,
   proxyReconnectMinMs: 100,
   proxyReconnectMaxMs: 5000,
-  maxPayloadBytes: 1024 * 1024,
+  // A mirror's frames are its clients' MDP messages: the hub takes as much as a client's socket.
+  maxPayloadBytes: DEFAULT_MAX_MESSAGE_BYTES,
 });
 
 function positive(name: string, value: number): number {
@@ -219,7 +220,7 @@ export function hostTimingsOf(o: ResolvedOptions): { readonly waitMs: number; re
 export function defaultPortUrlOf(o: ResolvedOptions): string | undefined {
   const { host, startPort, attempts } = o.discovery;
   if (attempts === 0) return undefined;
-  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${startPort}`;
+  return `http://${urlHost(host)}:${startPort}`;
 }
 
 /** Admission's configuration (admission.ts) for node `o`. */
