@@ -1,10 +1,11 @@
 /**
- * Reproduction from the second adversarial review: what an HTTP loop session remembers of the
- * calls it was handed (kept so that a client working on a call is not taken for gone) must not
- * grow with every call the session ever answered.
+ * What an HTTP loop session remembers of the calls it was handed (kept so that a client working on
+ * a call is not taken for gone) is bounded by what is pending: it must not grow with every call the
+ * session ever answered, nor with every call that timed out in the client's hands.
  */
 import { silentLogger } from '@mdp/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HandedCalls } from '../src/handed.js';
 import { createHonoApp } from '../src/hono-adapter.js';
 import { LoopSessionRegistry } from '../src/registry.js';
 import { createLoopRoutes } from '../src/routes.js';
@@ -42,7 +43,7 @@ afterEach(async () => {
   await loop.router.close();
 });
 
-describe('review2: an HTTP loop session that keeps polling', () => {
+describe('an HTTP loop session that keeps polling', () => {
   it('does not remember every call it has answered', async () => {
     const { router, registry, client } = loop;
     const sessionId = await client.register();
@@ -58,6 +59,48 @@ describe('review2: an HTTP loop session that keeps polling', () => {
     // long enough for the idle check that prunes this list, so it grew by one request id per call
     // for the life of the session (a long-lived client: megabytes per million calls, and the first
     // idle check then walks all of it).
-    expect(registry.get(sessionId)?.handed?.length ?? 0).toBeLessThan(100);
+    expect(registry.get(sessionId)?.handed?.size ?? 0).toBeLessThan(100);
+  });
+});
+
+describe('HandedCalls', () => {
+  it('drops an id when its answer comes, whether or not the call still waits', () => {
+    const pending = new Set(['a', 'b']);
+    const handed = new HandedCalls((id) => pending.has(id));
+    handed.add('a');
+    handed.add('b');
+    handed.answered('a');
+    expect(handed.size).toBe(1);
+    expect(handed.working()).toBe(true);
+    pending.delete('b');
+    handed.answered('b');
+    expect(handed.size).toBe(0);
+    expect(handed.working()).toBe(false);
+  });
+
+  it('is working while a handed call waits, and not once it ended unanswered', () => {
+    const pending = new Set(['a']);
+    const handed = new HandedCalls((id) => pending.has(id));
+    handed.add('a');
+    expect(handed.working()).toBe(true);
+    pending.delete('a'); // timed out in the client's hands
+    expect(handed.working()).toBe(false);
+    expect(handed.size).toBe(0);
+  });
+
+  it('stays bounded by what is pending when calls end without an answer', () => {
+    const pending = new Set<string>();
+    const handed = new HandedCalls((id) => pending.has(id));
+    let largest = 0;
+    for (let i = 0; i < 10_000; i++) {
+      pending.add(`c${i}`);
+      handed.add(`c${i}`);
+      largest = Math.max(largest, handed.size);
+      // Three calls stay in hand; every older one times out unanswered.
+      pending.delete(`c${i - 3}`);
+    }
+    expect(largest).toBeLessThanOrEqual(64);
+    expect(handed.working()).toBe(true);
+    expect(handed.size).toBe(3);
   });
 });
