@@ -14,6 +14,8 @@ export {
 export type { ExtractAuthOptions, HeaderMap } from './auth.js';
 export { AUTH_COOKIE_MAX_AGE_MS, createAuthGate, createTokenPolicy, credentialPrincipal, openAuthCookie, sealAuthCookie } from './auth-policy.js';
 export type { AuthGate, AuthGateOptions, AuthPolicy } from './auth-policy.js';
+export { FORWARD_AS_IS, FORWARD_WITHOUT_CREDENTIAL, withoutAuthCookie, withoutCredentialHeaders } from './forwarding.js';
+export type { CredentialForwarding } from './forwarding.js';
 export { PathIndex } from './path-index.js';
 export type { ResolvedTarget } from './path-index.js';
 export { SESSION_CLOSE, authSourceOf } from './session.js';

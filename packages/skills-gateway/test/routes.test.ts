@@ -81,6 +81,25 @@ describe('createSkillsRoutes', () => {
     expect(client.lastCall.auth).toBeUndefined();
   });
 
+  it('under an auth policy (authorize) sends neither the Authorization header nor the mdp_auth cookie', async () => {
+    const app = createSkillsRoutes(router, { authorize: (auth) => auth?.token === 'tok-1' });
+    const cookie = `mdp_auth=${encodeAuthCookie({ token: 'from-cookie', metadata: { user: 'u1' } })}`;
+    await app.request('/skills/c1/a', { headers: { authorization: 'Bearer tok-1', cookie: `theme=dark; ${cookie}`, 'x-mdp-auth-tenant': 't9' } });
+    expect(client.lastCall.auth).toEqual({ headers: { cookie: 'theme=dark', 'x-mdp-auth-tenant': 't9' } });
+    expect(client.lastCall.headers).toMatchObject({ cookie: 'theme=dark', 'x-mdp-auth-tenant': 't9' });
+    expect(JSON.stringify(client.lastCall)).not.toMatch(/tok-1|from-cookie|mdp_auth/);
+  });
+
+  it('forwards what the given forwarding lets through', async () => {
+    const app = createSkillsRoutes(router, {
+      authorize: () => true,
+      forwarding: { forwardableAuth: () => ({ token: 'chosen' }), forwardableHeaders: () => ({ only: 'this' }) },
+    });
+    await app.request('/skills/c1/a', { headers: { authorization: 'Bearer tok-1' } });
+    expect(client.lastCall.auth).toEqual({ token: 'chosen' });
+    expect(client.lastCall.headers).toEqual({ only: 'this' });
+  });
+
   it('uses a custom extractAuth', async () => {
     const app = createSkillsRoutes(router, { extractAuth: (headers) => ({ token: String(headers['x-api-key']) }) });
     await app.request('/skills/c1/a', { headers: { 'X-Api-Key': 'k-42' } });
