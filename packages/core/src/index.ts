@@ -35,7 +35,7 @@ export { FANOUT_BODY_FACTOR, createLocalHost, fanoutTargets } from './host.js';
 export type { CallOptions, HostApi, LocalHostOptions } from './host.js';
 export { NO_SERVER_IDS, aliasFinder, baseId, resolveClientId } from './aliases.js';
 export type { IdResolution, IsServerId } from './aliases.js';
-export { hostnameOf, isLoopbackHostname, originPolicyFor, originProblem } from './origin-policy.js';
+export { hostnameOf, isLoopbackHost, isLoopbackHostname, originPolicyFor, originProblem } from './origin-policy.js';
 export type { OriginPolicy } from './origin-policy.js';
 export { BODY_UNREADABLE, bodyTooLarge, decodeBody, parseJsonObject, readBodyText, readNodeBody } from './http-body.js';
 export type { BodyResult, JsonObjectResult } from './http-body.js';
