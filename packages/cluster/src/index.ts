@@ -18,6 +18,8 @@ export type { DiscoveryOptions } from './discovery.js';
 export { membershipFingerprint } from './membership.js';
 export type { Membership } from './membership.js';
 export type { ProxyStatus } from './proxy.js';
+export { MIRROR_PROOF_HEADER } from './mirror-proof.js';
+export type { MirrorPeer } from './mirror-proof.js';
 export { mirroredId, proxyMarker } from '@mdp/protocol';
 export type { MdpProxyMetadata } from '@mdp/protocol';
 export { upstreamAccepts } from './version.js';

@@ -32,6 +32,7 @@ import { createClusterHost, routeOf } from './forward.js';
 import { UPGRADE_UNAVAILABLE, linksFor, type LinkFaults, type LinkManager } from './links.js';
 import { Listeners } from './listeners.js';
 import { Machine } from './machine.js';
+import { verifyMirrorProof } from './mirror-proof.js';
 import { membershipFingerprint, onHost } from './membership.js';
 import { defaultPortUrlOf, hostTimingsOf, resolveOptions, settleMsOf, type ClusterNodeOptions, type ResolvedOptions } from './options.js';
 import { initialReadiness, step as stepReadiness } from './readiness.js';
@@ -223,6 +224,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     },
 
     isServerId,
+    mirrorPeer: (headers) => verifyMirrorProof(headers, o.clusterSecrets, o.clusterId, o.serverId, o.clock.wallNow()),
     meta: () => clusterView(o.clusterId, { mode: o.membership.mode, fingerprint }, o.leaseDurationMs, run?.driver.snapshot() ?? unstartedSnapshot(staticMembers)),
     features: () => ({ upstreamProxy: true, clusterControl: true }),
     servesDefaultPort: () => defaultUrl !== undefined && !closing && run?.driver.view().role === 'leader' && mayServeDefaultPort(admission.state),

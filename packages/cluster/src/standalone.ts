@@ -29,8 +29,9 @@ export function createStandalone(o: ResolvedOptions): ClusterNode {
     handleUpgrade(_request, socket) {
       socket.end(UPGRADE_NOT_FOUND);
     },
-    // A cluster of one: no server's prefix to alias under.
+    // A cluster of one: no server's prefix to alias under, no member to mirror into it.
     isServerId: NO_SERVER_IDS,
+    mirrorPeer: () => undefined,
     meta: () => clusterView(o.clusterId, DYNAMIC, o.leaseDurationMs, standaloneSnapshot(o.serverId, self?.wsUrl ?? '')),
     features: () => ({ upstreamProxy: proxy !== undefined, clusterControl: false }),
     // A server that is a cluster of one by choice keeps to its own port.
