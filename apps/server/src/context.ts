@@ -13,8 +13,12 @@ export interface OwnedContext extends ServerContext {
   setInfo(info: ListeningInfo | undefined): void;
 }
 
-/** Build the context; throws RangeError for options that cannot run safely. */
-export function createServerContext(options: MdpServerOptions): OwnedContext {
+/**
+ * Build the context; throws RangeError for options that cannot run safely. `isServerId`: the server
+ * ids of this server's cluster, asked at each registration (the cluster starts later): under an
+ * auth policy a member's mirrored ids are that member's alone.
+ */
+export function createServerContext(options: MdpServerOptions, isServerId: (id: string) => boolean = () => false): OwnedContext {
   const logger = options.logger ?? createLogger({ level: options.logLevel ?? SERVER_DEFAULTS.logLevel });
   const policy = options.authPolicy ?? (options.authTokens?.length ? createTokenPolicy(options.authTokens) : undefined);
   const clusterProblem = clusterAuthProblem(options);
@@ -30,6 +34,7 @@ export function createServerContext(options: MdpServerOptions): OwnedContext {
     maxPathSegments: options.maxPathSegments ?? SERVER_DEFAULTS.maxPathSegments,
     maxCatalogPaths: options.maxCatalogPaths ?? SERVER_DEFAULTS.maxCatalogPaths,
     catalogUpdatesPerMinute: options.maxCatalogUpdatesPerMinute ?? SERVER_DEFAULTS.maxCatalogUpdatesPerMinute,
+    isServerId,
     logger,
     onCallEnd: (record) => {
       for (let i = 0; i < observers.length; i++) (observers[i] as (record: CallRecord) => void)(record);

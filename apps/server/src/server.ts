@@ -82,13 +82,16 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const host = options.host ?? SERVER_DEFAULTS.host;
   const sameSite = options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite;
   if (sameSite === 'none' && !options.tls) throw new RangeError(SAME_SITE_NONE_NEEDS_TLS);
-  const ctx = createServerContext(options);
+  // The cluster's server ids, once the cluster feature exists (the router is made first).
+  let clusterIds: (id: string) => boolean = () => false;
+  const ctx = createServerContext(options, (id) => clusterIds(id));
   const { router, logger } = ctx;
   // Read and checked now: a bad file stops the server before anything listens.
   const tls = options.tls ? new TlsState(options.tls, logger) : undefined;
   const secure = tls !== undefined;
   const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
   const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens, tls });
+  clusterIds = cluster.isServerId;
   const limits = serverLimits(options);
   const httpProblem = httpLimitsProblem(limits.http);
   if (httpProblem) throw new RangeError(httpProblem);
@@ -115,7 +118,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     inspectorFeature(ctx, cluster.host),
     rootFeature(ctx),
     healthFeature(ctx, cluster, probeGuard),
-    websocketFeature(ctx, limits.websocket),
+    websocketFeature(ctx, limits.websocket, cluster.mirrorPeer),
     clientLogFeature(ctx),
     callLogsFeature(ctx, { accessLog: options.accessLog ?? false, auditLog: options.auditLog }),
     sessionsFeature(ctx, { drainTimeoutMs: options.drainTimeoutMs ?? SERVER_DEFAULTS.drainTimeoutMs }),
