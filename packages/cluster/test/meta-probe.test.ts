@@ -45,7 +45,7 @@ async function closedPort(): Promise<number> {
 function metaDocument(port: number): Record<string, unknown> {
   const id = `127.0.0.1:${port}`;
   const endpoints = metaEndpoints(id);
-  return buildMetaDocument(id, endpoints, standaloneClusterView('default', id, endpoints.ws), { upstreamProxy: true, clusterControl: true });
+  return buildMetaDocument(id, endpoints, standaloneClusterView('default', id, endpoints.ws, 4000), { upstreamProxy: true, clusterControl: true });
 }
 
 function json(status: number, body: unknown, contentType = 'application/json'): Handler {

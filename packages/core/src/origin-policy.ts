@@ -11,6 +11,7 @@
  *
  * Callers that are not browsers (scripts, agents, curl) send no Origin and a Host they were given.
  */
+import { urlHost } from './url-host.js';
 
 export interface OriginPolicy {
   /** Host names (no port) the Host header may name besides loopback names; `undefined`: any. */
@@ -45,7 +46,7 @@ export function isLoopbackHostname(hostname: string): boolean {
  * one test for "this server is only reachable from this machine".
  */
 export function isLoopbackHost(host: string): boolean {
-  return isLoopbackHostname(host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
+  return isLoopbackHostname(urlHost(host));
 }
 
 /** Whether `hostname` is an IP address (IPv6 in brackets) rather than a DNS name. */

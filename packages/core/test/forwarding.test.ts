@@ -3,7 +3,8 @@
  * never the credential the server verified under one.
  */
 import { describe, expect, it } from 'vitest';
-import { createAuthGate, createTokenPolicy, withoutAuthCookie, withoutCredentialHeaders } from '../src/index.js';
+import { createAuthGate, createTokenPolicy } from '../src/index.js';
+import { withoutAuthCookie, withoutCredentialHeaders } from '../src/forwarding.js';
 
 describe('withoutAuthCookie', () => {
   it('drops the mdp_auth cookie and keeps every other', () => {

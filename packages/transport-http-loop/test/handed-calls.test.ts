@@ -3,13 +3,31 @@
  * a call is not taken for gone) is bounded by what is pending: it must not grow with every call the
  * session ever answered, nor with every call that timed out in the client's hands.
  */
-import { silentLogger } from '@mdp/core';
+import { headersToMap, silentLogger } from '@mdp/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HandedCalls } from '../src/handed.js';
-import { createHonoApp } from '../src/hono-adapter.js';
 import { LoopSessionRegistry } from '../src/registry.js';
-import { createLoopRoutes } from '../src/routes.js';
-import { SpyRouter, loopClient, polledMessage } from './helpers.js';
+import { createLoopRoutes, type LoopRoutes } from '../src/routes.js';
+import { SpyRouter, loopClient, polledMessage, type FetchLike } from './helpers.js';
+
+/** The routes themselves, called with a request made from fetch's arguments (no adapter, no socket). */
+function inProcess(routes: LoopRoutes): FetchLike {
+  return async (path, init = {}) => {
+    const url = new URL(path, 'http://loop');
+    const headers = new Headers(init.headers);
+    const answer = await routes.handle(url.pathname, {
+      method: init.method ?? 'GET',
+      sessionHeader: headers.get('x-mdp-session-id') ?? undefined,
+      query: (name) => (url.searchParams.has(name) ? url.searchParams.getAll(name) : undefined),
+      headers: () => headersToMap(headers),
+      readBody: async () => ({ ok: true, text: typeof init.body === 'string' ? init.body : '' }),
+      connection: () => undefined,
+      remoteAddress: () => undefined,
+      secure: false,
+    });
+    return new Response(answer.body ?? null, { status: answer.status });
+  };
+}
 
 function loopOnRouter() {
   const router = new SpyRouter();
@@ -28,8 +46,7 @@ function loopOnRouter() {
     principalOf: undefined,
     isClosed: () => false,
   });
-  const app = createHonoApp(routes, silentLogger);
-  return { router, registry, client: loopClient((path, init) => app.request(path, init)) };
+  return { router, registry, client: loopClient(inProcess(routes)) };
 }
 
 let loop: ReturnType<typeof loopOnRouter>;

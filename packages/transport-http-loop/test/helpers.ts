@@ -1,11 +1,15 @@
 /**
  * Test helpers: a log watcher to wait on server-side events, an HTTP loop client over any fetch,
- * and a node:http server for `handleNode`.
+ * and a server on a real socket for each adapter (`handleNode` on node:http, the Hono routes on
+ * @hono/node-server).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
 import { Router, createLogger, type Logger, type Session, type SessionTransport } from '@mdp/core';
 import type { AuthContext, ClientDescriptor } from '@mdp/protocol';
+import { createHttpLoopRoutes } from '../src/hono.js';
 import type { HttpLoopTransport } from '../src/index.js';
 
 /** Where the servers of these tests mount the transport. */
@@ -27,6 +31,24 @@ export async function serveHandleNode(transport: HttpLoopTransport, otherStatus 
   const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
   return { server, port };
 }
+
+/** The Hono routes mounted at MOUNT of an app on @hono/node-server (127.0.0.1, port 0); other paths get `otherStatus`. */
+export async function serveHonoRoutes(transport: HttpLoopTransport, otherStatus = 404): Promise<{ server: Server; port: number }> {
+  const app = new Hono();
+  app.route(MOUNT, createHttpLoopRoutes(transport));
+  app.all('*', (c) => c.body(null, otherStatus as 404));
+  let server: Server | undefined;
+  const port = await new Promise<number>((resolve) => {
+    server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => resolve(info.port)) as Server;
+  });
+  return { server: server!, port };
+}
+
+/** Both adapters, each serving a transport on a real socket: the table of the shared suites. */
+export const ADAPTERS: ReadonlyArray<readonly [string, (transport: HttpLoopTransport, otherStatus?: number) => Promise<{ server: Server; port: number }>]> = [
+  ['handleNode on node:http', serveHandleNode],
+  ['Hono routes on @hono/node-server', serveHonoRoutes],
+];
 
 /** Stop what a socket test started: the transport and the router, then the server and its connections. */
 export async function stopServing(transport: HttpLoopTransport, router: Router, server: Server): Promise<void> {

@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EXPIRE_BATCH } from '@mdp/core';
 import { IdleTracker, IdleWatch, type IdleClock } from '../src/idle.js';
+import { createHttpLoopRoutes } from '../src/hono.js';
 import { createHttpLoopTransport, type HttpLoopTransport } from '../src/index.js';
 import { CLIENT, SpyRouter, loopClient, polledMessage, watchLogs, type LogWatcher, type LoopClient } from './helpers.js';
 
@@ -223,7 +224,8 @@ describe('the transport ends vanished sessions', () => {
     router = new SpyRouter({ invocationTimeoutMs: 60_000 });
     logs = watchLogs();
     transport = createHttpLoopTransport(router, { logger: logs.logger, idleTimeoutMs: 1000 });
-    client = loopClient((path, init) => transport.app.request(path, init));
+    const app = createHttpLoopRoutes(transport);
+    client = loopClient((path, init) => app.request(path, init));
   });
 
   afterEach(async () => {
@@ -314,7 +316,8 @@ describe('the transport ends vanished sessions', () => {
     const { router: shortRouter, transport: shortTransport, client: shortClient } = (() => {
       const r = new SpyRouter({ invocationTimeoutMs: 3000 });
       const t = createHttpLoopTransport(r, { logger: logs.logger, idleTimeoutMs: 1000 });
-      return { router: r, transport: t, client: loopClient((path, init) => t.app.request(path, init)) };
+      const app = createHttpLoopRoutes(t);
+      return { router: r, transport: t, client: loopClient((path, init) => app.request(path, init)) };
     })();
     try {
       const sessionId = await shortClient.register();
