@@ -33,6 +33,22 @@ function credentialOf(auth: AuthContext | undefined): AuthContext | undefined {
   return result.scheme || result.token || result.headers || result.metadata ? result : undefined;
 }
 
+/**
+ * The transport auth `POST /mdp/auth` mints from when the body names none. Under an auth policy the
+ * `mdp_auth` cookie is left out: a sealed cookie carries its expiry, and minting a fresh one from it
+ * alone would let whoever holds (or copied) it renew it for ever, so only a credential shown again
+ * (`Authorization`, `x-mdp-auth-*`) gets a new cookie. Without a policy the cookie counts, as on
+ * the servers in use today.
+ */
+function requestCredential(gate: AuthGate, headers: Record<string, string>): AuthContext | undefined {
+  if (!gate.policy) return credentialOf(gate.extract(headers));
+  const { cookie: _cookie, ...shown } = headers;
+  return credentialOf(gate.extract(shown));
+}
+
+const NO_AUTH = 'No auth given: send {"auth": {...}} or an Authorization header';
+const NO_AUTH_GUARDED = 'No auth given: send {"auth": {...}}, an Authorization header or x-mdp-auth-* headers (the mdp_auth cookie cannot renew itself)';
+
 export function createAuthRoutes(gate: AuthGate, sameSite: CookieSameSite = 'lax'): Hono {
   const app = new Hono();
   app.post('/', async (c) => {
@@ -55,8 +71,8 @@ export function createAuthRoutes(gate: AuthGate, sameSite: CookieSameSite = 'lax
         auth = parsed.value;
       }
     }
-    auth ??= credentialOf(gate.extract(headersToMap(c.req.raw.headers)));
-    if (!auth) return c.json({ error: 'No auth given: send {"auth": {...}} or an Authorization header' }, 400);
+    auth ??= requestCredential(gate, headersToMap(c.req.raw.headers));
+    if (!auth) return c.json({ error: gate.policy ? NO_AUTH_GUARDED : NO_AUTH }, 400);
     // Under an auth policy a cookie is only minted for a credential the policy accepts.
     if (gate.policy && !gate.allows(auth)) return c.json({ error: 'Unauthorized' }, 401);
     let value: string;

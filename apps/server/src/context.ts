@@ -30,9 +30,11 @@ export interface OwnedContext extends ServerContext {
 
 /**
  * Build the context; throws RangeError for options that cannot run safely, TlsFileError for a TLS
- * file that cannot be used.
+ * file that cannot be used. `isServerId`: the server ids of this server's cluster, asked at each
+ * registration (the cluster starts later): under an auth policy a member's mirrored ids are that
+ * member's alone.
  */
-export function createServerContext(options: MdpServerOptions): OwnedContext {
+export function createServerContext(options: MdpServerOptions, isServerId: (id: string) => boolean = () => false): OwnedContext {
   if ((options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite) === 'none' && !options.tls) throw new RangeError(SAME_SITE_NONE_NEEDS_TLS);
   const logger = options.logger ?? createLogger({ level: options.logLevel ?? SERVER_DEFAULTS.logLevel });
   const policy = options.authPolicy ?? (options.authTokens?.length ? createTokenPolicy(options.authTokens) : undefined);
@@ -49,6 +51,7 @@ export function createServerContext(options: MdpServerOptions): OwnedContext {
     maxPathSegments: options.maxPathSegments ?? SERVER_DEFAULTS.maxPathSegments,
     maxCatalogPaths: options.maxCatalogPaths ?? SERVER_DEFAULTS.maxCatalogPaths,
     catalogUpdatesPerMinute: options.maxCatalogUpdatesPerMinute ?? SERVER_DEFAULTS.maxCatalogUpdatesPerMinute,
+    isServerId,
     logger,
     onCallEnd: (record) => {
       for (let i = 0; i < observers.length; i++) (observers[i] as (record: CallRecord) => void)(record);

@@ -4,6 +4,7 @@
  * policy guarded /mcp alone.
  */
 import * as v from 'valibot';
+import { hostnameOf } from '@mdp/core';
 import { list } from './flag-values.js';
 import type { MdpServerOptions } from './options.js';
 import { settingGroup } from './settings.js';
@@ -26,6 +27,24 @@ const origins = v.pipe(
   ),
 );
 
+/**
+ * Whether `text` is a bare host name as the Host check compares it: no scheme, port, path or
+ * user (the check drops the port of a Host header and compares the name alone, so
+ * `example.com:8080` or `http://example.com` could never match anything).
+ */
+function isHostName(text: string): boolean {
+  return hostnameOf(text) === text.trim().toLowerCase();
+}
+
+/** A list of Host names (`agent.example.com`, `[fd00::1]`). */
+const hosts = v.pipe(
+  list('hosts'),
+  v.check(
+    (values) => values.every(isHostName),
+    'must be host names like box.lan or [fd00::1] (no scheme, no port: the port of a Host header is not compared)',
+  ),
+);
+
 export const ORIGIN_SETTINGS = settingGroup({
   title: 'Browsers (the host API, the inspector and /mcp refuse other sites\' pages and rebound DNS names)',
   settings: {
@@ -43,7 +62,7 @@ export const ORIGIN_SETTINGS = settingGroup({
       aliases: ['mcp-allow-host'],
       placeholder: '<host>',
       arity: 'list',
-      schema: list('hosts'),
+      schema: hosts,
       help: `Host name allowed besides loopback names (repeatable); on a server bound beyond loopback,
         the only names allowed once one is given`,
     },

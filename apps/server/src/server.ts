@@ -60,10 +60,13 @@ export interface MdpServer {
 
 /** @throws RangeError for options that cannot run, TlsFileError for a TLS file that cannot be used. */
 export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
-  const ctx = createServerContext(options);
+  // The cluster's server ids, once the cluster feature exists (the router is made first).
+  let clusterIds: (id: string) => boolean = () => false;
+  const ctx = createServerContext(options, (id) => clusterIds(id));
   const { router, logger, host, tls, limits } = ctx;
   const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
   const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens, tls });
+  clusterIds = cluster.isServerId;
   // The MCP bridge, the host API and the inspector share the cluster's host: on a follower it asks the leader.
   const mcp = mcpFeature(ctx, options.mcp, () => cluster.host);
   const httpLoop = httpLoopFeature(ctx, {
@@ -85,7 +88,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     inspectorFeature(ctx, cluster.host),
     rootFeature(ctx),
     healthFeature(ctx, cluster, probeGuard),
-    websocketFeature(ctx, limits.websocket),
+    websocketFeature(ctx, limits.websocket, cluster.mirrorPeer),
     clientLogFeature(ctx),
     callLogsFeature(ctx, { accessLog: options.accessLog ?? false, auditLog: options.auditLog }),
     sessionsFeature(ctx, { drainTimeoutMs: options.drainTimeoutMs ?? SERVER_DEFAULTS.drainTimeoutMs }),

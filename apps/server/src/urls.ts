@@ -1,12 +1,13 @@
 /** URLs the server advertises. Wildcard binds advertise the host the request came in on. */
 import { hostname } from 'node:os';
-import { urlHost } from '@mdp/core';
+import { isLoopbackHost, urlHost } from '@mdp/core';
 import { metaEndpoints, type MetaEndpoints } from '@mdp/protocol';
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
 
+/** Whether the server bound to `host` is reachable from this machine only (core's one loopback test). */
 export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || host.startsWith('127.');
+  return isLoopbackHost(host);
 }
 
 /**

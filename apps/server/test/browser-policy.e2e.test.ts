@@ -5,7 +5,9 @@
  * CORS for browser MDP clients. Requests go through node's client: fetch would not send our Host.
  */
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '@mdp/core';
 import { descriptor, registeredClient, skill, startServer, stopAll, type TestServer } from './harness.js';
 
 afterEach(async () => {
@@ -132,6 +134,53 @@ describe('a rebound DNS name', () => {
     const { t } = await serverWithApp({ allowedHosts: ['box.lan'] });
     const res = await send(t, '/mdp/clients', { headers: { host: `box.lan:${t.port}`, origin: `http://box.lan:${t.port}` } });
     expect(res.status).toBe(200);
+  });
+});
+
+/** One request written as it stands on a socket (node's client always sends a Host); the status and body. */
+function rawExchange(port: number, text: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(text));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve({ status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(answer)?.[1] ?? 0), body: answer.slice(answer.indexOf('\r\n\r\n') + 4) }));
+  });
+}
+
+describe('Host headers that name nothing', () => {
+  it('a malformed Host on /mcp is 400, not an internal error', async () => {
+    const errors: string[] = [];
+    const logger = createLogger({ level: 'error', write: (line) => errors.push(line) });
+    const { t, app } = await serverWithApp({ logger });
+    for (const host of ['a b', '[', 'x:y:z']) {
+      const res = await send(t, '/mcp', { method: 'POST', headers: { ...MCP, host }, body: INIT });
+      expect(res.status, host).toBe(400);
+      expect(res.body).toContain('malformed Host header');
+    }
+    expect(errors).toEqual([]);
+    expect(app.calls).toEqual([]);
+  });
+
+  it('a request without a Host (HTTP/1.0) is refused on /mcp as on the host API', async () => {
+    const { t, app } = await serverWithApp();
+    const mcp = await rawExchange(t.port, `POST /mcp HTTP/1.0\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: ${Buffer.byteLength(INIT)}\r\n\r\n${INIT}`);
+    expect(mcp.status).toBe(403);
+    expect(mcp.body).toContain('missing or malformed Host header');
+    const host = await rawExchange(t.port, 'GET /mdp/clients HTTP/1.0\r\n\r\n');
+    expect(host.status).toBe(403);
+    expect(t.server.mcp ? (await send(t, '/mcp', { method: 'POST', headers: MCP, body: INIT })).status : 0).toBe(200);
+    expect(app.calls).toEqual([]);
+  });
+
+  it('a server bound to another spelling of loopback (127.1) checks the Host as well', async () => {
+    const { t } = await serverWithApp({ host: '127.1' });
+    for (const [method, path, headers, body] of GUARDED) {
+      const res = await send(t, path, { method, headers: { ...headers, host: `evil.example:${t.port}` }, body });
+      expect(res.status, path).toBe(403);
+    }
+    expect((await send(t, '/mdp/clients')).status).toBe(200);
   });
 });
 

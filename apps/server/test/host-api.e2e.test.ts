@@ -176,7 +176,7 @@ describe('host API without an auth policy', () => {
 });
 
 describe('host API under an auth policy', () => {
-  it('refuses callers without an accepted token with 401 and forwards the caller\'s credential to the client', async () => {
+  it('refuses callers without an accepted token with 401 and never forwards the caller\'s credential to the client', async () => {
     const t = await startServer({ authTokens: ['reader-token', 'client-token'] });
     const app = await registeredClient(t, descriptor('app', CATALOG), { authorization: 'Bearer client-token' });
     app.handler = (c) => ({ token: c.auth?.token ?? null });
@@ -194,7 +194,11 @@ describe('host API under an auth policy', () => {
 
     const ok = await call(t, { clientId: 'app', method: 'GET', path: '/status' }, { authorization: 'Bearer reader-token' });
     expect(ok.status).toBe(200);
-    expect(await json(ok)).toEqual({ ok: true, data: { token: 'reader-token' } });
+    // The token opened the call; it is the caller's key to this server, not the client's to hold.
+    expect(await json(ok)).toEqual({ ok: true, data: { token: null } });
+    // A credential the caller names for the client in the body goes as given.
+    const named = await call(t, { clientId: 'app', method: 'GET', path: '/status', auth: { token: 'for-app' } }, { authorization: 'Bearer reader-token' });
+    expect(await json(named)).toEqual({ ok: true, data: { token: 'for-app' } });
     const listed = await fetch(`${t.http}/mdp/clients`, { headers: { authorization: 'Bearer reader-token' } });
     expect(listed.status).toBe(200);
     await clientChange(t.server, 'app', true);

@@ -233,8 +233,8 @@ describe('MCP flags', () => {
     });
     // The --mcp-allow-* names are aliases of the server-wide --allow-origin and --allow-host.
     expect(command.kind === 'run' && [command.options.allowedOrigins, command.options.allowedHosts]).toEqual([['https://agent.example'], ['box.lan']]);
-    const general = parseCliArgs(['--allow-origin', 'https://agent.example', '--allow-host', 'box.lan']);
-    expect(general.kind === 'run' && [general.options.allowedOrigins, general.options.allowedHosts]).toEqual([['https://agent.example'], ['box.lan']]);
+    const general = parseCliArgs(['--allow-origin', 'https://agent.example', '--allow-host', 'box.lan', '--allow-host', 'Box.Example', '--allow-host', '[fd00::1]']);
+    expect(general.kind === 'run' && [general.options.allowedOrigins, general.options.allowedHosts]).toEqual([['https://agent.example'], ['box.lan', 'Box.Example', '[fd00::1]']]);
     const defaults = parseCliArgs([]);
     expect(defaults.kind === 'run' && defaults.options.mcp).toEqual({ surface: 'catalog', maxTools: 40 });
   });
@@ -245,6 +245,9 @@ describe('MCP flags', () => {
     [['--mcp-allow-origin', 'agent.example'], '--mcp-allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["agent.example"]'],
     [['--mcp-allow-origin', 'https://a.example/path'], '--mcp-allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["https://a.example/path"]'],
     [['--allow-origin', 'evil.example'], '--allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["evil.example"]'],
+    [['--allow-host', 'example.com:8080'], '--allow-host must be host names like box.lan or [fd00::1] (no scheme, no port: the port of a Host header is not compared), got ["example.com:8080"]'],
+    [['--allow-host', 'http://foo.com'], '--allow-host must be host names like box.lan or [fd00::1] (no scheme, no port: the port of a Host header is not compared), got ["http://foo.com"]'],
+    [['--mcp-allow-host', 'box.lan', '--mcp-allow-host', 'a/b'], '--mcp-allow-host must be host names like box.lan or [fd00::1] (no scheme, no port: the port of a Host header is not compared), got ["box.lan","a/b"]'],
     [['--mcp-surface', 'all'], '--mcp-surface must be one of catalog, generic, got "all"'],
   ])('%j → %s', (args, message) => {
     expect(parseCliArgs(args)).toEqual({ kind: 'error', messages: [message] });

@@ -1,10 +1,11 @@
 /** The public shape of a cluster node (`createClusterNode` in node.ts). */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { HostApi } from '@mdp/core';
+import type { HeaderMap, HostApi } from '@mdp/core';
 import type { ClusterView, FeaturesView } from '@mdp/protocol';
 import type { ClusterConfigError } from './admission.js';
 import type { LeaderView } from './election-driver.js';
+import type { MirrorPeer } from './mirror-proof.js';
 import type { ClusterMode } from './options.js';
 import type { ProxyStatus } from './proxy.js';
 
@@ -42,6 +43,14 @@ export interface ClusterNode {
    * `createLocalHost`). Always false for a standalone node: no aliases.
    */
   isServerId(id: string): boolean;
+  /**
+   * The member a websocket upgrade proves it is a mirror link of (its `x-mdp-cluster-mirror` header,
+   * an HMAC under the cluster secret meant for this server), and the principal of the client it
+   * mirrors; `undefined` when it proves nothing (always without a cluster secret, and standalone).
+   * Under an auth policy only such a link registers that member's mirrored ids (`Router` of
+   * `@mdp/core`, opened with it as the session's `peer`).
+   */
+  mirrorPeer(headers: HeaderMap): MirrorPeer | undefined;
   /** The `features` object of GET /mdp/meta. */
   features(): FeaturesView;
   /**

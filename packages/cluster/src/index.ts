@@ -10,3 +10,5 @@ export { DISCOVERY_DEFAULTS } from './discovery.js';
 export type { DiscoveryOptions } from './discovery.js';
 export type { Membership } from './membership.js';
 export type { ProxyStatus } from './proxy.js';
+export { MIRROR_PROOF_HEADER } from './mirror-proof.js';
+export type { MirrorPeer } from './mirror-proof.js';

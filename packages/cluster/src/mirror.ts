@@ -18,12 +18,15 @@ import {
   type PathDescriptor,
 } from '@mdp/protocol';
 import type { Clock, TimerSet } from './clock.js';
+import { MIRROR_PROOF_HEADER } from './mirror-proof.js';
 import { dialTls, type PeerTlsSource } from './tls.js';
 
 export interface MirrorOptions {
   readonly router: Router;
   readonly serverId: string;
   readonly wsUrl: string;
+  /** The hub's server id (from its metadata), which a proof names. */
+  readonly upstreamServerId: string;
   readonly clock: Clock;
   readonly timers: TimerSet;
   readonly logger: Logger;
@@ -36,6 +39,12 @@ export interface MirrorOptions {
   readonly maxPayloadBytes: number;
   /** Sent with the websocket upgrade (credentials for a hub with an auth policy). */
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * The `x-mdp-cluster-mirror` value that proves this link comes from a member (mirror-proof.ts),
+   * made at every connect for the hub `to` and the mirrored client's `principal`. Without it (no
+   * cluster secret) the link proves nothing, and a hub under an auth policy refuses the mirror.
+   */
+  readonly proof?: (to: string, principal: string | undefined) => string;
   /** TLS of the `wss` link to the hub. */
   readonly tls?: PeerTlsSource;
 }
@@ -49,6 +58,8 @@ export class Mirror {
   readonly localId: string;
   readonly upstreamId: string;
   private descriptor: ClientDescriptor;
+  /** Who the local client belongs to, under this server's auth policy. */
+  private principal: string | undefined;
   private ws: WebSocket | undefined;
   private failures = 0;
   private cancelReconnect: (() => void) | undefined;
@@ -63,6 +74,7 @@ export class Mirror {
     this.localId = client.id;
     this.upstreamId = mirroredId(options.serverId, client.id);
     this.descriptor = client.descriptor;
+    this.principal = client.principal;
   }
 
   start(): void {
@@ -73,6 +85,7 @@ export class Mirror {
   update(client: ClientInfo): void {
     const before = this.descriptor;
     this.descriptor = client.descriptor;
+    this.principal = client.principal;
     if (!this.registered) return; // the next registration carries it
     const { paths: _a, ...restBefore } = before;
     const { paths: _b, ...restAfter } = client.descriptor;
@@ -102,13 +115,14 @@ export class Mirror {
 
   private connect(): void {
     if (this.stopped) return;
-    const { wsUrl, logger } = this.options;
+    const { wsUrl, logger, proof } = this.options;
     let ws: WebSocket;
     try {
+      const headers = { ...this.options.headers, ...(proof ? { [MIRROR_PROOF_HEADER]: proof(this.options.upstreamServerId, this.principal) } : {}) };
       ws = new WebSocket(wsUrl, {
         handshakeTimeout: this.options.connectTimeoutMs,
         maxPayload: this.options.maxPayloadBytes,
-        ...(this.options.headers ? { headers: { ...this.options.headers } } : {}),
+        ...(Object.keys(headers).length > 0 ? { headers } : {}),
         ...dialTls(this.options.tls),
       });
     } catch (error) {

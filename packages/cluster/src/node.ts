@@ -22,6 +22,7 @@ import { UPGRADE_UNAVAILABLE, linksFor, type LinkFaults, type LinkManager } from
 import { Listeners } from './listeners.js';
 import { Machine } from './machine.js';
 import { createMemberHost } from './member-host.js';
+import { verifyMirrorProof } from './mirror-proof.js';
 import { admissionConfigOf, resolveOptions, settleMsOf, type ClusterNodeOptions, type ResolvedOptions } from './options.js';
 import { initialReadiness, step as stepReadiness } from './readiness.js';
 import { createStandalone } from './standalone.js';
@@ -168,6 +169,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     },
 
     isServerId,
+    mirrorPeer: (headers) => verifyMirrorProof(headers, o.clusterSecrets, o.clusterId, o.serverId, o.clock.wallNow()),
     meta: () => clusterView(o.clusterId, { mode: o.membership.mode, fingerprint: admission.state.config.fingerprint }, o.leaseDurationMs, run?.driver.snapshot() ?? unstartedSnapshot(o.membership)),
     features: () => ({ upstreamProxy: true, clusterControl: true }),
     servesDefaultPort: () => !closing && run?.driver.view().role === 'leader' && mayServeDefaultPort(admission.state),

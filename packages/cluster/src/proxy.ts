@@ -18,7 +18,7 @@ export type ProxyStatus =
   | { readonly state: 'refused'; readonly upstream: string; readonly reason: string }
   | { readonly state: 'unreachable'; readonly upstream: string; readonly reason: string };
 
-export interface ProxyOptions extends Omit<MirrorOptions, 'wsUrl'> {
+export interface ProxyOptions extends Omit<MirrorOptions, 'wsUrl' | 'upstreamServerId'> {
   /** Time allowed for reading the upstream's metadata, ms. */
   readonly probeTimeoutMs: number;
   /** Wait before checking an unreachable or refused upstream again, ms. */
@@ -154,7 +154,7 @@ export class UpstreamProxy {
     // A client that is itself a mirror (registered here by another server) is never mirrored on.
     if (proxyMarker(client.descriptor)) return;
     this.mirrors.get(client.id)?.stop();
-    const mirror = new Mirror({ ...this.options, wsUrl: this.current.wsUrl }, client);
+    const mirror = new Mirror({ ...this.options, wsUrl: this.current.wsUrl, upstreamServerId: this.current.upstreamServerId }, client);
     this.mirrors.set(client.id, mirror);
     mirror.start();
   }

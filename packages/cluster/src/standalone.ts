@@ -27,8 +27,9 @@ export function createStandalone(o: ResolvedOptions): ClusterNode {
     handleUpgrade(_request, socket) {
       socket.end(UPGRADE_NOT_FOUND);
     },
-    // A cluster of one: no server's prefix to alias under.
+    // A cluster of one: no server's prefix to alias under, no member to mirror into it.
     isServerId: NO_SERVER_IDS,
+    mirrorPeer: () => undefined,
     meta: () => standaloneClusterView(o.clusterId, o.serverId, self?.wsUrl ?? '', o.leaseDurationMs),
     features: () => ({ upstreamProxy: proxy !== undefined, clusterControl: false }),
     // A server that is a cluster of one by choice keeps to its own port.

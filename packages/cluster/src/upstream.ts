@@ -4,6 +4,7 @@
  * a leader into nobody.
  */
 import type { TimerSet } from './clock.js';
+import { mirrorProofHeader } from './mirror-proof.js';
 import type { LeaderView } from './election-driver.js';
 import type { MemberEntry } from './membership.js';
 import type { ResolvedOptions } from './options.js';
@@ -11,6 +12,7 @@ import { UpstreamProxy } from './proxy.js';
 import { probeWith } from './tls.js';
 
 export function createUpstreamProxy(o: ResolvedOptions, timers: TimerSet): UpstreamProxy {
+  const secret = o.clusterSecrets[0];
   return new UpstreamProxy({
     router: o.router,
     serverId: o.serverId,
@@ -23,6 +25,10 @@ export function createUpstreamProxy(o: ResolvedOptions, timers: TimerSet): Upstr
     connectTimeoutMs: Math.max(1000, o.discovery.probeTimeoutMs * 2),
     maxPayloadBytes: o.maxPayloadBytes,
     ...(o.upstreamHeaders ? { headers: o.upstreamHeaders } : {}),
+    // With a cluster secret every mirror link proves it comes from this member (mirror-proof.ts).
+    ...(secret !== undefined
+      ? { proof: (to: string, principal: string | undefined) => mirrorProofHeader(secret, o.clusterId, { serverId: o.serverId, to, timestamp: o.clock.wallNow(), ...(principal !== undefined ? { principal } : {}) }) }
+      : {}),
     ...(o.tls ? { tls: o.tls } : {}),
     probe: probeWith(o.tls),
     probeTimeoutMs: Math.max(1000, o.discovery.probeTimeoutMs),

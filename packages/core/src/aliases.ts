@@ -10,8 +10,9 @@
  *   hello          A.hello, B.hello (two mirrors)  nothing: not_found naming both
  *
  * Only server ids of this cluster make such a prefix (`isServerId`: this server's own and its
- * members'): any client may register a dotted id or claim to be a mirror in its metadata, and must
- * not receive the calls (and the caller's credential) meant for another client. Without a cluster
+ * members'): without an auth policy any client may register a dotted id or claim to be a mirror in
+ * its metadata, and must not receive the calls meant for another client. (Under a policy only a
+ * member's proven mirror links register its mirrored ids: ownership.ts.) Without a cluster
  * there are no server ids, hence no aliases. An id that names a registered client always means
  * that client.
  */

@@ -10,6 +10,7 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, 
 import type { AuthContext } from '@mdp/protocol';
 import { parseAuthContext } from '@mdp/protocol';
 import { encodeAuthCookie, extractTransportAuth, type HeaderMap } from './auth.js';
+import { FORWARD_AS_IS, FORWARD_WITHOUT_CREDENTIAL, type CredentialForwarding } from './forwarding.js';
 
 export interface AuthPolicy {
   /** Whether this transport auth may connect or read. */
@@ -107,8 +108,12 @@ export function openAuthCookie(value: string, secret: Buffer, now: number): Auth
   return parsed.ok ? parsed.value : undefined;
 }
 
-/** How a server reads and mints credentials, with or without a policy. One object for every edge. */
-export interface AuthGate {
+/**
+ * How a server reads, mints and forwards credentials, with or without a policy. One object for
+ * every edge. Forwarding (forwarding.ts): without a policy a call carries the caller's transport
+ * auth and headers to the client as they came; under one, never the credential the server verified.
+ */
+export interface AuthGate extends CredentialForwarding {
   readonly policy: AuthPolicy | undefined;
   /** Transport auth of a request (under a policy the cookie is opened, and refused unless sealed by it and unexpired). */
   extract(headers: HeaderMap): AuthContext | undefined;
@@ -138,6 +143,7 @@ export function createAuthGate(policy?: AuthPolicy, options: AuthGateOptions = {
       allows: () => true,
       principalOf: () => undefined,
       encodeCookie: encodeAuthCookie,
+      ...FORWARD_AS_IS,
     };
   }
   const now = options.now ?? Date.now;
@@ -149,5 +155,6 @@ export function createAuthGate(policy?: AuthPolicy, options: AuthGateOptions = {
     allows: (auth) => policy.verify(auth),
     principalOf: (auth) => (policy.principal && auth ? policy.principal(auth) : credentialPrincipal(auth)),
     encodeCookie: (auth) => sealAuthCookie(auth, policy.cookieSecret, now() + maxAgeMs),
+    ...FORWARD_WITHOUT_CREDENTIAL,
   };
 }

@@ -20,10 +20,33 @@ export interface OriginPolicy {
   readonly allowedOrigins: readonly string[];
 }
 
-/** Whether `hostname` (no port; IPv6 in brackets) names this machine. */
+/** Loopback names in their canonical spelling (IPv4-mapped 127.x.x.x included). */
+const LOOPBACK_NAME = /^(?:localhost|.+\.localhost|\[::1\]|127(?:\.\d{1,3}){3}|\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\])$/;
+/** An IP address in a spelling the URL parser may rewrite (`127.1`, `0x7f.0.0.1`, `[0:0::1]`). */
+const IP_SPELLING = /^(?:[0-9a-fx.]+|\[[0-9a-f:.]+\])$/;
+
+/**
+ * Whether `hostname` (no port; IPv6 in brackets) names this machine, however an address is spelt:
+ * addresses are read as the URL parser (and so a browser, and node's `listen`) reads them, so
+ * `127.1`, `2130706433` and `[0:0:0:0:0:0:0:1]` are loopback too.
+ */
 export function isLoopbackHostname(hostname: string): boolean {
   const name = hostname.toLowerCase();
-  return name === 'localhost' || name.endsWith('.localhost') || name === '[::1]' || /^127(\.\d{1,3}){3}$/.test(name);
+  if (LOOPBACK_NAME.test(name)) return true;
+  if (!IP_SPELLING.test(name)) return false;
+  try {
+    return LOOPBACK_NAME.test(new URL(`http://${name}/`).hostname);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether a host to bind or dial (IPv6 with or without brackets) is a loopback address or name: the
+ * one test for "this server is only reachable from this machine".
+ */
+export function isLoopbackHost(host: string): boolean {
+  return isLoopbackHostname(urlHost(host));
 }
 
 /** Whether `hostname` is an IP address (IPv6 in brackets) rather than a DNS name. */
@@ -49,9 +72,8 @@ function normalOrigin(origin: string): URL | undefined {
 /** The policy of a server bound to `bindHost`, with what configuration adds. */
 export function originPolicyFor(bindHost: string, extra: { allowedHosts?: readonly string[]; allowedOrigins?: readonly string[] } = {}): OriginPolicy {
   const hosts = (extra.allowedHosts ?? []).map((h) => h.toLowerCase());
-  const bound = urlHost(bindHost);
   return {
-    allowedHosts: isLoopbackHostname(bound) || hosts.length > 0 ? hosts : undefined,
+    allowedHosts: isLoopbackHost(bindHost) || hosts.length > 0 ? hosts : undefined,
     allowedOrigins: (extra.allowedOrigins ?? []).map((o) => normalOrigin(o)?.origin ?? o),
   };
 }

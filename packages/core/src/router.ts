@@ -20,6 +20,8 @@ import { Deadlines, MAX_TIMER_MS, type Deadline } from './deadlines.js';
 import { randomUuid } from './uuid.js';
 import { MdpError } from './errors.js';
 import { silentLogger, type Logger } from './logger.js';
+import { NO_SERVER_IDS, type IsServerId } from './aliases.js';
+import { registrationRefusal, trustedMirror, type MirrorOwner } from './ownership.js';
 import { PathIndex, type ResolvedTarget } from './path-index.js';
 import { SESSION_CLOSE, authSourceOf, type AuthSource, type SessionInfo, type SessionTransport } from './session.js';
 
@@ -35,6 +37,12 @@ export interface RouterOptions extends Partial<CatalogLimits> {
    * sent, with `not_ready` (the HTTP edge answers 503 with `Retry-After`). Default 1000.
    */
   maxPendingCalls?: number;
+  /**
+   * Whether an id is a server id of this server's cluster (read at each registration, so it may
+   * learn members as they join). Under an auth policy the ids named like a member's mirrors
+   * (`<member>.<clientId>`) are that member's alone (ownership.ts). Default: none.
+   */
+  isServerId?: IsServerId;
   logger?: Logger;
   /**
    * Called once as each call ends, whatever its outcome (metrics, access and audit logs). Runs on
@@ -67,6 +75,11 @@ export interface ClientInfo {
   readonly lastSeen: number;
   /** Its connection is encrypted (TLS). */
   readonly secure: boolean;
+  /**
+   * Under an auth policy, the principal its id belongs to (a hash, never a secret): what a mirror
+   * of it carries to the hub, so that the id stays that principal's there too.
+   */
+  readonly principal: string | undefined;
 }
 
 export type ClientEvent =
@@ -139,6 +152,8 @@ interface ClientRecord {
   index: PathIndex;
   readonly session: Session;
   readonly registeredAt: number;
+  /** The id it mirrors, when it is a trusted mirror (registered by a proven link of its member). */
+  mirrorOf: string | undefined;
 }
 
 /**
@@ -197,6 +212,11 @@ export class Session implements SessionInfo {
      * A client id registered here belongs to it: another principal cannot take it over.
      */
     readonly principal: string | undefined,
+    /**
+     * The cluster member this session proved it is a mirror link of (with the cluster secret), if
+     * any: only such a session registers that member's mirrored ids (ownership.ts).
+     */
+    readonly peer: string | undefined = undefined,
   ) {
     this.transportAuth = transportAuth;
   }
@@ -239,11 +259,14 @@ const CALLER_GONE: InvokeOutcome = Object.freeze({
 });
 
 export class Router {
-  readonly options: Required<Omit<RouterOptions, 'logger' | 'onCallEnd'>>;
+  readonly options: Required<Omit<RouterOptions, 'logger' | 'onCallEnd' | 'isServerId'>>;
   private readonly logger: Logger;
+  private readonly isServerId: IsServerId;
   private readonly onCallEnd: ((record: CallRecord) => void) | undefined;
   private readonly sessions = new Set<Session>();
   private readonly clients = new Map<string, ClientRecord>();
+  /** Trusted mirrors by the id they mirror: that id lives on their member (ownership.ts). */
+  private readonly mirrors = new Map<string, Set<ClientRecord>>();
   private readonly pending = new Map<string, PendingCall>();
   private readonly deadlines = new Deadlines<PendingCall>((call) =>
     this.finish(call, {
@@ -276,6 +299,7 @@ export class Router {
     }
     this.logger = options.logger ?? silentLogger;
     this.onCallEnd = options.onCallEnd;
+    this.isServerId = options.isServerId ?? NO_SERVER_IDS;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -283,11 +307,12 @@ export class Router {
 
   /**
    * Open a session for one connection. `principal` names who opened it under an auth policy
-   * (`AuthGate.principalOf`); leave it out without one.
+   * (`AuthGate.principalOf`); leave it out without one. `peer`: the cluster member the connection
+   * proved it is a mirror link of, if any.
    */
-  openSession(transport: SessionTransport, transportAuth?: AuthContext, principal?: string): Session {
+  openSession(transport: SessionTransport, transportAuth?: AuthContext, principal?: string, peer?: string): Session {
     if (this.closing) throw new MdpError('not_ready', 'Server is shutting down');
-    const session = new Session(this, transport, transportAuth, principal);
+    const session = new Session(this, transport, transportAuth, principal, peer);
     this.sessions.add(session);
     // The liveness sweep runs only while there are sessions, so an idle router holds no timer.
     this.heartbeat ??= setInterval(() => this.sweep(), Math.min(this.options.heartbeatIntervalMs, MAX_TIMER_MS));
@@ -411,11 +436,19 @@ export class Router {
 
   private register(session: Session, descriptor: ClientDescriptor, auth: AuthContext | undefined): void {
     const holder = this.clients.get(descriptor.id);
-    // Under an auth policy an id belongs to whoever registered it; without one every session has
-    // the same (undefined) principal and the newer session replaces the older, as SPEC §4 says.
-    if (holder && holder.session !== session && holder.session.principal !== session.principal) {
-      this.logger.info('client.takeover_refused', { clientId: descriptor.id, holderSessionId: holder.session.id, sessionId: session.id });
-      throw new MdpError('bad_request', 'Client id held by another principal', { refusal: 'client_id_taken' });
+    // Under an auth policy an id belongs to whoever registered it (here, or on the member that
+    // mirrors it here); without one every session has the same (undefined) principal and the
+    // newer session replaces the older, as SPEC §4 says.
+    const refusal = registrationRefusal({
+      descriptor,
+      registrant: session,
+      holder: holder && holder.session !== session ? holder.session : undefined,
+      mirrors: this.mirrorOwners(descriptor.id, session),
+      isServerId: this.isServerId,
+    });
+    if (refusal !== undefined) {
+      this.logger.info('client.takeover_refused', { clientId: descriptor.id, holderSessionId: holder?.session.id, sessionId: session.id, reason: refusal });
+      throw new MdpError('bad_request', refusal, { refusal: 'client_id_taken' });
     }
     this.checkCatalog(session, descriptor.paths);
     const previous = session.client;
@@ -429,6 +462,7 @@ export class Router {
     if (existing && existing.id === descriptor.id) {
       existing.descriptor = descriptor;
       existing.index = new PathIndex(descriptor.paths);
+      this.trackMirror(existing);
       this.emit({ type: 'updated', client: this.info(existing) });
       return;
     }
@@ -438,9 +472,11 @@ export class Router {
       index: new PathIndex(descriptor.paths),
       session,
       registeredAt: Date.now(),
+      mirrorOf: undefined,
     };
     session.client = record;
     this.clients.set(record.id, record);
+    this.trackMirror(record);
     this.logger.debug('client.registered', {
       clientId: record.id,
       sessionId: session.id,
@@ -463,8 +499,38 @@ export class Router {
     this.emit({ type: 'updated', client: this.info(record) });
   }
 
+  /** The owners of the trusted mirrors of `id` on sessions other than `session`. */
+  private *mirrorOwners(id: string, session: Session): Iterable<MirrorOwner> {
+    const mirrors = this.mirrors.get(id);
+    if (!mirrors) return;
+    for (const mirror of mirrors) {
+      if (mirror.session !== session) yield { serverId: mirror.session.peer as string, principal: mirror.session.principal };
+    }
+  }
+
+  /** Index `record` by the id it mirrors when it is a trusted mirror (and only then). */
+  private trackMirror(record: ClientRecord): void {
+    const mirrored = trustedMirror(record.descriptor, record.session)?.clientId;
+    if (mirrored === record.mirrorOf) return;
+    this.untrackMirror(record);
+    record.mirrorOf = mirrored;
+    if (mirrored === undefined) return;
+    let set = this.mirrors.get(mirrored);
+    if (!set) this.mirrors.set(mirrored, (set = new Set()));
+    set.add(record);
+  }
+
+  private untrackMirror(record: ClientRecord): void {
+    if (record.mirrorOf === undefined) return;
+    const set = this.mirrors.get(record.mirrorOf);
+    set?.delete(record);
+    if (set?.size === 0) this.mirrors.delete(record.mirrorOf);
+    record.mirrorOf = undefined;
+  }
+
   private removeClient(record: ClientRecord, reason: string): void {
     if (this.clients.get(record.id) === record) this.clients.delete(record.id);
+    this.untrackMirror(record);
     if (record.session.client === record) record.session.client = undefined;
     this.failPending(record.session, record.id, reason);
     this.logger.debug('client.unregistered', { clientId: record.id, reason });
@@ -728,6 +794,7 @@ export class Router {
       registeredAt: record.registeredAt,
       lastSeen: record.session.lastSeen,
       secure: record.session.transport.secure === true,
+      principal: record.session.principal,
     };
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { originPolicyFor, originProblem } from '../src/origin-policy.js';
+import { isLoopbackHost, isLoopbackHostname, originPolicyFor, originProblem } from '../src/origin-policy.js';
 
 describe('originProblem', () => {
   const loopback = originPolicyFor('127.0.0.1');
@@ -35,5 +35,30 @@ describe('originProblem', () => {
     // An allowed host name was checked: its own pages may call.
     expect(originProblem({ host: 'box.lan:4000', origin: 'http://box.lan:4000' }, originPolicyFor('127.0.0.1', { allowedHosts: ['box.lan'] }))).toBeUndefined();
     expect(originProblem({ host: '127.0.0.1', origin: 'null' }, originPolicyFor('127.0.0.1'))).toBe('Forbidden: Origin "null" is not allowed');
+  });
+});
+
+describe('loopback', () => {
+  it.each(['localhost', '127.0.0.1', '127.1', '127.0.1', '127.255.255.254', '0x7f.0.0.1', '2130706433', '::1', '[::1]', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', 'app.localhost'])(
+    '%s is loopback',
+    (host) => expect(isLoopbackHost(host)).toBe(true),
+  );
+
+  it.each(['0.0.0.0', '::', '', '192.168.1.5', '128.0.0.1', '127.evil.example', 'evil.example', 'a@127.0.0.1', '127.0.0.1.evil.example', '::ffff:10.0.0.1'])(
+    '%s is not',
+    (host) => expect(isLoopbackHost(host)).toBe(false),
+  );
+
+  it('reads a Host header name the same way (brackets for IPv6)', () => {
+    expect(isLoopbackHostname('127.1')).toBe(true);
+    expect(isLoopbackHostname('[0::1]')).toBe(true);
+    expect(isLoopbackHostname('::1')).toBe(false);
+  });
+
+  it('a server bound to any loopback spelling checks the Host header', () => {
+    for (const bind of ['127.1', '127.0.0.2', '0x7f.1', '::1', '0:0:0:0:0:0:0:1']) {
+      expect(originProblem({ host: 'evil.example', origin: null }, originPolicyFor(bind))).toBe('Forbidden: Host "evil.example" is not allowed');
+      expect(originProblem({ host: '127.1:4000', origin: null }, originPolicyFor(bind))).toBeUndefined();
+    }
   });
 });

@@ -23,6 +23,8 @@
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   FANOUT_BODY_FACTOR,
+  FORWARD_AS_IS,
+  FORWARD_WITHOUT_CREDENTIAL,
   INTERNAL_ERROR,
   MdpError,
   extractTransportAuth,
@@ -33,6 +35,7 @@ import {
   silentLogger,
   type BodyResult,
   type CallSignal,
+  type CredentialForwarding,
   type HeaderMap,
   type HostApi,
   type Logger,
@@ -50,10 +53,17 @@ import {
 } from '@mdp/protocol';
 
 export interface HostApiOptions {
-  /** Reads the caller's transport auth, forwarded to the client when the body names no `auth`. Default: extractTransportAuth. */
+  /** Reads the caller's transport auth. Default: extractTransportAuth. */
   readonly extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
   /** Whether a caller with this transport auth may use the API; refused ones get 401. Default: all. */
   readonly authorize?: (auth: AuthContext | undefined) => boolean;
+  /**
+   * What of the caller's transport auth a call forwards to the client when its body names no `auth`
+   * (an `auth` in the body is passed as given). `AuthGate` of `@mdp/core` is one. Default: with
+   * `authorize` (an auth policy), nothing of the credential the server verified
+   * (`FORWARD_WITHOUT_CREDENTIAL`); without, the transport auth as it came (`FORWARD_AS_IS`).
+   */
+  readonly forwarding?: CredentialForwarding;
   /**
    * Checked against every request's Host and Origin (`originPolicyFor` of `@mdp/core`); refused
    * ones get 403. Default: none, for embedders that guard the routes themselves; the MDP server
@@ -150,6 +160,7 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
   const extractAuth = options.extractAuth ?? ((headers: HeaderMap) => extractTransportAuth(headers));
   const logger = options.logger ?? silentLogger;
   const maxBodyBytes = options.maxBodyBytes ?? HOST_API_DEFAULTS.maxBodyBytes;
+  const forwarding = options.forwarding ?? (options.authorize ? FORWARD_WITHOUT_CREDENTIAL : FORWARD_AS_IS);
 
   const body = async (request: HostHttpRequest): Promise<Record<string, unknown>> => {
     const read = await request.readBody(maxBodyBytes);
@@ -159,7 +170,11 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
     return object.value;
   };
 
-  const route = async (request: HostHttpRequest, auth: AuthContext | undefined): Promise<HostHttpResponse> => {
+  /**
+   * `auth`: the caller's transport auth (for the audit log); `forwardable`: what of it the client may
+   * get, unless the body names an `auth` of its own.
+   */
+  const route = async (request: HostHttpRequest, auth: AuthContext | undefined, forwardable: () => AuthContext | undefined): Promise<HostHttpResponse> => {
     switch (request.path) {
       case '/mdp/clients':
         return json(200, await host.listClients(parsed(parseListClientsRequest({ search: request.query('search') }))));
@@ -169,12 +184,12 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
       }
       case '/mdp/call': {
         const call = parsed(parseCallPathRequest(await body(request)));
-        const caller = call.auth ?? auth;
+        const caller = call.auth ?? forwardable();
         return callAnswer(await host.callPath(caller ? { ...call, auth: caller } : call, { signal: request.signal(), route: 'host', caller: auth }));
       }
       case '/mdp/call-many': {
         const call = parsed(parseCallPathsRequest(await body(request)));
-        const caller = call.auth ?? auth;
+        const caller = call.auth ?? forwardable();
         const forwarded = caller ? { ...call, auth: caller } : call;
         // Every client called gets its own copy of the payload: bound the copies, not just the request.
         const maxTargets = fanoutTargets(forwarded, FANOUT_BODY_FACTOR * maxBodyBytes);
@@ -198,7 +213,7 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
     if (options.authorize && !options.authorize(auth)) return UNAUTHORIZED;
     if (method === 'POST' && !isJsonType(headerOf(headers, 'content-type'))) return NOT_JSON;
     try {
-      return await route(request, auth);
+      return await route(request, auth, () => forwarding.forwardableAuth(headers, auth));
     } catch (error) {
       if (error instanceof Answer) return error.response;
       if (error instanceof MdpError) return failure(httpStatusOf(error), error.toJSON());

@@ -155,6 +155,21 @@ describe.each(ADAPTERS)('%s adapter', (_name, app) => {
       expect(call?.options?.signal).toMatchObject({ aborted: false, addEventListener: expect.any(Function), removeEventListener: expect.any(Function) });
     });
 
+    it('under an auth policy (authorize) forwards nothing of the credential the caller showed', async () => {
+      const host = fakeHost();
+      const guarded = app(host, { authorize: (auth: { token?: string } | undefined) => auth?.token === 't1' });
+      const headers = { authorization: 'Bearer t1', cookie: 'theme=dark; mdp_auth=sealed', 'x-mdp-auth-tenant': 'acme' };
+      expect((await guarded.request('/mdp/call', post('/mdp/call', { clientId: 'c', method: 'GET', path: '/a' }, headers))).status).toBe(200);
+      expect(host.calls[0]?.request.auth).toEqual({ headers: { cookie: 'theme=dark', 'x-mdp-auth-tenant': 'acme' } });
+      expect((await guarded.request('/mdp/call-many', post('/mdp/call-many', { method: 'GET', path: '/a' }, { authorization: 'Bearer t1' }))).status).toBe(200);
+      expect(host.calls[1]?.request).not.toHaveProperty('auth');
+      // Who asked is still known, for the audit log.
+      expect(host.calls[1]?.options?.caller).toMatchObject({ token: 't1' });
+      // An auth the caller puts in the body is for the client: passed as given.
+      await guarded.request('/mdp/call', post('/mdp/call', { clientId: 'c', method: 'GET', path: '/a', auth: { token: 'for-the-client' } }, headers));
+      expect(host.calls[2]?.request.auth).toEqual({ token: 'for-the-client' });
+    });
+
     it('keeps an auth given in the body', async () => {
       const host = fakeHost();
       await app(host).request('/mdp/call', post('/mdp/call', { clientId: 'c', method: 'GET', path: '/a', auth: { token: 'own' } }, { authorization: 'Bearer t1' }));

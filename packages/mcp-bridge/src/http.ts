@@ -6,7 +6,8 @@
  *   request ─▶ Origin/Host guard (403) ─▶ authorize (401) ─▶ method (405)
  *     ├─ Mcp-Session-Id known ─────────▶ that session's transport
  *     ├─ Mcp-Session-Id unknown ───────▶ 404 (the client starts a new session)
- *     ├─ none, POST ───────────────────▶ new transport; kept only if it was an initialize
+ *     ├─ none, POST, initialize ───────▶ room made (see below), new transport, kept
+ *     ├─ none, POST, anything else ────▶ a transport that answers (400) and is closed
  *     └─ none, GET/DELETE ─────────────▶ 400
  *
  * Sessions end on DELETE, on `close()`, and when idle: no request in flight and no response
@@ -22,7 +23,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, originProblem, silentLogger, type Logger, type OriginPolicy } from '@mdp/core';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULT_MAX_MESSAGE_BYTES, originProblem, readBodyText, silentLogger, type Logger, type OriginPolicy } from '@mdp/core';
 import type { McpBridge, McpSession } from './bridge.js';
 import { Timer, systemClock, type Clock } from './clock.js';
 import { releaseAnsweredJsonStreams } from './json-streams.js';
@@ -109,6 +111,28 @@ function hoggingIdle(entries: Iterable<Entry>): Entry | undefined {
     if (mine > theirs || (mine === theirs && entry.idleSince < (victim as Entry).idleSince)) victim = entry;
   }
   return victim;
+}
+
+/** Whether a POST body opens a session: an initialize, alone or in a batch (as the SDK reads it). */
+function isInitialize(body: unknown): boolean {
+  return Array.isArray(body) ? body.some((message) => isInitializeRequest(message)) : isInitializeRequest(body);
+}
+
+/**
+ * The body of a POST an adapter did not parse, read here (bounded) so that whether it is an
+ * initialize is known before anything is done for it. `parsed` is undefined when it is no JSON: the
+ * SDK transport answers that from `request`, rebuilt around the text read.
+ */
+async function bodyOf(request: Request, maxBytes: number): Promise<{ request: Request; parsed: unknown } | Response> {
+  const read = await readBodyText(request, maxBytes);
+  if (!read.ok) return jsonRpcError(read.status, -32000, read.error);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(read.text);
+  } catch {
+    parsed = undefined;
+  }
+  return { request: new Request(request.url, { method: request.method, headers: request.headers, body: read.text, signal: request.signal }), parsed };
 }
 
 /**
@@ -216,11 +240,25 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
     return watched(response, release);
   };
 
+  /**
+   * A POST without a session id. Only an initialize opens a session, so only one makes room (ends
+   * an idle session) and counts as starting: anything else goes to a transport that is closed once
+   * it answered (its refusal names what was wrong), and never costs another agent its session.
+   */
   const open = async (request: Request, parsedBody: unknown, principal: string): Promise<Response> => {
-    const refused = room(principal);
-    if (refused) return refused;
-    starting.set(principal, (starting.get(principal) ?? 0) + 1);
-    startingTotal += 1;
+    if (parsedBody === undefined) {
+      const read = await bodyOf(request, maxBodyBytes);
+      if (read instanceof Response) return read;
+      request = read.request;
+      parsedBody = read.parsed;
+    }
+    const initialize = isInitialize(parsedBody);
+    if (initialize) {
+      const refused = room(principal);
+      if (refused) return refused;
+      starting.set(principal, (starting.get(principal) ?? 0) + 1);
+      startingTotal += 1;
+    }
     let entry: Entry | undefined;
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
@@ -254,10 +292,12 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
       }
       return new Response(text, { status: response.status, headers: response.headers });
     } finally {
-      startingTotal -= 1;
-      const left = (starting.get(principal) ?? 1) - 1;
-      if (left === 0) starting.delete(principal);
-      else starting.set(principal, left);
+      if (initialize) {
+        startingTotal -= 1;
+        const left = (starting.get(principal) ?? 1) - 1;
+        if (left === 0) starting.delete(principal);
+        else starting.set(principal, left);
+      }
     }
   };
 

@@ -170,6 +170,23 @@ describe('Streamable HTTP sessions', () => {
       expect((await handler.handle(post(LIST, as('bob', { 'mcp-session-id': bob })))).status).toBe(200);
       expect((await handler.handle(post(LIST, as('hog', { 'mcp-session-id': hog[0]! })))).status).toBe(404);
     });
+
+    it('a POST that opens no session (no initialize) never ends a session to make room', async () => {
+      const { handler } = principals({ maxSessions: 2, maxSessionsPerPrincipal: 1 });
+      const alice = await opened(handler, 'alice');
+      await opened(handler, 'bob');
+      // The table and bob's quota are full. What bob sends is no initialize: 400, nothing evicted,
+      // whether the body comes parsed by the adapter or as a stream, or is no JSON at all.
+      expect(await errorOf(await handler.handle(post(LIST, as('bob'))))).toMatchObject({ status: 400, message: expect.stringContaining('start a session with an initialize request') });
+      expect(await errorOf(await handler.handle(post(LIST, as('bob')), LIST))).toMatchObject({ status: 400 });
+      const garbage = new Request(URL_, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...as('bob') }, body: '{oops' });
+      expect(await errorOf(await handler.handle(garbage))).toMatchObject({ status: 400, code: -32700 });
+      expect(handler.sessions).toBe(2);
+      expect((await handler.handle(post(LIST, as('alice', { 'mcp-session-id': alice })))).status).toBe(200);
+      // An initialize still makes room, from bob's own sessions.
+      await opened(handler, 'bob');
+      expect((await handler.handle(post(LIST, as('alice', { 'mcp-session-id': alice })))).status).toBe(200);
+    });
   });
 
   it('an idle session (nothing in flight, no stream open) is released after sessionIdleMs', async () => {

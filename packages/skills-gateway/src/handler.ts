@@ -4,7 +4,20 @@
  * around this.
  */
 import { UNSENDABLE_DATA_ERROR, skillPathCandidates, type AuthContext, type SerializedError } from '@mdp/protocol';
-import { INTERNAL_ERROR as INTERNAL, httpStatusOf, resolveClientId, retryAfterSeconds, type CallHandle, type InvokeOutcome, type IsServerId, type ResolvedTarget, type Router } from '@mdp/core';
+import {
+  FORWARD_AS_IS,
+  FORWARD_WITHOUT_CREDENTIAL,
+  INTERNAL_ERROR as INTERNAL,
+  httpStatusOf,
+  resolveClientId,
+  retryAfterSeconds,
+  type CallHandle,
+  type CredentialForwarding,
+  type InvokeOutcome,
+  type IsServerId,
+  type ResolvedTarget,
+  type Router,
+} from '@mdp/core';
 import { parseSkillRoute, rawSkillRoute } from './route.js';
 
 export interface SkillReadRequest {
@@ -31,6 +44,12 @@ export interface SkillReadOptions {
   timeoutMs?: number;
   /** Whether a reader with this transport auth may read; refused reads get 401. Default: all. */
   authorize?: (auth: AuthContext | undefined) => boolean;
+  /**
+   * What of the reader's headers and transport auth the client gets (`AuthGate` of `@mdp/core` is
+   * one). Default: with `authorize` (an auth policy), everything but the credential the server
+   * verified (`FORWARD_WITHOUT_CREDENTIAL`); without, everything as it came (`FORWARD_AS_IS`).
+   */
+  forwarding?: CredentialForwarding;
   /**
    * Whether an id is a server id of this server's cluster: a read of an absent client names its
    * mirrored twin only under such a prefix (`resolveClientId` of `@mdp/core`). Default: none.
@@ -92,10 +111,19 @@ export function readSkill(
     return undefined;
   }
   const { clientId, target } = read;
+  const forwarding = options.forwarding ?? (options.authorize ? FORWARD_WITHOUT_CREDENTIAL : FORWARD_AS_IS);
   return router.dispatch(
     clientId,
     target,
-    { query: request.query, headers: request.headers, auth: request.auth, timeoutMs: options.timeoutMs, route: 'skill', signal },
+    {
+      query: request.query,
+      headers: forwarding.forwardableHeaders(request.headers),
+      auth: forwarding.forwardableAuth(request.headers, request.auth),
+      caller: request.auth,
+      timeoutMs: options.timeoutMs,
+      route: 'skill',
+      signal,
+    },
     (outcome) => respond(answerTo(outcome, target)),
   );
 }

@@ -172,6 +172,25 @@ describe.each(ADAPTERS)('skill routes: %s', (_name, listen) => {
       expect(client.lastCall.auth).toBeUndefined();
     });
 
+    it('under an auth policy (authorize) sends neither the Authorization header nor the mdp_auth cookie', async () => {
+      const port = await listen({ authorize: (auth) => auth?.token === 'tok-1' });
+      const cookie = `mdp_auth=${encodeAuthCookie({ token: 'from-cookie', metadata: { user: 'u1' } })}`;
+      await send(port, '/skills/c1/docs/review', { rawHeaders: [['Authorization', 'Bearer tok-1'], ['Cookie', 'theme=dark'], ['Cookie', cookie], ['X-MDP-Auth-Tenant', 't9']] });
+      expect(client.lastCall.auth).toEqual({ headers: { cookie: 'theme=dark', 'x-mdp-auth-tenant': 't9' } });
+      expect(client.lastCall.headers).toMatchObject({ cookie: 'theme=dark', 'x-mdp-auth-tenant': 't9' });
+      expect(JSON.stringify(client.lastCall)).not.toMatch(/tok-1|from-cookie|mdp_auth/);
+    });
+
+    it('forwards what the given forwarding lets through', async () => {
+      const port = await listen({
+        authorize: () => true,
+        forwarding: { forwardableAuth: () => ({ token: 'chosen' }), forwardableHeaders: () => ({ only: 'this' }) },
+      });
+      await send(port, '/skills/c1/docs/review', { rawHeaders: [['Authorization', 'Bearer tok-1']] });
+      expect(client.lastCall.auth).toEqual({ token: 'chosen' });
+      expect(client.lastCall.headers).toEqual({ only: 'this' });
+    });
+
     it('uses a custom extractAuth', async () => {
       const port = await listen({ extractAuth: (headers) => ({ token: String(headers['x-api-key']) }) });
       await send(port, '/skills/c1/docs/review', { rawHeaders: [['X-Api-Key', 'k-42']] });

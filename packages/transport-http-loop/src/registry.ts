@@ -1,6 +1,7 @@
 /** The HTTP loop sessions of one transport, keyed by their core session id. */
 import { Admission, type AdmissionLimits, type Logger, type Router, type Session, type SessionTransport } from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
+import { HandedCalls } from './handed.js';
 import { IdleWatch, type IdleClock, type IdleEntry } from './idle.js';
 import { Mailbox, pollDeadlines, type MailboxLimits } from './mailbox.js';
 
@@ -11,8 +12,8 @@ export interface LoopSession {
   readonly idle: IdleEntry;
   /** The remote address that connected it, counted against the per-address cap. */
   readonly address: string | undefined;
-  /** Request ids of the calls polled by the client and maybe not answered yet (pruned when checked). */
-  handed: string[] | undefined;
+  /** The calls polled by the client and maybe not answered yet; made by the first call handed. */
+  handed: HandedCalls | undefined;
 }
 
 export interface LoopSessionRegistryOptions {
@@ -50,13 +51,7 @@ export class LoopSessionRegistry {
       },
       options.clock,
       // A client that was handed a call and has not answered it yet is working on it, not gone.
-      (id) => {
-        const entry = this.entries.get(id);
-        if (!entry?.handed) return false;
-        entry.handed = entry.handed.filter((requestId) => this.router.isPending(requestId));
-        if (entry.handed.length === 0) entry.handed = undefined;
-        return entry.handed !== undefined;
-      },
+      (id) => this.entries.get(id)?.handed?.working() ?? false,
     );
     this.admission = new Admission(options.sessionLimits, 'HTTP loop sessions');
     this.queueLimits = options.queueLimits;
@@ -143,7 +138,12 @@ export class LoopSessionRegistry {
 
   /** A poll of `entry` handed its client the call `requestId`. */
   handed(entry: LoopSession, requestId: string): void {
-    (entry.handed ??= []).push(requestId);
+    (entry.handed ??= new HandedCalls((id) => this.router.isPending(id))).add(requestId);
+  }
+
+  /** The client of `entry` answered the call `requestId`: it no longer holds it. */
+  answered(entry: LoopSession, requestId: string): void {
+    entry.handed?.answered(requestId);
   }
 
   /** The client of `entry` sent something: it is there, whether or not a poll waits. */

@@ -180,6 +180,7 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     if (!message.ok) return error(400, message.error);
     // The session may have ended while the body was read.
     if (session.closed) return EMPTY_404;
+    if (message.value.type === 'callClientResult') registry.answered(looked.found, message.value.requestId);
     try {
       session.handle(message.value);
     } catch (caught) {

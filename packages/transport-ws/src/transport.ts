@@ -48,6 +48,13 @@ export interface WebSocketTransportOptions {
    */
   principalOf?: (auth: AuthContext | undefined) => string | undefined;
   /**
+   * Under `authorize`: the cluster member an upgrade proves it is a mirror link of, with the
+   * principal of the client it mirrors (a cluster node's `mirrorPeer`). Its session is opened as
+   * that member's `peer`, under that principal (else `principalOf`'s): only such a session
+   * registers the member's mirrored ids, and they stay their owner's. Default: none.
+   */
+  peerOf?: (headers: HeaderMap) => { readonly serverId: string; readonly principal?: string } | undefined;
+  /**
    * Most bytes one peer may leave unread, bytes: waiting in its socket and held back, or calls sent
    * since its last answer while it let others die unanswered. A peer over it does not read: it is
    * closed with 1013 and its pending calls fail at once. Default 8 MiB.
@@ -180,12 +187,13 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
   function onConnection(ws: WebSocket, request: IncomingMessage, socket: Duplex): void {
     const auth = extractAuth(request.headers);
     if (options.authorize && !options.authorize(auth)) return refuse(ws, WS_CLOSE.unauthorized, 'Unauthorized');
-    const principal = options.authorize ? options.principalOf?.(auth) : undefined;
+    const peer = options.authorize ? options.peerOf?.(request.headers) : undefined;
+    const principal = options.authorize ? (peer?.principal ?? options.principalOf?.(auth)) : undefined;
     // wss: the upgrade came over a TLS socket (a plain one has no `encrypted`).
     const connection = new WsConnection(ws, socket, context, (request.socket as { encrypted?: boolean }).encrypted === true);
     let session: Session;
     try {
-      session = router.openSession(connection, auth, principal);
+      session = router.openSession(connection, auth, principal, peer?.serverId);
     } catch (error) {
       // The router refuses new sessions while shutting down.
       ws.close(WS_CLOSE.goingAway, error instanceof MdpError ? closeReason(error.message) : 'Unavailable');

@@ -16,8 +16,8 @@ export class SpyRouter extends Router {
   readonly opened: Session[] = [];
   private readonly endWaiters = new Map<Session, Array<() => void>>();
 
-  override openSession(transport: SessionTransport, transportAuth?: AuthContext, principal?: string): Session {
-    const session = super.openSession(transport, transportAuth, principal);
+  override openSession(transport: SessionTransport, transportAuth?: AuthContext, principal?: string, peer?: string): Session {
+    const session = super.openSession(transport, transportAuth, principal, peer);
     this.opened.push(session);
     return session;
   }

@@ -210,6 +210,22 @@ describe('principals', () => {
     expect(await call).toMatchObject({ clientId: 'owned', auth: { token: 'reader' } });
   });
 
+  it('opens a proven mirror link as its member, under the principal of the client it mirrors', async () => {
+    const peerOf = (headers: Record<string, string | readonly string[] | undefined>) =>
+      headers['x-proof'] === 'good' ? { serverId: 'member-1', principal: 'owner' } : undefined;
+    const h = await start({ transport: { ...auth, peerOf } });
+    await client(h, { authorization: 'Bearer one', 'x-proof': 'good' });
+    await client(h, { authorization: 'Bearer one', 'x-proof': 'bad' });
+    expect(h.router.opened.map((s) => [s.peer, s.principal])).toEqual([
+      ['member-1', 'owner'],
+      [undefined, 'p1'],
+    ]);
+    // Without a policy nobody is asked, and no session is a peer.
+    const open = await start({ transport: { peerOf } });
+    await client(open, { 'x-proof': 'good' });
+    expect(open.router.opened.map((s) => [s.peer, s.principal])).toEqual([[undefined, undefined]]);
+  });
+
   it("lets the same principal's new connection replace the old one (4000)", async () => {
     const h = await start({ transport: auth });
     const first = await client(h, { authorization: 'Bearer one' });

@@ -8,9 +8,9 @@
  * node afterwards (through the leader, on a follower). Its change listeners move along.
  */
 import type { TLSSocket } from 'node:tls';
-import { createLocalHost, type HostApi, type Logger } from '@mdp/core';
+import { createLocalHost, type HeaderMap, type HostApi, type Logger } from '@mdp/core';
 import { standaloneClusterView, type ClusterView, type FeaturesView } from '@mdp/protocol';
-import { CLUSTER_DEFAULTS, type ClusterNode, type PeerTls } from '@mdp/cluster';
+import { CLUSTER_DEFAULTS, type ClusterNode, type MirrorPeer, type PeerTls } from '@mdp/cluster';
 import type { ListeningInfo, ServerContext, ServerFeature } from '../feature.js';
 import { clusterSecretsOf, createServerCluster, type MdpClusterOptions } from '../cluster.js';
 import { peerTlsOf, type TlsState } from '../tls.js';
@@ -31,6 +31,8 @@ export interface ClusterFeature extends ServerFeature {
   features(): FeaturesView;
   /** Whether `id` is a server id of this cluster (false before the node starts, and standalone). */
   isServerId(id: string): boolean;
+  /** The member an upgrade proves it is a mirror link of (none before the node starts, and standalone). */
+  mirrorPeer(headers: HeaderMap): MirrorPeer | undefined;
 }
 
 export interface ClusterFeatureOptions {
@@ -57,6 +59,7 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
       node?.meta() ?? standaloneClusterView(options.clusterId, info.serverId, info.urls.ws, options.cluster?.leaseDurationMs ?? CLUSTER_DEFAULTS.leaseDurationMs),
     features: () => node?.features() ?? { upstreamProxy: false, clusterControl: false },
     isServerId: (id) => node?.isServerId(id) ?? false,
+    mirrorPeer: (headers) => node?.mirrorPeer(headers),
     upgrade(request, socket, head, path) {
       if (path !== '/mdp/cluster') return false;
       const { tls } = options;

@@ -12,6 +12,8 @@ export function hostApiFeature(ctx: ServerContext, host: HostApi): ServerFeature
   const handle = createNodeHostHandler(host, {
     extractAuth: ctx.extractAuth,
     authorize: ctx.authorize,
+    // Under a policy the caller's credential stays here (core's forwarding.ts).
+    forwarding: ctx.gate,
     originPolicy: ctx.originPolicy,
     maxBodyBytes: ctx.maxMessageBytes,
     extraHeaders: ctx.guardedCorsFor,

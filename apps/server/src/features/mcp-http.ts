@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
-import { INTERNAL_ERROR, headersToMap, readNodeBody, type HostApi } from '@mdp/core';
+import { INTERNAL_ERROR, headersToMap, originProblem, readNodeBody, type HostApi, type OriginPolicy } from '@mdp/core';
 import {
   createMcpBridge,
   createMcpHttpHandler,
@@ -62,14 +62,35 @@ function deferredHost(get: () => HostApi): HostApi {
 }
 
 /**
+ * The Fetch URL of a `/mcp` request, or the answer that refuses it first: a Host header that makes
+ * no URL is 400 (it would make the Request constructor throw), and a request without one (HTTP/1.0)
+ * is judged by the origin policy as it stands, as on the host API and the inspector (403 on a
+ * loopback server), not as if it had named localhost.
+ */
+function mcpUrl(req: IncomingMessage, url: string, originPolicy: OriginPolicy): string | Response {
+  const host = req.headers.host;
+  if (host === undefined) {
+    const problem = originProblem({ host, origin: req.headers.origin }, originPolicy);
+    if (problem) return jsonRpcError(403, -32000, problem);
+  }
+  try {
+    return new URL(url, `http://${host ?? 'localhost'}`).href;
+  } catch {
+    return jsonRpcError(400, -32000, `Bad Request: malformed Host header ${JSON.stringify(host)}`);
+  }
+}
+
+/**
  * One `/mcp` request on node's request: the body is read and parsed here (bounded), so the SDK
  * transport gets a `Request` without a body stream and the parsed message.
  */
-async function serveMcp(handler: McpHttpHandler, req: IncomingMessage, url: string, maxBodyBytes: number): Promise<Response> {
+async function serveMcp(handler: McpHttpHandler, req: IncomingMessage, url: string, maxBodyBytes: number, originPolicy: OriginPolicy): Promise<Response> {
+  const target = mcpUrl(req, url, originPolicy);
+  if (typeof target !== 'string') return target;
   // node's parsed headers: lower-case names, repeats joined (as Fetch Headers join them).
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-  const request = new Request(`http://${req.headers.host ?? 'localhost'}${url}`, { method: req.method ?? 'GET', headers });
+  const request = new Request(target, { method: req.method ?? 'GET', headers });
   if (req.method !== 'POST') return handler.handle(request);
   const body = await readNodeBody(req, maxBodyBytes);
   if (!body.ok) return jsonRpcError(body.status, -32000, body.error);
@@ -137,7 +158,7 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
         void writeResponse(res, jsonRpcError(503, -32000, 'Not listening yet'), extra);
         return true;
       }
-      serveMcp(handler, req, url, ctx.maxMessageBytes).then(
+      serveMcp(handler, req, url, ctx.maxMessageBytes, ctx.originPolicy).then(
         (response) => writeResponse(res, response, extra),
         (error: unknown) => {
           ctx.logger.error('mcp.http_failed', { error });

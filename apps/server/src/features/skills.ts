@@ -8,6 +8,8 @@ export function skillsFeature(ctx: ServerContext, isServerId: (id: string) => bo
     isServerId,
     extractAuth: ctx.extractAuth,
     authorize: ctx.authorize,
+    // Under a policy the reader's credential stays here (core's forwarding.ts).
+    forwarding: ctx.gate,
     extraHeaders: ctx.corsFor,
     logger: ctx.logger,
   });

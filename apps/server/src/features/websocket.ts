@@ -1,4 +1,6 @@
 /** The MDP websocket endpoint (SPEC §5): upgrades on any path but `/mdp/cluster`. */
+import type { HeaderMap } from '@mdp/core';
+import type { MirrorPeer } from '@mdp/cluster';
 import { createWebSocketTransport } from '@mdp/transport-ws';
 import type { ServerContext, ServerFeature } from '../feature.js';
 
@@ -15,12 +17,14 @@ export interface WebSocketFeatureOptions {
   readonly maxConnectionsPerAddress: number;
 }
 
-export function websocketFeature(ctx: ServerContext, options: WebSocketFeatureOptions): ServerFeature {
+/** `mirrorPeer`: the cluster member an upgrade proves it is a mirror link of (the cluster feature's). */
+export function websocketFeature(ctx: ServerContext, options: WebSocketFeatureOptions, mirrorPeer: (headers: HeaderMap) => MirrorPeer | undefined = () => undefined): ServerFeature {
   const transport = createWebSocketTransport(ctx.router, {
     maxMessageBytes: ctx.maxMessageBytes,
     extractAuth: ctx.extractAuth,
     authorize: ctx.authorize,
     principalOf: ctx.principalOf,
+    peerOf: mirrorPeer,
     ...options,
     logger: ctx.logger,
   });

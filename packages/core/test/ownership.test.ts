@@ -1,0 +1,126 @@
+/**
+ * Client ids under an auth policy in a cluster (ownership.ts): a member's mirrored ids are that
+ * member's alone, and an id mirrored from a member stays its owner's on the hub too.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mirroredId } from '@mdp/protocol';
+import { MdpError, Router } from '../src/index.js';
+import { memberPrefixOf, registrationRefusal, type RegistrationFacts } from '../src/ownership.js';
+import { FakeTransport, client } from './helpers.js';
+
+const F = '127.0.0.1:4001';
+const G = '127.0.0.1:4002';
+const members = (id: string): boolean => id === F || id === G;
+const marked = (serverId: string, clientId: string) => client(mirroredId(serverId, clientId), undefined, { metadata: { mdpProxy: { serverId, clientId } } });
+
+describe('memberPrefixOf', () => {
+  it('finds the member a dotted id is named under, server ids with dots included', () => {
+    expect(memberPrefixOf(`${F}.app`, members)).toBe(F);
+    expect(memberPrefixOf(`${G}.a.b`, members)).toBe(G);
+    expect(memberPrefixOf('app', members)).toBeUndefined();
+    expect(memberPrefixOf('127.0.0.1:4003.app', members)).toBeUndefined();
+    expect(memberPrefixOf(`${F}.`, members)).toBeUndefined();
+    expect(memberPrefixOf(F, members)).toBeUndefined();
+  });
+});
+
+describe('registrationRefusal', () => {
+  const facts = (over: Partial<RegistrationFacts>): RegistrationFacts => ({
+    descriptor: client('app'),
+    registrant: { principal: 'b', peer: undefined },
+    holder: undefined,
+    mirrors: [],
+    isServerId: members,
+    ...over,
+  });
+
+  it('applies nothing without a policy (no principals): any session takes any id', () => {
+    expect(registrationRefusal(facts({ registrant: { principal: undefined, peer: undefined }, descriptor: marked(F, 'app'), holder: { principal: undefined, peer: F } }))).toBeUndefined();
+    expect(registrationRefusal(facts({ registrant: { principal: undefined, peer: undefined }, mirrors: [{ serverId: F, principal: undefined }] }))).toBeUndefined();
+  });
+
+  it("keeps a member's mirrored ids for that member's proven links, marked or not", () => {
+    expect(registrationRefusal(facts({ descriptor: marked(F, 'app') }))).toContain(`mirror of cluster member "${F}"`);
+    expect(registrationRefusal(facts({ descriptor: client(`${F}.app`) }))).toContain('only that member registers it');
+    expect(registrationRefusal(facts({ descriptor: marked(F, 'app'), registrant: { principal: 'b', peer: G } }))).toBeDefined();
+    // F's own link registers it, whoever held it before.
+    expect(registrationRefusal(facts({ descriptor: marked(F, 'app'), registrant: { principal: 'a', peer: F }, holder: { principal: 'b', peer: undefined } }))).toBeUndefined();
+  });
+
+  it('refuses an id held by another principal, here or on the member that mirrors it here', () => {
+    expect(registrationRefusal(facts({ holder: { principal: 'a', peer: undefined } }))).toBe('Client id held by another principal');
+    expect(registrationRefusal(facts({ holder: { principal: 'b', peer: undefined } }))).toBeUndefined();
+    expect(registrationRefusal(facts({ mirrors: [{ serverId: F, principal: 'a' }] }))).toBe('Client id held by another principal');
+    // Its owner may register it here (a client that comes back here after a failover).
+    expect(registrationRefusal(facts({ registrant: { principal: 'a', peer: undefined }, mirrors: [{ serverId: F, principal: 'a' }] }))).toBeUndefined();
+  });
+});
+
+describe('Router under a policy, in a cluster', () => {
+  let router: Router;
+  let known: (id: string) => boolean;
+
+  beforeEach(() => {
+    known = members;
+    router = new Router({ isServerId: (id) => known(id) });
+  });
+
+  afterEach(async () => {
+    await router.close();
+  });
+
+  const open = (principal: string, peer?: string) => {
+    const transport = new FakeTransport('ws');
+    return { transport, session: router.openSession(transport, undefined, principal, peer) };
+  };
+  const refusalOf = (fn: () => void): string | undefined => {
+    try {
+      fn();
+      return undefined;
+    } catch (error) {
+      return error instanceof MdpError ? error.refusal : String(error);
+    }
+  };
+
+  it("refuses another principal's bare id while the id's owner has it mirrored here", () => {
+    const mirror = open('principal-a', F);
+    mirror.session.handle({ type: 'registerClient', client: marked(F, 'app') });
+    const intruder = open('principal-b');
+    expect(refusalOf(() => intruder.session.handle({ type: 'registerClient', client: client('app') }))).toBe('client_id_taken');
+    expect(router.hasClient('app')).toBe(false);
+    // The owner itself, connecting here directly, may.
+    const owner = open('principal-a');
+    owner.session.handle({ type: 'registerClient', client: client('app') });
+    expect(router.hasClient('app')).toBe(true);
+  });
+
+  it('lets the id go once the mirror leaves', () => {
+    const mirror = open('principal-a', F);
+    mirror.session.handle({ type: 'registerClient', client: marked(F, 'app') });
+    mirror.session.handle({ type: 'unregisterClient', clientId: `${F}.app` });
+    const other = open('principal-b');
+    other.session.handle({ type: 'registerClient', client: client('app') });
+    expect(router.hasClient('app')).toBe(true);
+  });
+
+  it('refuses a forged mirror, and never lets a forger keep the id from the real one', () => {
+    const forger = open('principal-b');
+    expect(refusalOf(() => forger.session.handle({ type: 'registerClient', client: marked(F, 'app') }))).toBe('client_id_taken');
+    // Before F is known as a member, the id looks like any dotted id and is taken; F's link then takes it back.
+    known = () => false;
+    forger.session.handle({ type: 'registerClient', client: marked(F, 'app') });
+    known = members;
+    const link = open('principal-a', F);
+    link.session.handle({ type: 'registerClient', client: marked(F, 'app') });
+    expect(router.getClient(`${F}.app`)?.sessionId).toBe(link.session.id);
+    expect(forger.transport.closes).toEqual([{ code: 4000, reason: 'Replaced by newer client session' }]);
+    // And the bare id is now its owner's, not the forger's principal's.
+    const other = open('principal-b');
+    expect(refusalOf(() => other.session.handle({ type: 'registerClient', client: client('app') }))).toBe('client_id_taken');
+  });
+
+  it('trusts a marker only from the link of the member it names', () => {
+    const link = open('principal-a', G);
+    expect(refusalOf(() => link.session.handle({ type: 'registerClient', client: marked(F, 'app') }))).toBe('client_id_taken');
+  });
+});
