@@ -1,18 +1,19 @@
 /** Session lifecycle: expiry by core's liveness rule, replacement, router shutdown, transport close. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Router } from '@mdp/core';
+import { LOOP_CLIENT as CLIENT, loopClient, recordingLogger, type LoopClient, type RecordingLogger } from '@mdp/test-kit';
 import { createHttpLoopTransport, type HttpLoopTransport } from '../src/index.js';
-import { CLIENT, SpyRouter, loopClient, watchLogs, type LogWatcher, type LoopClient } from './helpers.js';
 
-let router: SpyRouter;
+let router: Router;
 let transport: HttpLoopTransport;
 let client: LoopClient;
-let logs: LogWatcher;
+let logs: RecordingLogger;
 
 beforeEach(() => {
   vi.useFakeTimers();
   // Core sweeps every 20 ms and closes a session silent for 50 ms.
-  router = new SpyRouter({ heartbeatIntervalMs: 20, heartbeatTimeoutMs: 50 });
-  logs = watchLogs();
+  router = new Router({ heartbeatIntervalMs: 20, heartbeatTimeoutMs: 50 });
+  logs = recordingLogger();
   transport = createHttpLoopTransport(router, { logger: logs.logger });
   client = loopClient((path, init) => transport.app.request(path, init));
 });

@@ -5,16 +5,18 @@
  * queues over their bounds (the session ends), and queued calls whose callers left.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAuthGate, createTokenPolicy, type RouterOptions } from '@mdp/core';
+import { Router, createAuthGate, createTokenPolicy, type RouterOptions } from '@mdp/core';
+import { LOOP_CLIENT as CLIENT, loopClient, polledMessage, watchSessions, type LoopClient, type SessionWatch } from '@mdp/test-kit';
 import { HTTP_LOOP_DEFAULTS, createHttpLoopTransport, type HttpLoopOptions, type HttpLoopTransport } from '../src/index.js';
-import { CLIENT, SpyRouter, loopClient, polledMessage, type LoopClient } from './helpers.js';
 
-let router: SpyRouter;
+let router: Router;
+let sessions: SessionWatch;
 let transport: HttpLoopTransport;
 let client: LoopClient;
 
 function setUp(options: HttpLoopOptions = {}, routerOptions: RouterOptions = {}): void {
-  router = new SpyRouter(routerOptions);
+  router = new Router(routerOptions);
+  sessions = watchSessions(router);
   transport = createHttpLoopTransport(router, options);
   client = loopClient((path, init) => transport.app.request(path, init));
 }
@@ -48,7 +50,7 @@ describe('under an auth policy, a session id alone is no credential', () => {
   ])('refuses send, poll and disconnect with %s (401) and leaves the session as it was', async (_label, headers) => {
     setUp(policy);
     const sessionId = await owned();
-    const session = router.session(sessionId);
+    const session = sessions.session(sessionId);
     const auth = session.transportAuth;
     const seen = session.lastSeen;
     const call = router.invoke('c1', 'GET', '/hello', { auth: { token: 'reader' } });
@@ -77,7 +79,7 @@ describe('under an auth policy, a session id alone is no credential', () => {
     setUp(policy);
     const sessionId = await owned();
     await client.poll(sessionId, 0, { headers: { ...bearer('one'), 'x-mdp-auth-tab': '2' } });
-    expect(router.session(sessionId).transportAuth).toMatchObject({ token: 'one', headers: { 'x-mdp-auth-tab': '2' } });
+    expect(sessions.session(sessionId).transportAuth).toMatchObject({ token: 'one', headers: { 'x-mdp-auth-tab': '2' } });
   });
 
   it('answers an unknown session 401 without a credential and 404 with one', async () => {

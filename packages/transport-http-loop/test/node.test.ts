@@ -4,24 +4,37 @@
  */
 import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHeaders, type Server } from 'node:http';
 import { connect as netConnect } from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Router } from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
-import { afterEach, describe, expect, it } from 'vitest';
+import {
+  LOOP_CLIENT as CLIENT,
+  loopClient,
+  polledMessage,
+  recordingLogger,
+  watchSessions,
+  type LoopClient,
+  type RecordingLogger,
+  type SessionWatch,
+} from '@mdp/test-kit';
 import { createHttpLoopTransport, type HttpLoopOptions, type HttpLoopTransport } from '../src/index.js';
-import { CLIENT, MOUNT, SpyRouter, loopClient, polledMessage, serveHandleNode, stopServing, watchLogs, type LogWatcher, type LoopClient } from './helpers.js';
+import { MOUNT, serveHandleNode, stopServing } from './helpers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CORS = { 'access-control-allow-origin': '*', 'x-extra': 'yes' };
 
-let router: SpyRouter;
+let router: Router;
+let sessions: SessionWatch;
 let transport: HttpLoopTransport;
 let server: Server;
 let port: number;
 let client: LoopClient;
-let logs: LogWatcher;
+let logs: RecordingLogger;
 
-async function setUp(options: HttpLoopOptions = {}, spy: SpyRouter = new SpyRouter()): Promise<void> {
-  router = spy;
-  logs = watchLogs();
+async function setUp(options: HttpLoopOptions = {}, given: Router = new Router()): Promise<void> {
+  router = given;
+  sessions = watchSessions(router);
+  logs = recordingLogger();
   transport = createHttpLoopTransport(router, { maxBodyBytes: 1024, extraHeaders: () => CORS, logger: logs.logger, ...options });
   ({ server, port } = await serveHandleNode(transport, 418));
   client = loopClient((path, init) => fetch(`http://127.0.0.1:${port}${MOUNT}${path}`, init));
@@ -119,12 +132,12 @@ describe('POST /connect', () => {
   it('keeps the transport auth of the connect request, from node headers', async () => {
     await setUp();
     const sessionId = await client.connect({ headers: { authorization: 'Bearer t0', 'x-mdp-auth-tenant': 't1' } });
-    expect(router.session(sessionId).transportAuth).toEqual({
+    expect(sessions.session(sessionId).transportAuth).toEqual({
       scheme: 'Bearer',
       token: 't0',
       headers: { authorization: 'Bearer t0', 'x-mdp-auth-tenant': 't1' },
     });
-    expect(router.session(sessionId).transportKind).toBe('http-loop');
+    expect(sessions.session(sessionId).transportKind).toBe('http-loop');
   });
 
   it('answers 401 when authorize refuses the transport auth', async () => {
@@ -146,7 +159,7 @@ describe('POST /connect', () => {
   it('uses the configured extractAuth on the node header map', async () => {
     await setUp({ extractAuth: (headers) => ({ token: String(headers['x-custom']) }) });
     const sessionId = await client.connect({ headers: { 'X-Custom': 'abc' } });
-    expect(router.session(sessionId).transportAuth).toEqual({ token: 'abc' });
+    expect(sessions.session(sessionId).transportAuth).toEqual({ token: 'abc' });
   });
 
   it('answers 503 once the transport is closed', async () => {
@@ -291,7 +304,7 @@ describe('GET /poll', () => {
 
   it('waits waitMs, or the configured time-out when waitMs is missing or invalid', async () => {
     // Heartbeat pings would answer a waiting poll; keep them out.
-    await setUp({ longPollTimeoutMs: 15 }, new SpyRouter({ heartbeatIntervalMs: 60_000, heartbeatTimeoutMs: 120_000 }));
+    await setUp({ longPollTimeoutMs: 15 }, new Router({ heartbeatIntervalMs: 60_000, heartbeatTimeoutMs: 120_000 }));
     const sessionId = await client.connect();
     for (const query of ['&waitMs=10', '', '&waitMs=soon', '&waitMs=-1']) {
       const started = performance.now();
@@ -387,12 +400,11 @@ describe('other requests', () => {
   });
 
   it('turns an unexpected error into a plain 500 that does not echo the message', async () => {
-    class BrokenRouter extends SpyRouter {
-      override handleMessage(): void {
-        throw new Error('secret detail');
-      }
-    }
-    await setUp({}, new BrokenRouter());
+    const broken = new Router();
+    vi.spyOn(broken, 'handleMessage').mockImplementation(() => {
+      throw new Error('secret detail');
+    });
+    await setUp({}, broken);
     const sessionId = await client.connect();
     const failed = logs.next('request.failed');
     const response = await client.send(sessionId, { type: 'pong' });

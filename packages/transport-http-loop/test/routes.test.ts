@@ -1,18 +1,21 @@
 /** Statuses and bodies of every HTTP loop call (SPEC §6), in-process with `app.request`. */
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Router } from '@mdp/core';
+import { LOOP_CLIENT as CLIENT, loopClient, watchSessions, type LoopClient, type SessionWatch } from '@mdp/test-kit';
 import { createHttpLoopTransport, type HttpLoopTransport } from '../src/index.js';
-import { CLIENT, SpyRouter, loopClient, type LoopClient } from './helpers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-let router: SpyRouter;
+let router: Router;
+let sessions: SessionWatch;
 let transport: HttpLoopTransport;
 let client: LoopClient;
 
 beforeEach(() => {
-  router = new SpyRouter();
+  router = new Router();
+  sessions = watchSessions(router);
   transport = createHttpLoopTransport(router, { maxBodyBytes: 1024 });
   client = loopClient((path, init) => transport.app.request(path, init));
 });
@@ -62,8 +65,8 @@ describe('POST /connect', () => {
 
   it('keeps the transport auth of the connect request', async () => {
     const sessionId = await client.connect({ headers: { authorization: 'Bearer t0' } });
-    expect(router.session(sessionId).transportAuth).toMatchObject({ scheme: 'Bearer', token: 't0' });
-    expect(router.session(sessionId).transportKind).toBe('http-loop');
+    expect(sessions.session(sessionId).transportAuth).toMatchObject({ scheme: 'Bearer', token: 't0' });
+    expect(sessions.session(sessionId).transportKind).toBe('http-loop');
   });
 
   it('lists a client connected over https as secure, one over http as not', async () => {
@@ -254,12 +257,10 @@ describe('mounted under a server app', () => {
 
 describe('unexpected errors', () => {
   it('become a plain 500 that does not echo the message', async () => {
-    class BrokenRouter extends SpyRouter {
-      override handleMessage(): void {
-        throw new Error('secret detail');
-      }
-    }
-    const broken = new BrokenRouter();
+    const broken = new Router();
+    vi.spyOn(broken, 'handleMessage').mockImplementation(() => {
+      throw new Error('secret detail');
+    });
     const brokenTransport = createHttpLoopTransport(broken);
     const brokenClient = loopClient((path, init) => brokenTransport.app.request(path, init));
     const sessionId = await brokenClient.connect();

@@ -8,8 +8,10 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Router } from '@mdp/core';
+import { loopClient, polledMessage, recordingLogger, watchSessions, type LoopClient, type RecordingLogger, type SessionWatch } from '@mdp/test-kit';
 import { createHttpLoopTransport, type HttpLoopTransport } from '../src/index.js';
-import { MOUNT, SpyRouter, loopClient, polledMessage, serveHandleNode, stopServing, watchLogs, type LogWatcher, type LoopClient } from './helpers.js';
+import { MOUNT, serveHandleNode, stopServing } from './helpers.js';
 
 
 /** Serve the transport on 127.0.0.1:0 through one adapter; resolves with the port. */
@@ -37,15 +39,17 @@ const ADAPTERS: Array<[string, Adapter]> = [
 ];
 
 describe.each(ADAPTERS)('HTTP loop over a socket: %s', (_name, adapter) => {
-  let router: SpyRouter;
+  let router: Router;
+  let sessions: SessionWatch;
   let transport: HttpLoopTransport;
   let server: Server;
   let client: LoopClient;
-  let logs: LogWatcher;
+  let logs: RecordingLogger;
 
   async function setUp(): Promise<void> {
-    router = new SpyRouter();
-    logs = watchLogs();
+    router = new Router();
+    sessions = watchSessions(router);
+    logs = recordingLogger();
     transport = createHttpLoopTransport(router, { logger: logs.logger });
     const port = await adapter(transport, (started) => (server = started));
     client = loopClient((path, init) => fetch(`http://127.0.0.1:${port}${MOUNT}${path}`, init));
@@ -103,7 +107,7 @@ describe.each(ADAPTERS)('HTTP loop over a socket: %s', (_name, adapter) => {
   it('refreshes last-seen and replaces the transport auth on every send and poll', async () => {
     await setUp();
     const sessionId = await client.connect();
-    const session = router.session(sessionId);
+    const session = sessions.session(sessionId);
     session.lastSeen = 0;
     await client.poll(sessionId, 0, { headers: { authorization: 'Bearer p1' } });
     expect(session.lastSeen).toBeGreaterThan(0);
