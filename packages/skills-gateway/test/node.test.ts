@@ -3,8 +3,9 @@ import { Agent, createServer, get, type IncomingHttpHeaders, type Server } from 
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Router } from '@mdp/core';
+import { skill, type FakeClient } from '@mdp/test-kit';
 import { createNodeSkillsHandler, joinedHeaders, type NodeSkillsOptions } from '../src/index.js';
-import { connectClient, skill, type FakeClient } from './helpers.js';
+import { connectClient } from './helpers.js';
 
 let router: Router;
 let server: Server | undefined;

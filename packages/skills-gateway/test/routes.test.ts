@@ -2,8 +2,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Hono } from 'hono';
 import { Router, encodeAuthCookie } from '@mdp/core';
+import { skill, type FakeClient } from '@mdp/test-kit';
 import { createSkillsRoutes, lastValueQuery } from '../src/index.js';
-import { connectClient, skill, type FakeClient } from './helpers.js';
+import { connectClient } from './helpers.js';
 
 let router: Router;
 let client: FakeClient;
