@@ -7,7 +7,7 @@ import type { Clock } from '@mdp/core';
 import type { Subscribe } from './waiters.js';
 
 /** Let promise callbacks and I/O already queued run: `turns` turns of the event loop, no time passes. */
-export async function settle(turns = 5): Promise<void> {
+export async function settle(turns = 20): Promise<void> {
   for (let i = 0; i < turns; i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
@@ -50,13 +50,13 @@ export function manualClock(epoch = 1_700_000_000_000): ManualClock {
     async advanceSettled(ms) {
       const until = now + ms;
       for (;;) {
-        await settle(20);
+        await settle();
         const timer = due(until);
         if (!timer) break;
         run(timer);
       }
       now = until;
-      await settle(20);
+      await settle();
     },
     pending: () => timers.length,
   };
