@@ -11,6 +11,7 @@ export { LOOP_CLIENT, LoopTestClient, loopClient, loopFetch, polledMessage } fro
 export type { LoopClient, LoopFetch, LoopTestClientOptions } from './loop-client.js';
 export { bindConsecutive, closeServer, closedPort, freePorts, listen } from './ports.js';
 export type { Listener } from './ports.js';
+export { removeScratch, scratchDir } from './scratch.js';
 export { watchSessions } from './sessions.js';
 export type { SessionWatch } from './sessions.js';
 export { stopAll, track } from './stop.js';
