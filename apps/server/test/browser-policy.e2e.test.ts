@@ -6,7 +6,8 @@
  */
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { descriptor, registeredClient, skill, startServer, stopAll, type TestServer } from './harness.js';
+import { descriptor, skill, stopAll } from '@mdp/test-kit';
+import { registeredClient, startServer, type TestServer } from './harness.js';
 
 afterEach(async () => {
   await stopAll();

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mirroredId, parseMetaDocument, type MetaDocument } from '@mdp/protocol';
-import { TestClient, clientChange, descriptor, skill, startServer, stopAll, tlsFetch } from './harness.js';
+import { TestClient, descriptor, freePorts, skill, stopAll } from '@mdp/test-kit';
+import { clientChange, startServer, tlsFetch } from './harness.js';
 import { createPki, type TestPki } from './pki.js';
-import { freePorts } from './ports.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const PROBE_CLI = fileURLToPath(new URL('../../probe/dist/cli.js', import.meta.url));

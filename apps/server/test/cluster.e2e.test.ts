@@ -12,11 +12,11 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { parseMetaDocument, type AuthContext, type MetaDocument } from '@mdp/protocol';
 import { probeMeta } from '@mdp/cluster';
 import { createLogger } from '@mdp/core';
+import { TestClient, descriptor, freePorts, skill, stopAll } from '@mdp/test-kit';
 import { createMdpServer, type MdpServer, type MdpServerOptions } from '../src/index.js';
 import { tokenSecret, type MdpClusterOptions } from '../src/cluster.js';
-import { TestClient, clientChange, descriptor, skill, stopAll, tlsFetch } from './harness.js';
+import { clientChange, tlsFetch } from './harness.js';
 import { createPki, type TestCa, type TestPki } from './pki.js';
-import { freePorts } from './ports.js';
 
 const servers: MdpServer[] = [];
 

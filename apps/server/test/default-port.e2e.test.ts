@@ -7,10 +7,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger, type Logger } from '@mdp/core';
 import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
+import { TestClient, descriptor, freePorts, skill, stopAll } from '@mdp/test-kit';
 import { createMdpServer, type MdpServer } from '../src/index.js';
 import type { MdpClusterOptions } from '../src/cluster.js';
-import { TestClient, clientChange, descriptor, skill, stopAll } from './harness.js';
-import { freePorts } from './ports.js';
+import { clientChange } from './harness.js';
 
 const servers: MdpServer[] = [];
 

@@ -4,11 +4,11 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { PathDescriptor } from '@mdp/protocol';
-import { ClientFailure, LoopTestClient, NO_ANSWER, clientChange, descriptor, registeredClient, skill, startServer, stopAll, type TestServer } from './harness.js';
+import { ClientFailure, NO_ANSWER, descriptor, endpoint, skill, stopAll } from '@mdp/test-kit';
+import { clientChange, registeredClient, registeredLoopClient, startServer, type TestServer } from './harness.js';
 
 afterEach(stopAll);
 
-const endpoint = (path: string, method = 'GET', extra: Record<string, unknown> = {}): PathDescriptor => ({ type: 'endpoint', path, method, ...extra }) as PathDescriptor;
 
 const CATALOG: PathDescriptor[] = [
   endpoint('/page/click', 'POST', { description: 'Click on the page' }),
@@ -29,7 +29,7 @@ describe('host API without an auth policy', () => {
   it('lists clients of both transports and their paths, progressively', async () => {
     const t = await startServer();
     await registeredClient(t, descriptor('app', CATALOG));
-    await LoopTestClient.register(t, descriptor('loop', [endpoint('/status')]));
+    await registeredLoopClient(t, descriptor('loop', [endpoint('/status')]));
 
     const clients = await json(await fetch(`${t.http}/mdp/clients`));
     expect(clients.clients).toEqual([
@@ -57,7 +57,7 @@ describe('host API without an auth policy', () => {
     const t = await startServer();
     const ws = await registeredClient(t, descriptor('app', CATALOG));
     ws.handler = (c) => ({ got: c.body, query: c.query, path: c.path, method: c.method });
-    const loop = await LoopTestClient.register(t, descriptor('loop', [endpoint('/items/:id', 'PUT')]));
+    const loop = await registeredLoopClient(t, descriptor('loop', [endpoint('/items/:id', 'PUT')]));
     loop.handler = (c) => ({ params: c.params, body: c.body });
 
     const res = await call(t, { clientId: 'app', method: 'POST', path: '/page/click', body: { x: 3, y: 4 }, query: { button: 'left' } });
@@ -106,7 +106,7 @@ describe('host API without an auth policy', () => {
     const t = await startServer();
     const a = await registeredClient(t, descriptor('a', [endpoint('/status')]));
     a.handler = () => 'a fine';
-    const b = await LoopTestClient.register(t, descriptor('b', [endpoint('/status')]));
+    const b = await registeredLoopClient(t, descriptor('b', [endpoint('/status')]));
     b.handler = () => new ClientFailure({ code: 'handler_error', message: 'b down' });
     await registeredClient(t, descriptor('c', [endpoint('/other')]));
 

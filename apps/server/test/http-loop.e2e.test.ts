@@ -1,6 +1,7 @@
 /** The HTTP loop on the real server, over real HTTP (SPEC §6). */
 import { afterEach, describe, expect, it } from 'vitest';
-import { LoopTestClient, clientChange, descriptor, skill, startServer, stopAll, type TestServer } from './harness.js';
+import { descriptor, skill, stopAll } from '@mdp/test-kit';
+import { clientChange, registeredLoopClient, startServer, type TestServer } from './harness.js';
 
 afterEach(stopAll);
 
@@ -234,7 +235,7 @@ describe('vanished sessions (--http-loop-idle-timeout-ms)', () => {
 
   it('a client whose handler takes longer than the idle time-out is not dropped: it keeps polling', async () => {
     const t = await startServer({ httpLoopIdleTimeoutMs: 200 });
-    const client = await LoopTestClient.register(t, descriptor('slow', [skill('/s/skill.md')]));
+    const client = await registeredLoopClient(t, descriptor('slow', [skill('/s/skill.md')]));
     let release: (() => void) | undefined;
     const started = new Promise<void>((resolve) => {
       client.handler = () =>

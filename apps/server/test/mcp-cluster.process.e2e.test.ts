@@ -12,9 +12,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TestClient } from './harness.js';
+import { TestClient, freePorts } from '@mdp/test-kit';
 import { CLI } from './mcp-harness.js';
-import { freePorts } from './ports.js';
 
 const cleanup: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

@@ -7,14 +7,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createLogger } from '@mdp/core';
+import { TestClient, stopAll } from '@mdp/test-kit';
 import { HELP, parseCliArgs } from '../src/index.js';
 import { request } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { routeConsoleTo } from '../src/mcp-command.js';
-import { TestClient, startServer } from './harness.js';
-import { CLI, httpAgent, stopMcp } from './mcp-harness.js';
+import { startServer } from './harness.js';
+import { CLI, httpAgent } from './mcp-harness.js';
 
-afterEach(stopMcp);
+afterEach(stopAll);
 
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };

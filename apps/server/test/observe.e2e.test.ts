@@ -10,9 +10,9 @@ import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import parsePrometheusTextFormat, { type PromFamily, type PromSample } from 'parse-prometheus-text-format';
 import { createLogger } from '@mdp/core';
+import { ClientFailure, descriptor, freePorts, skill, stopAll } from '@mdp/test-kit';
 import { createMdpServer, type MdpServer } from '../src/index.js';
-import { ClientFailure, LoopTestClient, clientChange, descriptor, registeredClient, skill, startServer, stopAll, type TestServer } from './harness.js';
-import { freePorts } from './ports.js';
+import { clientChange, registeredClient, registeredLoopClient, startServer, type TestServer } from './harness.js';
 
 afterEach(stopAll);
 
@@ -67,7 +67,7 @@ describe('/metrics', () => {
 
     const ws = await registeredClient(t, descriptor('alpha', [skill('/a/skill.md'), skill('/b/skill.md'), { type: 'endpoint', method: 'POST', path: '/echo' }]));
     ws.handler = (call) => (call.path === '/b/skill.md' ? new ClientFailure({ code: 'handler_error', message: 'no b' }) : call.path === '/echo' ? call.body : '# A');
-    const loop = await LoopTestClient.register(t, descriptor('beta', [skill('/c/skill.md')]));
+    const loop = await registeredLoopClient(t, descriptor('beta', [skill('/c/skill.md')]));
     loop.handler = () => '# C';
 
     expect((await fetch(`${t.http}/skills/alpha/a`)).status).toBe(200);
