@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mirroredId, parseMetaDocument, type MetaDocument } from '@mdp/protocol';
-import { TestClient, descriptor, freePorts, skill, stopAll } from '@mdp/test-kit';
+import { TestClient, descriptor, freePorts, skill, stopAll, until } from '@mdp/test-kit';
 import { clientChange, startServer, tlsFetch } from './harness.js';
 import { createPki, type TestPki } from './pki.js';
 
@@ -58,15 +58,24 @@ function run(args: string[], env: Record<string, string> = {}, script = CLI): Ru
 
 /** Resolves with the match once the process prints a line matching `pattern` on stdout (or stderr). */
 function printed(r: Run, pattern: RegExp, stream: 'stdout' | 'stderr' = 'stdout'): Promise<RegExpExecArray> {
-  return new Promise((resolve, reject) => {
-    const check = (): void => {
+  // Once its output is closed, nothing more can match.
+  let closed = false;
+  return until(
+    (change) => {
+      const onClose = (): void => ((closed = true), change());
+      r.child[stream]!.on('data', change);
+      r.child.on('close', onClose);
+      return () => {
+        r.child[stream]!.off('data', change);
+        r.child.off('close', onClose);
+      };
+    },
+    () => {
       const match = pattern.exec(r[stream]);
-      if (match) resolve(match);
-    };
-    r.child[stream]!.on('data', check);
-    r.child.once('exit', () => reject(new Error(`exited early: ${r.stderr}`)));
-    check();
-  });
+      if (!match && closed) throw new Error(`exited early: ${r.stderr}`);
+      return match ?? undefined;
+    },
+  );
 }
 
 /** Resolves with the URL once the server prints that it listens. */

@@ -11,8 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { parseMetaDocument, type AuthContext, type MetaDocument } from '@mdp/protocol';
 import { probeMeta } from '@mdp/cluster';
-import { createLogger } from '@mdp/core';
-import { Changes, TestClient, descriptor, freePorts, skill, stopAll, until } from '@mdp/test-kit';
+import { Changes, TestClient, descriptor, freePorts, recordingLogger, skill, stopAll, until } from '@mdp/test-kit';
 import { createMdpServer, type MdpServer, type MdpServerOptions } from '../src/index.js';
 import { tokenSecret, type MdpClusterOptions } from '../src/cluster.js';
 import { clientChange, tlsFetch } from './harness.js';
@@ -415,15 +414,8 @@ describe('cluster on TLS (--tls-key, --tls-cert, --tls-ca)', () => {
   });
 
   it('with peer certificates, /mdp/cluster refuses a node of another CA even when it trusts the cluster\'s CA and dials in', async () => {
-    let onRefused: (record: Record<string, unknown>) => void = () => undefined;
-    const refused = new Promise<Record<string, unknown>>((resolve) => (onRefused = resolve));
-    const logger = createLogger({
-      level: 'warn',
-      write: (line) => {
-        const record = JSON.parse(line) as Record<string, unknown>;
-        if (record.event === 'cluster.peer_certificate_refused') onRefused(record);
-      },
-    });
+    const { logger, seen } = recordingLogger({ level: 'warn' });
+    const refused = seen('cluster.peer_certificate_refused');
     const group = await startClusterServers(2, () => ({}), { tls: { ...ca.tls(ca.issue('member')), peerCertificates: true }, logger }, 1);
     const leader = await agreedLeader(group);
     // Its certificate is from its own CA; it trusts the cluster's, so it can probe the members and dial them.

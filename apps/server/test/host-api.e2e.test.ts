@@ -2,9 +2,9 @@
  * The host API on the real server over real HTTP (SPEC §12), with clients over the websocket and
  * the HTTP loop: every status of the mapping, with and without an auth policy.
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { PathDescriptor } from '@mdp/protocol';
-import { ClientFailure, NO_ANSWER, descriptor, endpoint, skill, stopAll } from '@mdp/test-kit';
+import { ClientFailure, NO_ANSWER, descriptor, endpoint, recordingLogger, skill, stopAll } from '@mdp/test-kit';
 import { clientChange, registeredClient, registeredLoopClient, startServer, type TestServer } from './harness.js';
 
 afterEach(stopAll);
@@ -144,7 +144,8 @@ describe('host API without an auth policy', () => {
   });
 
   it('cancels the call when the HTTP caller goes away', async () => {
-    const t = await startServer();
+    const logs = recordingLogger({ level: 'info' });
+    const t = await startServer({ logger: logs.logger, accessLog: true });
     const app = await registeredClient(t, descriptor('app', CATALOG));
     app.handler = () => NO_ANSWER;
     const controller = new AbortController();
@@ -159,7 +160,9 @@ describe('host API without an auth policy', () => {
     expect(t.server.router.pendingCount).toBe(1);
     controller.abort();
     expect(await abandoned).toBe('aborted');
-    await vi.waitFor(() => expect(t.server.router.pendingCount).toBe(0));
+    // The call ended (its access line is written as it ends), and nothing is left pending.
+    expect(await logs.seen('call', { clientId: 'app', path: '/status' })).toMatchObject({ route: 'host' });
+    expect(t.server.router.pendingCount).toBe(0);
   });
 
   it('answers CORS for browser callers and 405 for the wrong method', async () => {

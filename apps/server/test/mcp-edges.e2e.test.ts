@@ -6,8 +6,7 @@ import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createLogger } from '@mdp/core';
-import { TestClient, stopAll } from '@mdp/test-kit';
+import { TestClient, recordingLogger, stopAll } from '@mdp/test-kit';
 import { HELP, parseCliArgs } from '../src/index.js';
 import { request } from 'node:http';
 import { PassThrough } from 'node:stream';
@@ -102,9 +101,8 @@ describe('/mcp over HTTP', () => {
   });
 
   it('a session whose agent went away (its stream closed) is released after sessionIdleMs', async () => {
-    let expired!: () => void;
-    const released = new Promise<void>((resolve) => (expired = resolve));
-    const logger = createLogger({ level: 'info', write: (line) => line.includes('"mcp.session_expired"') && expired() });
+    const { logger, seen } = recordingLogger({ level: 'info' });
+    const released = seen('mcp.session_expired');
     const t = await startServer({ logger, mcp: { sessionIdleMs: 500 } }); // room for the GET to follow the initialize
     const init = await fetch(`${t.http}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INIT) });
     await init.text();

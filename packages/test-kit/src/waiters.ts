@@ -52,7 +52,8 @@ export type Subscribe = (onChange: () => void) => () => void;
 export interface UntilOptions {
   /** Give up after this long, ms, rejecting with an error that names `what`: a bound, not a wait. Default none (the test's own time-out applies). */
   readonly timeoutMs?: number;
-  readonly what?: string;
+  /** What it waits for, in the time-out's error (a function: computed then, with what is known by then). */
+  readonly what?: string | (() => string);
 }
 
 /**
@@ -84,7 +85,8 @@ export function until<T>(sources: Subscribe | readonly Subscribe[], check: () =>
     };
     for (const subscribe of subscribes) unsubscribes.push(subscribe(test));
     if (options.timeoutMs !== undefined) {
-      timer = setTimeout(() => finish(new Error(`timed out after ${options.timeoutMs} ms waiting for ${options.what ?? 'a condition'}`)), options.timeoutMs);
+      const what = (): string => (typeof options.what === 'function' ? options.what() : (options.what ?? 'a condition'));
+      timer = setTimeout(() => finish(new Error(`timed out after ${options.timeoutMs} ms waiting for ${what()}`)), options.timeoutMs);
     }
     test();
   });
