@@ -1,4 +1,4 @@
-export { ClientFailure, NO_ANSWER, resultOf } from './answers.js';
+export { ClientFailure, NO_ANSWER } from './answers.js';
 export type { CallHandler } from './answers.js';
 export { manualClock, observedClock, settle } from './clock.js';
 export type { ManualClock } from './clock.js';
