@@ -58,7 +58,7 @@ export async function serveConsecutive(handlers: ReadonlyArray<(port: number) =>
 export function metaDocument(port: number, cluster: Record<string, unknown> = {}): Record<string, unknown> {
   const id = `127.0.0.1:${port}`;
   const endpoints = metaEndpoints(id);
-  return buildMetaDocument(id, endpoints, { ...standaloneClusterView('default', id, endpoints.ws), ...cluster } as ClusterView, {
+  return buildMetaDocument(id, endpoints, { ...standaloneClusterView('default', id, endpoints.ws, 4000), ...cluster } as ClusterView, {
     upstreamProxy: true,
     clusterControl: true,
   });

@@ -7,14 +7,15 @@
  *   scrape    ─▶ the metrics read the arrays (metrics.ts)
  */
 import type { CallRecord, InvokeRoute } from '@mdp/core';
+import { ERROR_CODES } from '@mdp/protocol';
 
 export const CALL_ROUTES: readonly InvokeRoute[] = ['skill', 'host', 'mcp', 'cluster'];
 
 /**
- * Outcome labels: `ok`, the six error codes of the protocol, and `other` for codes a client made
- * up (one label each would let clients grow the series without bound).
+ * Outcome labels: `ok`, the error codes of the protocol (`ERROR_CODES`), and `other` for codes a
+ * client made up (one label each would let clients grow the series without bound).
  */
-export const CALL_OUTCOMES = ['ok', 'bad_request', 'not_found', 'timeout', 'transport_error', 'handler_error', 'not_ready', 'other'] as const;
+export const CALL_OUTCOMES = ['ok', ...ERROR_CODES, 'other'] as const;
 
 /** Upper bounds of the latency histogram, seconds: 1 ms to the longest invocation time-out worth telling apart. */
 export const DURATION_BUCKETS_S: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

@@ -1,5 +1,6 @@
 /** What `mdp-server` tells a person on stdout and stderr, apart from the JSON logs. No I/O here. */
-import { formatHost, isLoopback } from './urls.js';
+import { urlHost } from '@mdp/core';
+import { isLoopback } from './urls.js';
 
 export const EXIT = Object.freeze({
   /** Stopped cleanly (SIGINT, SIGTERM), or --help, --version, --print-config. */
@@ -20,11 +21,11 @@ export function usageLines(messages: readonly string[]): string {
  * port that is in use (then it is not some other program).
  */
 export function bindFailure(error: NodeJS.ErrnoException, host: string, port: number, heldByMdp: boolean): string {
-  const where = `${formatHost(host)}:${port}`;
+  const where = `${urlHost(host)}:${port}`;
   switch (error.code) {
     case 'EADDRINUSE': {
       const holder = heldByMdp ? 'another MDP server' : 'another program';
-      return `port ${port} on ${formatHost(host)} is already in use by ${holder}; pick another with --port <n>, or --port 0 for any free port`;
+      return `port ${port} on ${urlHost(host)} is already in use by ${holder}; pick another with --port <n>, or --port 0 for any free port`;
     }
     case 'EADDRNOTAVAIL':
     case 'ENOTFOUND':
@@ -39,7 +40,7 @@ export function bindFailure(error: NodeJS.ErrnoException, host: string, port: nu
 /** The warning for a server anyone on the network can use, or `undefined` when it is not one. */
 export function exposureWarning(host: string, port: number, hasTokens: boolean): string | undefined {
   if (hasTokens || isLoopback(host)) return undefined;
-  const where = ['0.0.0.0', '::', ''].includes(host) ? `every network interface (${host || '0.0.0.0'})` : formatHost(host);
+  const where = ['0.0.0.0', '::', ''].includes(host) ? `every network interface (${host || '0.0.0.0'})` : urlHost(host);
   return (
     `warning: listening on ${where} with no auth token: anyone who can reach port ${port} can ` +
     'register clients and read their skills. Require a token with --auth-token <secret> (or ' +

@@ -13,7 +13,7 @@ import {
   type DiscoveryOptions,
   type PeerTlsSource,
 } from '@mdp/cluster';
-import type { Logger, Router } from '@mdp/core';
+import { urlHost, type Logger, type Router } from '@mdp/core';
 import { loadOrCreateClusterSecret } from './cluster-secret.js';
 import { isLoopback } from './urls.js';
 
@@ -167,8 +167,7 @@ export function stateFileOf(dir: string, clusterId: string, serverId: string): s
  * certificate will do: the question is only who holds the port).
  */
 export async function heldByMdp(host: string, port: number, secure = false): Promise<boolean> {
-  const hostPart = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-  const target = ['0.0.0.0', '::', '[::]', ''].includes(host) ? '127.0.0.1' : hostPart;
+  const target = ['0.0.0.0', '::', '[::]', ''].includes(host) ? '127.0.0.1' : urlHost(host);
   const result = await probeMeta(`${secure ? 'https' : 'http'}://${target}:${port}`, {
     timeoutMs: 1000,
     ...(secure ? { tls: { rejectUnauthorized: false } } : {}),
@@ -188,6 +187,16 @@ export function defaultPortOf(options: MdpClusterOptions | undefined, bindHost: 
   const wildcard = ['0.0.0.0', '::', '[::]', ''].includes(bindHost);
   const sameHost = wildcard || bindHost === rangeHost || (isLoopback(bindHost) && isLoopback(rangeHost));
   return sameHost ? (options.discovery?.startPort ?? DISCOVERY_DEFAULTS.startPort) : undefined;
+}
+
+/**
+ * The ports to try when `port` is held by an MDP server, or undefined to fail: auto mode, a port that
+ * was not given (`explicitPort`), takes the next free port of the range unless `portFallback` says.
+ */
+export function portFallbackOf(options: MdpClusterOptions | undefined, port: number, explicitPort: boolean): (() => readonly number[]) | undefined {
+  const auto = options !== undefined && (options.mode ?? 'auto') === 'auto';
+  const fallback = options?.portFallback ?? (auto && !explicitPort);
+  return fallback ? () => fallbackPorts(port, options?.discovery) : undefined;
 }
 
 /** The ports tried, in order, after `port`: the rest of the discovery range. */

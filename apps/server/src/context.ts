@@ -1,20 +1,39 @@
-/** The shared part every feature gets (feature.ts): router, logger, auth gate, limits. */
+/**
+ * The shared part every feature gets (feature.ts): router, logger, auth gate, limits; and what the
+ * server itself keeps of its options, checked before anything listens: the bound host, TLS, limits.
+ */
 import type { IncomingMessage } from 'node:http';
 import { Router, createAuthGate, createLogger, createTokenPolicy, originPolicyFor, originProblem, type CallRecord } from '@mdp/core';
 import { clusterAuthProblem } from './cluster.js';
 import { NO_CORS, corsHeadersFor } from './cors.js';
 import type { ListeningInfo, ServerContext } from './feature.js';
-import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
+import { httpLimitsProblem } from './http-limits.js';
+import { SERVER_DEFAULTS, serverLimits, type MdpServerOptions } from './options.js';
+import { TlsState } from './tls.js';
+
+/** Why `cookieSameSite: 'none'` is refused without TLS. */
+export const SAME_SITE_NONE_NEEDS_TLS =
+  'cookie SameSite=None needs TLS: browsers keep such a cookie only when it is Secure, and a Secure cookie only comes over HTTPS; give a TLS key and certificate, or keep SameSite=Lax';
 
 export interface OwnedContext extends ServerContext {
   /** Whether an auth policy guards the server. */
   readonly guarded: boolean;
+  /** The address the server binds. */
+  readonly host: string;
+  /** The listener's TLS (its files read and checked), or undefined for plain HTTP. */
+  readonly tls: TlsState | undefined;
+  /** The limits of each part of the server, defaults filled in and checked. */
+  readonly limits: ReturnType<typeof serverLimits>;
   /** Record where the server listens (undefined when it stopped before serving). */
   setInfo(info: ListeningInfo | undefined): void;
 }
 
-/** Build the context; throws RangeError for options that cannot run safely. */
+/**
+ * Build the context; throws RangeError for options that cannot run safely, TlsFileError for a TLS
+ * file that cannot be used.
+ */
 export function createServerContext(options: MdpServerOptions): OwnedContext {
+  if ((options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite) === 'none' && !options.tls) throw new RangeError(SAME_SITE_NONE_NEEDS_TLS);
   const logger = options.logger ?? createLogger({ level: options.logLevel ?? SERVER_DEFAULTS.logLevel });
   const policy = options.authPolicy ?? (options.authTokens?.length ? createTokenPolicy(options.authTokens) : undefined);
   const clusterProblem = clusterAuthProblem(options);
@@ -35,13 +54,22 @@ export function createServerContext(options: MdpServerOptions): OwnedContext {
       for (let i = 0; i < observers.length; i++) (observers[i] as (record: CallRecord) => void)(record);
     },
   });
-  const originPolicy = originPolicyFor(options.host ?? SERVER_DEFAULTS.host, { allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins });
+  const host = options.host ?? SERVER_DEFAULTS.host;
+  const originPolicy = originPolicyFor(host, { allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins });
+  // Read and checked now: a bad file stops the server before anything listens.
+  const tls = options.tls ? new TlsState(options.tls, logger) : undefined;
+  const limits = serverLimits(options);
+  const httpProblem = httpLimitsProblem(limits.http);
+  if (httpProblem) throw new RangeError(httpProblem);
   let info: ListeningInfo | undefined;
   return {
     router,
     logger,
     gate,
     guarded: policy !== undefined,
+    host,
+    tls,
+    limits,
     extractAuth: gate.extract,
     authorize: policy ? gate.allows : undefined,
     principalOf: gate.principalOf,

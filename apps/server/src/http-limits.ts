@@ -13,8 +13,9 @@
  *              waits; served when node gives its response the socket (the answer before it finished)
  */
 import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
-import type { Server, Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import type { Logger } from '@mdp/core';
+import type { ConnectionTracker } from './connections.js';
 
 export interface HttpLimits {
   /** Time to receive a request's headers, ms. */
@@ -53,45 +54,20 @@ export function serverOptions(limits: HttpLimits): ServerOptions {
   };
 }
 
-/** A connection's write progress as the last sweep saw it. */
-interface Progress {
-  bytesWritten: number;
-  since: number;
-}
-
 /**
  * Close connections whose answer their reader does not take: a sweep every {@link sweepMs} looks at
  * each HTTP connection with bytes waiting to be written, and one that has written nothing more for
- * `writeTimeoutMs` is destroyed. Nothing runs per request (node's own per-socket time-out would arm
- * and re-arm a timer on every request and every read and write). Connections that never send a
- * request, or sit idle between requests, are node's: its headers and keep-alive time-outs close
- * them. Websocket connections leave the sweep when they are upgraded; `ws` and the transport watch
- * them. `secure`: the server is HTTPS, whose answers go through the TLS socket of each connection.
- * Returns what stops the sweep.
+ * `writeTimeoutMs` is destroyed (connections.ts keeps the progress). Nothing runs per request
+ * (node's own per-socket time-out would arm and re-arm a timer on every request and every read and
+ * write). Connections that never send a request, or sit idle between requests, are node's: its
+ * headers and keep-alive time-outs close them. Websocket connections are not swept; `ws` and the
+ * transport watch them. Returns what stops the sweep.
  */
-export function closeStalledConnections(server: Server, limits: HttpLimits, logger: Logger, secure = false): () => void {
-  const connections = new Set<Socket>();
-  const progress = new WeakMap<Socket, Progress>();
-  server.on(secure ? 'secureConnection' : 'connection', (socket: Socket) => {
-    connections.add(socket);
-    socket.once('close', () => connections.delete(socket));
-  });
-  server.on('upgrade', (_request, socket: Socket) => connections.delete(socket));
+export function closeStalledConnections(connections: ConnectionTracker<Socket>, limits: HttpLimits, logger: Logger): () => void {
   const sweep = (): void => {
-    const now = Date.now();
-    for (const socket of connections) {
-      if (socket.writableLength === 0) {
-        progress.delete(socket);
-        continue;
-      }
-      const seen = progress.get(socket);
-      if (seen === undefined || seen.bytesWritten !== socket.bytesWritten) {
-        progress.set(socket, { bytesWritten: socket.bytesWritten, since: now });
-      } else if (now - seen.since >= limits.writeTimeoutMs) {
-        logger.info('http.unread_answer_closed', { waitingBytes: socket.writableLength, stalledMs: now - seen.since });
-        connections.delete(socket);
-        socket.destroy();
-      }
+    for (const { socket, waitingBytes, stalledMs } of connections.stalled(Date.now(), limits.writeTimeoutMs)) {
+      logger.info('http.unread_answer_closed', { waitingBytes, stalledMs });
+      socket.destroy();
     }
   };
   const timer = setInterval(sweep, sweepMs(limits)).unref();

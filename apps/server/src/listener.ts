@@ -10,9 +10,10 @@ import { createServer as createNetServer, type AddressInfo, type Server as NetSe
 import type { Duplex } from 'node:stream';
 import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
-import type { Logger } from '@mdp/core';
+import { INTERNAL_ERROR, type Logger } from '@mdp/core';
 import { originForm } from '@mdp/skills-gateway';
 import { heldByMdp } from './cluster.js';
+import { ConnectionTracker } from './connections.js';
 import { mdpCors } from './cors.js';
 import type { ServerFeature } from './feature.js';
 import { closeStalledConnections, oneAtATime, serverOptions, type HttpLimits } from './http-limits.js';
@@ -42,7 +43,7 @@ export function createApp(features: readonly ServerFeature[], logger: Logger, re
   const app = new Hono();
   app.onError((error, c) => {
     logger.error('http.unhandled_error', { method: c.req.method, path: c.req.path, error });
-    return c.json({ error: 'Internal error' }, 500);
+    return c.json({ error: INTERNAL_ERROR.message }, 500);
   });
   app.notFound((c) => c.body(null, 404));
   app.use('*', mdpCors(refusesPreflight));
@@ -53,14 +54,8 @@ export function createApp(features: readonly ServerFeature[], logger: Logger, re
 /** The server under the features: node's HTTP server, or its HTTPS server under TLS. */
 export type Server = HttpServer | HttpsServer;
 
-/** One connection's traffic: answers begun and not yet done; an upgraded one belongs to its websocket. */
-interface Exchange {
-  answering: number;
-  upgraded: boolean;
-}
-
 /** Every open connection of each server (those of its second ports too), for `closeListener`. */
-const exchanges = new WeakMap<Server, Map<Duplex, Exchange>>();
+const tracked = new WeakMap<Server, ConnectionTracker<Socket>>();
 
 /** A node HTTP server (HTTPS with `tls`) that dispatches to `features` and then to `app`, within `limits`. */
 export function createListener(
@@ -75,13 +70,9 @@ export function createListener(
   const upgraders = features.filter((f) => f.upgrade !== undefined);
   const connectors = features.filter((f) => f.connection !== undefined);
   const serveWithHono = getRequestListener(app.fetch, { hostname: host });
-  const connections = new Map<Duplex, Exchange>();
+  const connections = new ConnectionTracker<Socket>();
   const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
-    const exchange = connections.get(request.socket);
-    if (exchange) {
-      exchange.answering += 1;
-      response.once('close', () => (exchange.answering -= 1));
-    }
+    response.once('close', connections.answering(request.socket));
     if (request.method !== 'OPTIONS') {
       const url = originForm(request.url ?? '/');
       for (const feature of fast) if (feature.handle?.(request, response, url)) return;
@@ -92,17 +83,16 @@ export function createListener(
   const server: Server = tls ? createHttpsServer({ ...serverOptions(limits), ...tls }, serve) : createServer(serverOptions(limits), serve);
   // A failed handshake (an untrusted certificate, plain HTTP on the TLS port) costs only that socket.
   if (tls) server.on('tlsClientError', (error: NodeJS.ErrnoException) => logger.debug('tls.client_error', { error: error.message, code: error.code }));
-  exchanges.set(server, connections);
+  tracked.set(server, connections);
   // The socket requests arrive on: the TLS socket under TLS (its 'connection' is the raw TCP one).
-  server.on(tls ? 'secureConnection' : 'connection', (socket: Duplex) => {
-    connections.set(socket, { answering: 0, upgraded: false });
-    socket.once('close', () => connections.delete(socket));
+  server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
+    connections.opened(socket);
+    socket.once('close', () => connections.closed(socket));
   });
-  const stopSweep = closeStalledConnections(server, limits, logger, tls !== undefined);
+  const stopSweep = closeStalledConnections(connections, limits, logger);
   server.once('close', stopSweep);
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const exchange = connections.get(socket);
-    if (exchange) exchange.upgraded = true;
+    connections.upgraded(socket as Socket);
     socket.on('error', (error) => logger.debug('upgrade.socket_error', { error: error.message }));
     const path = (request.url ?? '/').split('?')[0] ?? '/';
     for (const feature of upgraders) if (feature.upgrade?.(request, socket, head, path)) return;
@@ -268,7 +258,7 @@ export async function closeListener(server: Server, afterStop: () => Promise<voi
   ]);
   await afterStop();
   server.closeIdleConnections();
-  for (const [socket, exchange] of exchanges.get(server) ?? []) if (!exchange.upgraded && exchange.answering === 0) socket.destroy();
+  for (const socket of tracked.get(server)?.idle() ?? []) socket.destroy();
   const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
   cut.unref();
   await stopped;

@@ -1,4 +1,5 @@
-import { ROUTER_DEFAULTS, type AuthPolicy, type Logger, type LogLevel } from '@mdp/core';
+import { DEFAULT_MAX_MESSAGE_BYTES, ROUTER_DEFAULTS, type AuthPolicy, type Logger, type LogLevel } from '@mdp/core';
+import { DEFAULT_PORT } from '@mdp/protocol';
 import { HTTP_LOOP_DEFAULTS } from '@mdp/transport-http-loop';
 import { WS_LIMIT_DEFAULTS } from '@mdp/transport-ws';
 import type { MdpClusterOptions } from './cluster.js';
@@ -136,13 +137,13 @@ export interface MdpServerOptions {
 
 export const SERVER_DEFAULTS = {
   host: '127.0.0.1',
-  port: 47372,
-  invocationTimeoutMs: 15_000,
-  heartbeatIntervalMs: 30_000,
-  heartbeatTimeoutMs: 90_000,
-  maxMessageBytes: 1024 * 1024,
-  longPollTimeoutMs: 25_000,
-  httpLoopIdleTimeoutMs: 10_000,
+  port: DEFAULT_PORT,
+  invocationTimeoutMs: ROUTER_DEFAULTS.invocationTimeoutMs,
+  heartbeatIntervalMs: ROUTER_DEFAULTS.heartbeatIntervalMs,
+  heartbeatTimeoutMs: ROUTER_DEFAULTS.heartbeatTimeoutMs,
+  maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
+  longPollTimeoutMs: HTTP_LOOP_DEFAULTS.longPollTimeoutMs,
+  httpLoopIdleTimeoutMs: HTTP_LOOP_DEFAULTS.idleTimeoutMs,
   drainTimeoutMs: 5_000,
   maxPendingCalls: ROUTER_DEFAULTS.maxPendingCalls,
   maxPathLength: ROUTER_DEFAULTS.maxPathLength,

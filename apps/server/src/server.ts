@@ -7,8 +7,7 @@
 import type { Hono } from 'hono';
 import type { Logger, Router } from '@mdp/core';
 import type { McpBridge } from '@mdp/mcp-bridge';
-import { CLUSTER_DEFAULTS, type ClusterNode } from '@mdp/cluster';
-import { defaultPortOf, fallbackPorts } from './cluster.js';
+import type { ClusterNode } from '@mdp/cluster';
 import { createServerContext } from './context.js';
 import type { ListeningInfo, ServerFeature } from './feature.js';
 import { authFeature } from './features/auth.js';
@@ -27,15 +26,15 @@ import { metaFeature } from './features/meta.js';
 import { sessionsFeature } from './features/sessions.js';
 import { skillsFeature } from './features/skills.js';
 import { websocketFeature } from './features/websocket.js';
-import { httpLimitsProblem } from './http-limits.js';
-import { bindServing, closeListener, createApp, createListener, servePort } from './listener.js';
 import { preflightRefusal } from './guarded-routes.js';
+import { serverLifecycle } from './lifecycle.js';
+import { createApp, createListener, servePort } from './listener.js';
 import { bearerGuard } from './read-route.js';
-import { SERVER_DEFAULTS, serverLimits, type MdpServerOptions } from './options.js';
-import { TlsState, type ReloadResult } from './tls.js';
-import { advertisedAuthority, defaultServerId, isLoopback, serverUrls } from './urls.js';
+import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
+import type { ReloadResult } from './tls.js';
 
 export type { ListeningInfo } from './feature.js';
+export { SAME_SITE_NONE_NEEDS_TLS } from './context.js';
 export { clientErrorAnswer } from './listener.js';
 
 export interface MdpServer {
@@ -59,39 +58,12 @@ export interface MdpServer {
   close(): Promise<void>;
 }
 
-/** Why `cookieSameSite: 'none'` is refused without TLS. */
-export const SAME_SITE_NONE_NEEDS_TLS =
-  'cookie SameSite=None needs TLS: browsers keep such a cookie only when it is Secure, and a Secure cookie only comes over HTTPS; give a TLS key and certificate, or keep SameSite=Lax';
-
-function warnWhenExposed(host: string, logger: Logger): void {
-  if (isLoopback(host)) return;
-  logger.warn('server.no_auth_policy', {
-    host,
-    message: 'Listening beyond loopback with no auth policy: anyone who can reach this port can register clients and read skills. Use --auth-token.',
-  });
-}
-
-/** What the listening line says of TLS. */
-function tlsSummary(tls: TlsState): Record<string, unknown> {
-  const { subject, validTo } = tls.current;
-  return { certFile: tls.options.certFile, subject, validTo, peerCertificates: tls.verifiesPeers };
-}
-
 /** @throws RangeError for options that cannot run, TlsFileError for a TLS file that cannot be used. */
 export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
-  const host = options.host ?? SERVER_DEFAULTS.host;
-  const sameSite = options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite;
-  if (sameSite === 'none' && !options.tls) throw new RangeError(SAME_SITE_NONE_NEEDS_TLS);
   const ctx = createServerContext(options);
-  const { router, logger } = ctx;
-  // Read and checked now: a bad file stops the server before anything listens.
-  const tls = options.tls ? new TlsState(options.tls, logger) : undefined;
-  const secure = tls !== undefined;
+  const { router, logger, host, tls, limits } = ctx;
   const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
   const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens, tls });
-  const limits = serverLimits(options);
-  const httpProblem = httpLimitsProblem(limits.http);
-  if (httpProblem) throw new RangeError(httpProblem);
   // The MCP bridge, the host API and the inspector share the cluster's host: on a follower it asks the leader.
   const mcp = mcpFeature(ctx, options.mcp, () => cluster.host);
   const httpLoop = httpLoopFeature(ctx, {
@@ -100,16 +72,14 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     ...limits.httpLoop,
   });
   const probeGuard = bearerGuard(options.metricsToken);
-  const defaultPort = defaultPortOf(options.cluster, host);
-  // Dispatch runs down this list; shutdown runs up it (metrics let go of the cluster, the default port
-  // is let go and the cluster resigns, then sessions drain and end so pending calls fail, are logged
-  // and waiting reads answer, then the
-  // transports close their sockets).
+  // Dispatch and start run down this list; shutdown runs up it (lifecycle.ts): metrics let go of the
+  // cluster, the default port is let go and the cluster resigns, then sessions drain and end so
+  // pending calls fail, are logged and waiting reads answer, then the transports close their sockets.
   const features: readonly ServerFeature[] = [
     skillsFeature(ctx, cluster.isServerId),
     httpLoop,
     metaFeature(ctx, cluster, host),
-    authFeature(ctx, sameSite),
+    authFeature(ctx, options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite),
     hostApiFeature(ctx, cluster.host),
     mcp,
     inspectorFeature(ctx, cluster.host),
@@ -120,40 +90,13 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     callLogsFeature(ctx, { accessLog: options.accessLog ?? false, auditLog: options.auditLog }),
     sessionsFeature(ctx, { drainTimeoutMs: options.drainTimeoutMs ?? SERVER_DEFAULTS.drainTimeoutMs }),
     cluster,
-    ...(defaultPort === undefined
-      ? []
-      : [
-          defaultPortFeature(cluster, {
-            port: defaultPort,
-            retryMs: Math.min(250, options.cluster?.heartbeatIntervalMs ?? CLUSTER_DEFAULTS.heartbeatIntervalMs),
-            logger,
-            serve: (port) => servePort(httpServer, host, port),
-          }),
-        ]),
+    defaultPortFeature(cluster, { cluster: options.cluster, host, logger, serve: (port) => servePort(httpServer, host, port) }),
     // After the cluster: its start subscribes to the node the cluster's start creates.
     metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard }),
   ];
   const app = createApp(features, logger, preflightRefusal(ctx.originPolicy));
   const httpServer = createListener(features, app, host, logger, limits.http, tls?.listenerOptions());
-
-  const start = (port: number): ListeningInfo => {
-    const serverId = options.serverId ?? defaultServerId(host, port);
-    const info: ListeningInfo = { host, port, serverId, secure, urls: serverUrls(advertisedAuthority(host, port, undefined), secure) };
-    ctx.setInfo(info);
-    httpServer.on('error', (error) => logger.error('http.server_error', { error }));
-    logger.info('server.listening', { url: info.urls.http, ws: info.urls.ws, serverId, authPolicy: ctx.guarded, ...(tls ? { tls: tlsSummary(tls) } : {}) });
-    if (!ctx.guarded) warnWhenExposed(host, logger);
-    try {
-      for (const feature of features) feature.start?.(info);
-    } catch (error) {
-      // Bad options found at start (e.g. a static member list without this server): do not serve half-configured.
-      ctx.setInfo(undefined);
-      throw error;
-    }
-    return info;
-  };
-
-  let closing: Promise<void> | undefined;
+  const lifecycle = serverLifecycle(ctx, httpServer, features, options);
   return {
     router,
     app,
@@ -167,28 +110,8 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     get mcp() {
       return mcp.bridge;
     },
-    listen() {
-      const port = options.port ?? SERVER_DEFAULTS.port;
-      // auto mode: a port already held by an MDP hub is not an error; take the next free port of the range.
-      const auto = options.cluster !== undefined && (options.cluster.mode ?? 'auto') === 'auto';
-      const fallback = options.cluster?.portFallback ?? (auto && options.port === undefined);
-      const ports = fallback ? () => fallbackPorts(port, options.cluster?.discovery) : undefined;
-      return bindServing(httpServer, { host, port, logger, fallbackPorts: ports, secure }, start);
-    },
-    reloadTls() {
-      if (!tls || !('setSecureContext' in httpServer)) return { ok: false, error: 'the server does not use TLS' };
-      return tls.reload(httpServer);
-    },
-    close() {
-      closing ??= (async () => {
-        const reversed = [...features].reverse();
-        await closeListener(httpServer, async () => {
-          for (const feature of reversed) feature.stopping?.();
-          for (const feature of reversed) await feature.close?.();
-        });
-        logger.info('server.closed', { serverId: ctx.info()?.serverId });
-      })();
-      return closing;
-    },
+    listen: lifecycle.listen,
+    reloadTls: lifecycle.reloadTls,
+    close: lifecycle.close,
   };
 }

@@ -1,5 +1,6 @@
 /** URLs the server advertises. Wildcard binds advertise the host the request came in on. */
 import { hostname } from 'node:os';
+import { urlHost } from '@mdp/core';
 import { metaEndpoints, type MetaEndpoints } from '@mdp/protocol';
 
 const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '']);
@@ -13,11 +14,7 @@ export function isLoopback(host: string): boolean {
  * host name and the port (`0.0.0.0:47372` would name every machine alike).
  */
 export function defaultServerId(host: string, port: number): string {
-  return `${WILDCARD_HOSTS.has(host) ? hostname() : formatHost(host)}:${port}`;
-}
-
-export function formatHost(host: string): string {
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return `${WILDCARD_HOSTS.has(host) ? hostname() : urlHost(host)}:${port}`;
 }
 
 /** The endpoints of the metadata document, plus the HTTP base (`https` under TLS). */
@@ -31,7 +28,7 @@ export function serverUrls(authority: string, secure = false): ServerUrls {
 export function advertisedAuthority(boundHost: string, port: number, requestHost: string | undefined): string {
   if (WILDCARD_HOSTS.has(boundHost) && requestHost) return requestHost;
   const host = WILDCARD_HOSTS.has(boundHost) ? '127.0.0.1' : boundHost;
-  return `${formatHost(host)}:${port}`;
+  return `${urlHost(host)}:${port}`;
 }
 
 /** A `host[:port]` authority (a Host header) with its port replaced; unchanged when it cannot be read. */

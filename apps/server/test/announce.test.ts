@@ -6,7 +6,7 @@ import { announceLeadership } from '../src/cluster.js';
 
 function fakeNode(mode: ClusterNode['mode'] = 'auto') {
   const listeners = new Set<(change: LeaderChange) => void>();
-  let view = { ...standaloneClusterView('c', 'me', 'ws://me'), role: 'follower' as const, leaderId: '', leaderUrl: '', term: 0 };
+  let view = { ...standaloneClusterView('c', 'me', 'ws://me', 4000), role: 'follower' as const, leaderId: '', leaderUrl: '', term: 0 };
   const node = {
     clusterId: 'c',
     mode,

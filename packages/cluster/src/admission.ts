@@ -39,6 +39,7 @@ import {
   forget,
   isSelfUrl,
   observe,
+  onHost,
   peerRefusal,
   validProof,
   withSelf,
@@ -312,13 +313,37 @@ export function awaitingProof(state: AdmissionState): boolean {
 }
 
 /**
- * Whether the default port, when free, may be served by this node while it leads: nobody was seen
- * holding it, or the last holder was this node or a member (present or departed) of this cluster. A
- * port another user's server held is left alone: its clients would otherwise register here.
+ * Whether the default port (`config.defaultUrl`), when free, may be served by this node while it
+ * leads: there is one, and nobody was seen holding it, or the last holder was this node or a member
+ * (present or departed) of this cluster. A port another user's server held is left alone: its
+ * clients would otherwise register here.
  */
 export function mayServeDefaultPort(state: AdmissionState): boolean {
+  if (state.config.defaultUrl === undefined) return false;
   const holder = state.defaultHolder;
   return holder === undefined || holder === state.config.selfId || state.members.has(holder) || state.departed.has(holder);
+}
+
+/** Whether `id` is this server's or a member's (present or departed): the prefixes of mirrored client ids. */
+export function isClusterServerId(state: AdmissionState, id: string): boolean {
+  return id === state.config.selfId || state.members.has(id) || state.departed.has(id);
+}
+
+/**
+ * Whether this node has heard from everyone discovery found so far (readiness.ts): every member
+ * whose endpoint is known has a link up (`linked`), and no peer is still to show whether it proves
+ * the cluster secret.
+ */
+export function allLinked(state: AdmissionState, linked: (id: string) => boolean): boolean {
+  return !awaitingProof(state) && memberEntries(state).every((entry) => linked(entry.id));
+}
+
+/**
+ * Members whose departure may be probed (departures.ts): no link up, and an address on `host` (the
+ * discovery host), where a refused connection means that nothing listens.
+ */
+export function unlinkedOnHost(state: AdmissionState, linked: (id: string) => boolean, host: string): MemberEntry[] {
+  return memberEntries(state).filter((entry) => !linked(entry.id) && entry.metaUrl !== undefined && onHost(entry.metaUrl, host));
 }
 
 /** Members whose endpoint is known (static members not yet seen anywhere are not). */

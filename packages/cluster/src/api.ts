@@ -2,7 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { HostApi } from '@mdp/core';
-import type { MetaDocument } from '@mdp/protocol';
+import type { ClusterView, FeaturesView } from '@mdp/protocol';
 import type { ClusterConfigError } from './admission.js';
 import type { LeaderView } from './election-driver.js';
 import type { ClusterMode } from './options.js';
@@ -16,9 +16,6 @@ export interface ClusterSelf {
   readonly clusterUrl: string;
   readonly metaUrl: string;
 }
-
-export type ClusterView = MetaDocument['cluster'];
-export type ClusterFeatures = MetaDocument['features'];
 
 export interface LeaderChange {
   readonly role: LeaderView['role'];
@@ -46,7 +43,7 @@ export interface ClusterNode {
    */
   isServerId(id: string): boolean;
   /** The `features` object of GET /mdp/meta. */
-  features(): ClusterFeatures;
+  features(): FeaturesView;
   /**
    * Whether this server should also serve the first port of the discovery range (the port clients
    * know) when it is free: it leads, and that port was last held by nobody, by itself or by a member

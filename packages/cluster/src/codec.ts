@@ -1,7 +1,8 @@
 /** Election messages to and from the cluster control wire format (SPEC §10). */
 import type { ClusterMessage, ClusterRole, MembershipMode } from '@mdp/protocol';
 import type { ElectionMessage } from './election.js';
-import { helloProof } from './membership.js';
+import { helloProof, membershipFingerprint } from './membership.js';
+import type { ResolvedOptions } from './options.js';
 
 /** Fields every cluster message carries, filled in by the sender. */
 export interface WireHeader {
@@ -83,17 +84,24 @@ export interface HelloFields {
   readonly clusterUrl: string;
 }
 
+/** The header of node `o`'s messages; `clusterUrl` is where it listens for control links. */
+export function wireHeaderOf(o: Pick<ResolvedOptions, 'clusterId' | 'serverId'>, clusterUrl: string): WireHeader {
+  return { clusterId: o.clusterId, serverId: o.serverId, clusterUrl };
+}
+
 /**
- * Builds this node's hellos from its election view at the moment a link opens: `fixed` are the
- * fields that never change, `secret` the cluster secret it proves (if any).
+ * Builds node `o`'s hellos from its election view at the moment a link opens: the endpoints of
+ * `self` and the membership never change, the timestamp is the wall clock's (the peer checks it
+ * against its own), and with cluster secrets the hello proves the first one for the server `to`.
  */
 export function helloBuilder(
-  header: WireHeader,
-  fixed: Omit<HelloFields, 'term' | 'role' | 'leaderId' | 'leaderUrl'>,
-  secret: string | undefined,
-  wallNow: () => number,
+  o: ResolvedOptions,
+  self: { readonly wsUrl: string; readonly clusterUrl: string },
 ): (view: Pick<HelloFields, 'term' | 'role' | 'leaderId' | 'leaderUrl'>, to: string | undefined) => ClusterMessage {
-  return (view, to) => helloMessage(header, { ...view, ...fixed }, wallNow(), secret === undefined ? undefined : { secret, to: to ?? '' });
+  const header = wireHeaderOf(o, self.clusterUrl);
+  const fixed = { membershipMode: o.membership.mode, membershipFingerprint: membershipFingerprint(o.membership), wsUrl: self.wsUrl, clusterUrl: self.clusterUrl };
+  const secret = o.clusterSecrets[0];
+  return (view, to) => helloMessage(header, { ...view, ...fixed }, o.clock.wallNow(), secret === undefined ? undefined : { secret, to: to ?? '' });
 }
 
 /**

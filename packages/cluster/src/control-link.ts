@@ -5,7 +5,7 @@
  * 1008 (policy) or 1003 (binary), and nothing here ever throws into the event loop.
  */
 import type { RawData, WebSocket } from 'ws';
-import type { Logger } from '@mdp/core';
+import { closeReason, type Logger } from '@mdp/core';
 import { parseClusterMessage, type ClusterHello, type ClusterMessage } from '@mdp/protocol';
 
 export const LINK_CLOSE = {
@@ -90,7 +90,7 @@ export class ControlLink {
       return this.close(LINK_CLOSE.policy, 'Frame is not JSON');
     }
     const parsed = parseClusterMessage(json);
-    if (!parsed.ok) return this.close(LINK_CLOSE.policy, truncate(`Invalid cluster message: ${parsed.error}`));
+    if (!parsed.ok) return this.close(LINK_CLOSE.policy, `Invalid cluster message: ${parsed.error}`);
     const message = parsed.value;
     if (this.state === 'handshake') return this.handshake(message);
     if (message.serverId !== this.peerId || message.clusterId !== this.peerHello?.clusterId) {
@@ -104,10 +104,10 @@ export class ControlLink {
     if (message.type !== 'clusterHello') return this.close(LINK_CLOSE.policy, 'Expected clusterHello first');
     // A dialled address must answer as the server it was dialled as (what its /mdp/meta said).
     if (this.expectedPeerId !== undefined && message.serverId !== this.expectedPeerId) {
-      return this.close(LINK_CLOSE.policy, truncate(`Dialled ${this.expectedPeerId}, answered by ${message.serverId}`));
+      return this.close(LINK_CLOSE.policy, `Dialled ${this.expectedPeerId}, answered by ${message.serverId}`);
     }
     const refusal = this.hooks.check(message, this);
-    if (refusal) return this.close(LINK_CLOSE.policy, truncate(refusal));
+    if (refusal) return this.close(LINK_CLOSE.policy, refusal);
     this.peerId = message.serverId;
     this.peerHello = message;
     if (this.direction === 'in') this.sendRaw(this.hooks.hello(message.serverId));
@@ -156,7 +156,7 @@ export class ControlLink {
     if (this.state === 'closed') return;
     this.closedBecause = reason;
     try {
-      this.ws.close(code, reason);
+      this.ws.close(code, closeReason(reason));
     } catch {
       this.ws.terminate();
     }
@@ -185,11 +185,4 @@ function rawText(data: RawData): string {
   if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
   if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
   return data.toString('utf8');
-}
-
-/** Close reasons must fit in a control frame (123 bytes). */
-function truncate(reason: string): string {
-  let text = reason;
-  while (Buffer.byteLength(text) > 120) text = text.slice(0, -1);
-  return text;
 }

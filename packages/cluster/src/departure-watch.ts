@@ -8,6 +8,7 @@ import type { ProbeOutcome } from './departures.js';
 import { probeOutcome } from './departures.js';
 import type { MemberEntry } from './membership.js';
 import { probeMeta, type ProbeResult } from './meta-probe.js';
+import type { ResolvedOptions } from './options.js';
 
 export interface DepartureWatchOptions {
   /** Time between two probes of one silent member, ms. */
@@ -64,4 +65,9 @@ export class DepartureWatch {
     this.cancel?.();
     this.abort.abort();
   }
+}
+
+/** The watch of node `o`: a probe of each absent member every half heartbeat (at least every 10 ms). */
+export function departureWatchFor(o: ResolvedOptions, timers: TimerSet, ports: Pick<DepartureWatchOptions, 'absent' | 'report'>): DepartureWatch {
+  return new DepartureWatch({ intervalMs: Math.max(10, o.heartbeatIntervalMs / 2), probeTimeoutMs: o.discovery.probeTimeoutMs, timers, ...ports });
 }

@@ -3,8 +3,8 @@
  * and on seed URLs. The probes of a round start together under one short deadline, and each reports
  * as soon as it answers, so a frozen peer delays nothing but its own answer. Rounds never overlap.
  */
-import type { Logger } from '@mdp/core';
-import type { MetaDocument } from '@mdp/protocol';
+import { urlHost, type Logger } from '@mdp/core';
+import { DEFAULT_PORT, type MetaDocument } from '@mdp/protocol';
 import { childSignal } from './child-signal.js';
 import type { Clock, TimerSet } from './clock.js';
 import { isProbeable } from './membership.js';
@@ -29,7 +29,7 @@ export interface DiscoveryOptions {
 
 export const DISCOVERY_DEFAULTS: DiscoveryOptions = Object.freeze({
   host: '127.0.0.1',
-  startPort: 47372,
+  startPort: DEFAULT_PORT,
   attempts: 100,
   intervalMs: 2000,
   seedUrls: Object.freeze([]) as readonly string[],
@@ -83,7 +83,7 @@ export class Discovery {
   /** The addresses of one round. The range's are `HOST:PORT`: the probe gives them its scheme (https under TLS). */
   targets(): string[] {
     const { host, startPort, attempts, seedUrls } = this.options;
-    const hostPart = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+    const hostPart = urlHost(host);
     const list: string[] = [];
     for (let port = startPort; port < startPort + attempts && port <= 65535; port += 1) list.push(`${hostPart}:${port}`);
     list.push(...seedUrls, ...(this.hooks.extraTargets?.() ?? []));

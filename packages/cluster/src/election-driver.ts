@@ -6,8 +6,9 @@
 import type { Logger } from '@mdp/core';
 import type { ClusterMessage } from '@mdp/protocol';
 import { WakeTimer, type Clock, type TimerSet } from './clock.js';
-import { toWire, type WireHeader } from './codec.js';
+import { toWire, wireHeaderOf } from './codec.js';
 import { loadDurableVote, saveDurableVote, storedTermFloor } from './durable.js';
+import type { Membership } from './membership.js';
 import { electionConfigOf, type ResolvedOptions } from './options.js';
 import { seedFrom } from './rng.js';
 import {
@@ -164,19 +165,19 @@ export class ElectionDriver {
 }
 
 /**
- * The driver of a member node whose MDP websocket is `selfUrl`: messages leave through `wire` in the
- * wire format, randomness is seeded from the node's, and with a `stateFile` term and vote are read
- * from it and written to it.
+ * The driver of a member node listening at `self` (its MDP websocket is the leader URL it announces):
+ * messages leave through `wire` in the wire format, randomness is seeded from the node's, and with a
+ * `stateFile` term and vote are read from it and written to it.
  */
 export function electionDriverFor(
   o: ResolvedOptions,
-  header: WireHeader,
-  selfUrl: string,
+  self: { readonly wsUrl: string; readonly clusterUrl: string },
   wire: { send(to: string, message: ClusterMessage): void; broadcast(message: ClusterMessage): void },
   timers: TimerSet,
   logger: Logger,
 ): ElectionDriver {
   const file = o.stateFile;
+  const header = wireHeaderOf(o, self.clusterUrl);
   const ports: ElectionPorts = {
     send: (to, message) => wire.send(to, toWire(message, header, o.clock.wallNow())),
     broadcast: (message) => wire.broadcast(toWire(message, header, o.clock.wallNow())),
@@ -184,12 +185,12 @@ export function electionDriverFor(
   };
   const members = o.membership.mode === 'static' ? o.membership.members : [];
   const durable = file ? loadDurableVote(file, logger) : undefined;
-  return new ElectionDriver(electionConfigOf(o, selfUrl), o.clock, timers, ports, logger, seedFrom(o.random), members, durable);
+  return new ElectionDriver(electionConfigOf(o, self.wsUrl), o.clock, timers, ports, logger, seedFrom(o.random), members, durable);
 }
 
 /** The snapshot of a node that has not started: a follower of nobody, knowing only the static members. */
-export function unstartedSnapshot(staticMembers: readonly string[]): ElectionSnapshot {
-  const known = Math.max(1, new Set(staticMembers).size);
+export function unstartedSnapshot(membership: Membership): ElectionSnapshot {
+  const known = membership.mode === 'static' ? Math.max(1, new Set(membership.members).size) : 1;
   return {
     role: 'follower',
     term: 0,

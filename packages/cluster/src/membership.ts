@@ -3,6 +3,7 @@
  * their endpoints, which catches a server id seen at a second endpoint.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { urlHost } from '@mdp/core';
 import type { MembershipMode } from '@mdp/protocol';
 import { normalizeTarget } from './meta-probe.js';
 
@@ -67,7 +68,7 @@ export function hostKey(hostname: string): string {
 /** Whether `url` names an address on `host` (loopback spellings are one host). */
 export function onHost(url: string, host: string): boolean {
   try {
-    return hostKey(new URL(url).hostname) === hostKey(host.startsWith('[') || !host.includes(':') ? host : `[${host}]`);
+    return hostKey(new URL(url).hostname) === hostKey(urlHost(host));
   } catch {
     return false;
   }

@@ -10,7 +10,8 @@ import { request as httpsRequest } from 'node:https';
 import { connect, isIP, isIPv6, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
-import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
+import { urlHost } from '@mdp/core';
+import { DEFAULT_PORT, parseMetaDocument, type MetaDocument } from '@mdp/protocol';
 import { childSignal } from './child-signal.js';
 import { mapLimited } from './map-limited.js';
 import { tlsConnectOptions, type PeerTls } from './tls.js';
@@ -25,7 +26,7 @@ export const PROBE_DEFAULTS = Object.freeze({
   /** Host used when a target names only a port. */
   host: '127.0.0.1',
   /** Default MDP port (SPEC §5), used when a target names only a host. */
-  port: 47372,
+  port: DEFAULT_PORT,
 });
 
 export type ProbeFailureKind = 'unreachable' | 'not-mdp';
@@ -61,9 +62,11 @@ export interface ScanOptions extends ProbeOptions {
   concurrency?: number;
 }
 
-/** A target that cannot be turned into a base URL (bad port, bad host, unsupported scheme). */
+/**
+ * A target that cannot be turned into a base URL (bad port, bad host, unsupported scheme). Told
+ * apart by its class: it never goes on the wire, so it carries no code of the protocol's.
+ */
 export class InvalidTargetError extends Error {
-  readonly code = 'invalid_target';
   readonly target: string;
 
   constructor(target: string, message: string) {
@@ -116,7 +119,7 @@ export function normalizeTarget(arg: string, scheme: BaseScheme = 'http'): strin
 
 /** `http://host:port` (or `https://`) for a host (IPv6 bracketed) and port. */
 function origin(arg: string, scheme: BaseScheme, host: string, port: number): string {
-  const hostPart = isIPv6(host) ? `[${host}]` : host;
+  const hostPart = urlHost(host);
   try {
     // URL drops a scheme's default port: https on 443 and http on 80 alike.
     return new URL(`${scheme}://${hostPart}:${port}`).origin;

@@ -6,7 +6,7 @@
  */
 import type { RawData } from 'ws';
 import { WebSocket } from 'ws';
-import { redactUrl, type ClientInfo, type Logger, type Router } from '@mdp/core';
+import { redactUrl, serializeError, type ClientInfo, type Logger, type Router } from '@mdp/core';
 import {
   UNSENDABLE_DATA_ERROR,
   mirroredId,
@@ -200,7 +200,7 @@ export class Mirror {
         : { type: 'callClientResult', requestId: call.requestId, ok: false, error: outcome.error };
     } catch (error) {
       logger.error('proxy.forward_failed', { clientId: this.localId, error });
-      reply = { type: 'callClientResult', requestId: call.requestId, ok: false, error: { code: 'handler_error', message: 'Internal error' } };
+      reply = { type: 'callClientResult', requestId: call.requestId, ok: false, error: serializeError(error) };
     }
     // Answer on the socket the call came on; if it has closed, the upstream already failed the call.
     // A result that cannot be serialised (data nested too deeply) is answered with an error instead.

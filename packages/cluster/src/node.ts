@@ -2,40 +2,28 @@
  * `createClusterNode`: one server's membership in a cluster, as wiring. Who may join is
  * `admission.ts`, when a starting node may vote is `readiness.ts`, the election `election.ts`,
  * when a member is gone for good `departures.ts`, where clients are mirrored `upstream.ts`, and
- * host requests go through `forward.ts`; this file
- * feeds them what the control links and discovery report and carries out what they decide.
+ * host requests go through `member-host.ts`; this file feeds them what the control links and
+ * discovery report and carries out what they decide.
  * apps/server owns the HTTP listener: it hands `/mdp/cluster` upgrades to `handleUpgrade`, reads
  * `meta()`/`features()` for GET /mdp/meta, calls `start(self)` once listening and `close()` on
  * shutdown.
  */
 import { createLocalHost } from '@mdp/core';
-import type { ClusterMessage } from '@mdp/protocol';
-import {
-  awaitingProof,
-  entryOf,
-  initialAdmission,
-  mayServeDefaultPort,
-  memberEntries,
-  roundView,
-  step as stepAdmission,
-  type AdmissionEffect,
-  type ClusterConfigError,
-} from './admission.js';
+import type { ClusterHello, ClusterMessage } from '@mdp/protocol';
+import { allLinked, entryOf, initialAdmission, isClusterServerId, mayServeDefaultPort, memberEntries, roundView, step as stepAdmission, unlinkedOnHost, type AdmissionEffect, type ClusterConfigError } from './admission.js';
 import type { ClusterNode, LeaderChange } from './api.js';
 import { TimerSet } from './clock.js';
-import { fromWire, helloBuilder, type WireHeader } from './codec.js';
-import { DepartureWatch } from './departure-watch.js';
+import { fromWire, helloBuilder } from './codec.js';
+import { departureWatchFor, type DepartureWatch } from './departure-watch.js';
 import { DEPARTURE_STRIKES, initialDepartures, step as stepDepartures, type DepartureEffect } from './departures.js';
 import { discoveryFor, type Discovery } from './discovery.js';
 import { electionDriverFor, unstartedSnapshot, type ElectionDriver } from './election-driver.js';
-import { createClusterHost, routeOf } from './forward.js';
 import { UPGRADE_UNAVAILABLE, linksFor, type LinkFaults, type LinkManager } from './links.js';
 import { Listeners } from './listeners.js';
 import { Machine } from './machine.js';
-import { membershipFingerprint, onHost } from './membership.js';
-import { defaultPortUrlOf, hostTimingsOf, resolveOptions, settleMsOf, type ClusterNodeOptions, type ResolvedOptions } from './options.js';
+import { createMemberHost } from './member-host.js';
+import { admissionConfigOf, resolveOptions, settleMsOf, type ClusterNodeOptions, type ResolvedOptions } from './options.js';
 import { initialReadiness, step as stepReadiness } from './readiness.js';
-import { ClusterRpc } from './rpc.js';
 import { createStandalone } from './standalone.js';
 import { createUpstreamProxy, upstreamTarget } from './upstream.js';
 import { clusterView } from './view.js';
@@ -58,37 +46,14 @@ export function createNode(input: ClusterNodeOptions, seams: NodeSeams = {}): Cl
 function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
   const logger = o.logger.child({ component: 'cluster', serverId: o.serverId });
   const timers = new TimerSet(o.clock, (error) => logger.error('cluster.timer_failed', { error }));
-  const fingerprint = membershipFingerprint(o.membership);
-  const staticMembers = o.membership.mode === 'static' ? o.membership.members : [];
   const proxy = createUpstreamProxy(o, timers);
   const leaderListeners = new Listeners<LeaderChange>((error) => logger.error('cluster.leader_listener_failed', { error }));
   const configListeners = new Listeners<ClusterConfigError>((error) => logger.error('cluster.config_listener_failed', { error }));
   /** Who answers host requests may have changed: a leader change, or a link up or down. */
   const routeChanges = new Listeners<void>((error) => logger.error('cluster.route_listener_failed', { error }));
-  /** Server ids of this cluster: the prefixes under which a mirrored client's id aliases its own. */
-  const isServerId = (id: string): boolean => id === o.serverId || admission.state.members.has(id) || admission.state.departed.has(id);
-  const local = createLocalHost(o.router, { isServerId });
-  const defaultUrl = defaultPortUrlOf(o);
-  const admission = new Machine(
-    initialAdmission({
-      selfId: o.serverId,
-      clusterId: o.clusterId,
-      membership: o.membership,
-      fingerprint,
-      secrets: o.clusterSecrets,
-      ...(defaultUrl !== undefined ? { defaultUrl } : {}),
-    }),
-    stepAdmission,
-    () => o.clock.wallNow(),
-    (result) => result.effects.forEach(applyAdmission),
-  );
+  const admission = new Machine(initialAdmission(admissionConfigOf(o)), stepAdmission, () => o.clock.wallNow(), (result) => result.effects.forEach(applyAdmission));
   /** A member gone for good leaves admission and the election, and stops counting towards quorum. */
-  const departures = new Machine(
-    initialDepartures({ dynamic: o.membership.mode === 'dynamic', strikes: DEPARTURE_STRIKES }),
-    stepDepartures,
-    () => o.clock.now(),
-    (result) => result.effects.forEach(applyDeparture),
-  );
+  const departures = new Machine(initialDepartures({ dynamic: o.membership.mode === 'dynamic', strikes: DEPARTURE_STRIKES }), stepDepartures, () => o.clock.now(), (result) => result.effects.forEach(applyDeparture));
   /** Elections wait for the first discovery round and for links to what it found (or a deadline). */
   const readiness = new Machine(initialReadiness(settleMsOf(o)), stepReadiness, () => o.clock.now(), (result) => {
     if (result.ready) run?.driver.dispatch({ type: 'ready', leaderSeen: result.ready.leaderSeen });
@@ -96,14 +61,14 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
   /** What exists once the node started. */
   let run: { readonly driver: ElectionDriver; readonly links: LinkManager; readonly discovery: Discovery; readonly watch: DepartureWatch } | undefined;
   let closing: Promise<void> | undefined;
-
-  const send = (to: string, message: ClusterMessage): boolean => run?.links.send(to, message) ?? false;
-  const rpc = new ClusterRpc({
-    host: local,
-    leads: () => run?.driver.view().role === 'leader',
-    timers,
-    logger,
-    send: (to, body) => run !== undefined && send(to, { ...body, clusterId: o.clusterId, serverId: o.serverId, term: run.driver.view().term, timestamp: o.clock.wallNow() }),
+  const linked = (id: string): boolean => run?.links.isUp(id) === true;
+  /** Server ids of this cluster: the prefixes under which a mirrored client's id aliases its own. */
+  const isServerId = (id: string): boolean => isClusterServerId(admission.state, id);
+  const { host, rpc } = createMemberHost(o, timers, logger, {
+    local: createLocalHost(o.router, { isServerId }),
+    election: () => run?.driver,
+    links: () => run?.links,
+    onRouteChange: (listener) => routeChanges.add(listener),
   });
 
   function applyAdmission(effect: AdmissionEffect): void {
@@ -127,21 +92,12 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     routeChanges.emit();
   }
 
-  /**
-   * Every member found so far has a link up (their hellos told us their terms), and every peer found
-   * has shown whether it proves the cluster secret.
-   */
-  const allLinked = (): boolean => !awaitingProof(admission.state) && memberEntries(admission.state).every((entry) => run?.links.isUp(entry.id) === true);
-
   const onMessage = (peerId: string, message: ClusterMessage): void => {
     if (rpc.receive(peerId, message)) return;
     const election = fromWire(message);
     if (election) run?.driver.dispatch({ type: 'message', from: peerId, message: election });
     if (message.type === 'clusterLeaderResign' && message.leaving === true) departures.feed({ type: 'left', id: peerId });
   };
-
-  const route = () => routeOf(run?.driver.view(), o.serverId, (id) => run?.links.isUp(id) === true, (run?.driver.memberCount() ?? 1) <= 1);
-  const host = createClusterHost({ local, rpc, route, onRouteChange: (listener) => routeChanges.add(listener), clock: o.clock, timers, logger }, hostTimingsOf(o));
 
   return {
     serverId: o.serverId,
@@ -154,56 +110,45 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
 
     start(self) {
       if (run || closing) return;
-      const header: WireHeader = { clusterId: o.clusterId, serverId: o.serverId, clusterUrl: self.clusterUrl };
       admission.feed({ type: 'start', clusterUrl: self.clusterUrl });
-      const driver = electionDriverFor(o, header, self.wsUrl, { send, broadcast: (message) => run?.links.broadcast(message) }, timers, logger);
+      const driver = electionDriverFor(o, self, { send: (to, message) => run?.links.send(to, message), broadcast: (message) => run?.links.broadcast(message) }, timers, logger);
       driver.onChange((view, previous) => {
         const target = upstreamTarget(o.upstreamUrl, o.serverId, view, view.leaderId === undefined ? undefined : entryOf(admission.state, view.leaderId));
         if (target !== 'keep') proxy.setUpstream(target);
         leaderListeners.emit({ ...view, previousLeaderId: previous.leaderId });
         routeChanges.emit();
       });
-      const fixed = { membershipMode: o.membership.mode, membershipFingerprint: fingerprint, wsUrl: self.wsUrl, clusterUrl: self.clusterUrl };
-      const hello = helloBuilder(header, fixed, o.clusterSecrets[0], () => o.clock.wallNow());
-      const links = linksFor(
-        o,
-        timers,
-        logger,
-        seams.faults,
-        { wanted: () => memberEntries(admission.state), hello: (to) => hello(driver.view(), to), check: (hello) => admission.feed({ type: 'hello', hello }).refusal },
-        {
-          up: (peerId, hello) => {
-            departures.feed({ type: 'linkUp', id: peerId });
-            driver.dispatch({ type: 'linkUp', id: peerId });
-            onMessage(peerId, hello);
-            readiness.feed({ type: 'linkUp', allLinked: allLinked() });
-            routeChanges.emit();
-          },
-          down: (peerId) => {
-            rpc.failPeer(peerId);
-            driver.dispatch({ type: 'linkDown', id: peerId });
-            routeChanges.emit();
-          },
-          message: onMessage,
-          alive: (peerId) => driver.dispatch({ type: 'alive', id: peerId }),
-          refused: (url, reason) => void admission.feed({ type: 'refusedBy', url, reason }),
+      const hello = helloBuilder(o, self);
+      const peers = { wanted: () => memberEntries(admission.state), hello: (to: string | undefined) => hello(driver.view(), to), check: (hello: ClusterHello) => admission.feed({ type: 'hello', hello }).refusal };
+      const links = linksFor(o, timers, logger, seams.faults, peers, {
+        up: (peerId, hello) => {
+          departures.feed({ type: 'linkUp', id: peerId });
+          driver.dispatch({ type: 'linkUp', id: peerId });
+          onMessage(peerId, hello);
+          readiness.feed({ type: 'linkUp', allLinked: allLinked(admission.state, linked) });
+          routeChanges.emit();
         },
-      );
+        down: (peerId) => {
+          rpc.failPeer(peerId);
+          driver.dispatch({ type: 'linkDown', id: peerId });
+          routeChanges.emit();
+        },
+        message: onMessage,
+        alive: (peerId) => driver.dispatch({ type: 'alive', id: peerId }),
+        refused: (url, reason) => void admission.feed({ type: 'refusedBy', url, reason }),
+      });
       const discovery = discoveryFor(o, timers, logger, {
         found: (meta, url) => void admission.feed({ type: 'meta', meta, url }),
         roundDone: (round, timedOut) => {
           const view = roundView(admission.state, round, timedOut, driver.snapshot().knownMemberCount > 1);
           if (view.unknown.length > 0) logger.debug('cluster.discovery_timeouts', { round, addresses: view.unknown.slice(0, 5), count: view.unknown.length });
           driver.dispatch({ type: 'discoveryRound', clean: view.clean });
-          readiness.feed({ type: 'roundDone', allLinked: allLinked() });
+          readiness.feed({ type: 'roundDone', allLinked: allLinked(admission.state, linked) });
         },
       });
       // Only where a refused connection means that nothing listens (departures.ts).
-      const watch = new DepartureWatch({
-        intervalMs: Math.max(10, o.heartbeatIntervalMs / 2),
-        probeTimeoutMs: o.discovery.probeTimeoutMs,
-        timers,
-        absent: () => memberEntries(admission.state).filter((e) => !links.isUp(e.id) && e.metaUrl !== undefined && onHost(e.metaUrl, o.discovery.host)),
+      const watch = departureWatchFor(o, timers, {
+        absent: () => unlinkedOnHost(admission.state, linked, o.discovery.host),
         report: (id, outcome) => void departures.feed({ type: 'probed', id, outcome }),
       });
       run = { driver, links, discovery, watch };
@@ -223,9 +168,9 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     },
 
     isServerId,
-    meta: () => clusterView(o.clusterId, { mode: o.membership.mode, fingerprint }, o.leaseDurationMs, run?.driver.snapshot() ?? unstartedSnapshot(staticMembers)),
+    meta: () => clusterView(o.clusterId, { mode: o.membership.mode, fingerprint: admission.state.config.fingerprint }, o.leaseDurationMs, run?.driver.snapshot() ?? unstartedSnapshot(o.membership)),
     features: () => ({ upstreamProxy: true, clusterControl: true }),
-    servesDefaultPort: () => defaultUrl !== undefined && !closing && run?.driver.view().role === 'leader' && mayServeDefaultPort(admission.state),
+    servesDefaultPort: () => !closing && run?.driver.view().role === 'leader' && mayServeDefaultPort(admission.state),
     onLeaderChange: (listener) => leaderListeners.add(listener),
     onConfigError: (listener) => configListeners.add(listener),
     proxyStatus: () => proxy.status(),
@@ -243,9 +188,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
         rpc.close();
         await run?.links.close();
         timers.close();
-        leaderListeners.clear();
-        configListeners.clear();
-        routeChanges.clear();
+        for (const listeners of [leaderListeners, configListeners, routeChanges]) listeners.clear();
         logger.debug('cluster.closed');
       })();
       return closing;

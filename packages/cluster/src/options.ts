@@ -1,10 +1,11 @@
 /** Options of `createClusterNode`, their defaults (SPEC §10) and validation. */
 import type { Logger, Router } from '@mdp/core';
-import { silentLogger } from '@mdp/core';
+import { DEFAULT_MAX_MESSAGE_BYTES, silentLogger, urlHost } from '@mdp/core';
+import type { AdmissionConfig } from './admission.js';
 import { systemClock, type Clock } from './clock.js';
 import { DISCOVERY_DEFAULTS, type DiscoveryOptions } from './discovery.js';
 import type { ElectionConfig } from './election.js';
-import type { Membership } from './membership.js';
+import { membershipFingerprint, type Membership } from './membership.js';
 import type { PeerTlsSource } from './tls.js';
 
 /**
@@ -112,7 +113,8 @@ export const CLUSTER_DEFAULTS = Object.freeze({
   rpcTimeoutMs: 20_000,
   proxyReconnectMinMs: 100,
   proxyReconnectMaxMs: 5000,
-  maxPayloadBytes: 1024 * 1024,
+  // A mirror's frames are its clients' MDP messages: the hub takes as much as a client's socket.
+  maxPayloadBytes: DEFAULT_MAX_MESSAGE_BYTES,
 });
 
 function positive(name: string, value: number): number {
@@ -218,5 +220,18 @@ export function hostTimingsOf(o: ResolvedOptions): { readonly waitMs: number; re
 export function defaultPortUrlOf(o: ResolvedOptions): string | undefined {
   const { host, startPort, attempts } = o.discovery;
   if (attempts === 0) return undefined;
-  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${startPort}`;
+  return `http://${urlHost(host)}:${startPort}`;
+}
+
+/** Admission's configuration (admission.ts) for node `o`. */
+export function admissionConfigOf(o: ResolvedOptions): AdmissionConfig {
+  const defaultUrl = defaultPortUrlOf(o);
+  return {
+    selfId: o.serverId,
+    clusterId: o.clusterId,
+    membership: o.membership,
+    fingerprint: membershipFingerprint(o.membership),
+    secrets: o.clusterSecrets,
+    ...(defaultUrl !== undefined ? { defaultUrl } : {}),
+  };
 }

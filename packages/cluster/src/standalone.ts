@@ -3,14 +3,12 @@
  * mirror into an explicit upstream aside). Host requests are answered from the local router.
  */
 import { NO_SERVER_IDS, createLocalHost } from '@mdp/core';
+import { standaloneClusterView } from '@mdp/protocol';
 import type { ClusterNode, ClusterSelf } from './api.js';
 import { TimerSet } from './clock.js';
 import { UPGRADE_NOT_FOUND } from './links.js';
 import type { ResolvedOptions } from './options.js';
 import { createUpstreamProxy } from './upstream.js';
-import { clusterView, standaloneSnapshot } from './view.js';
-
-const DYNAMIC = { mode: 'dynamic', fingerprint: 'dynamic' } as const;
 
 export function createStandalone(o: ResolvedOptions): ClusterNode {
   const timers = new TimerSet(o.clock, (error) => o.logger.error('cluster.timer_failed', { error }));
@@ -31,7 +29,7 @@ export function createStandalone(o: ResolvedOptions): ClusterNode {
     },
     // A cluster of one: no server's prefix to alias under.
     isServerId: NO_SERVER_IDS,
-    meta: () => clusterView(o.clusterId, DYNAMIC, o.leaseDurationMs, standaloneSnapshot(o.serverId, self?.wsUrl ?? '')),
+    meta: () => standaloneClusterView(o.clusterId, o.serverId, self?.wsUrl ?? '', o.leaseDurationMs),
     features: () => ({ upstreamProxy: proxy !== undefined, clusterControl: false }),
     // A server that is a cluster of one by choice keeps to its own port.
     servesDefaultPort: () => false,

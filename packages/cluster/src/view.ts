@@ -1,5 +1,5 @@
 /** The `cluster` object of GET /mdp/meta (SPEC §9–§10), from an election snapshot. */
-import type { ClusterView } from './api.js';
+import type { ClusterView } from '@mdp/protocol';
 import type { ElectionSnapshot } from './election-driver.js';
 import type { Membership } from './membership.js';
 
@@ -23,9 +23,4 @@ export function clusterView(
     quorumSize: view.quorumSize,
     hasQuorum: view.hasQuorum,
   };
-}
-
-/** A standalone node's snapshot: leader of one in term 0. */
-export function standaloneSnapshot(serverId: string, wsUrl: string): ElectionSnapshot {
-  return { role: 'leader', term: 0, leaderId: serverId, leaderUrl: wsUrl, knownMemberCount: 1, reachableMemberCount: 1, quorumSize: 1, hasQuorum: true };
 }

@@ -4,14 +4,17 @@ import { PROTOCOL_VERSION, SUPPORTED_PROTOCOL_RANGES, type ClusterHello, type Me
 import {
   SECRET_REFUSAL,
   VIEW_PATIENCE_ROUNDS,
+  allLinked,
   awaitingProof,
   entryOf,
   initialAdmission,
+  isClusterServerId,
   isMemberAddress,
   mayServeDefaultPort,
   memberEntries,
   roundView,
   step,
+  unlinkedOnHost,
   type AdmissionConfig,
   type AdmissionEvent,
   type AdmissionState,
@@ -231,6 +234,25 @@ describe('admission of discovered metadata', () => {
     });
   });
 
+  it('neither dials nor counts a document whose cluster endpoint is no URL', () => {
+    const doc = meta();
+    const broken = { ...doc, endpoints: { ...doc.endpoints, cluster: 'not a url' } };
+    const result = step(started(), metaEvent(broken, 'not a url'), NOW);
+    expect(result.effects).toEqual([]);
+    expect(result.state.members.size).toBe(0);
+  });
+
+  it("reports a member's id found at a second address as a configuration error, and neither dials nor counts it", () => {
+    const member = step(started(), metaEvent(meta()), NOW).state;
+    const twin = step(member, metaEvent(meta(PEER, {}, '5100')), NOW);
+    const error = { kind: 'duplicate-server-id', serverId: PEER, firstUrl: 'ws://127.0.0.1:5001/mdp/cluster', secondUrl: 'ws://127.0.0.1:5100/mdp/cluster' };
+    expect(twin.effects).toEqual([
+      { type: 'log', level: 'error', event: 'cluster.duplicate_server_id', fields: expect.objectContaining(error) },
+      { type: 'configError', error },
+    ]);
+    expect(memberEntries(twin.state).map((e) => e.clusterUrl)).toEqual(['ws://127.0.0.1:5001/mdp/cluster']);
+  });
+
   it('logs a refusal by a peer once per address and reason', () => {
     const first = step(started(), { type: 'refusedBy', url: 'ws://x:1/mdp/cluster', reason: 'nope' }, NOW);
     expect(first.effects).toEqual([{ type: 'log', level: 'warn', event: 'cluster.refused_by_peer', fields: { url: 'ws://x:1/mdp/cluster', reason: 'nope' } }]);
@@ -286,6 +308,26 @@ describe('with a cluster secret, members must prove it', () => {
     expect(awaitingProof(other.state)).toBe(true);
   });
 
+  it('a foreign peer that later proves the secret (its secret was rotated in) is awaited no more, and a member once found again', () => {
+    const found = step(secured(), metaEvent(meta()), NOW).state;
+    const foreign = step(found, { type: 'hello', hello: proven(PEER, 'theirs') }, NOW).state;
+    expect(foreign.foreign).toEqual(new Set([PEER]));
+    const proving = step(foreign, { type: 'hello', hello: proven() }, NOW);
+    expect(proving.refusal).toBeUndefined();
+    // Foreign peers are not awaited, so proving alone makes no member...
+    expect(proving.effects).toEqual([]);
+    expect(proving.state.foreign.size).toBe(0);
+    // ...the next discovery round does.
+    expect(types(step(proving.state, metaEvent(meta()), NOW).effects)).toEqual(['member', 'dial']);
+  });
+
+  it('a refusal for the secret from an address nobody was found at changes nothing but the log', () => {
+    const state = secured();
+    const result = step(state, { type: 'refusedBy', url: 'ws://127.0.0.1:5009/mdp/cluster', reason: SECRET_REFUSAL }, NOW);
+    expect(result.effects.map((e) => e.type)).toEqual(['log']);
+    expect(result.state.foreign.size).toBe(0);
+  });
+
   it('a hello claiming a member\'s id without the proof does not demote the member', () => {
     const member = step(step(secured(), metaEvent(meta()), NOW).state, { type: 'hello', hello: proven() }, NOW).state;
     const forged = step(member, { type: 'hello', hello: hello() }, NOW);
@@ -330,6 +372,10 @@ describe('the default port', () => {
 
   it('may be served when nobody was seen on it', () => {
     expect(mayServeDefaultPort(watching())).toBe(true);
+  });
+
+  it('is never served by a node that has none (no discovery range)', () => {
+    expect(mayServeDefaultPort(started())).toBe(false);
   });
 
   it('may be served after a member held it, also once that member is gone', () => {
@@ -382,6 +428,38 @@ describe('views', () => {
     expect(roundView(state, VIEW_PATIENCE_ROUNDS, ['http://127.0.0.1:5002'], true).clean).toBe(true);
     // Knowing nobody, a node never stands alone on patience.
     expect(roundView(state, 100, ['http://127.0.0.1:5002'], false).clean).toBe(false);
+  });
+
+  it('server ids of the cluster: this one, members, and members gone, but not observers or strangers', () => {
+    const state = withMember();
+    const observed = step(state, { type: 'hello', hello: hello('127.0.0.1:5003') }, NOW).state;
+    expect(isClusterServerId(observed, SELF)).toBe(true);
+    expect(isClusterServerId(observed, PEER)).toBe(true);
+    expect(isClusterServerId(observed, '127.0.0.1:5003')).toBe(false);
+    expect(isClusterServerId(observed, 'stranger')).toBe(false);
+    expect(isClusterServerId(step(observed, { type: 'gone', id: PEER }, NOW).state, PEER)).toBe(true);
+  });
+
+  it('all linked: every member with a known endpoint has a link up, and nobody awaits proof', () => {
+    expect(allLinked(started(), () => false)).toBe(true);
+    const state = withMember();
+    expect(allLinked(state, () => false)).toBe(false);
+    expect(allLinked(state, (id) => id === PEER)).toBe(true);
+    // A static member not yet seen anywhere has no endpoint: nothing to wait for.
+    expect(allLinked(started(config({ mode: 'static', members: [SELF, PEER] })), () => false)).toBe(true);
+    const awaiting = step(started(config(undefined, ['s3cret'])), metaEvent(meta()), NOW).state;
+    expect(allLinked(awaiting, () => true)).toBe(false);
+  });
+
+  it('members to probe for departure: unlinked, with a metadata address on the given host', () => {
+    const state = withMember();
+    expect(unlinkedOnHost(state, () => false, '127.0.0.1').map((e) => e.id)).toEqual([PEER]);
+    expect(unlinkedOnHost(state, () => false, 'localhost').map((e) => e.id)).toEqual([PEER]);
+    expect(unlinkedOnHost(state, () => true, '127.0.0.1')).toEqual([]);
+    expect(unlinkedOnHost(state, () => false, '10.0.0.5')).toEqual([]);
+    // Known only from its hello (no metadata address), or an observer: not probed.
+    const observed = step(started(), { type: 'hello', hello: hello() }, NOW).state;
+    expect(unlinkedOnHost(observed, () => false, '127.0.0.1')).toEqual([]);
   });
 
   it('with static membership every round is clean: the list is the whole truth', () => {

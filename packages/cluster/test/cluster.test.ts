@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMetaDocument } from '@mdp/protocol';
 import { Router } from '@mdp/core';
-import { createClusterNode, mirroredId } from '../src/index.js';
+import { mirroredId } from '@mdp/protocol';
+import { createClusterNode } from '../src/index.js';
 import {
   FAST,
   Faults,

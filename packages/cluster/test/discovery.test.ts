@@ -9,7 +9,7 @@ import type { ProbeResult } from '../src/meta-probe.js';
 const META: MetaDocument = (() => {
   const id = '127.0.0.1:1';
   const endpoints = metaEndpoints(id);
-  return buildMetaDocument(id, endpoints, standaloneClusterView('mdp', id, endpoints.ws), { upstreamProxy: true, clusterControl: true }) as MetaDocument;
+  return buildMetaDocument(id, endpoints, standaloneClusterView('mdp', id, endpoints.ws, 4000), { upstreamProxy: true, clusterControl: true }) as MetaDocument;
 })();
 
 /** Seeds that behave three ways: `ok` answers MDP at once, `refused` fails at once, `silent` answers only when aborted. */

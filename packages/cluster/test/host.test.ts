@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { MdpError } from '@mdp/core';
 import type { ClientDescriptor } from '@mdp/protocol';
-import { mirroredId } from '../src/index.js';
+import { mirroredId } from '@mdp/protocol';
 import { agreedLeader, attachClient, live, scriptedClient, skillClient, startCluster, until, type NodeOverrides, type TestNode } from './harness.js';
 
 const running: TestNode[] = [];

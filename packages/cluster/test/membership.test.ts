@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { ClusterHello } from '@mdp/protocol';
 import { Router } from '@mdp/core';
-import { createClusterNode, membershipFingerprint, type ClusterConfigError } from '../src/index.js';
+import { createClusterNode, type ClusterConfigError } from '../src/index.js';
+import { membershipFingerprint } from '../src/membership.js';
 import { FAST, agreedLeader, metaDocumentOf, startCluster, startNode, until, type TestNode } from './harness.js';
 
 const running: TestNode[] = [];

@@ -46,7 +46,7 @@ async function clientSocketsOf<T>(run: () => Promise<T>): Promise<{ result: T; s
 function metaDocument(port: number): Record<string, unknown> {
   const id = `127.0.0.1:${port}`;
   const endpoints = metaEndpoints(id);
-  return buildMetaDocument(id, endpoints, standaloneClusterView('default', id, endpoints.ws), { upstreamProxy: true, clusterControl: true });
+  return buildMetaDocument(id, endpoints, standaloneClusterView('default', id, endpoints.ws, 4000), { upstreamProxy: true, clusterControl: true });
 }
 
 function json(status: number, body: unknown, contentType = 'application/json'): Handler {

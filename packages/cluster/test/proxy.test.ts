@@ -3,8 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Router } from '@mdp/core';
 import { UNSENDABLE_DATA_ERROR, buildMetaDocument, metaEndpoints, standaloneClusterView } from '@mdp/protocol';
+import { mirroredId } from '@mdp/protocol';
 import { closeServer, listen, recordingLogger, until as untilChange } from '@mdp/test-kit';
-import { createClusterNode, mirroredId, upstreamAccepts, type ProxyStatus } from '../src/index.js';
+import { createClusterNode, type ProxyStatus } from '../src/index.js';
+import { upstreamAccepts } from '../src/version.js';
 import { FAST, agreedLeader, attachClient, live, skillClient, startCluster, startNode, until, type TestNode } from './harness.js';
 
 const running: TestNode[] = [];
@@ -54,7 +56,7 @@ describe('version check', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({
-          ...buildMetaDocument(`127.0.0.1:${port}`, metaEndpoints(`127.0.0.1:${port}`), standaloneClusterView('x', `127.0.0.1:${port}`, `ws://127.0.0.1:${port}`), {
+          ...buildMetaDocument(`127.0.0.1:${port}`, metaEndpoints(`127.0.0.1:${port}`), standaloneClusterView('x', `127.0.0.1:${port}`, `ws://127.0.0.1:${port}`, 4000), {
             upstreamProxy: true,
             clusterControl: false,
           }),

@@ -1,6 +1,9 @@
 /** Readiness as a pure transition: every phase and event, with the time passed in. */
 import { describe, expect, it } from 'vitest';
-import { initialReadiness, step, type ReadinessEvent, type ReadinessState } from '../src/readiness.js';
+import { manualClock } from '@mdp/test-kit';
+import { TimerSet } from '../src/clock.js';
+import { Machine } from '../src/machine.js';
+import { initialReadiness, step, type ReadinessEvent, type ReadinessResult, type ReadinessState } from '../src/readiness.js';
 
 const SETTLE = 300;
 
@@ -99,6 +102,37 @@ describe('readiness', () => {
         { type: 'tick' },
       ];
       for (const event of events) expect(step(ready, event, 99_999)).toEqual({ state: ready, wakeAt: undefined, ready: undefined });
+    });
+  });
+
+  describe('on the node (machine.ts, with a manual clock)', () => {
+    it('the settle deadline fires by itself, reports ready once, and leaves no timer', () => {
+      const clock = manualClock();
+      const timers = new TimerSet(clock);
+      const ready: ReadinessResult['ready'][] = [];
+      const machine = new Machine(initialReadiness(SETTLE), step, () => clock.now(), (r) => r.ready && ready.push(r.ready), { clock, timers, tick: { type: 'tick' } });
+      clock.advance(1000);
+      expect(timers.size).toBe(0);
+      machine.feed({ type: 'roundDone', allLinked: false });
+      expect(timers.size).toBe(1);
+      clock.advance(SETTLE - 1);
+      expect(ready).toEqual([]);
+      clock.advance(1);
+      expect(ready).toEqual([{ leaderSeen: false }]);
+      expect(machine.state.phase).toBe('ready');
+      expect(timers.size).toBe(0);
+      machine.feed({ type: 'linkUp', allLinked: true });
+      expect(ready).toHaveLength(1);
+    });
+
+    it('a node linked to everyone before the deadline is ready then, and its timer is cleared', () => {
+      const clock = manualClock();
+      const timers = new TimerSet(clock);
+      const machine = new Machine(initialReadiness(SETTLE), step, () => clock.now(), () => undefined, { clock, timers, tick: { type: 'tick' } });
+      machine.feed({ type: 'roundDone', allLinked: false });
+      clock.advance(10);
+      expect(machine.feed({ type: 'linkUp', allLinked: true }).ready).toEqual({ leaderSeen: false });
+      expect(timers.size).toBe(0);
     });
   });
 });

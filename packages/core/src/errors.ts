@@ -1,9 +1,10 @@
 import type { ErrorCode, SerializedError } from '@mdp/protocol';
 
 /**
- * Why core refused something, beyond its wire code. Each edge maps it in one place:
+ * Why core refused something, beyond its wire code. The HTTP edges map it with `httpStatusOf`, the
+ * websocket edge with its close table:
  *
- *   refusal           websocket close                 HTTP loop send
+ *   refusal           websocket close                 HTTP
  *   client_id_taken   4403 (held by another principal) 403 {error}
  *   rate_limited      1013 (try again later)           429 {error} + Retry-After
  */
@@ -39,12 +40,15 @@ export class MdpError extends Error {
   }
 }
 
-/** Serialize any thrown value. Unknown errors never leak their message. */
+/** What every edge answers for a failure that is not an `MdpError`: the cause is logged, never echoed. */
+export const INTERNAL_ERROR: SerializedError = Object.freeze({ code: 'handler_error', message: 'Internal error' });
+
+/** Serialize any thrown value. Unknown errors never leak their message: they become `INTERNAL_ERROR`. */
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof MdpError) {
     return error.details ? { code: error.code, message: error.message, details: error.details } : { code: error.code, message: error.message };
   }
-  return { code: 'handler_error', message: 'Internal error' };
+  return INTERNAL_ERROR;
 }
 
 /** Whole seconds for a `Retry-After` header: at least 1. */
@@ -53,11 +57,14 @@ export function retryAfterSeconds(ms: number | undefined): number {
 }
 
 /**
- * The HTTP status of a failure, for every HTTP edge (SPEC §12): the client answering `ok: false` is
- * a bad gateway whatever its code; a failure of the server's own is mapped by its code.
+ * The HTTP status of a failure, for every HTTP edge (SPEC §6, §8, §12): the client answering
+ * `ok: false` is a bad gateway whatever its code; a failure of the server's own is mapped by its
+ * refusal (see {@link Refusal}), else by its code.
  */
-export function httpStatusOf(error: Pick<SerializedError, 'code'>, source: 'client' | 'server' = 'server'): number {
+export function httpStatusOf(error: Pick<SerializedError, 'code'> & { readonly refusal?: Refusal | undefined }, source: 'client' | 'server' = 'server'): number {
   if (source === 'client') return 502;
+  if (error.refusal === 'client_id_taken') return 403;
+  if (error.refusal === 'rate_limited') return 429;
   switch (error.code) {
     case 'bad_request':
       return 400;

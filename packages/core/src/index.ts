@@ -1,4 +1,4 @@
-export { MdpError, httpStatusOf, retryAfterSeconds, serializeError } from './errors.js';
+export { INTERNAL_ERROR, MdpError, httpStatusOf, retryAfterSeconds, serializeError } from './errors.js';
 export type { Refusal } from './errors.js';
 export { LOG_LEVELS, createLogger, isLogLevel, silentLogger } from './logger.js';
 export type { LogFields, LogLevel, Logger, LoggerOptions } from './logger.js';
@@ -9,14 +9,13 @@ export {
   encodeAuthCookie,
   extractTransportAuth,
   headersToMap,
-  readCookie,
 } from './auth.js';
 export type { ExtractAuthOptions, HeaderMap } from './auth.js';
 export { AUTH_COOKIE_MAX_AGE_MS, createAuthGate, createTokenPolicy, credentialPrincipal, openAuthCookie, sealAuthCookie } from './auth-policy.js';
 export type { AuthGate, AuthGateOptions, AuthPolicy } from './auth-policy.js';
 export { PathIndex } from './path-index.js';
 export type { ResolvedTarget } from './path-index.js';
-export { SESSION_CLOSE, authSourceOf } from './session.js';
+export { SESSION_CLOSE, closeReason } from './session.js';
 export type { AuthSource, SessionInfo, SessionTransport } from './session.js';
 export { ROUTER_DEFAULTS, Router, Session } from './router.js';
 export { Deadlines, EXPIRE_BATCH, MAX_TIMER_MS } from './deadlines.js';
@@ -25,16 +24,17 @@ export { systemClock } from './clock.js';
 export type { Clock } from './clock.js';
 export { Admission } from './admission.js';
 export type { AdmissionLimits } from './admission.js';
-export { CATALOG_LIMIT_DEFAULTS, catalogProblem } from './catalog-limits.js';
 export type { CatalogLimits } from './catalog-limits.js';
 export { setOwn } from './records.js';
 export type { CallHandle, CallRecord, CallSignal, ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, InvokeRoute, RouterOptions, SessionEvent } from './router.js';
 export { FANOUT_BODY_FACTOR, createLocalHost, fanoutTargets } from './host.js';
 export type { CallOptions, HostApi, LocalHostOptions } from './host.js';
-export { NO_SERVER_IDS, aliasFinder, baseId, resolveClientId } from './aliases.js';
+export { NO_SERVER_IDS, resolveClientId } from './aliases.js';
 export type { IdResolution, IsServerId } from './aliases.js';
-export { hostnameOf, isLoopbackHostname, originPolicyFor, originProblem } from './origin-policy.js';
+export { originPolicyFor, originProblem } from './origin-policy.js';
+export { urlHost } from './url-host.js';
 export type { OriginPolicy } from './origin-policy.js';
-export { BODY_UNREADABLE, bodyTooLarge, decodeBody, parseJsonObject, readBodyText, readNodeBody } from './http-body.js';
+export { parseJsonObject, readBodyText, readNodeBody } from './http-body.js';
 export type { BodyResult, JsonObjectResult } from './http-body.js';
 export { redactUrl } from './redact.js';
+export { DEFAULT_MAX_MESSAGE_BYTES } from './limits.js';

@@ -11,6 +11,7 @@
  *
  * Callers that are not browsers (scripts, agents, curl) send no Origin and a Host they were given.
  */
+import { urlHost } from './url-host.js';
 
 export interface OriginPolicy {
   /** Host names (no port) the Host header may name besides loopback names; `undefined`: any. */
@@ -48,7 +49,7 @@ function normalOrigin(origin: string): URL | undefined {
 /** The policy of a server bound to `bindHost`, with what configuration adds. */
 export function originPolicyFor(bindHost: string, extra: { allowedHosts?: readonly string[]; allowedOrigins?: readonly string[] } = {}): OriginPolicy {
   const hosts = (extra.allowedHosts ?? []).map((h) => h.toLowerCase());
-  const bound = bindHost === '::1' ? '[::1]' : bindHost;
+  const bound = urlHost(bindHost);
   return {
     allowedHosts: isLoopbackHostname(bound) || hosts.length > 0 ? hosts : undefined,
     allowedOrigins: (extra.allowedOrigins ?? []).map((o) => normalOrigin(o)?.origin ?? o),

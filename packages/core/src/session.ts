@@ -24,6 +24,18 @@ export const SESSION_CLOSE = {
   shutdown: { code: 1001, reason: 'Server shutting down' },
 } as const;
 
+/**
+ * A websocket close reason that fits in a control frame: 123 bytes of UTF-8 (RFC 6455 §5.5). A
+ * longer one is cut to 120 bytes of whole characters and `...`, for every websocket edge.
+ */
+export function closeReason(text: string): string {
+  if (Buffer.byteLength(text) <= 123) return text;
+  let cut = text.slice(0, 120);
+  // Drop whole characters: a high surrogate left without its pair would be sent as U+FFFD.
+  while (Buffer.byteLength(cut) > 120 || /[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
+  return `${cut}...`;
+}
+
 export type AuthSource = 'none' | 'message' | 'transport' | 'transport+message';
 
 /** Read-only view of a session for transports and listings. */

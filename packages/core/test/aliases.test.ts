@@ -1,6 +1,6 @@
 /** Ids that survive a failover (SPEC §12): resolution and listed aliases, as pure functions. */
 import { describe, expect, it } from 'vitest';
-import { aliasFinder, baseId, resolveClientId } from '../src/index.js';
+import { aliasFinder, baseId, resolveClientId } from '../src/aliases.js';
 
 const plain = (id: string) => ({ id });
 const mirror = (serverId: string, clientId: string) => ({ id: `${serverId}.${clientId}`, metadata: { mdpProxy: { serverId, clientId } } });

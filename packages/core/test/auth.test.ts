@@ -7,8 +7,8 @@ import {
   encodeAuthCookie,
   extractTransportAuth,
   headersToMap,
-  readCookie,
 } from '../src/index.js';
+import { readCookie } from '../src/auth.js';
 
 describe('extractTransportAuth', () => {
   it('splits "Bearer x" into scheme and token and copies the raw header', () => {

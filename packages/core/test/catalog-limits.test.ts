@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CATALOG_LIMIT_DEFAULTS, catalogProblem } from '../src/index.js';
+import { CATALOG_LIMIT_DEFAULTS, catalogProblem } from '../src/catalog-limits.js';
 import { fullBucket, takeToken } from '../src/catalog-limits.js';
 import { endpoint, skill } from './helpers.js';
 

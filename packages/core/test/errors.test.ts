@@ -1,6 +1,6 @@
 /** The one error type and its wire form. */
 import { describe, expect, it } from 'vitest';
-import { MdpError, serializeError } from '../src/index.js';
+import { INTERNAL_ERROR, MdpError, httpStatusOf, serializeError } from '../src/index.js';
 
 describe('MdpError', () => {
   it('carries a stable code, details and cause', () => {
@@ -29,7 +29,38 @@ describe('serializeError', () => {
   it.each([new Error('password=hunter2'), 'string thrown', undefined, { code: 'bad_request', message: 'duck typed' }])(
     'never leaks the message of an unknown error (%j)',
     (thrown) => {
-      expect(serializeError(thrown)).toEqual({ code: 'handler_error', message: 'Internal error' });
+      expect(serializeError(thrown)).toBe(INTERNAL_ERROR);
+      expect(INTERNAL_ERROR).toEqual({ code: 'handler_error', message: 'Internal error' });
     },
   );
+
+  it('cannot be changed through what it returns', () => {
+    expect(Object.isFrozen(serializeError(new Error('x')))).toBe(true);
+  });
+});
+
+describe('httpStatusOf', () => {
+  it('maps a failure of the server by its code (SPEC §12)', () => {
+    const cases = [
+      ['bad_request', 400],
+      ['not_found', 404],
+      ['timeout', 504],
+      ['not_ready', 503],
+      ['handler_error', 500],
+      ['transport_error', 502],
+      ['a_peer_code', 502],
+    ] as const;
+    for (const [code, status] of cases) expect(httpStatusOf({ code }), code).toBe(status);
+    expect(httpStatusOf(INTERNAL_ERROR)).toBe(500);
+  });
+
+  it('answers 502 for any failure the client reported', () => {
+    for (const code of ['bad_request', 'not_found', 'timeout', 'handler_error']) expect(httpStatusOf({ code }, 'client')).toBe(502);
+  });
+
+  it('maps a refusal before its code', () => {
+    expect(httpStatusOf(new MdpError('bad_request', 'Client id held by another principal', { refusal: 'client_id_taken' }))).toBe(403);
+    expect(httpStatusOf(new MdpError('bad_request', 'Too many catalog changes', { refusal: 'rate_limited', retryAfterMs: 500 }))).toBe(429);
+    expect(httpStatusOf(new MdpError('bad_request', 'Bad catalog'))).toBe(400);
+  });
 });

@@ -21,7 +21,9 @@
  * a CORS preflight (a "simple" cross-origin form post cannot reach a call).
  */
 import {
+  DEFAULT_MAX_MESSAGE_BYTES,
   FANOUT_BODY_FACTOR,
+  INTERNAL_ERROR,
   MdpError,
   extractTransportAuth,
   fanoutTargets,
@@ -63,7 +65,7 @@ export interface HostApiOptions {
   readonly logger?: Logger;
 }
 
-export const HOST_API_DEFAULTS = { maxBodyBytes: 1_048_576 } as const;
+export const HOST_API_DEFAULTS = { maxBodyBytes: DEFAULT_MAX_MESSAGE_BYTES } as const;
 
 /** The routes and the method each takes. */
 export const HOST_ROUTES: Readonly<Record<string, 'GET' | 'POST'>> = Object.freeze({
@@ -103,7 +105,7 @@ const failure = (status: number, error: SerializedError): HostHttpResponse => js
 const badRequest = (message: string): HostHttpResponse => failure(400, { code: 'bad_request', message });
 const UNAUTHORIZED = failure(401, { code: 'unauthorized', message: 'Unauthorized' });
 const NOT_JSON = failure(415, { code: 'bad_request', message: 'The body must be JSON, sent with Content-Type: application/json' });
-const INTERNAL_ERROR = failure(500, { code: 'handler_error', message: 'Internal error' });
+const INTERNAL_FAILURE = failure(httpStatusOf(INTERNAL_ERROR), INTERNAL_ERROR);
 const NOT_ALLOWED: Readonly<Record<string, HostHttpResponse>> = {
   GET: { status: 405, body: undefined, headers: { allow: 'GET, OPTIONS' } },
   POST: { status: 405, body: undefined, headers: { allow: 'POST, OPTIONS' } },
@@ -201,7 +203,7 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
       if (error instanceof Answer) return error.response;
       if (error instanceof MdpError) return failure(httpStatusOf(error), error.toJSON());
       logger.error('host_api.failed', { method: request.method, path: request.path, error });
-      return INTERNAL_ERROR;
+      return INTERNAL_FAILURE;
     }
   };
 }

@@ -1,4 +1,3 @@
 export { INSPECTOR_DEFAULTS, createInspector } from './inspector.js';
 export type { Inspector, InspectorOptions } from './inspector.js';
-export { INSPECTOR_CSP, INSPECTOR_PATH, inspectorAssets } from './assets.js';
-export type { InspectorAsset } from './assets.js';
+export { INSPECTOR_CSP, INSPECTOR_PATH } from './assets.js';

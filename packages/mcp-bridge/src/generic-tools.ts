@@ -5,7 +5,7 @@
  * JSON Schemas below describe those schemas to the agent (a test keeps their fields in step).
  */
 import { parseCallPathRequest, parseCallPathsRequest, parseListClientsRequest, parseListPathsRequest, type ParseResult } from '@mdp/protocol';
-import { FANOUT_BODY_FACTOR, fanoutTargets, type CallOptions, type HostApi } from '@mdp/core';
+import { DEFAULT_MAX_MESSAGE_BYTES, FANOUT_BODY_FACTOR, fanoutTargets, type CallOptions, type HostApi } from '@mdp/core';
 import { GENERIC_TOOL_NAMES } from './names.js';
 import type { McpToolDefinition } from './surface.js';
 import { badArguments, callOutcome, toolSuccess, type ToolResult } from './tool-results.js';
@@ -72,7 +72,7 @@ export const GENERIC_TOOLS: readonly McpToolDefinition[] = [
 const GENERIC = new Set<string>(GENERIC_TOOL_NAMES);
 
 /** Bytes of payload one `callPaths` may send in all, its copies to every client counted (as the host API's default). */
-export const CALL_MANY_BUDGET_BYTES = FANOUT_BODY_FACTOR * 1024 * 1024;
+export const CALL_MANY_BUDGET_BYTES = FANOUT_BODY_FACTOR * DEFAULT_MAX_MESSAGE_BYTES;
 
 export function isGenericTool(name: string): boolean {
   return GENERIC.has(name);

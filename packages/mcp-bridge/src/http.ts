@@ -22,14 +22,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { originProblem, silentLogger, type Logger, type OriginPolicy } from '@mdp/core';
+import { DEFAULT_MAX_MESSAGE_BYTES, originProblem, silentLogger, type Logger, type OriginPolicy } from '@mdp/core';
 import type { McpBridge, McpSession } from './bridge.js';
 import { Timer, systemClock, type Clock } from './clock.js';
 import { releaseAnsweredJsonStreams } from './json-streams.js';
 
 export const MCP_HTTP_DEFAULTS = {
   /** Largest POST body, bytes. */
-  maxBodyBytes: 1024 * 1024,
+  maxBodyBytes: DEFAULT_MAX_MESSAGE_BYTES,
   /** Sessions open at once; beyond that an idle one is ended for a new one, or the initialize gets 503. */
   maxSessions: 256,
   /** Sessions one principal holds at once (with `principalOf`); beyond that, the same. */

@@ -1,10 +1,10 @@
 export { createMcpBridge } from './bridge.js';
 export type { McpBridge, McpBridgeOptions, McpSession } from './bridge.js';
-export { CATALOG_DEFAULTS, CATALOG_KINDS } from './catalog.js';
+export { CATALOG_DEFAULTS } from './catalog.js';
 export type { CatalogKind, CatalogOptions } from './catalog.js';
 export { SURFACES } from './surface.js';
 export type { SurfaceMode } from './surface.js';
-export { GENERIC_TOOL_NAMES, NAME_MAX_CHARS } from './names.js';
+export { GENERIC_TOOL_NAMES } from './names.js';
 export { CALL_MANY_BUDGET_BYTES } from './generic-tools.js';
 export { MCP_HTTP_DEFAULTS, createMcpHttpHandler, jsonRpcError } from './http.js';
 export type { McpHttpHandler, McpHttpOptions } from './http.js';

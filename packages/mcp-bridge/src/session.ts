@@ -26,7 +26,7 @@ import {
   type ReadResourceResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { compilePattern, isSkillPath, matchPattern, parseCallPathRequest, splitPath, type CallPathRequest, type CallResult } from '@mdp/protocol';
-import { serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
+import { MdpError, serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
 import { promptCall } from './prompt-input.js';
 import { parseResourceUri } from './resource-uri.js';
@@ -54,7 +54,7 @@ export interface SessionContext {
 function protocolError(error: unknown, logger: Logger, what: string): McpError {
   if (error instanceof McpError) return error;
   const serialized = serializeError(error);
-  if (serialized.message === 'Internal error') logger.error('mcp.handler_failed', { what, error });
+  if (!(error instanceof MdpError)) logger.error('mcp.handler_failed', { what, error });
   return new McpError(ErrorCode.InternalError, `${what} failed: ${serialized.message}`, serialized);
 }
 
@@ -153,7 +153,7 @@ export function createSessionServer(ctx: SessionContext): Server {
     } catch (error) {
       // The host refused (unknown client, no client has the path) or failed: still a tool result.
       const serialized = serializeError(error);
-      if (serialized.message === 'Internal error') logger.error('mcp.tool_failed', { tool: name, error });
+      if (!(error instanceof MdpError)) logger.error('mcp.tool_failed', { tool: name, error });
       result = toolFailure(serialized);
     }
     logger.debug('mcp.tool_call', { tool: name, ok: !result.isError, ms: Math.round(performance.now() - started) });

@@ -1,4 +1,4 @@
-export { PROTOCOL_NAME, PROTOCOL_VERSION, SUPPORTED_PROTOCOL_RANGES } from './version.js';
+export { DEFAULT_PORT, PROTOCOL_NAME, PROTOCOL_VERSION, SUPPORTED_PROTOCOL_RANGES } from './version.js';
 export {
   SegmentRank,
   compareSpecificity,

@@ -22,8 +22,11 @@ export function metaEndpoints(authority: string, secure = false): MetaEndpoints 
   };
 }
 
-/** The cluster view of a server that is on its own: leader of a cluster of one, term 0. */
-export function standaloneClusterView(clusterId: string, serverId: string, leaderUrl: string): ClusterView {
+/**
+ * The cluster view of a server that is on its own: leader of a cluster of one, term 0. The lease
+ * is the one it would give followers (the cluster's option; `@mdp/cluster` holds its default).
+ */
+export function standaloneClusterView(clusterId: string, serverId: string, leaderUrl: string, leaseDurationMs: number): ClusterView {
   return {
     id: clusterId,
     membershipMode: 'dynamic',
@@ -32,7 +35,7 @@ export function standaloneClusterView(clusterId: string, serverId: string, leade
     term: 0,
     leaderId: serverId,
     leaderUrl,
-    leaseDurationMs: 4000,
+    leaseDurationMs,
     knownMemberCount: 1,
     reachableMemberCount: 1,
     quorumSize: 1,

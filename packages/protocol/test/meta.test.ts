@@ -147,7 +147,7 @@ describe('metadata builders', () => {
       meta: 'http://127.0.0.1:47372/mdp/meta',
       cluster: 'ws://127.0.0.1:47372/mdp/cluster',
     });
-    const doc = buildMetaDocument('127.0.0.1:47372', endpoints, standaloneClusterView('mdp', '127.0.0.1:47372', endpoints.ws), {
+    const doc = buildMetaDocument('127.0.0.1:47372', endpoints, standaloneClusterView('mdp', '127.0.0.1:47372', endpoints.ws, 4000), {
       upstreamProxy: false,
       clusterControl: false,
     });

@@ -3,7 +3,7 @@
  * description out. The Hono routes (and any faster adapter) are thin wrappers around this.
  */
 import { UNSENDABLE_DATA_ERROR, skillPathCandidates, type AuthContext, type SerializedError } from '@mdp/protocol';
-import { resolveClientId, retryAfterSeconds, type CallHandle, type InvokeOutcome, type IsServerId, type ResolvedTarget, type Router } from '@mdp/core';
+import { INTERNAL_ERROR as INTERNAL, httpStatusOf, resolveClientId, retryAfterSeconds, type CallHandle, type InvokeOutcome, type IsServerId, type ResolvedTarget, type Router } from '@mdp/core';
 import { parseSkillRoute, rawSkillRoute } from './route.js';
 
 export interface SkillReadRequest {
@@ -50,7 +50,7 @@ const empty = (status: number, headers: Readonly<Record<string, string>> = {}): 
 
 const UNAUTHORIZED: SkillReadResponse = json(401, { error: 'Unauthorized' });
 /** What an adapter answers when a read fails inside the server; the cause is logged, never echoed. */
-export const INTERNAL_ERROR: SkillReadResponse = json(500, { error: 'Internal error' });
+export const INTERNAL_ERROR: SkillReadResponse = json(httpStatusOf(INTERNAL), { error: INTERNAL.message });
 
 /** `text/*` without a charset gets `; charset=utf-8`; no content type means Markdown. */
 export function skillContentType(declared: string | undefined): string {
@@ -201,20 +201,12 @@ function responseTo(outcome: InvokeOutcome, target: ResolvedTarget): SkillReadRe
     }
     return json(200, { data: outcome.data ?? null });
   }
-  if (outcome.source === 'client') return json(502, { error: outcome.error });
-  switch (outcome.error.code) {
-    case 'timeout':
-      return json(504, { error: outcome.error });
-    case 'not_ready': {
-      // The client has too many calls waiting: refused before anything was sent; try again soon.
-      const retryAfterMs = (outcome.error.details as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
-      const seconds = retryAfterSeconds(typeof retryAfterMs === 'number' ? retryAfterMs : undefined);
-      return { ...json(503, { error: outcome.error }), headers: { 'content-type': JSON_TYPE, 'retry-after': String(seconds) } };
-    }
-    case 'not_found':
-      // The client went away between resolution and invocation.
-      return json(404, { error: outcome.error });
-    default:
-      return json(502, { error: outcome.error });
-  }
+  // 502 when the client answered ok:false or went away, 504 on time-out, 404 when the client went
+  // away between resolution and invocation.
+  const status = httpStatusOf(outcome.error, outcome.source);
+  if (status !== 503) return json(status, { error: outcome.error });
+  // The client has too many calls waiting: refused before anything was sent; try again soon.
+  const retryAfterMs = (outcome.error.details as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+  const seconds = retryAfterSeconds(typeof retryAfterMs === 'number' ? retryAfterMs : undefined);
+  return { ...json(status, { error: outcome.error }), headers: { 'content-type': JSON_TYPE, 'retry-after': String(seconds) } };
 }

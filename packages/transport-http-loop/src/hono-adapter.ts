@@ -9,7 +9,7 @@ import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
 import { headersToMap, readBodyText, type Logger } from '@mdp/core';
 import { isResponseLive, nodeResponseOf, watchDelivery } from './delivery.js';
 import type { PollConnection } from './mailbox.js';
-import type { LoopRequest, LoopResponse, LoopRoutes } from './routes.js';
+import { INTERNAL_ERROR, type LoopRequest, type LoopResponse, type LoopRoutes } from './routes.js';
 import { SESSION_ID_HEADER } from './session-id.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' } as const;
@@ -66,7 +66,7 @@ export function createHonoApp(routes: LoopRoutes, logger: Logger): Hono {
   // Unknown errors become a plain 500; the message is logged, never echoed.
   app.onError((error, c) => {
     logger.error('request.failed', { path: c.req.path, error });
-    return c.json({ error: 'Internal error' }, 500);
+    return respond(c, INTERNAL_ERROR);
   });
 
   app.post('/connect', async (c) => respond(c, await routes.connect(requestOf(c))));

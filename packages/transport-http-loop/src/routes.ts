@@ -13,7 +13,16 @@
  * a session id alone is no credential: every later call must carry an accepted credential of the
  * principal that connected, or it is 401 and the session is left as it was.
  */
-import { MdpError, parseJsonObject, retryAfterSeconds, type BodyResult, type HeaderMap, type Logger } from '@mdp/core';
+import {
+  INTERNAL_ERROR as INTERNAL,
+  MdpError,
+  httpStatusOf,
+  parseJsonObject,
+  retryAfterSeconds,
+  type BodyResult,
+  type HeaderMap,
+  type Logger,
+} from '@mdp/core';
 import { parseClientMessage, type AuthContext, type ClientToServerMessage, type ParseResult } from '@mdp/protocol';
 import type { PollConnection, TakeResult } from './mailbox.js';
 import type { LoopSession, LoopSessionRegistry } from './registry.js';
@@ -84,7 +93,7 @@ const SHUTTING_DOWN: LoopResponse = { status: 503, body: '{"error":"Server is sh
 const UNAUTHORIZED: LoopResponse = { status: 401, body: '{"error":"Unauthorized"}' };
 const RETRY_SOON = { 'retry-after': '1' } as const;
 const MESSAGE_REQUIRED: LoopResponse = { status: 400, body: '{"error":"message: required"}' };
-export const INTERNAL_ERROR: LoopResponse = { status: 500, body: '{"error":"Internal error"}' };
+export const INTERNAL_ERROR: LoopResponse = { status: httpStatusOf(INTERNAL), body: JSON.stringify({ error: INTERNAL.message }) };
 
 const error = (status: number, message: string, headers?: Readonly<Record<string, string>>): LoopResponse => ({
   status,
@@ -94,14 +103,8 @@ const error = (status: number, message: string, headers?: Readonly<Record<string
 
 /** The answer to a message core refused (SPEC §4, §6). */
 function refused(caught: MdpError): LoopResponse {
-  switch (caught.refusal) {
-    case 'client_id_taken':
-      return error(403, caught.message);
-    case 'rate_limited':
-      return error(429, caught.message, { 'retry-after': String(retryAfterSeconds(caught.retryAfterMs)) });
-    default:
-      return error(400, caught.message);
-  }
+  const retry = caught.refusal === 'rate_limited' ? { 'retry-after': String(retryAfterSeconds(caught.retryAfterMs)) } : undefined;
+  return error(httpStatusOf(caught), caught.message, retry);
 }
 
 /** Parse the `message` of a send body; the error names the offending field (`message.client.id: …`). */

@@ -4,7 +4,7 @@
  * sessions, so a client may use either.
  */
 import type { Hono } from 'hono';
-import { MAX_TIMER_MS, extractTransportAuth, silentLogger, type HeaderMap, type Logger, type Router } from '@mdp/core';
+import { DEFAULT_MAX_MESSAGE_BYTES, MAX_TIMER_MS, extractTransportAuth, silentLogger, type HeaderMap, type Logger, type Router } from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
 import { createHonoApp } from './hono-adapter.js';
 import { createNodeHandler, type NodeExtraHeaders, type NodeHandler } from './node-adapter.js';
@@ -54,7 +54,7 @@ export interface HttpLoopOptions {
 
 export const HTTP_LOOP_DEFAULTS = {
   longPollTimeoutMs: 25_000,
-  maxBodyBytes: 1_048_576,
+  maxBodyBytes: DEFAULT_MAX_MESSAGE_BYTES,
   maxSessions: 10_000,
   maxSessionsPerAddress: 2_000,
   maxQueuedMessages: 10_000,

@@ -1,3 +1,5 @@
+import { INTERNAL_ERROR, MdpError } from '@mdp/core';
+
 /** Websocket close statuses this transport uses (SPEC §5), in one place. */
 export const WS_CLOSE = {
   /** Normal closure. */
@@ -25,11 +27,19 @@ export const WS_CLOSE = {
   registerTimeout: 4408,
 } as const;
 
-/** Close reasons must fit in a control frame: 123 bytes of UTF-8. */
-export function closeReason(text: string): string {
-  if (Buffer.byteLength(text) <= 123) return text;
-  let cut = text.slice(0, 120);
-  // Drop whole characters: a high surrogate left without its pair would be sent as U+FFFD.
-  while (Buffer.byteLength(cut) > 120 || /[\uD800-\uDBFF]$/.test(cut)) cut = cut.slice(0, -1);
-  return `${cut}...`;
+
+/**
+ * The close status and reason for a message that failed in core: its refusal's status (SPEC §4),
+ * else 1008 with its message; anything but an `MdpError` is 1011 and keeps its cause to the log.
+ */
+export function closeFor(error: unknown): { readonly code: number; readonly reason: string } {
+  if (!(error instanceof MdpError)) return { code: WS_CLOSE.internalError, reason: INTERNAL_ERROR.message };
+  switch (error.refusal) {
+    case 'client_id_taken':
+      return { code: WS_CLOSE.clientIdTaken, reason: error.message };
+    case 'rate_limited':
+      return { code: WS_CLOSE.tryAgainLater, reason: error.message };
+    default:
+      return { code: WS_CLOSE.policyViolation, reason: error.message };
+  }
 }

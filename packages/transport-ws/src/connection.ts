@@ -5,8 +5,7 @@
 import type { Duplex } from 'node:stream';
 import { WebSocket } from 'ws';
 import { stringifyServerMessage, type ServerToClientMessage } from '@mdp/protocol';
-import type { Deadline, Session, SessionTransport } from '@mdp/core';
-import { closeReason } from './close-codes.js';
+import { closeReason, type Deadline, type Session, type SessionTransport } from '@mdp/core';
 import { HOLD_FROM, HeldMessages } from './outbound.js';
 
 /** What the connections of one transport share. */

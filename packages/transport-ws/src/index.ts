@@ -1,4 +1,4 @@
-export { DEFAULT_MAX_MESSAGE_BYTES, WS_LIMIT_DEFAULTS, createWebSocketTransport } from './transport.js';
+export { WS_LIMIT_DEFAULTS, createWebSocketTransport } from './transport.js';
 export type { WebSocketTransport, WebSocketTransportOptions } from './transport.js';
-export { WS_CLOSE, closeReason } from './close-codes.js';
+export { WS_CLOSE } from './close-codes.js';
 export { HOLD_FROM } from './outbound.js';

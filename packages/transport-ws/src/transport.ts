@@ -19,8 +19,10 @@ import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { parseClientMessage, type AuthContext } from '@mdp/protocol';
 import {
   Admission,
+  DEFAULT_MAX_MESSAGE_BYTES,
   Deadlines,
   MdpError,
+  closeReason,
   extractTransportAuth,
   silentLogger,
   type HeaderMap,
@@ -28,7 +30,7 @@ import {
   type Router,
   type Session,
 } from '@mdp/core';
-import { WS_CLOSE, closeReason } from './close-codes.js';
+import { WS_CLOSE, closeFor } from './close-codes.js';
 import { WsConnection, type ConnectionContext } from './connection.js';
 
 export interface WebSocketTransportOptions {
@@ -67,8 +69,6 @@ export interface WebSocketTransport {
   /** Close every socket (1001) and stop accepting. Idempotent. */
   close(): Promise<void>;
 }
-
-export const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024;
 
 /** Defaults of the limits above. */
 export const WS_LIMIT_DEFAULTS = {
@@ -150,10 +150,6 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     refuse(connection.ws, WS_CLOSE.registerTimeout, `No registerClient within ${registerTimeoutMs} ms of connecting`, connection.session);
   });
 
-  /** The close status of a message core refused. */
-  const refusalCode = (error: MdpError): number =>
-    error.refusal === 'client_id_taken' ? WS_CLOSE.clientIdTaken : error.refusal === 'rate_limited' ? WS_CLOSE.tryAgainLater : WS_CLOSE.policyViolation;
-
   function onMessage(connection: WsConnection, session: Session, data: RawData, isBinary: boolean): void {
     const ws = connection.ws;
     // After we decided to close, late frames are not acted upon.
@@ -171,9 +167,9 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     try {
       session.handle(parsed.value);
     } catch (error) {
-      if (error instanceof MdpError) return refuse(ws, refusalCode(error), error.message, session);
-      logger.error('ws.handler_failed', { sessionId: session.id, error });
-      return refuse(ws, WS_CLOSE.internalError, 'Internal error', session);
+      if (!(error instanceof MdpError)) logger.error('ws.handler_failed', { sessionId: session.id, error });
+      const close = closeFor(error);
+      return refuse(ws, close.code, close.reason, session);
     }
     if (connection.awaitingRegistration && session.clientId !== undefined) {
       connection.awaitingRegistration = false;

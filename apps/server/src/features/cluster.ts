@@ -10,7 +10,7 @@
 import type { TLSSocket } from 'node:tls';
 import { createLocalHost, type HostApi, type Logger } from '@mdp/core';
 import { standaloneClusterView, type ClusterView, type FeaturesView } from '@mdp/protocol';
-import type { ClusterNode, PeerTls } from '@mdp/cluster';
+import { CLUSTER_DEFAULTS, type ClusterNode, type PeerTls } from '@mdp/cluster';
 import type { ListeningInfo, ServerContext, ServerFeature } from '../feature.js';
 import { clusterSecretsOf, createServerCluster, type MdpClusterOptions } from '../cluster.js';
 import { peerTlsOf, type TlsState } from '../tls.js';
@@ -53,7 +53,8 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
       return node;
     },
     host,
-    view: (info) => node?.meta() ?? standaloneClusterView(options.clusterId, info.serverId, info.urls.ws),
+    view: (info) =>
+      node?.meta() ?? standaloneClusterView(options.clusterId, info.serverId, info.urls.ws, options.cluster?.leaseDurationMs ?? CLUSTER_DEFAULTS.leaseDurationMs),
     features: () => node?.features() ?? { upstreamProxy: false, clusterControl: false },
     isServerId: (id) => node?.isServerId(id) ?? false,
     upgrade(request, socket, head, path) {

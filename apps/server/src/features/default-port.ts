@@ -12,23 +12,30 @@
  * cluster, never by another user's server); this feature binds and releases. Listed after the
  * cluster feature, it closes first: the port is free for the next leader before this one resigns.
  */
+import { CLUSTER_DEFAULTS } from '@mdp/cluster';
 import type { Logger } from '@mdp/core';
+import { defaultPortOf, type MdpClusterOptions } from '../cluster.js';
 import type { ServerFeature } from '../feature.js';
 import type { ServedPort } from '../listener.js';
 import type { ClusterFeature } from './cluster.js';
 
 export interface DefaultPortOptions {
-  /** The port clients know: the first of the discovery range. */
-  readonly port: number;
-  /** Time between two attempts to bind it while it is wanted and in use, ms. */
-  readonly retryMs: number;
+  /** The server's cluster options: whether there is a default port to serve, and which. */
+  readonly cluster: MdpClusterOptions | undefined;
+  /** The address the server binds. */
+  readonly host: string;
   readonly logger: Logger;
   /** Serve the server on `port` too (listener.ts `servePort`). */
   serve(port: number): Promise<ServedPort>;
 }
 
+/** A feature that does nothing when the server has no default port to serve (`defaultPortOf`). */
 export function defaultPortFeature(cluster: ClusterFeature, options: DefaultPortOptions): ServerFeature {
-  const { port, logger } = options;
+  const { logger } = options;
+  const port = defaultPortOf(options.cluster, options.host);
+  if (port === undefined) return { name: 'default-port' };
+  /** Time between two attempts to bind it while it is wanted and in use, ms: a heartbeat, at most 250. */
+  const retryMs = Math.min(250, options.cluster?.heartbeatIntervalMs ?? CLUSTER_DEFAULTS.heartbeatIntervalMs);
   let held: ServedPort | undefined;
   let binding = false;
   let closed = false;
@@ -64,7 +71,7 @@ export function defaultPortFeature(cluster: ClusterFeature, options: DefaultPort
   const tick = (): void => {
     reconcile();
     // Retry while wanted: the holder's port frees when its process exits, which nothing announces.
-    timer = setTimeout(tick, options.retryMs);
+    timer = setTimeout(tick, retryMs);
     timer.unref();
   };
 

@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
-import { headersToMap, readNodeBody, type HostApi } from '@mdp/core';
+import { INTERNAL_ERROR, headersToMap, readNodeBody, type HostApi } from '@mdp/core';
 import {
   createMcpBridge,
   createMcpHttpHandler,
@@ -141,7 +141,7 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
         (response) => writeResponse(res, response, extra),
         (error: unknown) => {
           ctx.logger.error('mcp.http_failed', { error });
-          if (!res.headersSent) void writeResponse(res, jsonRpcError(500, -32603, 'Internal error'), extra);
+          if (!res.headersSent) void writeResponse(res, jsonRpcError(500, -32603, INTERNAL_ERROR.message), extra);
           else res.destroy();
         },
       );

@@ -1,6 +1,6 @@
 /** closeReason: a close frame's reason is at most 123 bytes of UTF-8 (RFC 6455 §5.5). */
 import { describe, expect, it } from 'vitest';
-import { WS_CLOSE, closeReason } from '../src/index.js';
+import { closeReason } from '../src/index.js';
 
 const bytes = (text: string): number => Buffer.byteLength(text);
 /** True when the string survives a UTF-8 round trip, i.e. holds no lone surrogate. */
@@ -42,18 +42,5 @@ describe('closeReason', () => {
       const nextCodePoint = String.fromCodePoint(input.codePointAt(kept.length) as number);
       expect(bytes(kept + nextCodePoint), prefix).toBeGreaterThan(120);
     }
-  });
-});
-
-describe('WS_CLOSE', () => {
-  it('names the statuses of SPEC §5', () => {
-    expect(WS_CLOSE).toMatchObject({
-      normal: 1000,
-      goingAway: 1001,
-      unsupportedData: 1003,
-      policyViolation: 1008,
-      messageTooBig: 1009,
-      internalError: 1011,
-    });
   });
 });

@@ -1,0 +1,83 @@
+/**
+ * The lifecycle of the features (feature.ts) on their listener, the one place its order is carried
+ * out:
+ *
+ *   listen ──▶ bind (auto mode: the next free port of the range when an MDP server holds it)
+ *          ──▶ the listening line ──▶ each feature's `start`, in list order (one throws: unbound again)
+ *   close ───▶ the listener stops accepting ──▶ each feature's `stopping`, in reverse list order
+ *          ──▶ each feature's `close`, in reverse list order, one after the other ──▶ connections end
+ *
+ * `reloadTls` hands re-read TLS files to the listener.
+ */
+import type { ListeningInfo, ServerFeature } from './feature.js';
+import { portFallbackOf } from './cluster.js';
+import type { OwnedContext } from './context.js';
+import { bindServing, closeListener, type Server } from './listener.js';
+import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
+import type { ReloadResult, TlsState } from './tls.js';
+import { advertisedAuthority, defaultServerId, serverUrls } from './urls.js';
+
+export interface Lifecycle {
+  /** Bind and start serving. Rejects (e.g. EADDRINUSE) without leaving anything open. */
+  listen(): Promise<ListeningInfo>;
+  /** Read the TLS files again; a server without TLS says so. */
+  reloadTls(): ReloadResult;
+  /** Graceful shutdown. Idempotent. */
+  close(): Promise<void>;
+}
+
+export function serverLifecycle(
+  ctx: OwnedContext,
+  server: Server,
+  features: readonly ServerFeature[],
+  options: Pick<MdpServerOptions, 'port' | 'serverId' | 'cluster'>,
+): Lifecycle {
+  const { host, logger, tls } = ctx;
+  const secure = tls !== undefined;
+
+  const start = (port: number): ListeningInfo => {
+    const serverId = options.serverId ?? defaultServerId(host, port);
+    const info: ListeningInfo = { host, port, serverId, secure, urls: serverUrls(advertisedAuthority(host, port, undefined), secure) };
+    ctx.setInfo(info);
+    server.on('error', (error) => logger.error('http.server_error', { error }));
+    logger.info('server.listening', { url: info.urls.http, ws: info.urls.ws, serverId, authPolicy: ctx.guarded, ...(tls ? { tls: tlsSummary(tls) } : {}) });
+    try {
+      for (const feature of features) feature.start?.(info);
+    } catch (error) {
+      // Bad options found at start (e.g. a static member list without this server): do not serve half-configured.
+      ctx.setInfo(undefined);
+      throw error;
+    }
+    return info;
+  };
+
+  let closing: Promise<void> | undefined;
+  return {
+    listen() {
+      const port = options.port ?? SERVER_DEFAULTS.port;
+      const fallbackPorts = portFallbackOf(options.cluster, port, options.port !== undefined);
+      return bindServing(server, { host, port, logger, fallbackPorts, secure }, start);
+    },
+    reloadTls() {
+      if (!tls || !('setSecureContext' in server)) return { ok: false, error: 'the server does not use TLS' };
+      return tls.reload(server);
+    },
+    close() {
+      closing ??= (async () => {
+        const reversed = [...features].reverse();
+        await closeListener(server, async () => {
+          for (const feature of reversed) feature.stopping?.();
+          for (const feature of reversed) await feature.close?.();
+        });
+        logger.info('server.closed', { serverId: ctx.info()?.serverId });
+      })();
+      return closing;
+    },
+  };
+}
+
+/** What the listening line says of TLS. */
+function tlsSummary(tls: TlsState): Record<string, unknown> {
+  const { subject, validTo } = tls.current;
+  return { certFile: tls.options.certFile, subject, validTo, peerCertificates: tls.verifiesPeers };
+}
