@@ -94,9 +94,34 @@ export function extractTransportAuth(headers: HeaderMap, options: ExtractAuthOpt
   return auth;
 }
 
-/** Turn a Fetch `Headers` into the lower-case map {@link extractTransportAuth} takes. */
-export function headersToMap(headers: { forEach(cb: (value: string, name: string) => void): void }): Record<string, string> {
+/**
+ * The headers of a request as HTTP servers receive them: a Fetch `Headers` (Hono and other Fetch
+ * runtimes), or node's `IncomingMessage.rawHeaders` (name, value, name, value, … as sent).
+ */
+export type RequestHeaders = readonly string[] | { forEach(cb: (value: string, name: string) => void): void };
+
+function addHeader(map: Record<string, string>, rawName: string, value: string): void {
+  const name = rawName.toLowerCase();
+  // Own properties only: a header named `constructor` has no earlier value to join.
+  setOwn(map, name, Object.hasOwn(map, name) ? `${map[name]}${name === 'cookie' ? '; ' : ', '}${value}` : value);
+}
+
+/**
+ * The one map every HTTP adapter gives {@link extractTransportAuth} and the skill reads: lower-case
+ * names, a repeated header's values joined by ", " and a repeated `cookie`'s by "; " (the HTTP
+ * rule, and what Fetch `Headers` do), so a node handler and a Fetch one see the same request alike.
+ * Node's own `req.headers` differs: it keeps only the first of a repeated `Authorization`.
+ */
+export function headersToMap(headers: RequestHeaders): Record<string, string> {
   const map: Record<string, string> = {};
-  headers.forEach((value, name) => setOwn(map, name.toLowerCase(), value));
+  if (isRawHeaders(headers)) {
+    for (let i = 0; i + 1 < headers.length; i += 2) addHeader(map, headers[i] as string, headers[i + 1] as string);
+  } else {
+    headers.forEach((value, name) => addHeader(map, name, value));
+  }
   return map;
+}
+
+function isRawHeaders(headers: RequestHeaders): headers is readonly string[] {
+  return Array.isArray(headers);
 }

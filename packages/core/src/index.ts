@@ -10,7 +10,7 @@ export {
   extractTransportAuth,
   headersToMap,
 } from './auth.js';
-export type { ExtractAuthOptions, HeaderMap } from './auth.js';
+export type { ExtractAuthOptions, HeaderMap, RequestHeaders } from './auth.js';
 export { AUTH_COOKIE_MAX_AGE_MS, createAuthGate, createTokenPolicy, credentialPrincipal, openAuthCookie, sealAuthCookie } from './auth-policy.js';
 export type { AuthGate, AuthGateOptions, AuthPolicy } from './auth-policy.js';
 export { PathIndex } from './path-index.js';

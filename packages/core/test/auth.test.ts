@@ -160,4 +160,24 @@ describe('headersToMap', () => {
   it('keeps a header named __proto__ as a header', () => {
     expect(JSON.stringify(headersToMap(new Headers([['__proto__', 'y']])))).toBe('{"__proto__":"y"}');
   });
+
+  it('reads node rawHeaders: lower-case names, repeats joined by ", ", cookies by "; "', () => {
+    const raw = ['Authorization', 'Bearer a', 'X-Trace', 'one', 'Cookie', 'a=1', 'authorization', 'Bearer b', 'x-trace', 'two', 'cookie', 'mdp_auth=x'];
+    expect(headersToMap(raw)).toEqual({ authorization: 'Bearer a, Bearer b', 'x-trace': 'one, two', cookie: 'a=1; mdp_auth=x' });
+    expect(readCookie(headersToMap(raw).cookie, 'mdp_auth')).toBe('x');
+  });
+
+  it('gives the same map for the same request from rawHeaders and from Fetch Headers', () => {
+    const raw = ['A', '1', 'b', '2', 'a', '3', 'Cookie', 'c=1', 'cookie', 'd=2', 'Set-Cookie', 's=1', 'set-cookie', 's=2'];
+    const fetchHeaders = new Headers();
+    for (let i = 0; i < raw.length; i += 2) fetchHeaders.append(raw[i]!, raw[i + 1]!);
+    expect(headersToMap(raw)).toEqual({ a: '1, 3', b: '2', cookie: 'c=1; d=2', 'set-cookie': 's=1, s=2' });
+    expect(headersToMap(fetchHeaders)).toEqual(headersToMap(raw));
+  });
+
+  it('keeps rawHeaders named like Object built-ins as plain headers', () => {
+    const map = headersToMap(['Constructor', 'x', '__proto__', 'y', 'toString', 'z', 'constructor', 'w', '__proto__', 'v']);
+    expect(JSON.stringify(map)).toBe('{"constructor":"x, w","__proto__":"y, v","tostring":"z"}');
+    expect(Object.getPrototypeOf(map)).toBe(Object.prototype);
+  });
 });

@@ -1,6 +1,7 @@
 /**
  * Skill reads, independent of any HTTP framework: a request description in, a response
- * description out. The Hono routes (and any faster adapter) are thin wrappers around this.
+ * description out. The node handler (`node.ts`) and the Hono routes (`hono.ts`) are thin adapters
+ * around this.
  */
 import { UNSENDABLE_DATA_ERROR, skillPathCandidates, type AuthContext, type SerializedError } from '@mdp/protocol';
 import { INTERNAL_ERROR as INTERNAL, httpStatusOf, resolveClientId, retryAfterSeconds, type CallHandle, type InvokeOutcome, type IsServerId, type ResolvedTarget, type Router } from '@mdp/core';
@@ -12,7 +13,7 @@ export interface SkillReadRequest {
   readonly pathname: string;
   /** Query parameters; the last value of a repeated key wins. */
   readonly query: Record<string, string>;
-  /** Request headers, lower-case names, repeated values joined by ", ". */
+  /** Request headers as `headersToMap` (`@mdp/core`) reads them: lower-case names, repeats joined. */
   readonly headers: Record<string, string>;
   readonly auth: AuthContext | undefined;
 }

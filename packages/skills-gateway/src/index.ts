@@ -1,10 +1,8 @@
 export { DEFAULT_SKILL_CONTENT_TYPE, handleSkillRead, readSkill, skillContentType } from './handler.js';
 export type { SkillReadOptions, SkillReadRequest, SkillReadResponse } from './handler.js';
-export { isSkillRoutePath, originForm, parseSkillRoute, rawSkillRoute } from './route.js';
+export { isSkillRoutePath, lastValueQuery, originForm, parseSkillRoute, rawSkillRoute } from './route.js';
 export type { RawSkillRoute, SkillRoute } from './route.js';
 /** The candidate rule lives in @mdp/protocol; re-exported here where callers first looked. */
 export { skillPathCandidates } from '@mdp/protocol';
-export { createSkillsRoutes, lastValueQuery } from './routes.js';
-export type { SkillsRoutesOptions } from './routes.js';
-export { createNodeSkillsHandler, joinedHeaders } from './node.js';
+export { createNodeSkillsHandler } from './node.js';
 export type { NodeSkillsOptions } from './node.js';

@@ -5,10 +5,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { AuthContext } from '@mdp/protocol';
-import { extractTransportAuth, setOwn, silentLogger, type CallHandle, type HeaderMap, type Logger, type Router } from '@mdp/core';
+import { extractTransportAuth, headersToMap, silentLogger, type CallHandle, type HeaderMap, type Logger, type Router } from '@mdp/core';
 import { INTERNAL_ERROR, readSkill, type SkillReadOptions, type SkillReadRequest, type SkillReadResponse } from './handler.js';
-import { isSkillRoutePath, originForm } from './route.js';
-import { lastValueQuery } from './routes.js';
+import { originForm, skillTarget } from './route.js';
 
 export interface NodeSkillsOptions extends SkillReadOptions {
   /** Reads the transport auth of a request. Default: extractTransportAuth. */
@@ -16,21 +15,6 @@ export interface NodeSkillsOptions extends SkillReadOptions {
   /** Headers added to every answer (the server's CORS headers, for instance). */
   extraHeaders?: (request: IncomingMessage) => Readonly<Record<string, string>>;
   logger?: Logger;
-}
-
-/**
- * Request headers with lower-case names and repeated values joined by ", " (SPEC §8). Built from
- * `rawHeaders`: node's `headers` joins cookies with "; " and keeps only the first of some repeats.
- */
-export function joinedHeaders(rawHeaders: readonly string[]): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    const name = (rawHeaders[i] as string).toLowerCase();
-    const value = rawHeaders[i + 1] as string;
-    // Own properties only: a header named `constructor` has no earlier value to join.
-    setOwn(headers, name, Object.hasOwn(headers, name) ? `${headers[name]}, ${value}` : value);
-  }
-  return headers;
 }
 
 /** The call a connection's current read waits for; set on the socket itself (no object per read). */
@@ -82,18 +66,11 @@ export function createNodeSkillsHandler(
   };
 
   return (request, response) => {
-    const url = originForm(request.url ?? '/');
-    const q = url.indexOf('?');
-    const pathname = q < 0 ? url : url.slice(0, q);
-    if (!isSkillRoutePath(pathname)) return false;
-    const headers = joinedHeaders(request.rawHeaders);
-    const read: SkillReadRequest = {
-      method: request.method ?? 'GET',
-      pathname,
-      query: q < 0 ? {} : lastValueQuery(new URLSearchParams(url.slice(q + 1))),
-      headers,
-      auth: extractAuth(headers),
-    };
+    const target = skillTarget(originForm(request.url ?? '/'));
+    if (target === undefined) return false;
+    // From `rawHeaders`: node's `headers` keeps only the first of some repeated headers.
+    const headers = headersToMap(request.rawHeaders);
+    const read: SkillReadRequest = { method: request.method ?? 'GET', pathname: target.pathname, query: target.query, headers, auth: extractAuth(headers) };
     try {
       const call = readSkill(router, read, options, (answer) => write(request, response, answer));
       if (call !== undefined) watch(request.socket, call);

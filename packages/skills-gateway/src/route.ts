@@ -1,9 +1,10 @@
 /**
- * Parsing the two skill routes (SPEC §8):
+ * Parsing the request target of the two skill routes (SPEC §8):
  *   direct  /skills/:clientId/*skillPath
  *   nested  /:clientId/skills/*skillPath   (clientId never `mdp` or `skills`)
  */
 import { staticPathProblem } from '@mdp/protocol';
+import { setOwn } from '@mdp/core';
 
 export type SkillRoute =
   | { readonly ok: true; readonly clientId: string; readonly skillPath: string }
@@ -31,6 +32,13 @@ export function originForm(target: string): string {
   return rest.startsWith('/') ? rest : `/${rest}`;
 }
 
+/** Query parameters of a URL; the last value of a repeated key wins. */
+export function lastValueQuery(search: URLSearchParams): Record<string, string> {
+  const query: Record<string, string> = {};
+  for (const [key, value] of search) setOwn(query, key, value);
+  return query;
+}
+
 /** One trailing slash is tolerated, as the reference server does: `/skills/c/docs/` reads `/docs`. */
 function withoutTrailingSlash(skillPath: string): string {
   return skillPath.length > 1 && skillPath.endsWith('/') ? skillPath.slice(0, -1) : skillPath;
@@ -53,6 +61,18 @@ export function rawSkillRoute(pathname: string): RawSkillRoute | undefined {
 /** True when a raw pathname has the shape of a skill route (before decoding). */
 export function isSkillRoutePath(pathname: string): boolean {
   return rawSkillRoute(pathname) !== undefined;
+}
+
+/**
+ * The raw pathname and the query of an origin-form request target, or `undefined` when it is not a
+ * skill route (checked first and cheaply: servers ask this of every request). Both adapters read
+ * their requests through it.
+ */
+export function skillTarget(target: string): { readonly pathname: string; readonly query: Record<string, string> } | undefined {
+  const mark = target.indexOf('?');
+  const pathname = mark < 0 ? target : target.slice(0, mark);
+  if (!isSkillRoutePath(pathname)) return undefined;
+  return { pathname, query: mark < 0 ? {} : lastValueQuery(new URLSearchParams(target.slice(mark + 1))) };
 }
 
 function decodeSegment(segment: string): string | undefined {

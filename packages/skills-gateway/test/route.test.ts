@@ -1,6 +1,6 @@
-/** Parsing the two skill routes and the candidate target paths (SPEC §8). No router involved. */
+/** Parsing the request target of the two skill routes and the candidate target paths (SPEC §8). No router involved. */
 import { describe, expect, it } from 'vitest';
-import { isSkillRoutePath, originForm, parseSkillRoute, skillPathCandidates } from '../src/index.js';
+import { isSkillRoutePath, lastValueQuery, originForm, parseSkillRoute, skillPathCandidates } from '../src/index.js';
 
 describe('parseSkillRoute', () => {
   it.each([
@@ -92,6 +92,16 @@ describe('isSkillRoutePath', () => {
     '%s has the shape of a skill route',
     (pathname) => expect(isSkillRoutePath(pathname)).toBe(true),
   );
+});
+
+describe('lastValueQuery', () => {
+  it('keeps the last value of a repeated key', () => {
+    expect(lastValueQuery(new URLSearchParams('x=1&y=a&x=2&x=3&empty='))).toEqual({ x: '3', y: 'a', empty: '' });
+  });
+
+  it('keeps keys named like Object built-ins', () => {
+    expect(JSON.stringify(lastValueQuery(new URLSearchParams('__proto__=1&constructor=2&toString=3')))).toBe('{"__proto__":"1","constructor":"2","toString":"3"}');
+  });
 });
 
 describe('skillPathCandidates', () => {

@@ -1,11 +1,12 @@
 /**
  * The routes on a bare node `request` listener, with no Fetch objects: the session id from
  * `req.headers` (the query is read only when the header is absent or the query names
- * `sessionId`), bodies straight from the `IncomingMessage`, an abandoned poll seen by the
- * response's 'close' event, answers written with one `writeHead` + `end`.
+ * `sessionId`), the transport auth from `req.rawHeaders`, bodies straight from the
+ * `IncomingMessage`, an abandoned poll seen by the response's 'close' event, answers written with
+ * one `writeHead` + `end`.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { readNodeBody, type BodyResult, type HeaderMap, type Logger } from '@mdp/core';
+import { headersToMap, readNodeBody, type BodyResult, type HeaderMap, type Logger } from '@mdp/core';
 import { isResponseLive, watchDelivery } from './delivery.js';
 import type { PollConnection } from './mailbox.js';
 import { queryValues } from './query.js';
@@ -42,8 +43,9 @@ class NodeLoopRequest implements LoopRequest, PollConnection {
     return mark < 0 ? undefined : queryValues(url.slice(mark + 1), name);
   }
 
+  // The map the Hono routes read from Fetch headers; node's `req.headers` keeps one of a repeated Authorization.
   headers(): HeaderMap {
-    return this.req.headers;
+    return headersToMap(this.req.rawHeaders);
   }
 
   readBody(maxBytes: number): Promise<BodyResult> {

@@ -85,7 +85,8 @@ export interface LoopRoutes {
 
 // Pre-built answers: constant bodies are serialised once.
 const EMPTY_204: LoopResponse = { status: 204 };
-const EMPTY_404: LoopResponse = { status: 404 };
+/** A missing or unknown session, or no such route. */
+export const EMPTY_404: LoopResponse = { status: 404 };
 const ACCEPTED: LoopResponse = { status: 202, body: '{"ok":true}' };
 // Hono runs GET handlers for HEAD and drops the body: a HEAD poll would swallow a message.
 const HEAD_NOT_ALLOWED: LoopResponse = { status: 405, headers: { allow: 'GET' } };

@@ -1,15 +1,14 @@
 /**
- * The HTTP loop transport (SPEC §6): one set of framework-free routes (`routes.ts`) behind two
- * thin adapters, a Hono app (`app`) and a bare node request handler (`handleNode`). Both share the
- * sessions, so a client may use either.
+ * The HTTP loop transport (SPEC §6): one set of framework-free routes (`routes.ts`) behind thin
+ * adapters: a bare node request handler (`handleNode`) here, and Hono routes in the package's
+ * `./hono` entry (`hono.ts`), which finds a transport's routes with {@link loopRoutesOf}. Both
+ * share the sessions, so a client may use either. Nothing this module reaches imports Hono.
  */
-import type { Hono } from 'hono';
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_TIMER_MS, extractTransportAuth, silentLogger, type HeaderMap, type Logger, type Router } from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
-import { createHonoApp } from './hono-adapter.js';
 import { createNodeHandler, type NodeExtraHeaders, type NodeHandler } from './node-adapter.js';
 import { LoopSessionRegistry } from './registry.js';
-import { createLoopRoutes } from './routes.js';
+import { createLoopRoutes, type LoopRoutes } from './routes.js';
 
 export interface HttpLoopOptions {
   /** How long a poll waits when it gives no valid `waitMs`, ms. Default 25000. */
@@ -63,8 +62,6 @@ export const HTTP_LOOP_DEFAULTS = {
 } as const;
 
 export interface HttpLoopTransport {
-  /** The routes; mount with `app.route('/mdp/http-loop', transport.app)`. */
-  readonly app: Hono;
   /**
    * The same routes on a node `request` listener, without Fetch objects: call it for requests
    * under the mount point with `subPath` the rest of the pathname (`'/connect'`, `'/send'`,
@@ -80,6 +77,21 @@ export interface HttpLoopTransport {
   readonly idleTimerArmed: boolean;
   /** End every session (pending calls fail) and answer waiting polls. Idempotent. */
   close(): Promise<void>;
+}
+
+/** What the other adapters of this package need of a transport: its routes, and where to log. */
+interface LoopInternals {
+  readonly routes: LoopRoutes;
+  readonly logger: Logger;
+}
+
+const internals = new WeakMap<HttpLoopTransport, LoopInternals>();
+
+/** The framework-free routes of a transport made by {@link createHttpLoopTransport}. Not exported by the package. */
+export function loopRoutesOf(transport: HttpLoopTransport): LoopInternals {
+  const found = internals.get(transport);
+  if (found === undefined) throw new TypeError('Not an HTTP loop transport made by createHttpLoopTransport');
+  return found;
 }
 
 export function createHttpLoopTransport(router: Router, options: HttpLoopOptions = {}): HttpLoopTransport {
@@ -121,8 +133,7 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
     isClosed: () => closed,
   });
 
-  return {
-    app: createHonoApp(routes, logger),
+  const transport: HttpLoopTransport = {
     handleNode: createNodeHandler(routes, logger, options.extraHeaders),
     get sessionCount() {
       return registry.size;
@@ -139,4 +150,6 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
       registry.endAll('transport closed');
     },
   };
+  internals.set(transport, { routes, logger });
+  return transport;
 }

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { EXPIRE_BATCH, Router } from '@mdp/core';
 import { LOOP_CLIENT as CLIENT, loopClient, manualClock, polledMessage, recordingLogger, type LoopClient, type RecordingLogger } from '@mdp/test-kit';
 import { IdleTracker, IdleWatch } from '../src/idle.js';
+import { createHttpLoopRoutes } from '../src/hono.js';
 import { createHttpLoopTransport, type HttpLoopTransport } from '../src/index.js';
 
 describe('IdleTracker', () => {
@@ -194,7 +195,8 @@ describe('the transport ends vanished sessions', () => {
     router = new Router({ invocationTimeoutMs: 60_000 });
     logs = recordingLogger();
     transport = createHttpLoopTransport(router, { logger: logs.logger, idleTimeoutMs: 1000 });
-    client = loopClient((path, init) => transport.app.request(path, init));
+    const app = createHttpLoopRoutes(transport);
+    client = loopClient((path, init) => app.request(path, init));
   });
 
   afterEach(async () => {
@@ -285,7 +287,8 @@ describe('the transport ends vanished sessions', () => {
     const { router: shortRouter, transport: shortTransport, client: shortClient } = (() => {
       const r = new Router({ invocationTimeoutMs: 3000 });
       const t = createHttpLoopTransport(r, { logger: logs.logger, idleTimeoutMs: 1000 });
-      return { router: r, transport: t, client: loopClient((path, init) => t.app.request(path, init)) };
+      const app = createHttpLoopRoutes(t);
+      return { router: r, transport: t, client: loopClient((path, init) => app.request(path, init)) };
     })();
     try {
       const sessionId = await shortClient.register();

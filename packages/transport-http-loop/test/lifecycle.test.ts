@@ -1,11 +1,14 @@
 /** Session lifecycle: expiry by core's liveness rule, replacement, router shutdown, transport close. */
+import type { Hono } from 'hono';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Router } from '@mdp/core';
 import { LOOP_CLIENT as CLIENT, loopClient, recordingLogger, type LoopClient, type RecordingLogger } from '@mdp/test-kit';
+import { createHttpLoopRoutes } from '../src/hono.js';
 import { createHttpLoopTransport, type HttpLoopTransport } from '../src/index.js';
 
 let router: Router;
 let transport: HttpLoopTransport;
+let app: Hono;
 let client: LoopClient;
 let logs: RecordingLogger;
 
@@ -15,7 +18,8 @@ beforeEach(() => {
   router = new Router({ heartbeatIntervalMs: 20, heartbeatTimeoutMs: 50 });
   logs = recordingLogger();
   transport = createHttpLoopTransport(router, { logger: logs.logger });
-  client = loopClient((path, init) => transport.app.request(path, init));
+  app = createHttpLoopRoutes(transport);
+  client = loopClient((path, init) => app.request(path, init));
 });
 
 afterEach(async () => {
@@ -126,7 +130,7 @@ describe('close()', () => {
     expect(transport.sessionCount).toBe(0);
     expect(router.sessionCount).toBe(0);
     expect((await client.poll(sessionId, 0)).status).toBe(404);
-    const refused = await transport.app.request('/connect', { method: 'POST' });
+    const refused = await app.request('/connect', { method: 'POST' });
     expect(refused.status).toBe(503);
     expect(await refused.json()).toEqual({ error: 'Server is shutting down' });
     // No timer is left: no long poll, no liveness sweep, no invocation time-out.

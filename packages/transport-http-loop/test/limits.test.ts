@@ -1,24 +1,28 @@
 /**
- * What the HTTP loop refuses (in-process with `app.request`, so every request has the same unknown
+ * What the HTTP loop refuses (in-process with the Hono routes' `app.request`, so every request has the same unknown
  * address): calls after connect from anyone but the principal that connected (401), another
  * principal's client id (403), catalog changes over the rate (429), sessions over the caps (503),
  * queues over their bounds (the session ends), and queued calls whose callers left.
  */
+import type { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Router, createAuthGate, createTokenPolicy, type RouterOptions } from '@mdp/core';
 import { LOOP_CLIENT as CLIENT, loopClient, polledMessage, watchSessions, type LoopClient, type SessionWatch } from '@mdp/test-kit';
+import { createHttpLoopRoutes } from '../src/hono.js';
 import { HTTP_LOOP_DEFAULTS, createHttpLoopTransport, type HttpLoopOptions, type HttpLoopTransport } from '../src/index.js';
 
 let router: Router;
 let sessions: SessionWatch;
 let transport: HttpLoopTransport;
+let app: Hono;
 let client: LoopClient;
 
 function setUp(options: HttpLoopOptions = {}, routerOptions: RouterOptions = {}): void {
   router = new Router(routerOptions);
   sessions = watchSessions(router);
   transport = createHttpLoopTransport(router, options);
-  client = loopClient((path, init) => transport.app.request(path, init));
+  app = createHttpLoopRoutes(transport);
+  client = loopClient((path, init) => app.request(path, init));
 }
 
 afterEach(async () => {
@@ -58,7 +62,7 @@ describe('under an auth policy, a session id alone is no credential', () => {
     const forged = [
       await client.send(sessionId, { type: 'callClientResult', requestId: 'x', ok: true }, headers),
       await client.poll(sessionId, 0, { headers }),
-      await transport.app.request('/disconnect', { method: 'POST', headers: { ...headers, 'x-mdp-session-id': sessionId } }),
+      await app.request('/disconnect', { method: 'POST', headers: { ...headers, 'x-mdp-session-id': sessionId } }),
     ];
     for (const response of forged) {
       expect(response.status).toBe(401);
@@ -121,7 +125,7 @@ describe('session caps', () => {
     setUp({ maxSessions: 10, maxSessionsPerAddress: 2 });
     const first = await client.connect();
     await client.register();
-    const refused = await transport.app.request('/connect', { method: 'POST' });
+    const refused = await app.request('/connect', { method: 'POST' });
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('1');
     expect(await errorOf(refused)).toBe('Too many HTTP loop sessions from this address (limit 2); try again later');
@@ -136,7 +140,7 @@ describe('session caps', () => {
     setUp({ maxSessions: 2, maxSessionsPerAddress: 5 });
     const older = await client.register();
     const newer = await client.connect();
-    expect(await errorOf(await transport.app.request('/connect', { method: 'POST' }))).toBe(
+    expect(await errorOf(await app.request('/connect', { method: 'POST' }))).toBe(
       'Too many HTTP loop sessions (limit 2); try again later',
     );
     // The newer session registers c1 and replaces the older: core closed it, which freed its place.
@@ -191,5 +195,13 @@ describe('queue bounds', () => {
     expect((await client.poll(sessionId, 0)).status).toBe(204);
     await client.send(sessionId, { type: 'callClientResult', requestId: message.requestId, ok: true });
     expect(await kept).toEqual({ ok: true });
+  });
+});
+
+describe('options', () => {
+  it('refuses invalid limits', () => {
+    const router = new Router();
+    expect(() => createHttpLoopTransport(router, { longPollTimeoutMs: -1 })).toThrow(RangeError);
+    expect(() => createHttpLoopTransport(router, { maxBodyBytes: 0 })).toThrow(RangeError);
   });
 });

@@ -1,16 +1,21 @@
 /**
- * The routes as a Hono app, for any runtime Hono runs on (and `app.request` in tests). On
- * @hono/node-server, `c.env.outgoing` is the node response: a polled message whose response
+ * The HTTP loop as Hono routes (`@mdp/transport-http-loop/hono`), for embedders whose server is a
+ * Hono app, on any runtime Hono runs on (and `app.request` in tests). The MDP server answers these
+ * routes on node's request (`transport.handleNode`); both adapters serve the same routes and
+ * sessions, and the package's main entry never loads Hono.
+ *
+ * On @hono/node-server, `c.env.outgoing` is the node response: a polled message whose response
  * closes before it finished goes back to the queue. Elsewhere a returned response counts as
  * delivered.
  */
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
-import { headersToMap, readBodyText, type Logger } from '@mdp/core';
+import { headersToMap, readBodyText } from '@mdp/core';
 import { isResponseLive, nodeResponseOf, watchDelivery } from './delivery.js';
 import type { PollConnection } from './mailbox.js';
-import { INTERNAL_ERROR, type LoopRequest, type LoopResponse, type LoopRoutes } from './routes.js';
+import { EMPTY_404, INTERNAL_ERROR, type LoopRequest, type LoopResponse } from './routes.js';
 import { SESSION_ID_HEADER } from './session-id.js';
+import { loopRoutesOf, type HttpLoopTransport } from './transport.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' } as const;
 
@@ -59,19 +64,26 @@ function respond(c: Context, response: LoopResponse): Response {
   return c.body(response.body, response.status as ContentfulStatusCode, response.headers ? { ...response.headers, ...JSON_TYPE } : JSON_TYPE);
 }
 
-/** The four routes; mount with `app.route('/mdp/http-loop', app)`. */
-export function createHonoApp(routes: LoopRoutes, logger: Logger): Hono {
+/**
+ * The four routes of `transport`, sharing its sessions with `transport.handleNode`; mount with
+ * `app.route('/mdp/http-loop', createHttpLoopRoutes(transport))`. Like `handleNode`, they answer
+ * every request under the mount point (another sub-path or method is 404 with an empty body) but
+ * OPTIONS, which goes on to the app's CORS middleware.
+ */
+export function createHttpLoopRoutes(transport: HttpLoopTransport): Hono {
+  const { routes, logger } = loopRoutesOf(transport);
   const app = new Hono();
-
-  // Unknown errors become a plain 500; the message is logged, never echoed.
-  app.onError((error, c) => {
-    logger.error('request.failed', { path: c.req.path, error });
-    return respond(c, INTERNAL_ERROR);
+  app.all('/:route', async (c, next) => {
+    if (c.req.method === 'OPTIONS') return next();
+    const path = `/${c.req.param('route')}`;
+    try {
+      return respond(c, await routes.handle(path, requestOf(c)));
+    } catch (error) {
+      // Unknown errors become a plain 500; the message is logged, never echoed.
+      logger.error('request.failed', { path, error });
+      return respond(c, INTERNAL_ERROR);
+    }
   });
-
-  app.post('/connect', async (c) => respond(c, await routes.connect(requestOf(c))));
-  app.post('/send', async (c) => respond(c, await routes.send(requestOf(c))));
-  app.get('/poll', async (c) => respond(c, await routes.poll(requestOf(c))));
-  app.post('/disconnect', (c) => respond(c, routes.disconnect(requestOf(c))));
+  app.all('*', (c, next) => (c.req.method === 'OPTIONS' ? next() : respond(c, EMPTY_404)));
   return app;
 }
