@@ -144,7 +144,7 @@ export function renderTables(scenarios: readonly Scenario[], rows: readonly Summ
         ),
       );
     } else {
-      const unit = scenario.kind === 'registration' ? 'registration' : 'req';
+      const unit = scenario.kind === 'registration' ? 'registration' : scenario.kind === 'scan' ? 'scan' : 'req';
       out.push(
         table(
           ['case', 'load', 'server', `${unit}/s`, 'p50 ms', 'p99 ms', 'errors', `CPU µs/${unit}`, 'RSS MB'],

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { LoadGenerator } from './load-generator.js';
 import type { ReadCase, Scenario } from './scenarios.js';
 import { join } from 'node:path';
+import { runScans } from './scan.js';
 import { ClientProcess, RunningServer, Subject, churn, profileSlug, type ServerOptions, type SubjectSpec } from './subjects.js';
 
 export interface RunOptions {
@@ -152,6 +153,35 @@ export async function runScenario(scenario: Scenario, loadgen: LoadGenerator, op
         const figures = await memoryRun(spec, options);
         records.push({ scenario: scenario.name, caseLabel: `${spec.population.clients} clients`, load: 'idle', subject: spec.label, round, ...figures });
         options.log(`  round ${round + 1}/${options.rounds} ${spec.label}: ${figures.bytesPerConn?.toFixed(0)} bytes/connection, ${figures.errors} errors`);
+      }
+    }
+    return records;
+  }
+
+  if (scenario.kind === 'scan') {
+    const records: RunRecord[] = [];
+    const ports = scenario.toPort - scenario.fromPort + 1;
+    const caseLabel = `${ports} ports`;
+    for (const { scanner } of scenario.scanners) await runScans(scanner, '127.0.0.1', scenario.fromPort, scenario.toPort, options.warmupMs);
+    for (let round = 0; round < options.rounds; round++) {
+      for (const { label, scanner } of alternate(scenario.scanners, round)) {
+        const result = await runScans(scanner, '127.0.0.1', scenario.fromPort, scenario.toPort, options.durationMs);
+        records.push({
+          scenario: scenario.name,
+          caseLabel,
+          load: 'c1',
+          subject: label,
+          round,
+          ops: result.scans,
+          opsPerSec: (result.scans / result.elapsedMs) * 1000,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          errors: result.errors,
+          lastError: result.lastError,
+          cpuUsPerOp: result.cpuUsPerScan,
+          rssBytes: process.memoryUsage().rss,
+        });
+        options.log(`  round ${round + 1}/${options.rounds} ${label}: ${result.latency.p50.toFixed(1)} ms per scan, ${result.cpuUsPerScan.toFixed(0)} µs CPU, ${result.errors} errors`);
       }
     }
     return records;

@@ -3,6 +3,7 @@
  * they get, and which ratios are compared against which target.
  */
 import type { Population } from './fixtures.js';
+import type { Scanner } from './scan.js';
 import type { SubjectSpec } from './subjects.js';
 
 export interface Sizes {
@@ -73,6 +74,17 @@ export type Scenario =
       readonly subjects: readonly SubjectSpec[];
       readonly concurrency: number;
       readonly skills: number;
+      readonly comparisons: readonly ComparisonSpec[];
+    }
+  | {
+      readonly name: string;
+      readonly kind: 'scan';
+      readonly title: string;
+      /** What scans, by label. */
+      readonly scanners: ReadonlyArray<{ readonly label: string; readonly scanner: Scanner }>;
+      /** The range scanned on 127.0.0.1, inclusive. */
+      readonly fromPort: number;
+      readonly toPort: number;
       readonly comparisons: readonly ComparisonSpec[];
     };
 
@@ -232,6 +244,20 @@ export function scenarios(sizes: Sizes): Scenario[] {
       comparisons: [{ a: MDP, b: 'bare ws', target: 1.15 }],
     },
     {
+      // An auto-mode server scans its discovery range every 2 s (the cluster's DISCOVERY_DEFAULTS):
+      // the round's length and CPU, where nothing listens.
+      name: 'discovery',
+      kind: 'scan',
+      title: 'Discovery round: one scan of the default 100-port range (127.0.0.1:47372-47471)',
+      scanners: [
+        { label: 'scanRange', scanner: 'scan-range' },
+        { label: 'bare connect', scanner: 'bare-connect' },
+      ],
+      fromPort: 47372,
+      toPort: 47471,
+      comparisons: [{ a: 'scanRange', b: 'bare connect' }],
+    },
+    {
       name: 'registration',
       kind: 'registration',
       title: `Registration rate: connect, register ${sizes.registrationSkills} skills, confirm, close`,
@@ -246,4 +272,4 @@ export function scenarios(sizes: Sizes): Scenario[] {
   ];
 }
 
-export const SCENARIO_NAMES = ['ws-read', 'loop-read', 'host-call', 'mcp-call', 'catalog', 'idle-memory', 'registration'] as const;
+export const SCENARIO_NAMES = ['ws-read', 'loop-read', 'host-call', 'mcp-call', 'catalog', 'idle-memory', 'discovery', 'registration'] as const;

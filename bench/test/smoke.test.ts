@@ -59,6 +59,7 @@ describe('pnpm bench --smoke', () => {
       'bare relay, 20 clients, reads to 5',
     ],
     'idle-memory': ['mdp-server', 'bare ws'],
+    discovery: ['scanRange', 'bare connect'],
     registration: ['mdp-server', 'bare ws'],
   };
 

@@ -70,6 +70,13 @@ describe.each(packages.map((p) => [p.manifest.name, p] as const))('%s', (_name, 
     }
   });
 
+  it('depends at run time on published packages only (a private one, like the test kit, is a dev dependency at most)', () => {
+    const privates = new Set(workspacePackages().filter((p) => p.manifest.private === true).map((p) => p.manifest.name));
+    for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies'] as const) {
+      for (const name of Object.keys((manifest[field] as Record<string, string> | undefined) ?? {})) expect(privates.has(name), `${field}.${name}`).toBe(false);
+    }
+  });
+
   it('has a README that stands on its own (no SPEC file outside this repository)', () => {
     const readme = readFileSync(at('README.md'), 'utf8');
     expect(readme).not.toMatch(/\bSPEC\b/);

@@ -5,10 +5,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
+import { closedPort } from '@mdp/test-kit';
 import {
   SERVER_CLI,
   answer,
-  closedPort,
   mdp,
   metaDocument,
   probe,
@@ -142,10 +142,9 @@ describe('mdp-probe: nothing MDP', () => {
 
   it('gives up on a silent server after --timeout', async () => {
     const port = await serve(() => () => undefined);
-    const { code, stdout, ms } = await probe(String(port), '--timeout', '200');
+    const { code, stdout } = await probe(String(port), '--timeout', '200');
     expect(code).toBe(1);
     expect(stdout).toBe(`${url(port)}  unreachable: no answer within 200 ms\n`);
-    expect(ms).toBeLessThan(1500);
   });
 
   it('probes 127.0.0.1:47372 when given no target', async () => {
@@ -235,12 +234,11 @@ describe('mdp-probe --scan', () => {
     expect((await probe('--scan', `${first}-${first}`, '--cluster-id', 'default')).code).toBe(2);
   });
 
-  it('scans the default 100 ports in well under 2 s', async () => {
-    const { code, stdout, ms } = await probe('--scan');
+  it('scans the default 100 ports (how fast is a `pnpm bench` figure)', async () => {
+    const { code, stdout } = await probe('--scan');
     // Another MDP server may be listening in the default range on this machine; nothing else is asked.
     expect([0, 1]).toContain(code);
     expect(stdout).toMatch(/^scan 127\.0\.0\.1:47372-47471: 100 ports, /m);
-    expect(ms).toBeLessThan(2000);
   });
 });
 
@@ -281,7 +279,7 @@ describe('mdp-probe: usage', () => {
 describe.skipIf(!existsSync(SERVER_CLI))('mdp-probe against a real mdp-server', () => {
   it('finds a standalone server, the leader of its own cluster of one', async () => {
     // mdp-server defaults to --cluster-mode auto; standalone is the leader of one from the start.
-    const base = await startMdpServer(['--cluster-mode', 'standalone']);
+    const base = (await startMdpServer(['--cluster-mode', 'standalone'])).url;
     const port = Number(new URL(base).port);
     const { code, stdout } = await probe(base, '--require-version', '2.0.0');
     expect(code).toBe(0);
@@ -301,29 +299,23 @@ describe.skipIf(!existsSync(SERVER_CLI))('mdp-probe against a real mdp-server', 
 });
 
 describe.skipIf(!existsSync(SERVER_CLI))('mdp-probe against a real two-server cluster', () => {
-  /** Poll one server's /mdp/meta (every 50 ms, bounded) until `ready` holds for its cluster view. */
-  async function waitForView(base: string, ready: (meta: MetaDocument) => boolean): Promise<MetaDocument> {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      try {
-        const doc = parseMetaDocument(await (await fetch(`${base}/mdp/meta`, { signal: AbortSignal.timeout(500) })).json());
-        if (doc.ok && ready(doc.value)) return doc.value;
-      } catch {
-        // not answering yet
-      }
-      if (Date.now() > deadline) throw new Error(`${base} never reached the expected cluster view`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+  async function metaOf(base: string): Promise<MetaDocument> {
+    const doc = parseMetaDocument(await (await fetch(`${base}/mdp/meta`)).json());
+    if (!doc.ok) throw new Error(doc.error);
+    return doc.value;
   }
 
   it('reports the leader and the follower of a real auto-mode cluster', async () => {
     const fast = ['--cluster-heartbeat-interval-ms', '100', '--lease-duration-ms', '800', '--election-timeout-min-ms', '300', '--election-timeout-max-ms', '600', '--discover-interval-ms', '200', '--cluster-state-dir', 'none', '--cluster-id', 'probe-test'];
     const nobody = await closedPort();
-    const leaderBase = await startMdpServer(['--cluster-mode', 'auto', '--discover-start-port', String(nobody), '--discover-attempts', '1', ...fast]);
-    const leaderMeta = await waitForView(leaderBase, (m) => m.cluster.role === 'leader');
-    const leaderPort = new URL(leaderBase).port;
-    const followerBase = await startMdpServer(['--cluster-mode', 'auto', '--discover-start-port', leaderPort, '--discover-attempts', '1', ...fast]);
-    await waitForView(followerBase, (m) => m.cluster.role === 'follower' && m.cluster.leaderId === leaderMeta.serverId);
+    const leader = await startMdpServer(['--cluster-mode', 'auto', '--discover-start-port', String(nobody), '--discover-attempts', '1', ...fast]);
+    await leader.printed(/: this node is the leader \(term \d+\)/);
+    const leaderBase = leader.url;
+    const leaderMeta = await metaOf(leaderBase);
+    expect(leaderMeta.cluster.role).toBe('leader');
+    const follower = await startMdpServer(['--cluster-mode', 'auto', '--discover-start-port', new URL(leaderBase).port, '--discover-attempts', '1', ...fast]);
+    await follower.printed(new RegExp(`: following ${leaderMeta.serverId.replace(/[.]/g, '\\.')} `));
+    const followerBase = follower.url;
 
     const { code, stdout } = await probe(leaderBase, followerBase, '--cluster-id', 'probe-test');
     expect(code).toBe(0);

@@ -2,9 +2,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { buildMetaDocument, metaEndpoints, standaloneClusterView, type ClusterView } from '@mdp/protocol';
+import { bindConsecutive, listen, until } from '@mdp/test-kit';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -35,18 +35,6 @@ export async function stopAll(): Promise<void> {
   ]);
 }
 
-async function listen(server: Server, port: number): Promise<number> {
-  await new Promise<void>((resolve, reject) => {
-    const onError = (error: Error): void => reject(error);
-    server.once('error', onError);
-    server.listen(port, '127.0.0.1', () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  return (server.address() as AddressInfo).port;
-}
-
 /** An HTTP server on 127.0.0.1 at a free port; `handler` gets its own port. */
 export async function serve(handler: (port: number) => Handler): Promise<number> {
   let port = 0;
@@ -56,37 +44,15 @@ export async function serve(handler: (port: number) => Handler): Promise<number>
   return port;
 }
 
-/**
- * Servers on consecutive ports (for --scan over an exact range). The first port is picked at random
- * below the OS's ephemeral range (32768 and up on Linux), where a busy machine's outgoing
- * connections do not take ports; if a neighbour is taken, start again from another first port.
- */
+/** Servers on consecutive free ports (for --scan over an exact range); resolves with the first. */
 export async function serveConsecutive(handlers: ReadonlyArray<(port: number) => Handler>): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const started: Server[] = [];
-    try {
-      const first = 20_000 + Math.floor(Math.random() * 12_000);
-      for (const [i, handler] of handlers.entries()) {
-        const port = first + i;
-        const server = createServer((req, res) => handler(port)(req, res));
-        started.push(server);
-        await listen(server, port);
-      }
-      servers.push(...started);
-      return first;
-    } catch {
-      await Promise.all(started.map((server) => new Promise((resolve) => server.close(resolve))));
-    }
-  }
-  throw new Error('no run of consecutive free ports found');
-}
-
-/** A port nothing listens on: bound, then released. */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  const port = await listen(server, 0);
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  const { first, servers: started } = await bindConsecutive(handlers.length, async (port, i) => {
+    const server = createServer((req, res) => (handlers[i] as (port: number) => Handler)(port)(req, res));
+    await listen(server, port);
+    return server;
+  });
+  servers.push(...started);
+  return first;
 }
 
 export function metaDocument(port: number, cluster: Record<string, unknown> = {}): Record<string, unknown> {
@@ -116,8 +82,6 @@ export interface CliRun {
   readonly code: number | null;
   readonly stdout: string;
   readonly stderr: string;
-  /** Wall time from spawn to exit, in ms. */
-  readonly ms: number;
 }
 
 /**
@@ -126,7 +90,6 @@ export interface CliRun {
  */
 export function runNode(script: string, args: readonly string[]): Promise<CliRun> {
   if (!existsSync(script)) throw new Error(`${script} is missing: build first (npx turbo run build --filter=@mdp/probe...)`);
-  const started = performance.now();
   const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let stdout = '';
@@ -135,17 +98,24 @@ export function runNode(script: string, args: readonly string[]): Promise<CliRun
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   return new Promise((resolve, reject) => {
     child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr, ms: performance.now() - started }));
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
 export const probe = (...args: string[]): Promise<CliRun> => runNode(PROBE_CLI, args);
 
+export interface MdpProcess {
+  /** Its base URL, from the line it prints once it listens. */
+  readonly url: string;
+  /** Resolves with the first match of `pattern` in what it printed on stdout; rejects if it exits first. */
+  printed(pattern: RegExp): Promise<RegExpExecArray>;
+}
+
 /**
- * Start `mdp-server --port 0 --host 127.0.0.1` and resolve to its base URL, read from the line it
- * prints once it listens. The process is stopped by `stopAll()`.
+ * Start `mdp-server --port 0 --host 127.0.0.1`; resolves once it listens. The process is stopped
+ * by `stopAll()`.
  */
-export function startMdpServer(extraArgs: readonly string[] = []): Promise<string> {
+export async function startMdpServer(extraArgs: readonly string[] = []): Promise<MdpProcess> {
   const child = spawn(process.execPath, [SERVER_CLI, '--port', '0', '--host', '127.0.0.1', ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -153,13 +123,24 @@ export function startMdpServer(extraArgs: readonly string[] = []): Promise<strin
   let stdout = '';
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`mdp-server exited with ${code}: ${stderr}`)));
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      const match = /(http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
-      if (match?.[1]) resolve(match[1]);
-    });
-  });
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  const printed = (pattern: RegExp): Promise<RegExpExecArray> =>
+    until(
+      (change) => {
+        child.stdout.on('data', change);
+        child.on('exit', change);
+        return () => {
+          child.stdout.off('data', change);
+          child.off('exit', change);
+        };
+      },
+      () => {
+        const match = pattern.exec(stdout);
+        if (match) return match;
+        if (child.exitCode !== null) throw new Error(`mdp-server exited with ${child.exitCode} before printing ${pattern}: ${stderr}`);
+        return undefined;
+      },
+    );
+  const url = (await printed(/(http:\/\/127\.0\.0\.1:\d+)/))[1] as string;
+  return { url, printed };
 }

@@ -1,8 +1,9 @@
 /** *beyond* (SPEC §7): the optional auth policy, on every edge. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeAuthCookie } from '@mdp/core';
+import { TestClient, descriptor, skill, stopAll } from '@mdp/test-kit';
 import { createMdpServer, parseCliArgs, parseTokensFile } from '../src/index.js';
-import { TestClient, clientChange, descriptor, registeredClient, skill, startServer, stopAll, type TestServer } from './harness.js';
+import { clientChange, registeredClient, startServer, type TestServer } from './harness.js';
 
 afterEach(stopAll);
 

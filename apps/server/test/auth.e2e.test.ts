@@ -1,7 +1,8 @@
 /** POST/DELETE /mdp/auth and transport auth on every route (SPEC §7). */
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeAuthCookie } from '@mdp/core';
-import { descriptor, registeredClient, skill, startServer, stopAll } from './harness.js';
+import { descriptor, skill, stopAll } from '@mdp/test-kit';
+import { registeredClient, startServer } from './harness.js';
 
 afterEach(stopAll);
 

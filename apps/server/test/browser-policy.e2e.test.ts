@@ -8,7 +8,8 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '@mdp/core';
-import { descriptor, registeredClient, skill, startServer, stopAll, type TestServer } from './harness.js';
+import { descriptor, skill, stopAll } from '@mdp/test-kit';
+import { registeredClient, startServer, type TestServer } from './harness.js';
 
 afterEach(async () => {
   await stopAll();

@@ -22,7 +22,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { clientChange, descriptor, skill, startServer, stopAll, type TestServer } from './harness.js';
+import { descriptor, skill, stopAll } from '@mdp/test-kit';
+import { clientChange, startServer, type TestServer } from './harness.js';
 import {
   WAIT_MS,
   callPage,

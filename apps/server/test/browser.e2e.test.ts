@@ -12,7 +12,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { clientChange, descriptor, skill, startServer, stopAll } from './harness.js';
+import { descriptor, skill, stopAll } from '@mdp/test-kit';
+import { clientChange, startServer } from './harness.js';
 import {
   CHROMIUM_PATH,
   PAGE_TITLE,

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mirroredId, parseMetaDocument, type MetaDocument } from '@mdp/protocol';
-import { TestClient, clientChange, descriptor, skill, startServer, stopAll, tlsFetch } from './harness.js';
+import { TestClient, descriptor, freePorts, skill, stopAll, until } from '@mdp/test-kit';
+import { clientChange, startServer, tlsFetch } from './harness.js';
 import { createPki, type TestPki } from './pki.js';
-import { freePorts } from './ports.js';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const PROBE_CLI = fileURLToPath(new URL('../../probe/dist/cli.js', import.meta.url));
@@ -58,15 +58,24 @@ function run(args: string[], env: Record<string, string> = {}, script = CLI): Ru
 
 /** Resolves with the match once the process prints a line matching `pattern` on stdout (or stderr). */
 function printed(r: Run, pattern: RegExp, stream: 'stdout' | 'stderr' = 'stdout'): Promise<RegExpExecArray> {
-  return new Promise((resolve, reject) => {
-    const check = (): void => {
+  // Once its output is closed, nothing more can match.
+  let closed = false;
+  return until(
+    (change) => {
+      const onClose = (): void => ((closed = true), change());
+      r.child[stream]!.on('data', change);
+      r.child.on('close', onClose);
+      return () => {
+        r.child[stream]!.off('data', change);
+        r.child.off('close', onClose);
+      };
+    },
+    () => {
       const match = pattern.exec(r[stream]);
-      if (match) resolve(match);
-    };
-    r.child[stream]!.on('data', check);
-    r.child.once('exit', () => reject(new Error(`exited early: ${r.stderr}`)));
-    check();
-  });
+      if (!match && closed) throw new Error(`exited early: ${r.stderr}`);
+      return match ?? undefined;
+    },
+  );
 }
 
 /** Resolves with the URL once the server prints that it listens. */
@@ -205,19 +214,12 @@ describe('mdp-server CLI', () => {
     const r = run(['--port', '0', '--log-level', 'debug', '--discover-attempts', '0', '--election-timeout-min-ms', '300', '--election-timeout-max-ms', '400']);
     const url = await listening(r);
     r.child.stdout!.destroy();
+    // It logs that it leads in the same step as it prints the leadership line to the closed stdout.
+    await printed(r, /"event":"cluster\.leader_changed"[^\n]*"role":"leader"/, 'stderr');
     r.child.stderr!.destroy();
-    let role = '';
-    for (let i = 0; i < 100 && role !== 'leader'; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const meta = parseMetaDocument(await (await fetch(`${url}/mdp/meta`)).json());
-      role = meta.ok ? meta.value.cluster.role : '';
-    }
-    expect(role).toBe('leader');
     for (let i = 0; i < 5; i++) expect((await fetch(`${url}/skills/nobody/x`)).status).toBe(404);
-    // Past the write that failed: a crash would have ended the process by now.
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(r.child.exitCode).toBeNull();
-    expect((await fetch(`${url}/mdp/meta`)).status).toBe(200);
+    expect((await metaOf(url)).cluster.role).toBe('leader');
+    // A crash on a failed write would have ended it with another status, before or after the SIGTERM.
     r.child.kill('SIGTERM');
     expect(await r.exited).toEqual({ code: 0, signal: null });
   });

@@ -7,8 +7,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MIRROR_PROOF_HEADER } from '@mdp/cluster';
 import { createMdpServer, type MdpServer } from '../src/index.js';
-import { TestClient, clientChange, descriptor, stopAll } from './harness.js';
-import { freePorts } from './ports.js';
+import { TestClient, descriptor, freePorts, stopAll } from '@mdp/test-kit';
+import { clientChange } from './harness.js';
 
 const servers: MdpServer[] = [];
 

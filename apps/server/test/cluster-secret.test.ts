@@ -2,9 +2,9 @@
 import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { removeScratch, scratchDir } from '@mdp/test-kit';
 import { clusterSecretsOf, tokenSecret } from '../src/cluster.js';
 import { clusterSecretFile, loadOrCreateClusterSecret } from '../src/cluster-secret.js';
-import { removeScratch, scratchDir } from './scratch.js';
 
 afterEach(() => removeScratch());
 

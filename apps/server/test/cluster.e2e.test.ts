@@ -11,12 +11,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { parseMetaDocument, type AuthContext, type MetaDocument } from '@mdp/protocol';
 import { probeMeta } from '@mdp/cluster';
-import { createLogger } from '@mdp/core';
+import { Changes, TestClient, descriptor, freePorts, recordingLogger, skill, stopAll, until } from '@mdp/test-kit';
 import { createMdpServer, type MdpServer, type MdpServerOptions } from '../src/index.js';
 import { tokenSecret, type MdpClusterOptions } from '../src/cluster.js';
-import { TestClient, clientChange, descriptor, skill, stopAll, tlsFetch } from './harness.js';
+import { clientChange, tlsFetch } from './harness.js';
 import { createPki, type TestCa, type TestPki } from './pki.js';
-import { freePorts } from './ports.js';
 
 const servers: MdpServer[] = [];
 
@@ -63,30 +62,20 @@ function meta(server: MdpServer): MetaDocument['cluster'] {
   return (server.cluster as NonNullable<MdpServer['cluster']>).meta();
 }
 
-/** Resolves with the leader once every server agrees on one (checked on each leader change). */
+/** Resolves with the leader once every server agrees on one: role, leader and term change only with a leader change. */
 function agreedLeader(group: MdpServer[], timeoutMs = 6000): Promise<MdpServer> {
-  return new Promise((resolve, reject) => {
-    const offs: (() => void)[] = [];
-    const finish = (value: MdpServer | Error): void => {
-      clearTimeout(timer);
-      clearInterval(tick);
-      for (const off of offs) off();
-      if (value instanceof Error) reject(value);
-      else resolve(value);
-    };
-    const check = (): void => {
+  const changes = group.map((s) => (listener: () => void) => (s.cluster as NonNullable<MdpServer['cluster']>).onLeaderChange(listener));
+  return until(
+    changes,
+    () => {
       const leaders = group.filter((s) => meta(s).role === 'leader');
       const leader = leaders[0];
-      if (leaders.length !== 1 || !leader) return;
+      if (leaders.length !== 1 || !leader) return undefined;
       const { term } = meta(leader);
-      if (group.every((s) => meta(s).leaderId === leader.info?.serverId && meta(s).term === term)) finish(leader);
-    };
-    const timer = setTimeout(() => finish(new Error('no agreed leader in time')), timeoutMs);
-    // Member counts settle without leader events; a short tick covers them.
-    const tick = setInterval(check, 20);
-    for (const s of group) offs.push((s.cluster as NonNullable<MdpServer['cluster']>).onLeaderChange(check));
-    check();
-  });
+      return group.every((s) => meta(s).leaderId === leader.info?.serverId && meta(s).term === term) && leader;
+    },
+    { timeoutMs, what: 'an agreed leader' },
+  );
 }
 
 const HELLO = { membershipMode: 'dynamic', membershipFingerprint: 'dynamic', role: 'follower' } as const;
@@ -136,7 +125,8 @@ function rawControlLink(
  * answers with a hello that proves nothing and asks for listClients.
  */
 async function fakePeer(port: number, template: MetaDocument) {
-  const seen = { dials: 0, authorizations: [] as (string | undefined)[], hellos: [] as string[], rpcAnswers: 0 };
+  const seen = { dials: 0, authorizations: [] as (string | undefined)[], hellos: [] as string[], rpcAnswers: 0, closes: [] as number[] };
+  const changes = new Changes();
   const base = `127.0.0.1:${port}`;
   const meta: MetaDocument = {
     ...template,
@@ -150,6 +140,11 @@ async function fakePeer(port: number, template: MetaDocument) {
     wss.handleUpgrade(req, socket, head, (ws) => {
       seen.dials += 1;
       seen.authorizations.push(req.headers.authorization);
+      changes.emit();
+      ws.on('close', (code) => {
+        seen.closes.push(code);
+        changes.emit();
+      });
       const h = { clusterId: 'e2e', serverId: base, term: 0, timestamp: Date.now() };
       ws.on('message', (data) => {
         const type = (JSON.parse(String(data)) as { type: string }).type;
@@ -164,6 +159,7 @@ async function fakePeer(port: number, template: MetaDocument) {
   await new Promise<void>((resolve) => http.listen(port, '127.0.0.1', resolve));
   return {
     seen,
+    changes: changes.subscribe,
     close: async (): Promise<void> => {
       for (const ws of wss.clients) ws.terminate();
       await new Promise((resolve) => http.close(resolve));
@@ -258,11 +254,9 @@ describe('cluster of mdp servers', () => {
     if (!template.ok) throw new Error(template.error);
     const fake = await fakePeer(Math.max(...group.map((s) => s.info?.port as number)) + 1, template.value);
     try {
-      for (let waited = 0; fake.seen.dials < 2; waited += 50) {
-        if (waited > 4000) throw new Error('the servers did not dial the fake peer');
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      await new Promise((r) => setTimeout(r, 300));
+      await until(fake.changes, () => fake.seen.dials >= 2, { timeoutMs: 4000, what: 'the servers to dial the fake peer' });
+      // Each link ends unanswered: whatever a server would have answered comes before its close.
+      await until(fake.changes, () => fake.seen.closes.length >= 2, { timeoutMs: 4000, what: 'the servers to drop the fake peer' });
       expect(fake.seen.authorizations.every((a) => a === undefined)).toBe(true);
       expect(fake.seen.rpcAnswers).toBe(0);
       // What the fake was sent cannot be replayed to a member: each hello was addressed to the fake.
@@ -420,15 +414,8 @@ describe('cluster on TLS (--tls-key, --tls-cert, --tls-ca)', () => {
   });
 
   it('with peer certificates, /mdp/cluster refuses a node of another CA even when it trusts the cluster\'s CA and dials in', async () => {
-    let onRefused: (record: Record<string, unknown>) => void = () => undefined;
-    const refused = new Promise<Record<string, unknown>>((resolve) => (onRefused = resolve));
-    const logger = createLogger({
-      level: 'warn',
-      write: (line) => {
-        const record = JSON.parse(line) as Record<string, unknown>;
-        if (record.event === 'cluster.peer_certificate_refused') onRefused(record);
-      },
-    });
+    const { logger, seen } = recordingLogger({ level: 'warn' });
+    const refused = seen('cluster.peer_certificate_refused');
     const group = await startClusterServers(2, () => ({}), { tls: { ...ca.tls(ca.issue('member')), peerCertificates: true }, logger }, 1);
     const leader = await agreedLeader(group);
     // Its certificate is from its own CA; it trusts the cluster's, so it can probe the members and dial them.

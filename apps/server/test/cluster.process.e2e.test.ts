@@ -3,8 +3,7 @@
  * range, elect one leader, and survive SIGKILL of it.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { freePorts } from './ports.js';
-import { removeScratch, scratchDir } from './scratch.js';
+import { freePorts, removeScratch, scratchDir } from '@mdp/test-kit';
 import { FAST_CLUSTER, agreedLeader, kill, killAll, logged, metaOf, spawnServer, terminate, type Proc } from './processes.js';
 
 const state = scratchDir('mdp-proc-');

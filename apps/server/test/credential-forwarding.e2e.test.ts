@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { AUTH_COOKIE_NAME } from '@mdp/core';
-import { descriptor, registeredClient, skill, startServer, stopAll } from './harness.js';
+import { descriptor, skill, stopAll } from '@mdp/test-kit';
+import { registeredClient, startServer } from './harness.js';
 
 afterEach(stopAll);
 

@@ -4,7 +4,8 @@
  * working for everyone else.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { LoopTestClient, TestClient, descriptor, registeredClient, startServer, stopAll } from './harness.js';
+import { TestClient, descriptor, stopAll } from '@mdp/test-kit';
+import { registeredClient, registeredLoopClient, startServer } from './harness.js';
 
 afterEach(async () => {
   await stopAll();
@@ -30,7 +31,7 @@ describe('a catalog nested too deep', () => {
 
   it('answers an HTTP loop send with 400 naming the field', async () => {
     const t = await startServer();
-    const loop = await LoopTestClient.register(t, descriptor('loop', []));
+    const loop = await registeredLoopClient(t, descriptor('loop', []));
     const res = await fetch(`${t.http}/mdp/http-loop/send`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-mdp-session-id': loop.sessionId },

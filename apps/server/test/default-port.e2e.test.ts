@@ -5,12 +5,12 @@
  * never taken.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger, type Logger } from '@mdp/core';
+import type { Logger } from '@mdp/core';
 import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
+import { TestClient, descriptor, freePorts, recordingLogger, skill, stopAll } from '@mdp/test-kit';
 import { createMdpServer, type MdpServer } from '../src/index.js';
 import type { MdpClusterOptions } from '../src/cluster.js';
-import { TestClient, clientChange, descriptor, skill, stopAll } from './harness.js';
-import { freePorts } from './ports.js';
+import { clientChange } from './harness.js';
 
 const servers: MdpServer[] = [];
 
@@ -20,28 +20,6 @@ afterEach(async () => {
 });
 
 const FAST: MdpClusterOptions = { mode: 'auto', heartbeatIntervalMs: 30, leaseDurationMs: 300, electionTimeoutMinMs: 350, electionTimeoutMaxMs: 600 };
-
-/** A logger that resolves `seen(event)` once a line with that event is written. */
-function eventLogger(): { logger: Logger; seen(event: string): Promise<void>; events: string[] } {
-  const events: string[] = [];
-  const waiters: { event: string; resolve: () => void }[] = [];
-  const logger = createLogger({
-    level: 'info',
-    write: (line) => {
-      const { event } = JSON.parse(line) as { event: string };
-      events.push(event);
-      for (const w of waiters.filter((x) => x.event === event)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve();
-      }
-    },
-  });
-  return {
-    logger,
-    events,
-    seen: (event) => (events.includes(event) ? Promise.resolve() : new Promise((resolve) => waiters.push({ event, resolve }))),
-  };
-}
 
 async function start(port: number, range: number[], extra: Partial<MdpClusterOptions> = {}, logger?: Logger): Promise<MdpServer> {
   const server = createMdpServer({
@@ -82,7 +60,7 @@ describe('the default port', () => {
     const range = await freePorts(3);
     const [home, own] = range as [number, number];
     const holder = await start(home, range);
-    const watch = eventLogger();
+    const watch = recordingLogger({ level: 'info' });
     const survivor = await start(own, range, {}, watch.logger);
     await Promise.race([leads(holder), leads(survivor)]);
 
@@ -119,25 +97,25 @@ describe('the default port', () => {
     const range = await freePorts(3);
     const [home, mine, later] = range as [number, number, number];
     const theirs = await start(home, range, { secret: 'theirs' });
-    const watch = eventLogger();
+    const watch = recordingLogger({ level: 'info' });
     const me = await start(mine, range, { secret: 'mine' }, watch.logger);
     await Promise.all([leads(theirs), leads(me)]);
     await theirs.close();
     // Another server of theirs starts after: having never seen a foreign holder, it takes the port.
-    const theirWatch = eventLogger();
+    const theirWatch = recordingLogger({ level: 'info' });
     const theirNext = await start(later, range, { secret: 'theirs' }, theirWatch.logger);
     await theirWatch.seen('server.default_port_held');
     expect((await metaAt(home)).serverId).toBe(`127.0.0.1:${later}`);
     expect(theirNext.cluster!.meta().knownMemberCount).toBe(1);
     // Mine led all along, retrying every 30 ms while the port was free: it never took it.
     expect(me.cluster!.meta()).toMatchObject({ role: 'leader', knownMemberCount: 1 });
-    expect(watch.events).not.toContain('server.default_port_held');
+    expect(watch.events()).not.toContain('server.default_port_held');
   });
 
   it('is not served with serveDefaultPort false, nor by a standalone server', async () => {
     const range = await freePorts(2);
     const [home, own] = range as [number, number];
-    const watch = eventLogger();
+    const watch = recordingLogger({ level: 'info' });
     const server = await start(own, range, { serveDefaultPort: false }, watch.logger);
     await leads(server);
     const standalone = createMdpServer({ host: '127.0.0.1', port: 0, logLevel: 'silent', cluster: { mode: 'standalone', discovery: { startPort: home, attempts: 2 } } });
@@ -145,6 +123,6 @@ describe('the default port', () => {
     await standalone.listen();
     expect(server.cluster!.servesDefaultPort()).toBe(true);
     await expect(fetch(`http://127.0.0.1:${home}/mdp/meta`)).rejects.toThrow();
-    expect(watch.events).not.toContain('server.default_port_held');
+    expect(watch.events()).not.toContain('server.default_port_held');
   });
 });

@@ -2,7 +2,8 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
-import { startServer, stopAll, type TestServer } from './harness.js';
+import { stopAll } from '@mdp/test-kit';
+import { startServer, type TestServer } from './harness.js';
 
 const EXAMPLE = fileURLToPath(new URL('../examples/hello-client.mjs', import.meta.url));
 

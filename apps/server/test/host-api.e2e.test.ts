@@ -2,13 +2,13 @@
  * The host API on the real server over real HTTP (SPEC §12), with clients over the websocket and
  * the HTTP loop: every status of the mapping, with and without an auth policy.
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { PathDescriptor } from '@mdp/protocol';
-import { ClientFailure, LoopTestClient, NO_ANSWER, clientChange, descriptor, registeredClient, skill, startServer, stopAll, type TestServer } from './harness.js';
+import { ClientFailure, NO_ANSWER, descriptor, endpoint, recordingLogger, skill, stopAll } from '@mdp/test-kit';
+import { clientChange, registeredClient, registeredLoopClient, startServer, type TestServer } from './harness.js';
 
 afterEach(stopAll);
 
-const endpoint = (path: string, method = 'GET', extra: Record<string, unknown> = {}): PathDescriptor => ({ type: 'endpoint', path, method, ...extra }) as PathDescriptor;
 
 const CATALOG: PathDescriptor[] = [
   endpoint('/page/click', 'POST', { description: 'Click on the page' }),
@@ -29,7 +29,7 @@ describe('host API without an auth policy', () => {
   it('lists clients of both transports and their paths, progressively', async () => {
     const t = await startServer();
     await registeredClient(t, descriptor('app', CATALOG));
-    await LoopTestClient.register(t, descriptor('loop', [endpoint('/status')]));
+    await registeredLoopClient(t, descriptor('loop', [endpoint('/status')]));
 
     const clients = await json(await fetch(`${t.http}/mdp/clients`));
     expect(clients.clients).toEqual([
@@ -57,7 +57,7 @@ describe('host API without an auth policy', () => {
     const t = await startServer();
     const ws = await registeredClient(t, descriptor('app', CATALOG));
     ws.handler = (c) => ({ got: c.body, query: c.query, path: c.path, method: c.method });
-    const loop = await LoopTestClient.register(t, descriptor('loop', [endpoint('/items/:id', 'PUT')]));
+    const loop = await registeredLoopClient(t, descriptor('loop', [endpoint('/items/:id', 'PUT')]));
     loop.handler = (c) => ({ params: c.params, body: c.body });
 
     const res = await call(t, { clientId: 'app', method: 'POST', path: '/page/click', body: { x: 3, y: 4 }, query: { button: 'left' } });
@@ -106,7 +106,7 @@ describe('host API without an auth policy', () => {
     const t = await startServer();
     const a = await registeredClient(t, descriptor('a', [endpoint('/status')]));
     a.handler = () => 'a fine';
-    const b = await LoopTestClient.register(t, descriptor('b', [endpoint('/status')]));
+    const b = await registeredLoopClient(t, descriptor('b', [endpoint('/status')]));
     b.handler = () => new ClientFailure({ code: 'handler_error', message: 'b down' });
     await registeredClient(t, descriptor('c', [endpoint('/other')]));
 
@@ -144,7 +144,8 @@ describe('host API without an auth policy', () => {
   });
 
   it('cancels the call when the HTTP caller goes away', async () => {
-    const t = await startServer();
+    const logs = recordingLogger({ level: 'info' });
+    const t = await startServer({ logger: logs.logger, accessLog: true });
     const app = await registeredClient(t, descriptor('app', CATALOG));
     app.handler = () => NO_ANSWER;
     const controller = new AbortController();
@@ -159,7 +160,9 @@ describe('host API without an auth policy', () => {
     expect(t.server.router.pendingCount).toBe(1);
     controller.abort();
     expect(await abandoned).toBe('aborted');
-    await vi.waitFor(() => expect(t.server.router.pendingCount).toBe(0));
+    // The call ended (its access line is written as it ends), and nothing is left pending.
+    expect(await logs.seen('call', { clientId: 'app', path: '/status' })).toMatchObject({ route: 'host' });
+    expect(t.server.router.pendingCount).toBe(0);
   });
 
   it('answers CORS for browser callers and 405 for the wrong method', async () => {

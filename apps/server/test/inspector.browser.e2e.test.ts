@@ -10,8 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { PathDescriptor } from '@mdp/protocol';
+import { TestClient, descriptor, skill, stopAll } from '@mdp/test-kit';
 import { CHROMIUM_PATH, chromiumAvailable, launchChromium } from './browser/page-server.js';
-import { TestClient, clientChange, descriptor, registeredClient, skill, startServer, stopAll } from './harness.js';
+import { clientChange, registeredClient, startServer } from './harness.js';
 
 const HAVE_CHROMIUM = chromiumAvailable();
 if (!HAVE_CHROMIUM) console.warn(`[inspector.browser.e2e] SKIPPED: ${CHROMIUM_PATH} not found (apt-get install chromium).`);

@@ -12,9 +12,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TestClient } from './harness.js';
+import { TestClient, freePorts } from '@mdp/test-kit';
 import { CLI } from './mcp-harness.js';
-import { freePorts } from './ports.js';
 
 const cleanup: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -92,6 +91,9 @@ describe('an agent on a follower of a three-process cluster', () => {
     app.handler = (call) => ({ served: call.path, body: call.body });
     app.send({ type: 'registerClient', client: { id: 'app', name: 'App', paths: [{ type: 'endpoint', method: 'POST', path: '/act' }] } });
     await changed;
+    // The agent's node aliases client ids only under the server ids it admitted: the other
+    // follower's may be admitted after the mirror is listed, which its log line tells.
+    await agentOut.next(new RegExp(`"event":"cluster\\.member_joined"[^\\n]*"id":"127\\.0\\.0\\.1:${otherPort}"`), 0);
 
     const listed = (await agent.callTool({ name: 'listClients', arguments: { search: 'App' } })).structuredContent as { clients: Array<{ id: string; aliases: string[] }> };
     expect(listed.clients).toHaveLength(1);

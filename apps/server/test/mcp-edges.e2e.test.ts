@@ -6,15 +6,15 @@ import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createLogger } from '@mdp/core';
+import { TestClient, recordingLogger, stopAll } from '@mdp/test-kit';
 import { HELP, parseCliArgs } from '../src/index.js';
 import { request } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { routeConsoleTo } from '../src/mcp-command.js';
-import { TestClient, startServer } from './harness.js';
-import { CLI, httpAgent, stopMcp } from './mcp-harness.js';
+import { startServer } from './harness.js';
+import { CLI, httpAgent } from './mcp-harness.js';
 
-afterEach(stopMcp);
+afterEach(stopAll);
 
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -101,9 +101,8 @@ describe('/mcp over HTTP', () => {
   });
 
   it('a session whose agent went away (its stream closed) is released after sessionIdleMs', async () => {
-    let expired!: () => void;
-    const released = new Promise<void>((resolve) => (expired = resolve));
-    const logger = createLogger({ level: 'info', write: (line) => line.includes('"mcp.session_expired"') && expired() });
+    const { logger, seen } = recordingLogger({ level: 'info' });
+    const released = seen('mcp.session_expired');
     const t = await startServer({ logger, mcp: { sessionIdleMs: 500 } }); // room for the GET to follow the initialize
     const init = await fetch(`${t.http}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INIT) });
     await init.text();

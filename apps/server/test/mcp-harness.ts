@@ -1,7 +1,7 @@
 /**
  * MCP end-to-end harness: an agent (the SDK's own Client) on a real server, over stdio (the built
- * binary, spawned) or Streamable HTTP (in process, port 0), and MDP clients over the websocket
- * and the HTTP loop. Everything started here is stopped by `stopMcp()`.
+ * binary, spawned) or Streamable HTTP (in process, port 0). MDP clients over the websocket and the
+ * HTTP loop are the kit's. Everything started here is stopped by the kit's `stopAll()`.
  */
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -12,18 +12,14 @@ import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { CallClientMessage, ClientDescriptor } from '@mdp/protocol';
-import { ClientFailure, NO_ANSWER, startServer, stopAll, type CallHandler } from './harness.js';
+import { track } from '@mdp/test-kit';
+import { startServer } from './harness.js';
 import type { MdpServerOptions } from '../src/options.js';
 
 export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
-const started: Array<{ close(): Promise<void> }> = [];
-
-export async function stopMcp(): Promise<void> {
-  for (const item of started.splice(0).reverse()) await item.close().catch(() => undefined);
-  await stopAll();
-}
+/** Stop an agent after the test; an agent whose server already went away may fail to close, which is fine. */
+const trackAgent = (client: Client): void => void track({ close: () => client.close().catch(() => undefined) });
 
 export type Kind = 'tools' | 'prompts' | 'resources';
 
@@ -87,7 +83,7 @@ export async function stdioAgent(args: string[] = []): Promise<Agent & { stderr:
   listening.catch(() => undefined);
   const { client, notes } = agentClient();
   await client.connect(transport);
-  started.push(client);
+  trackAgent(client);
   const http = await listening;
   return { client, notes, http, ws: http.replace(/^http/, 'ws'), stderr: () => stderr };
 }
@@ -97,73 +93,6 @@ export async function httpAgent(options: MdpServerOptions = {}, requestInit?: Re
   const t = await startServer(options);
   const { client, notes } = agentClient();
   await client.connect(new StreamableHTTPClientTransport(new URL(`${t.http}/mcp`), requestInit ? { requestInit } : {}));
-  started.push(client);
+  trackAgent(client);
   return { client, notes, http: t.http, ws: t.ws };
-}
-
-/** A minimal MDP client over the HTTP loop: it registers, then long-polls and answers calls. */
-export class LoopClient {
-  handler: CallHandler = () => 'ok';
-  private closed = false;
-  private readonly abort = new AbortController();
-
-  private constructor(
-    private readonly base: string,
-    readonly sessionId: string,
-  ) {}
-
-  static async connect(http: string, desc: ClientDescriptor): Promise<LoopClient> {
-    const base = `${http}/mdp/http-loop`;
-    const res = await fetch(`${base}/connect`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-    const { sessionId } = (await res.json()) as { sessionId: string };
-    const client = new LoopClient(base, sessionId);
-    started.push(client);
-    const registered = await client.send({ type: 'registerClient', client: desc });
-    if (registered.status !== 202) throw new Error(`register failed: ${registered.status}`);
-    void client.pollLoop();
-    return client;
-  }
-
-  send(message: unknown): Promise<Response> {
-    return fetch(`${this.base}/send`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-mdp-session-id': this.sessionId },
-      body: JSON.stringify({ message }),
-    });
-  }
-
-  private async pollLoop(): Promise<void> {
-    while (!this.closed) {
-      let res: Response;
-      try {
-        res = await fetch(`${this.base}/poll?waitMs=200`, { headers: { 'x-mdp-session-id': this.sessionId }, signal: this.abort.signal });
-      } catch {
-        return;
-      }
-      if (res.status !== 200) {
-        await res.body?.cancel();
-        if (res.status === 204) continue;
-        return;
-      }
-      const { message } = (await res.json()) as { message: CallClientMessage };
-      if (message.type === 'callClient') void this.answer(message);
-    }
-  }
-
-  private async answer(call: CallClientMessage): Promise<void> {
-    const result = await this.handler(call);
-    if (result === NO_ANSWER) return;
-    const answer =
-      result instanceof ClientFailure
-        ? { type: 'callClientResult', requestId: call.requestId, ok: false, error: result.error }
-        : { type: 'callClientResult', requestId: call.requestId, ok: true, data: result };
-    await this.send(answer).catch(() => undefined);
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.abort.abort();
-    await fetch(`${this.base}/disconnect`, { method: 'POST', headers: { 'x-mdp-session-id': this.sessionId } }).catch(() => undefined);
-  }
 }

@@ -3,7 +3,8 @@
  * request that opens a session; anything else without a session id gets its 400 and ends nobody's.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startServer, stopAll } from './harness.js';
+import { stopAll } from '@mdp/test-kit';
+import { startServer } from './harness.js';
 
 afterEach(stopAll);
 

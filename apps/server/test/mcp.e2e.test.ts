@@ -5,10 +5,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CallClientMessage, ClientDescriptor, PathDescriptor } from '@mdp/protocol';
-import { ClientFailure, NO_ANSWER, TestClient } from './harness.js';
-import { LoopClient, httpAgent, stdioAgent, stopMcp, type Agent } from './mcp-harness.js';
+import { ClientFailure, LoopTestClient, NO_ANSWER, TestClient, stopAll } from '@mdp/test-kit';
+import { httpAgent, stdioAgent, type Agent } from './mcp-harness.js';
 
-afterEach(stopMcp);
+afterEach(stopAll);
 
 const TIMEOUT_MS = 500;
 
@@ -59,7 +59,7 @@ function todoHandler(socket: TestClient) {
 
 interface World extends Agent {
   socket: TestClient;
-  loop: LoopClient;
+  loop: LoopTestClient;
 }
 
 /** Both MDP clients registered, and the agent told (a list_changed of each kind). */
@@ -67,7 +67,7 @@ async function world(agent: Agent): Promise<World> {
   const socket = await TestClient.connect(agent.ws);
   socket.handler = todoHandler(socket);
   socket.send({ type: 'registerClient', client: todo });
-  const loop = await LoopClient.connect(agent.http, notes);
+  const loop = await LoopTestClient.register(`${agent.http}/mdp/http-loop`, notes);
   loop.handler = (call) => (call.path === '/notes/skill.md' ? '# Notes' : 'notes ok');
   await Promise.all([agent.notes.reach('tools', 1), agent.notes.reach('prompts', 1), agent.notes.reach('resources', 1)]);
   // Both clients may have come in one notification or two; wait until both are listed.

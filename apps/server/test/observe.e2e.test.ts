@@ -9,10 +9,9 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import parsePrometheusTextFormat, { type PromFamily, type PromSample } from 'parse-prometheus-text-format';
-import { createLogger } from '@mdp/core';
+import { ClientFailure, descriptor, freePorts, recordingLogger, skill, stopAll } from '@mdp/test-kit';
 import { createMdpServer, type MdpServer } from '../src/index.js';
-import { ClientFailure, LoopTestClient, clientChange, descriptor, registeredClient, skill, startServer, stopAll, type TestServer } from './harness.js';
-import { freePorts } from './ports.js';
+import { clientChange, registeredClient, registeredLoopClient, startServer, type TestServer } from './harness.js';
 
 afterEach(stopAll);
 
@@ -44,12 +43,6 @@ function sample(families: Map<string, PromFamily>, family: string, labels: Recor
 const value = (families: Map<string, PromFamily>, family: string, labels: Record<string, string> = {}): number =>
   Number(sample(families, family, labels)?.value ?? Number.NaN);
 
-/** A logger whose JSON lines a test reads, at `level`. */
-function captured(level: 'info' | 'debug' = 'info') {
-  const lines: Array<Record<string, unknown>> = [];
-  return { lines, logger: createLogger({ level, write: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) }) };
-}
-
 describe('/metrics', () => {
   it('parses as Prometheus text; gauges and counters follow clients registering, reads and calls', async () => {
     const t = await startServer();
@@ -67,7 +60,7 @@ describe('/metrics', () => {
 
     const ws = await registeredClient(t, descriptor('alpha', [skill('/a/skill.md'), skill('/b/skill.md'), { type: 'endpoint', method: 'POST', path: '/echo' }]));
     ws.handler = (call) => (call.path === '/b/skill.md' ? new ClientFailure({ code: 'handler_error', message: 'no b' }) : call.path === '/echo' ? call.body : '# A');
-    const loop = await LoopTestClient.register(t, descriptor('beta', [skill('/c/skill.md')]));
+    const loop = await registeredLoopClient(t, descriptor('beta', [skill('/c/skill.md')]));
     loop.handler = () => '# C';
 
     expect((await fetch(`${t.http}/skills/alpha/a`)).status).toBe(200);
@@ -245,7 +238,7 @@ describe('GET /', () => {
 
 describe('logs', () => {
   it('a client registering, updating its catalog and leaving are info lines with id, transport and path count', async () => {
-    const { lines, logger } = captured();
+    const { records: lines, logger } = recordingLogger({ level: 'info' });
     const t = await startServer({ logger });
     const client = await registeredClient(t, descriptor('alpha', [skill('/a/skill.md'), skill('/b/skill.md')]));
     const updated = new Promise<void>((resolve) => {
@@ -271,7 +264,7 @@ describe('logs', () => {
 
   it('--access-log: one call line per skill read and host call; none without it', async () => {
     for (const accessLog of [true, false]) {
-      const { lines, logger } = captured();
+      const { records: lines, logger } = recordingLogger({ level: 'info' });
       const t = await startServer({ logger, accessLog });
       const client = await registeredClient(t, descriptor('alpha', [skill('/a/skill.md')]));
       client.handler = () => '# A';

@@ -9,6 +9,7 @@ import { EventEmitter } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import { parseMetaDocument, type ClientDescriptor, type MetaDocument } from '@mdp/protocol';
+import { until } from '@mdp/test-kit';
 
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const children = new Set<ChildProcess>();
@@ -96,24 +97,25 @@ export function spawnServer(a: ServerArgs): Proc {
  * `timeoutMs` (naming `what`) or when the process exits first.
  */
 function waitFor<T>(proc: Proc, check: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const done = (error: Error | undefined, value?: T): void => {
-      clearTimeout(timer);
-      proc.changes.off('change', test);
-      proc.child.off('exit', gone);
-      if (error) reject(error);
-      else resolve(value as T);
-    };
-    const test = (): void => {
+  // Once its output is closed (it exited), nothing more can match.
+  let gone = false;
+  return until(
+    (change) => {
+      const onClose = (): void => ((gone = true), change());
+      proc.changes.on('change', change);
+      proc.child.on('close', onClose);
+      return () => {
+        proc.changes.off('change', change);
+        proc.child.off('close', onClose);
+      };
+    },
+    () => {
       const value = check();
-      if (value !== undefined) done(undefined, value);
-    };
-    const gone = (): void => done(new Error(`${what}: the process on port ${proc.port} exited first\n${proc.stdout}`));
-    const timer = setTimeout(() => done(new Error(`${what}: not within ${timeoutMs} ms\nstdout of ${proc.port}:\n${proc.stdout}`)), timeoutMs);
-    proc.changes.on('change', test);
-    proc.child.once('exit', gone);
-    test();
-  });
+      if (value === undefined && gone) throw new Error(`${what}: the process on port ${proc.port} exited first\n${proc.stdout}`);
+      return value;
+    },
+    { timeoutMs, what: () => `${what}\nstdout of ${proc.port}:\n${proc.stdout}` },
+  );
 }
 
 /** The first stdout line matching `pattern` printed at or after character `from` of stdout. */
@@ -157,22 +159,19 @@ function leaderNamed(proc: Proc): string | undefined {
 
 /** Resolves with the one process all of `procs` name as leader in their last lines. */
 export function agreedLeader(procs: readonly Proc[], timeoutMs = 10_000): Promise<Proc> {
-  return new Promise((resolve, reject) => {
-    const check = (): void => {
+  const printing = procs.map((p) => (change: () => void) => {
+    p.changes.on('change', change);
+    return () => p.changes.off('change', change);
+  });
+  return until(
+    printing,
+    () => {
       const named = procs.map(leaderNamed);
       const leader = procs.find((p) => named[0] !== undefined && named[0] === `127.0.0.1:${p.port}`);
-      if (leader && named.every((n) => n === named[0])) done(undefined, leader);
-    };
-    const done = (error: Error | undefined, leader?: Proc): void => {
-      clearTimeout(timer);
-      for (const p of procs) p.changes.off('change', check);
-      if (error) reject(error);
-      else resolve(leader as Proc);
-    };
-    const timer = setTimeout(() => done(new Error(`no agreed leader within ${timeoutMs} ms:\n${procs.map((p) => `${p.port}:\n${p.stdout}`).join('\n')}`)), timeoutMs);
-    for (const p of procs) p.changes.on('change', check);
-    check();
-  });
+      return leader && named.every((n) => n === named[0]) ? leader : undefined;
+    },
+    { timeoutMs, what: () => `an agreed leader:\n${procs.map((p) => `${p.port}:\n${p.stdout}`).join('\n')}` },
+  );
 }
 
 export async function metaOf(port: number): Promise<MetaDocument> {

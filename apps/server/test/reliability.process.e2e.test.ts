@@ -15,8 +15,7 @@
 import { Agent, request } from 'node:http';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { freePorts } from './ports.js';
-import { removeScratch, scratchDir } from './scratch.js';
+import { freePorts, removeScratch, scratchDir } from '@mdp/test-kit';
 import {
   FAST_CLUSTER,
   ReconnectingClient,

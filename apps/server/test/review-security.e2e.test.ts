@@ -6,21 +6,21 @@
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { TestClient, clientChange, descriptor, registeredClient, startServer, stopAll } from './harness.js';
-import { CLI, LoopClient, stdioAgent, stopMcp } from './mcp-harness.js';
+import { LoopTestClient, TestClient, descriptor, endpoint, stopAll } from '@mdp/test-kit';
+import { clientChange, registeredClient, startServer } from './harness.js';
+import { CLI, stdioAgent } from './mcp-harness.js';
 
 afterEach(async () => {
   await stopAll();
 });
 
-const endpoint = (method: 'GET' | 'POST', path: string) => ({ type: 'endpoint' as const, method, path });
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
 describe('review: a client with a deeply nested catalog', () => {
   it('does not break the listings of every other client', async () => {
     const t = await startServer();
-    await registeredClient(t, descriptor('good', [endpoint('POST', '/x')]));
+    await registeredClient(t, descriptor('good', [endpoint('/x', 'POST')]));
     // 20,000 levels fit easily in one 1 MiB frame; JSON.parse takes them, JSON.stringify does not.
     const depth = 20_000;
     const deep = `${'['.repeat(depth)}${']'.repeat(depth)}`;
@@ -42,7 +42,7 @@ describe('review: a client with a deeply nested catalog', () => {
 describe('review: client id aliases', () => {
   it('never sends a call meant for an absent dotted id to a client that merely ends with it', async () => {
     const t = await startServer({ authTokens: ['reader', 'other'] });
-    const other = await registeredClient(t, descriptor('app', [endpoint('POST', '/deploy')]), { authorization: 'Bearer other' });
+    const other = await registeredClient(t, descriptor('app', [endpoint('/deploy', 'POST')]), { authorization: 'Bearer other' });
     // "com.acme.app" is not connected (a page reload, a restart); "app" is another principal's client, not a mirror.
     const res = await post(`${t.http}/mdp/call`, { clientId: 'com.acme.app', method: 'POST', path: '/deploy' }, { authorization: 'Bearer reader' });
     expect(other.calls).toHaveLength(0);
@@ -88,7 +88,7 @@ describe('review: settings that fail open', () => {
 
 describe('review: mdp-server mcp --audit-log -', () => {
   afterEach(async () => {
-    await stopMcp();
+    await stopAll();
   });
 
   it('never writes anything but MCP on stdout', async () => {
@@ -100,7 +100,7 @@ describe('review: mdp-server mcp --audit-log -', () => {
     }
     const stray: string[] = [];
     agent.client.onerror = (error) => stray.push(error.message);
-    await LoopClient.connect(agent.http, descriptor('app', [endpoint('POST', '/x')]));
+    await LoopTestClient.register(`${agent.http}/mdp/http-loop`, descriptor('app', [endpoint('/x', 'POST')]));
     const result = await agent.client.callTool({ name: 'callPath', arguments: { clientId: 'app', method: 'POST', path: '/x' } });
     expect(result.isError).toBeFalsy();
     // The call's audit line, written after the answer, reaches the agent as a frame that is not MCP.
@@ -113,7 +113,7 @@ describe('review: mdp-server mcp --audit-log -', () => {
 describe('review: call-many fan-out', () => {
   it('does not call one client once per repetition of its id', async () => {
     const t = await startServer();
-    const client = await registeredClient(t, descriptor('app', [endpoint('POST', '/x')]));
+    const client = await registeredClient(t, descriptor('app', [endpoint('/x', 'POST')]));
     // One request naming the same id 1,000 times makes 1,000 calls (each carrying the body twice):
     // a 0.9 MB request held ~1.8 GB and blocked the event loop for ~11 s in the review.
     const res = await post(`${t.http}/mdp/call-many`, { clientIds: Array.from({ length: 50 }, () => 'app'), method: 'POST', path: '/x', body: 'x' });

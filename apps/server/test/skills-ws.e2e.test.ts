@@ -1,18 +1,8 @@
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMetaDocument } from '@mdp/protocol';
-import {
-  ClientFailure,
-  NO_ANSWER,
-  TestClient,
-  clientChange,
-  descriptor,
-  rawRequest,
-  registeredClient,
-  skill,
-  startServer,
-  stopAll,
-} from './harness.js';
+import { ClientFailure, NO_ANSWER, TestClient, descriptor, skill, stopAll } from '@mdp/test-kit';
+import { clientChange, rawRequest, registeredClient, startServer } from './harness.js';
 import { clientErrorAnswer } from '../src/server.js';
 
 afterEach(stopAll);

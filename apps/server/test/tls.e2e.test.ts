@@ -7,8 +7,9 @@ import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseMetaDocument } from '@mdp/protocol';
+import { TestClient, descriptor, skill, stopAll } from '@mdp/test-kit';
 import { TlsFileError, createMdpServer, type MdpTlsOptions } from '../src/index.js';
-import { LoopTestClient, TestClient, clientChange, descriptor, registeredClient, skill, startServer, stopAll, type TestServer } from './harness.js';
+import { clientChange, registeredClient, registeredLoopClient, startServer, type TestServer } from './harness.js';
 import { createPki, type Issued, type TestCa, type TestPki } from './pki.js';
 
 let pki: TestPki;
@@ -65,7 +66,7 @@ describe('one port, HTTPS and WSS', () => {
 
     const ws = await registeredClient(t, descriptor('ws-client', [skill('/docs/skill.md')]));
     ws.handler = (call) => `ws read ${call.path}`;
-    const loop = await LoopTestClient.register(t, descriptor('loop-client', [skill('/notes/skill.md')]));
+    const loop = await registeredLoopClient(t, descriptor('loop-client', [skill('/notes/skill.md')]));
     loop.handler = (call) => `loop read ${call.path}`;
     expect(t.server.router.getClient('ws-client')).toMatchObject({ transportKind: 'ws', secure: true });
     expect(t.server.router.getClient('loop-client')).toMatchObject({ transportKind: 'http-loop', secure: true });

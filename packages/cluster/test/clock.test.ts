@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TimerSet, WakeTimer } from '../src/clock.js';
 import { Machine } from '../src/machine.js';
-import { manualClock } from './manual-clock.js';
+import { manualClock } from '@mdp/test-kit';
 
 describe('TimerSet', () => {
   it('runs, cancels and clears every timer on close', () => {

@@ -40,9 +40,9 @@ describe('a three-node cluster', () => {
     const nodes = await cluster(3);
     const history = new LeaderHistory();
     history.watch(nodes);
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'one agreed leader');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'one agreed leader');
     const leader = agreedLeader(nodes) as TestNode;
-    await until(nodes, () => nodes.every((n) => n.node.meta().reachableMemberCount === 3), CONVERGE_MS, 'all reachable');
+    await until(() => nodes.every((n) => n.node.meta().reachableMemberCount === 3), CONVERGE_MS, 'all reachable');
     for (const n of nodes) {
       const doc = metaDocumentOf(n.id, n.port, n.node);
       expect(parseMetaDocument(doc).ok).toBe(true);
@@ -70,12 +70,12 @@ describe('a three-node cluster', () => {
     const nodes = await cluster(3, () => slow);
     const history = new LeaderHistory();
     history.watch(nodes);
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
     const first = agreedLeader(nodes) as TestNode;
     const firstTerm = first.node.meta().term;
     const stoppedAt = Date.now();
     await first.stop();
-    await until(nodes, () => agreedLeader(nodes) !== undefined, 5000, 'a new leader after resign');
+    await until(() => agreedLeader(nodes) !== undefined, 5000, 'a new leader after resign');
     const second = agreedLeader(nodes) as TestNode;
     expect(second.id).not.toBe(first.id);
     expect(second.node.meta().term).toBeGreaterThan(firstTerm);
@@ -91,11 +91,11 @@ describe('a three-node cluster', () => {
     const nodes = await cluster(3, () => slow);
     const history = new LeaderHistory();
     history.watch(nodes);
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
     const first = agreedLeader(nodes) as TestNode;
     const killedAt = Date.now();
     await first.kill();
-    await until(nodes, () => agreedLeader(nodes) !== undefined, 5000, 'a new leader after the kill');
+    await until(() => agreedLeader(nodes) !== undefined, 5000, 'a new leader after the kill');
     expect(agreedLeader(nodes)?.id).not.toBe(first.id);
     expect(live(nodes).some((n) => n.logs.some((l) => l.event === 'cluster.leader_link_lost'))).toBe(true);
     expect(history.violations).toEqual([]);
@@ -106,10 +106,10 @@ describe('a three-node cluster', () => {
     const nodes = await cluster(3);
     const history = new LeaderHistory();
     history.watch(nodes);
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
     const first = agreedLeader(nodes) as TestNode;
     await first.kill();
-    await until(nodes, () => agreedLeader(nodes) !== undefined, FAST.leaseDurationMs + FAST.electionTimeoutMaxMs + 1000, 'a new leader');
+    await until(() => agreedLeader(nodes) !== undefined, FAST.leaseDurationMs + FAST.electionTimeoutMaxMs + 1000, 'a new leader');
     expect(agreedLeader(nodes)?.id).not.toBe(first.id);
     expect(history.violations).toEqual([]);
   });
@@ -119,14 +119,14 @@ describe('a three-node cluster', () => {
     const nodes = await cluster(3, () => ({}), faults);
     const history = new LeaderHistory();
     history.watch(nodes);
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
     const first = agreedLeader(nodes) as TestNode;
     const others = nodes.filter((n) => n !== first);
     for (const o of others) faults.cut(first.id, o.id);
-    await until(nodes, () => first.node.meta().role !== 'leader', CONVERGE_MS, 'the cut-off leader to step down');
-    await until(others, () => agreedLeader(others) !== undefined, CONVERGE_MS, 'a leader on the majority side');
+    await until(() => first.node.meta().role !== 'leader', CONVERGE_MS, 'the cut-off leader to step down');
+    await until(() => agreedLeader(others) !== undefined, CONVERGE_MS, 'a leader on the majority side');
     faults.healAll();
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'one leader after healing');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'one leader after healing');
     history.sample(nodes);
     expect(history.violations).toEqual([]);
   });
@@ -134,30 +134,30 @@ describe('a three-node cluster', () => {
   it('a follower cut off from the others cannot disturb the leader when it returns (pre-vote)', async () => {
     const faults = new Faults();
     const nodes = await cluster(3, () => ({}), faults);
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
     const leader = agreedLeader(nodes) as TestNode;
     const term = leader.node.meta().term;
     const loner = nodes.find((n) => n !== leader) as TestNode;
     for (const n of nodes) if (n !== loner) faults.cut(loner.id, n.id);
     // Alone it keeps trying pre-votes; none gets through, so its term never moves.
     const preVotes = () => loner.logs.filter((l) => l.event === 'cluster.pre_vote').length;
-    await until(nodes, () => preVotes() >= 3, CONVERGE_MS * 2, 'the loner to try three pre-votes');
+    await until(() => preVotes() >= 3, CONVERGE_MS * 2, 'the loner to try three pre-votes');
     expect(loner.node.meta().term).toBe(term);
     expect(loner.node.meta().hasQuorum).toBe(false);
     faults.healAll();
-    await until(nodes, () => agreedLeader(nodes) === leader && loner.node.meta().leaderId === leader.id, CONVERGE_MS, 'the loner to follow again');
+    await until(() => agreedLeader(nodes) === leader && loner.node.meta().leaderId === leader.id, CONVERGE_MS, 'the loner to follow again');
     expect(leader.node.meta().term).toBe(term);
   });
 
   it('a server the others never discovered (it only dialed in) is an observer: it follows and mirrors, but is not counted', async () => {
     const nodes = await cluster(3);
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'a leader');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'a leader');
     const leader = agreedLeader(nodes) as TestNode;
     const observer = await startNode({ discovery: { seedUrls: nodes.map((n) => n.baseUrl) } });
     running.push(observer);
-    await until([observer], () => observer.node.meta().leaderId === leader.id, CONVERGE_MS, 'the observer to follow');
+    await until(() => observer.node.meta().leaderId === leader.id, CONVERGE_MS, 'the observer to follow');
     attachClient(observer.router, skillClient('seen'));
-    await until(nodes, () => leader.router.getClient(mirroredId(observer.id, 'seen')) !== undefined, 3000, 'its mirror on the leader');
+    await until(() => leader.router.getClient(mirroredId(observer.id, 'seen')) !== undefined, 3000, 'its mirror on the leader');
     for (const n of nodes) expect(n.node.meta().knownMemberCount).toBe(3);
     expect(observer.node.meta()).toMatchObject({ role: 'follower', knownMemberCount: 4 });
     expect(agreedLeader(nodes)).toBe(leader);
@@ -165,7 +165,7 @@ describe('a three-node cluster', () => {
 
   it('closes cleanly: no timer is left, and a second close is a no-op', async () => {
     const nodes = await cluster(2);
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'a leader');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'a leader');
     for (const n of nodes) {
       await n.stop();
       expect(n.node.activeTimers).toBe(0);
@@ -179,11 +179,11 @@ describe('a pair', () => {
     const nodes = await cluster(2);
     const history = new LeaderHistory();
     history.watch(nodes);
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
     const first = agreedLeader(nodes) as TestNode;
     const survivor = nodes.find((n) => n !== first) as TestNode;
     await first.kill();
-    await until(nodes, () => survivor.node.meta().role === 'leader', CONVERGE_MS, 'the survivor to lead');
+    await until(() => survivor.node.meta().role === 'leader', CONVERGE_MS, 'the survivor to lead');
     expect(survivor.node.meta()).toMatchObject({ knownMemberCount: 1, quorumSize: 1, hasQuorum: true });
     expect(survivor.logs).toContainEqual(expect.objectContaining({ event: 'cluster.member_departed', id: first.id, reason: 'refused' }));
     expect(history.violations).toEqual([]);
@@ -191,12 +191,12 @@ describe('a pair', () => {
 
   it('a leader whose follower stops keeps leading: the follower said it leaves', async () => {
     const nodes = await cluster(2);
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
     const leader = agreedLeader(nodes) as TestNode;
     const term = leader.node.meta().term;
     const follower = nodes.find((n) => n !== leader) as TestNode;
     await follower.stop();
-    await until(nodes, () => leader.node.meta().knownMemberCount === 1, CONVERGE_MS, 'the follower to be gone');
+    await until(() => leader.node.meta().knownMemberCount === 1, CONVERGE_MS, 'the follower to be gone');
     expect(leader.logs).toContainEqual(expect.objectContaining({ event: 'cluster.member_departed', id: follower.id, reason: 'left' }));
     expect(leader.logs.some((l) => l.event === 'cluster.step_down')).toBe(false);
     expect(leader.node.meta()).toMatchObject({ role: 'leader', term, hasQuorum: true });
@@ -207,23 +207,23 @@ describe('a pair', () => {
     const nodes = await cluster(2, () => ({}), faults);
     const history = new LeaderHistory();
     history.watch(nodes);
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
     const [a, b] = nodes as [TestNode, TestNode];
     faults.cut(a.id, b.id);
     // Both keep trying; neither can get a majority of two, and neither forgets the other.
     const preVotes = (n: TestNode) => n.logs.filter((l) => l.event === 'cluster.pre_vote').length;
-    await until(nodes, () => preVotes(a) >= 3 && preVotes(b) >= 3, CONVERGE_MS * 2, 'both to try three pre-votes');
+    await until(() => preVotes(a) >= 3 && preVotes(b) >= 3, CONVERGE_MS * 2, 'both to try three pre-votes');
     for (const n of nodes) expect(n.node.meta()).toMatchObject({ knownMemberCount: 2, hasQuorum: false });
     expect(nodes.filter((n) => n.node.meta().role === 'leader')).toHaveLength(0);
     faults.healAll();
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'one leader after healing');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'one leader after healing');
     history.sample(nodes);
     expect(history.violations).toEqual([]);
   });
 
   it('two servers with different cluster secrets on one range are two clusters, each with its own leader', async () => {
     const nodes = await cluster(2, (i) => ({ clusterSecret: `secret of user ${i}` }));
-    await until(nodes, () => nodes.every((n) => n.node.meta().role === 'leader'), CONVERGE_MS * 2, 'both to lead');
+    await until(() => nodes.every((n) => n.node.meta().role === 'leader'), CONVERGE_MS * 2, 'both to lead');
     for (const n of nodes) {
       expect(n.node.meta()).toMatchObject({ knownMemberCount: 1, leaderId: n.id });
       expect(n.logs).toContainEqual(expect.objectContaining({ event: 'cluster.peer_refused', reason: 'no valid cluster secret proof' }));
@@ -260,7 +260,7 @@ describe('standalone mode', () => {
 
   it('a lone auto node elects itself after an election time-out', async () => {
     const nodes = await cluster(1);
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'the lone node to lead');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'the lone node to lead');
     expect(nodes[0]?.node.meta()).toMatchObject({ role: 'leader', term: 1, knownMemberCount: 1, quorumSize: 1, hasQuorum: true });
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '@mdp/core';
 import { buildMetaDocument, metaEndpoints, standaloneClusterView, type MetaDocument } from '@mdp/protocol';
-import { systemClock, TimerSet } from '../src/clock.js';
+import { manualClock, settle, type ManualClock } from '@mdp/test-kit';
+import { TimerSet } from '../src/clock.js';
 import { Discovery, DISCOVERY_DEFAULTS, type Probe } from '../src/discovery.js';
 import type { ProbeResult } from '../src/meta-probe.js';
 
@@ -23,18 +24,20 @@ function fakeProbe(signals: Map<string, AbortSignal>): Probe {
   };
 }
 
+/** A discovery of the three seeds on a manual clock: rounds 60 s apart, each probe given 80 ms. */
 function start(probe: Probe, rounds: Array<{ round: number; timedOut: readonly string[] }>, found: string[]) {
-  const timers = new TimerSet(systemClock);
+  const clock = manualClock();
+  const timers = new TimerSet(clock);
   const discovery = new Discovery(
     { ...DISCOVERY_DEFAULTS, attempts: 0, seedUrls: ['ok', 'refused', 'silent'], intervalMs: 60_000, probeTimeoutMs: 80 },
     { found: (_meta, url) => found.push(url), roundDone: (round, timedOut) => rounds.push({ round, timedOut }) },
-    systemClock,
+    clock,
     timers,
     silentLogger,
     probe,
   );
   discovery.start();
-  return { discovery, timers };
+  return { discovery, timers, clock };
 }
 
 describe('Discovery', () => {
@@ -42,9 +45,12 @@ describe('Discovery', () => {
     const signals = new Map<string, AbortSignal>();
     const rounds: Array<{ round: number; timedOut: readonly string[] }> = [];
     const found: string[] = [];
-    const { discovery, timers } = start(fakeProbe(signals), rounds, found);
+    const { discovery, timers, clock } = start(fakeProbe(signals), rounds, found);
     try {
-      for (let i = 0; i < 100 && rounds.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      await clock.advanceSettled(79);
+      expect(rounds).toEqual([]);
+      expect(found).toEqual(['ok']);
+      await clock.advanceSettled(1);
       expect(rounds).toEqual([{ round: 1, timedOut: ['silent'] }]);
       expect(found).toEqual(['ok']);
       // The probes of a round share one signal, aborted by the deadline.
@@ -66,9 +72,9 @@ describe('Discovery', () => {
       return base(url, options);
     };
     const rounds: Array<{ round: number; timedOut: readonly string[] }> = [];
-    const { discovery } = start(probe, rounds, []);
+    const { discovery, clock } = start(probe, rounds, []);
     try {
-      for (let i = 0; i < 100 && rounds.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      await clock.advanceSettled(80);
       expect(rounds).toEqual([{ round: 1, timedOut: ['silent'] }]);
       expect(signals.get('silent')?.aborted).toBe(true);
     } finally {
@@ -79,6 +85,7 @@ describe('Discovery', () => {
   it('keeps running after a round whose targets could not be listed', async () => {
     const rounds: Array<{ round: number; timedOut: readonly string[] }> = [];
     let calls = 0;
+    const clock: ManualClock = manualClock();
     const discovery = new Discovery(
       { ...DISCOVERY_DEFAULTS, attempts: 0, seedUrls: ['refused'], intervalMs: 20, probeTimeoutMs: 50 },
       {
@@ -89,14 +96,15 @@ describe('Discovery', () => {
           return [];
         },
       },
-      systemClock,
-      new TimerSet(systemClock),
+      clock,
+      new TimerSet(clock),
       silentLogger,
       fakeProbe(new Map()),
     );
     discovery.start();
     try {
-      for (let i = 0; i < 100 && rounds.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      await settle();
+      await clock.advanceSettled(20);
       // The failed round reports no targets; the next one runs as usual.
       expect(rounds.slice(0, 2)).toEqual([
         { round: 1, timedOut: [] },
@@ -110,11 +118,15 @@ describe('Discovery', () => {
   it('close() aborts the probes in flight and reports no round', async () => {
     const signals = new Map<string, AbortSignal>();
     const rounds: Array<{ round: number; timedOut: readonly string[] }> = [];
-    const { discovery } = start(fakeProbe(signals), rounds, []);
-    await new Promise((r) => setTimeout(r, 10));
+    const { discovery, timers, clock } = start(fakeProbe(signals), rounds, []);
+    await settle();
+    expect(signals.get('silent')?.aborted).toBe(false);
     discovery.close();
     expect(signals.get('silent')?.aborted).toBe(true);
-    await new Promise((r) => setTimeout(r, 150));
+    // Past the round's deadline and the next round's start: nothing reports, nothing is left.
+    await clock.advanceSettled(120_000);
     expect(rounds).toEqual([]);
+    expect(timers.size).toBe(0);
+    expect(clock.pending()).toBe(0);
   });
 });

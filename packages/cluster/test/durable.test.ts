@@ -3,8 +3,8 @@ import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '@mdp/core';
+import { recordingLogger, removeScratch, scratchDir } from '@mdp/test-kit';
 import { loadDurableVote, saveDurableVote, storedTermFloor } from '../src/durable.js';
-import { memoryLogger, removeScratch, scratchDir, type LogLine } from './harness.js';
 
 afterEach(() => removeScratch());
 
@@ -12,16 +12,15 @@ const scratch = (): string => scratchDir('mdp-durable-');
 
 describe('durable votes', () => {
   it('round-trips term and vote, creating the directory', () => {
-    const lines: LogLine[] = [];
+    const { logger, records } = recordingLogger();
     const file = join(scratch(), 'cluster', 'a.json');
-    expect(saveDurableVote(file, { term: 4, votedFor: 'b' }, memoryLogger(lines))).toBe(true);
-    expect(loadDurableVote(file, memoryLogger(lines))).toEqual({ term: 4, votedFor: 'b' });
-    expect(lines).toEqual([]);
+    expect(saveDurableVote(file, { term: 4, votedFor: 'b' }, logger)).toBe(true);
+    expect(loadDurableVote(file, logger)).toEqual({ term: 4, votedFor: 'b' });
+    expect(records).toEqual([]);
   });
 
   it('the floor is the highest term stored beside a file, its own included, and 0 without any', () => {
-    const lines: LogLine[] = [];
-    const logger = memoryLogger(lines);
+    const { logger, records: lines } = recordingLogger();
     const dir = scratch();
     expect(storedTermFloor(join(dir, 'missing', 'a.json'), logger)).toBe(0);
     saveDurableVote(join(dir, 'a.json'), { term: 3, votedFor: undefined }, logger);

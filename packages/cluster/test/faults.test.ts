@@ -8,8 +8,9 @@
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { removeScratch, scratchDir } from '@mdp/test-kit';
 import { seededRandom } from '../src/rng.js';
-import { FAST, Faults, LeaderHistory, agreedLeader, live, removeScratch, restartNode, scratchDir, startCluster, until, type TestNode } from './harness.js';
+import { FAST, Faults, LeaderHistory, agreedLeader, live, restartNode, startCluster, ticks, until, type TestNode } from './harness.js';
 
 const running: TestNode[] = [];
 
@@ -71,7 +72,7 @@ async function smallScenario(size: number, seed: number): Promise<void> {
     const alive = live(nodes);
     if (alive.length === 0) return;
     // One leader, agreed by every running node, counting exactly the running nodes as members.
-    await until(nodes, () => agreedLeader(nodes) !== undefined && alive.every((n) => n.node.meta().knownMemberCount === alive.length), LEADER_BOUND_MS, what);
+    await until(() => agreedLeader(nodes) !== undefined && alive.every((n) => n.node.meta().knownMemberCount === alive.length), LEADER_BOUND_MS, what);
     history.sample(nodes);
     expect(history.violations, what).toEqual([]);
   };
@@ -123,7 +124,7 @@ async function scenario(seed: number): Promise<void> {
 }
 
 async function run(nodes: TestNode[], faults: Faults, history: LeaderHistory, random: () => number): Promise<void> {
-  await until(nodes, () => agreedLeader(nodes) !== undefined, HEAL_BOUND_MS, 'a first leader');
+  await until(() => agreedLeader(nodes) !== undefined, HEAL_BOUND_MS, 'a first leader');
 
   const ids = nodes.map((n) => n.id);
   const pick = (): string => ids[Math.floor(random() * ids.length)] as string;
@@ -136,14 +137,15 @@ async function run(nodes: TestNode[], faults: Faults, history: LeaderHistory, ra
       if (faults.isCut(a, b)) faults.restore(a, b);
       else faults.cut(a, b);
     }
-    // Let the cluster react for a while: from under one heartbeat to more than a lease.
-    await new Promise((resolve) => setTimeout(resolve, 10 + Math.floor(random() * 400)));
+    // Let the cluster react for a while, counted in its own timers (five nodes at these timings run
+    // about 15 per heartbeat interval): from under one heartbeat to more than a lease.
+    await ticks(nodes, 5 + Math.floor(random() * 200));
     history.sample(nodes);
     expect(history.violations, `after round ${round}`).toEqual([]);
   }
 
   faults.healAll();
-  await until(nodes, () => agreedLeader(nodes) !== undefined, HEAL_BOUND_MS, 'one agreed leader after healing');
+  await until(() => agreedLeader(nodes) !== undefined, HEAL_BOUND_MS, 'one agreed leader after healing');
   history.sample(nodes);
   expect(history.violations).toEqual([]);
   expect(history.leaders.size).toBeGreaterThan(0);

@@ -6,12 +6,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MdpError, Router, createLocalHost, type HostApi, type Session } from '@mdp/core';
 import type { ClientDescriptor, ListedClient } from '@mdp/protocol';
+import { manualClock, recordingLogger, settle, type LogRecord, type ManualClock, type Reply } from '@mdp/test-kit';
 import { TimerSet } from '../src/clock.js';
 import { RETRY_MS, createClusterHost, routeOf, type ClusterHost, type Route } from '../src/forward.js';
 import { catalogDigest } from '../src/host-watch.js';
 import { serveRpc, type RpcMethod, type RpcOutcome } from '../src/rpc.js';
-import { memoryLogger, scriptedClient, type FakeReply, type LogLine } from './harness.js';
-import { manualClock, type ManualClock } from './manual-clock.js';
+import { scriptedClient } from './harness.js';
 
 const WAIT_MS = 5000;
 const POLL_MS = 1000;
@@ -61,7 +61,7 @@ class FakeRpc {
 }
 
 /** A client on `router` that answers each call with `reply(path)` (never, for undefined). */
-function attach(router: Router, descriptor: ClientDescriptor, reply: (path: string) => FakeReply = (p) => ({ ok: true, data: `from ${p}` })): Session {
+function attach(router: Router, descriptor: ClientDescriptor, reply: (path: string) => Reply = (p) => ({ ok: true, data: `from ${p}` })): Session {
   return scriptedClient(router, descriptor, reply).session;
 }
 
@@ -75,10 +75,8 @@ const app = (id: string, extra: Partial<ClientDescriptor> = {}): ClientDescripto
   ...extra,
 });
 
-/** Let promises and queued microtasks run (a real setImmediate: the manual clock drives only the host's timers). */
-const flush = async (): Promise<void> => {
-  for (let i = 0; i < 5; i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
-};
+/** Let promises and queued microtasks run (real turns of the loop: the manual clock drives only the host's timers). */
+const flush = (): Promise<void> => settle();
 
 let clock: ManualClock;
 let timers: TimerSet;
@@ -88,7 +86,7 @@ let otherRouter: Router;
 let rpc: FakeRpc;
 let route: Route;
 let routeListeners: Set<() => void>;
-let logs: LogLine[];
+let logs: LogRecord[];
 let host: ClusterHost;
 
 function setRoute(next: Route): void {
@@ -111,7 +109,8 @@ beforeEach(() => {
   rpc = new FakeRpc(new Map([['L', createLocalHost(leaderRouter, CLUSTER)], ['M', createLocalHost(otherRouter, CLUSTER)]]));
   route = { kind: 'leader', id: 'L' };
   routeListeners = new Set();
-  logs = [];
+  const recorded = recordingLogger();
+  logs = recorded.records;
   host = createClusterHost(
     {
       local: createLocalHost(local, CLUSTER),
@@ -123,7 +122,7 @@ beforeEach(() => {
       rpc,
       clock,
       timers,
-      logger: memoryLogger(logs),
+      logger: recorded.logger,
     },
     { waitMs: WAIT_MS, pollMs: POLL_MS, settleMs: SETTLE_MS },
   );

@@ -3,23 +3,24 @@
  * serves GET /mdp/meta from `node.meta()`, hands /mdp/cluster upgrades to `node.handleUpgrade`, and
  * speaks plain MDP on every other websocket path (enough for mirrors to register into it).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
-import { Router, createLogger, type LogFields, type Logger, type Session } from '@mdp/core';
+import { Router, systemClock, type Session } from '@mdp/core';
+import { PROTOCOL_VERSION, SUPPORTED_PROTOCOL_RANGES, parseClientMessage, type ClientDescriptor, type MetaDocument, type ServerToClientMessage } from '@mdp/protocol';
 import {
-  PROTOCOL_VERSION,
-  SUPPORTED_PROTOCOL_RANGES,
-  parseClientMessage,
-  type ClientDescriptor,
-  type MetaDocument,
-  type SerializedError,
-  type ServerToClientMessage,
-} from '@mdp/protocol';
+  descriptor,
+  fakeClient,
+  listen as listenOn,
+  observedClock,
+  recordingLogger,
+  skill,
+  until as untilChange,
+  type FakeClient,
+  type LogRecord,
+  type Reply,
+  type Subscribe,
+} from '@mdp/test-kit';
 import type { ClusterNode, ClusterNodeOptions } from '../src/index.js';
 import type { LinkFaults } from '../src/links.js';
 import { createNode } from '../src/node.js';
@@ -35,25 +36,6 @@ export const FAST = {
 } as const;
 
 export const FAST_DISCOVERY = { attempts: 0, intervalMs: 150, probeTimeoutMs: 200 } as const;
-
-export interface LogLine extends LogFields {
-  readonly event: string;
-  readonly level: string;
-}
-
-/** A logger that keeps every line (and prints nothing unless MDP_TEST_LOG is set). */
-export function memoryLogger(lines: LogLine[], fields: LogFields = {}): Logger {
-  const print = process.env.MDP_TEST_LOG;
-  return createLogger({
-    level: 'debug',
-    fields,
-    write: (line) => {
-      const parsed = JSON.parse(line) as LogLine;
-      lines.push(parsed);
-      if (print && (print === 'all' || parsed.level !== 'debug')) process.stderr.write(line);
-    },
-  });
-}
 
 /** Pairs of nodes whose links are cut. */
 export class Faults implements LinkFaults {
@@ -117,7 +99,11 @@ export interface TestNode {
   readonly baseUrl: string;
   readonly router: Router;
   readonly node: ClusterNode;
-  readonly logs: LogLine[];
+  readonly logs: LogRecord[];
+  /** Fires after each timer of the node ran, each line it logged, each leader and client change. */
+  readonly changes: Subscribe;
+  /** Fires after each timer of the node ran. */
+  readonly ticks: Subscribe;
   /** Graceful: the node resigns, then its server closes. */
   stop(): Promise<void>;
   /** As if the process died: every link cut without a resign, the server gone. */
@@ -140,11 +126,7 @@ async function listen(port = 0): Promise<Listening> {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
-  });
-  return { server, port: (server.address() as AddressInfo).port, sockets };
+  return { server, port: await listenOn(server, port), sockets };
 }
 
 export function metaDocumentOf(serverId: string, port: number, node: ClusterNode): MetaDocument {
@@ -217,11 +199,22 @@ export async function startNode(options: NodeOverrides & { serverId?: string }):
   return n.test;
 }
 
+/** The changes of every node started in this test file (see {@link until}). */
+const running = new Set<Subscribe>();
+
 function attach(l: Listening, faults: Faults, options: Omit<ClusterNodeOptions, 'router' | 'logger'>): { test: TestNode; start(): void } {
-  const logs: LogLine[] = [];
-  const logger = memoryLogger(logs, { node: options.serverId });
+  const { logger, records: logs, lines } = recordingLogger({ fields: { node: options.serverId } });
   const router = new Router({ logger, invocationTimeoutMs: 3000 });
-  const node = createNode({ ...options, router, logger }, { faults });
+  // The node's own timers, reported: a condition on it is checked after each of them.
+  const { clock, ticks } = observedClock(options.clock ?? systemClock);
+  const node = createNode({ ...options, clock, router, logger }, { faults });
+  const changes: Subscribe = (listener) => {
+    const offs = [ticks(listener), lines.subscribe(listener), node.onLeaderChange(listener), router.onClientEvent(listener), router.onSessionEvent(listener)];
+    return () => {
+      for (const off of offs) off();
+    };
+  };
+  running.add(changes);
   const { server, port, sockets } = l;
   const mdp = new WebSocketServer({ noServer: true });
   mdp.on('connection', (ws) => {
@@ -266,6 +259,7 @@ function attach(l: Listening, faults: Faults, options: Omit<ClusterNodeOptions, 
   const shutdown = async (graceful: boolean): Promise<void> => {
     if (stopped) return;
     stopped = true;
+    running.delete(changes);
     if (!graceful) faults.isolate(options.serverId);
     await node.close();
     await router.close();
@@ -284,6 +278,8 @@ function attach(l: Listening, faults: Faults, options: Omit<ClusterNodeOptions, 
     router,
     node,
     logs,
+    changes,
+    ticks,
     stop: () => shutdown(true),
     kill: () => shutdown(false),
     dropMdpSockets: () => {
@@ -300,31 +296,29 @@ function attach(l: Listening, faults: Faults, options: Omit<ClusterNodeOptions, 
 }
 
 /**
- * Resolve once `condition()` holds. It is checked after every leader change of `nodes` and on a
- * short tick (member counts change without events); rejects with `what` after `timeoutMs`.
+ * Resolve once `condition()` holds; rejects with `what` after `timeoutMs`. It is checked whenever
+ * any running node of this file changes: a timer of its own ran (member counts follow heartbeats,
+ * which arrive between a leader's ticks), it logged, its leader or a client of its router changed;
+ * and on the changes of `also` (a fake client's calls, a listener of the test's).
  */
-export function until(nodes: readonly TestNode[], condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const unsubscribes: (() => void)[] = [];
-    const done = (error?: Error): void => {
-      clearInterval(tick);
-      clearTimeout(timer);
-      for (const u of unsubscribes) u();
-      if (error) reject(error);
-      else resolve();
+export async function until(condition: () => boolean, timeoutMs: number, what: string, also: readonly Subscribe[] = []): Promise<void> {
+  const everyNode: Subscribe = (listener) => {
+    const offs = [...running].map((changes) => changes(listener));
+    return () => {
+      for (const off of offs) off();
     };
-    const check = (): void => {
-      try {
-        if (condition()) done();
-      } catch (error) {
-        done(error as Error);
-      }
-    };
-    const tick = setInterval(check, 10);
-    const timer = setTimeout(() => done(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);
-    for (const n of nodes) unsubscribes.push(n.node.onLeaderChange(check));
-    check();
-  });
+  };
+  await untilChange([everyNode, ...also], () => condition() || undefined, { timeoutMs, what });
+}
+
+/**
+ * Resolves after `count` timers of `nodes` ran in all: the cluster's own time, for a schedule that
+ * needs some of it to pass (a chaos test between two rounds of faults), never a sleep of the test's.
+ */
+export async function ticks(nodes: readonly TestNode[], count: number): Promise<void> {
+  let seen = 0;
+  const counted = nodes.map((n): Subscribe => (listener) => n.ticks(() => ((seen += 1), listener())));
+  await untilChange(counted, () => seen >= count || undefined);
 }
 
 export function live(nodes: readonly TestNode[]): TestNode[] {
@@ -369,57 +363,19 @@ export class LeaderHistory {
   }
 }
 
-export interface FakeClient {
-  readonly session: Session;
-  readonly calls: { method: string; path: string; query?: Record<string, string> }[];
-  disconnect(): void;
-}
-
-/** What a fake client answers a call with; undefined: it never answers. */
-export type FakeReply = { readonly ok: true; readonly data: unknown } | { readonly ok: false; readonly error: SerializedError } | undefined;
-
 /**
- * A local client registered straight on `router` (no socket): calls it receives are answered by
- * `reply`, asynchronously, as a real client would.
+ * A local client registered straight on `router` (the kit's fake client): each call is answered
+ * with `reply(path)` on a later turn of the event loop, as a client across a socket would.
  */
-export function scriptedClient(router: Router, descriptor: ClientDescriptor, reply: (path: string) => FakeReply): FakeClient {
-  const calls: FakeClient['calls'] = [];
-  const session: Session = router.openSession({
-    kind: 'test',
-    wantsPing: false,
-    send(message) {
-      if (message.type !== 'callClient') return;
-      calls.push({ method: message.method, path: message.path, ...(message.query ? { query: message.query } : {}) });
-      const result = reply(message.path);
-      if (!result) return;
-      setImmediate(() => {
-        if (!session.closed) session.handle({ type: 'callClientResult', requestId: message.requestId, ...result });
-      });
-    },
-    close() {},
-  });
-  session.handle({ type: 'registerClient', client: descriptor });
-  return { session, calls, disconnect: () => session.end() };
+export function scriptedClient(router: Router, client: ClientDescriptor, reply: (path: string) => Reply): FakeClient {
+  return fakeClient(router, client, { kind: 'test', later: true, reply: (call) => reply(call.path) });
 }
 
 /** A client that answers every call with `answer(path)`. */
-export function attachClient(router: Router, descriptor: ClientDescriptor, answer: (path: string) => unknown = (p) => `content of ${p}`): FakeClient {
-  return scriptedClient(router, descriptor, (path) => ({ ok: true, data: answer(path) }));
+export function attachClient(router: Router, client: ClientDescriptor, answer: (path: string) => unknown = (p) => `content of ${p}`): FakeClient {
+  return scriptedClient(router, client, (path) => ({ ok: true, data: answer(path) }));
 }
 
 export function skillClient(id: string): ClientDescriptor {
-  return { id, name: `client ${id}`, paths: [{ type: 'skill', path: '/docs/review/skill.md', description: 'review' }] };
-}
-
-const scratch: string[] = [];
-
-/** A new empty directory (for state files), removed by `removeScratch()`. */
-export function scratchDir(prefix = 'mdp-cluster-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  scratch.push(dir);
-  return dir;
-}
-
-export function removeScratch(): void {
-  for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
+  return descriptor(id, [skill('/docs/review/skill.md', { description: 'review' })], { name: `client ${id}` });
 }

@@ -2,12 +2,12 @@
 import { describe, expect, it } from 'vitest';
 import { Router } from '@mdp/core';
 import type { ClusterHello } from '@mdp/protocol';
+import { manualClock } from '@mdp/test-kit';
 import { helloBuilder, wireHeaderOf } from '../src/codec.js';
 import type { LeaderView } from '../src/election-driver.js';
 import { membershipFingerprint, validProof } from '../src/membership.js';
 import { resolveOptions, type ClusterNodeOptions } from '../src/options.js';
 import { upstreamTarget } from '../src/upstream.js';
-import { manualClock } from './manual-clock.js';
 
 const SELF = { wsUrl: 'ws://127.0.0.1:5000', clusterUrl: 'ws://127.0.0.1:5000/mdp/cluster' };
 const FOLLOWING: LeaderView = { role: 'follower', term: 3, leaderId: 'L', leaderUrl: 'ws://127.0.0.1:5001' };

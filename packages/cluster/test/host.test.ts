@@ -29,7 +29,7 @@ const SKILL = '/docs/review/skill.md';
 async function trio(overrides: NodeOverrides = {}): Promise<[TestNode, TestNode, TestNode]> {
   const nodes = await startCluster(3, () => ({ ...STEADY, ...overrides }));
   running.push(...nodes);
-  await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'a leader');
+  await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'a leader');
   const leader = agreedLeader(nodes) as TestNode;
   const [f1, f2] = nodes.filter((n) => n !== leader) as [TestNode, TestNode];
   return [leader, f1, f2];
@@ -37,7 +37,7 @@ async function trio(overrides: NodeOverrides = {}): Promise<[TestNode, TestNode,
 
 /** Resolves once `id` is registered on `node` (mirrors take a moment). */
 function registered(node: TestNode, id: string): Promise<void> {
-  return until([node], () => node.router.getClient(id) !== undefined, 3000, `${id} on ${node.id}`);
+  return until(() => node.router.getClient(id) !== undefined, 3000, `${id} on ${node.id}`);
 }
 
 const withEndpoint = (id: string): ClientDescriptor => ({
@@ -114,7 +114,7 @@ describe("a follower's host", () => {
 
     // The call is with the leader's client when the leader dies: it may have run, so it fails.
     const pending = f2.node.host.callPath({ clientId: 'mute', method: 'GET', path: SKILL }, { timeoutMs: 30_000 });
-    await until([], () => mute.calls.length === 2, 3000, 'the call to reach the client');
+    await until(() => mute.calls.length === 2, 3000, 'the call to reach the client', [mute.changes.subscribe]);
     await leader.kill();
     expect(await pending).toEqual({ ok: false, source: 'server', error: { code: 'transport_error', message: 'The link to the leader closed before it answered' } });
   });
@@ -133,7 +133,7 @@ describe("a follower's host", () => {
     expect(await call).toEqual({ ok: true, data: 'still here' });
     await expect(listing).resolves.toEqual({ clients: expect.any(Array) });
     const survivors = live([leader, f1, f2]);
-    await until(survivors, () => agreedLeader(survivors) !== undefined, CONVERGE_MS, 'the new leader agreed');
+    await until(() => agreedLeader(survivors) !== undefined, CONVERGE_MS, 'the new leader agreed');
     const next = agreedLeader(survivors);
     // The new leader holds the client as itself (f1 leads) or as f1's mirror (f2 leads).
     const after = (await f2.node.host.listClients()).clients.map((c) => c.id);
@@ -145,9 +145,9 @@ describe("a follower's host", () => {
     let fired = 0;
     const off = f2.node.host.onChange(() => (fired += 1));
     // The first listing after subscribing fires once; nothing changed yet, so nothing more.
-    await until([], () => fired === 1, 3000, 'the first listing');
+    await until(() => fired === 1, 3000, 'the first listing');
     attachClient(f1.router, skillClient('late'));
-    await until([], () => fired === 2, 3000, 'the change to be heard');
+    await until(() => fired === 2, 3000, 'the change to be heard');
     expect((await f2.node.host.listClients()).clients.map((c) => c.id)).toEqual([mirroredId(f1.id, 'late')]);
     off();
   });

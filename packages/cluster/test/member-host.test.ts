@@ -5,12 +5,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Router, createLocalHost, silentLogger } from '@mdp/core';
 import type { ClusterMessage } from '@mdp/protocol';
+import { manualClock } from '@mdp/test-kit';
 import { TimerSet } from '../src/clock.js';
 import type { LeaderView } from '../src/election-driver.js';
 import { createMemberHost, type MemberHost } from '../src/member-host.js';
 import { resolveOptions } from '../src/options.js';
 import { scriptedClient } from './harness.js';
-import { manualClock } from './manual-clock.js';
 
 const LEADER: LeaderView = { role: 'leader', term: 7, leaderId: 'L', leaderUrl: 'ws://l' };
 const FOLLOWER: LeaderView = { role: 'follower', term: 7, leaderId: 'L', leaderUrl: 'ws://l' };

@@ -137,7 +137,7 @@ describe('membership', () => {
         return { membership: { mode: 'static', members: i === 0 ? [a, b] : [a, b, '127.0.0.1:9'] } };
       }),
     );
-    await until(nodes, () => nodes.every((n) => n.logs.some((l) => l.event === 'cluster.peer_refused')), 3000, 'both to refuse');
+    await until(() => nodes.every((n) => n.logs.some((l) => l.event === 'cluster.peer_refused')), 3000, 'both to refuse');
     for (const n of nodes) expect(n.node.meta().reachableMemberCount).toBe(1);
     expect(nodes[0]?.node.meta()).toMatchObject({ membershipMode: 'static', knownMemberCount: 2, quorumSize: 2, hasQuorum: false });
     expect(nodes[1]?.node.meta()).toMatchObject({ knownMemberCount: 3, quorumSize: 2 });
@@ -151,7 +151,7 @@ describe('membership', () => {
         discovery: { seedUrls: [] },
       })),
     );
-    await until(nodes, () => agreedLeader(nodes) !== undefined, FAST.electionTimeoutMaxMs + 4000, 'a leader');
+    await until(() => agreedLeader(nodes) !== undefined, FAST.electionTimeoutMaxMs + 4000, 'a leader');
     const fingerprint = nodes[0]?.node.meta().membershipFingerprint;
     expect(JSON.parse(fingerprint as string)).toHaveLength(3);
     for (const n of nodes) expect(n.node.meta()).toMatchObject({ membershipMode: 'static', membershipFingerprint: fingerprint, knownMemberCount: 3 });
@@ -161,7 +161,7 @@ describe('membership', () => {
     const errors: ClusterConfigError[] = [];
     const nodes = await track(startCluster(3, (i) => (i < 2 ? { serverId: 'same-id' } : {})));
     for (const n of nodes) n.node.onConfigError((e) => errors.push(e));
-    await until(nodes, () => errors.length >= 2, 3000, 'duplicate id reports');
+    await until(() => errors.length >= 2, 3000, 'duplicate id reports');
     expect(errors[0]).toMatchObject({ kind: 'duplicate-server-id', serverId: 'same-id' });
     expect(nodes.some((n) => n.logs.some((l) => l.event === 'cluster.duplicate_server_id' && l.level === 'error'))).toBe(true);
   });
@@ -169,7 +169,7 @@ describe('membership', () => {
   it('with a cluster secret: members that share it link and elect; a hello without its proof is refused', async () => {
     const nodes = await track(startCluster(3, (i) => ({ clusterSecret: i < 2 ? 's3cret' : 'other' })));
     const [a, b, c] = nodes as [TestNode, TestNode, TestNode];
-    await until([a, b], () => agreedLeader([a, b]) !== undefined, FAST.electionTimeoutMaxMs + 4000, 'a leader among a and b');
+    await until(() => agreedLeader([a, b]) !== undefined, FAST.electionTimeoutMaxMs + 4000, 'a leader among a and b');
     expect(c.node.meta().role).not.toBe('leader');
     expect(c.node.meta().reachableMemberCount).toBe(1);
     expect((await helloExchange(a, {})).code).toBe(1008);
@@ -180,8 +180,8 @@ describe('membership', () => {
     const secrets = [['k1', 'k2'], ['k2', 'k1'], ['k3']];
     const nodes = await track(startCluster(3, (i) => ({ clusterSecret: secrets[i] as string[] })));
     const [a, b, c] = nodes as [TestNode, TestNode, TestNode];
-    await until([a, b], () => agreedLeader([a, b]) !== undefined, FAST.electionTimeoutMaxMs + 4000, 'a leader among a and b');
-    await until([c], () => c.logs.some((l) => l.event === 'cluster.peer_refused' && l.reason === 'no valid cluster secret proof'), 3000, 'c refusing the others');
+    await until(() => agreedLeader([a, b]) !== undefined, FAST.electionTimeoutMaxMs + 4000, 'a leader among a and b');
+    await until(() => c.logs.some((l) => l.event === 'cluster.peer_refused' && l.reason === 'no valid cluster secret proof'), 3000, 'c refusing the others');
     expect(c.node.meta().role).not.toBe('leader');
     expect(c.node.meta().reachableMemberCount).toBe(1);
     expect((await helloExchange(a, {})).code).toBe(1008);
@@ -195,7 +195,7 @@ describe('membership', () => {
     try {
       const fakeUrl = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
       const a = await track(startNode({ discovery: { seedUrls: [fakeUrl] } }));
-      await until([a], () => a.logs.some((l) => l.event === 'cluster.meta_elsewhere' && l.url === fakeUrl), 3000, 'the sighting ignored');
+      await until(() => a.logs.some((l) => l.event === 'cluster.meta_elsewhere' && l.url === fakeUrl), 3000, 'the sighting ignored');
       expect(a.node.meta().knownMemberCount).toBe(1);
       expect(b.node.meta().knownMemberCount).toBe(1);
     } finally {

@@ -4,9 +4,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Router } from '@mdp/core';
 import { UNSENDABLE_DATA_ERROR, buildMetaDocument, metaEndpoints, standaloneClusterView } from '@mdp/protocol';
 import { mirroredId } from '@mdp/protocol';
+import { closeServer, listen, recordingLogger, until as untilChange } from '@mdp/test-kit';
 import { createClusterNode, type ProxyStatus } from '../src/index.js';
 import { upstreamAccepts } from '../src/version.js';
-import { FAST, agreedLeader, attachClient, live, memoryLogger, skillClient, startCluster, startNode, until, type LogLine, type TestNode } from './harness.js';
+import { FAST, agreedLeader, attachClient, live, skillClient, startCluster, startNode, until, type TestNode } from './harness.js';
 
 const running: TestNode[] = [];
 const servers: Server[] = [];
@@ -15,7 +16,7 @@ afterEach(async () => {
   const nodes = running.splice(0);
   await Promise.all(nodes.map((n) => n.stop()));
   for (const n of nodes) expect(n.node.activeTimers).toBe(0);
-  await Promise.all(servers.splice(0).map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  await Promise.all(servers.splice(0).map(closeServer));
 });
 
 async function track<T extends TestNode | TestNode[]>(value: Promise<T>): Promise<T> {
@@ -69,21 +70,17 @@ describe('version check', () => {
       socket.destroy();
     });
     servers.push(hub);
-    await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', () => resolve()));
-    const { port } = hub.address() as AddressInfo;
+    const port = await listen(hub);
 
-    const logs: LogLine[] = [];
+    const { logger, records: logs } = recordingLogger();
     const router = new Router();
-    const node = createClusterNode({ router, serverId: 'me:1', clusterId: 'x', mode: 'standalone', upstreamUrl: `127.0.0.1:${port}`, logger: memoryLogger(logs) });
+    const node = createClusterNode({ router, serverId: 'me:1', clusterId: 'x', mode: 'standalone', upstreamUrl: `127.0.0.1:${port}`, logger });
     const statuses: ProxyStatus[] = [];
     node.onProxyStatus((s) => statuses.push(s));
     attachClient(router, skillClient('c1'));
     node.start({ wsUrl: 'ws://127.0.0.1:1', clusterUrl: 'ws://127.0.0.1:1/mdp/cluster', metaUrl: 'http://127.0.0.1:1/mdp/meta' });
     expect(node.features()).toEqual({ upstreamProxy: true, clusterControl: false });
-    await new Promise<void>((resolve) => {
-      const check = () => (node.proxyStatus().state === 'refused' ? resolve() : setTimeout(check, 10));
-      check();
-    });
+    await untilChange((change) => node.onProxyStatus(change), () => node.proxyStatus().state === 'refused');
     const status = node.proxyStatus();
     expect(status).toMatchObject({ state: 'refused', upstream: `127.0.0.1:${port}` });
     expect(status.state === 'refused' && status.reason).toMatch(/\^3\.0\.0.*2\.0\.0/);
@@ -103,14 +100,14 @@ describe('mirroring into an explicit upstream', () => {
     const client = attachClient(edge.router, skillClient('c1'), (path) => `# ${path}`);
     const upstreamId = mirroredId(edge.id, 'c1');
     expect(upstreamId).toBe(`${edge.id}.c1`);
-    await until([], () => hub.router.getClient(upstreamId) !== undefined, 3000, 'the mirror to register');
+    await until(() => hub.router.getClient(upstreamId) !== undefined, 3000, 'the mirror to register');
     const mirrored = hub.router.getClient(upstreamId);
     expect(mirrored?.descriptor).toMatchObject({ name: 'client c1', metadata: { mdpProxy: { serverId: edge.id, clientId: 'c1' } } });
     expect(edge.node.proxyStatus()).toMatchObject({ state: 'mirroring', upstreamServerId: hub.id });
 
     const outcome = await hub.router.invoke(upstreamId, 'GET', SKILL, { query: { depth: '2' } });
     expect(outcome).toEqual({ ok: true, data: `# ${SKILL}` });
-    expect(client.calls).toEqual([{ method: 'GET', path: SKILL, query: { depth: '2' } }]);
+    expect(client.calls).toMatchObject([{ method: 'GET', path: SKILL, query: { depth: '2' } }]);
 
     client.session.handle({
       type: 'updateClientCatalog',
@@ -120,10 +117,10 @@ describe('mirroring into an explicit upstream', () => {
         { type: 'endpoint', method: 'POST', path: '/run' },
       ],
     });
-    await until([], () => hub.router.getClient(upstreamId)?.paths.length === 2, 3000, 'the catalog update');
+    await until(() => hub.router.getClient(upstreamId)?.paths.length === 2, 3000, 'the catalog update');
 
     client.session.handle({ type: 'unregisterClient', clientId: 'c1' });
-    await until([], () => hub.router.getClient(upstreamId) === undefined, 3000, 'the removal');
+    await until(() => hub.router.getClient(upstreamId) === undefined, 3000, 'the removal');
   });
 
   it('answers a call whose result cannot be serialised (nested too deeply) with an error, and keeps mirroring', async () => {
@@ -132,11 +129,10 @@ describe('mirroring into an explicit upstream', () => {
     let answer: unknown = 'fine';
     attachClient(edge.router, skillClient('deep'), () => answer);
     const id = mirroredId(edge.id, 'deep');
-    await until([], () => hub.router.getClient(id) !== undefined, 3000, 'the mirror');
+    await until(() => hub.router.getClient(id) !== undefined, 3000, 'the mirror');
     answer = tooDeep();
-    const started = Date.now();
+    // The client's own error at once, not the time-out's.
     expect(await hub.router.invoke(id, 'GET', SKILL, { timeoutMs: 10_000 })).toEqual({ ok: false, source: 'client', error: UNSENDABLE_DATA_ERROR });
-    expect(Date.now() - started).toBeLessThan(5_000);
     answer = 'fine again';
     expect(await hub.router.invoke(id, 'GET', SKILL)).toEqual({ ok: true, data: 'fine again' });
   });
@@ -147,10 +143,10 @@ describe('mirroring into an explicit upstream', () => {
     attachClient(edge.router, skillClient('a'));
     attachClient(edge.router, skillClient('b'));
     const ids = [mirroredId(edge.id, 'a'), mirroredId(edge.id, 'b')];
-    await until([], () => ids.every((id) => hub.router.getClient(id)), 3000, 'both mirrors');
+    await until(() => ids.every((id) => hub.router.getClient(id)), 3000, 'both mirrors');
     const before = ids.map((id) => hub.router.getClient(id)?.sessionId);
     hub.dropMdpSockets();
-    await until([], () => ids.every((id) => hub.router.getClient(id) && !before.includes(hub.router.getClient(id)?.sessionId)), 5000, 'both mirrors again');
+    await until(() => ids.every((id) => hub.router.getClient(id) && !before.includes(hub.router.getClient(id)?.sessionId)), 5000, 'both mirrors again');
     expect(edge.logs.some((l) => l.event === 'proxy.mirror_dropped')).toBe(true);
     expect((await hub.router.invoke(ids[0] as string, 'GET', SKILL)).ok).toBe(true);
   });
@@ -160,23 +156,23 @@ describe('mirroring into an explicit upstream', () => {
     const edge = await track(startNode({ mode: 'standalone', upstreamUrl: hub.baseUrl }));
     const client = attachClient(edge.router, skillClient('gone'));
     const id = mirroredId(edge.id, 'gone');
-    await until([], () => hub.router.getClient(id) !== undefined, 3000, 'the mirror');
+    await until(() => hub.router.getClient(id) !== undefined, 3000, 'the mirror');
     client.disconnect();
-    await until([], () => hub.router.getClient(id) === undefined, 3000, 'the mirror to go');
+    await until(() => hub.router.getClient(id) === undefined, 3000, 'the mirror to go');
   });
 });
 
 describe('mirroring in a cluster', () => {
   it("mirrors followers' clients into the leader, answers host requests through it, and switches when the leader changes", async () => {
     const nodes = await track(startCluster(3));
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'a leader');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'a leader');
     const leader = agreedLeader(nodes) as TestNode;
     const followers = nodes.filter((n) => n !== leader);
     const [f1, f2] = followers as [TestNode, TestNode];
     attachClient(f1.router, skillClient('one'), () => 'from one');
     attachClient(leader.router, skillClient('local'), () => 'from the leader');
     const mirrored = mirroredId(f1.id, 'one');
-    await until(nodes, () => leader.router.getClient(mirrored) !== undefined, 3000, 'the mirror on the leader');
+    await until(() => leader.router.getClient(mirrored) !== undefined, 3000, 'the mirror on the leader');
     // The leader's own client is not mirrored anywhere; the leader mirrors nothing.
     expect(leader.node.proxyStatus().state).toBe('idle');
     expect(f2.router.getClient(mirroredId(leader.id, 'local'))).toBeUndefined();
@@ -195,13 +191,13 @@ describe('mirroring in a cluster', () => {
 
     // The leader stops: the survivors elect, and f1 mirrors into whoever leads now (unless it leads).
     await leader.stop();
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'a new leader');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'a new leader');
     const next = agreedLeader(nodes) as TestNode;
     if (next === f1) {
-      await until(nodes, () => f1.node.proxyStatus().state === 'idle', 3000, 'f1 to stop mirroring');
+      await until(() => f1.node.proxyStatus().state === 'idle', 3000, 'f1 to stop mirroring');
       expect(await f2.node.host.callPath({ clientId: 'one', method: 'GET', path: SKILL })).toEqual({ ok: true, data: 'from one' });
     } else {
-      await until(nodes, () => next.router.getClient(mirrored) !== undefined, 5000, 'the mirror on the new leader');
+      await until(() => next.router.getClient(mirrored) !== undefined, 5000, 'the mirror on the new leader');
       expect((await next.router.invoke(mirrored, 'GET', SKILL)).ok).toBe(true);
     }
     expect(live(nodes)).toHaveLength(2);
@@ -210,19 +206,19 @@ describe('mirroring in a cluster', () => {
   it('a proxy-required node never leads and mirrors into the leader', async () => {
     const nodes = await track(startCluster(3, (i) => (i === 0 ? { mode: 'proxy-required' } : {})));
     const edge = nodes[0] as TestNode;
-    await until(nodes, () => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'a leader');
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'a leader');
     const leader = agreedLeader(nodes) as TestNode;
     expect(leader).not.toBe(edge);
     attachClient(edge.router, skillClient('p'));
-    await until(nodes, () => leader.router.getClient(mirroredId(edge.id, 'p')) !== undefined, 3000, 'the mirror');
-    await until(nodes, statusIs(edge, 'mirroring'), 3000, 'mirroring status');
+    await until(() => leader.router.getClient(mirroredId(edge.id, 'p')) !== undefined, 3000, 'the mirror');
+    await until(statusIs(edge, 'mirroring'), 3000, 'mirroring status');
   });
 
   it('logs an upstream URL without the credentials it carries', async () => {
-    const logs: LogLine[] = [];
+    const { logger, records: logs } = recordingLogger();
     const router = new Router();
     const secretUrl = 'ws://user:hunter2@127.0.0.1:9/hub?token=abc';
-    const node = createClusterNode({ router, serverId: 'me:1', clusterId: 'x', mode: 'standalone', upstreamUrl: secretUrl, logger: memoryLogger(logs) });
+    const node = createClusterNode({ router, serverId: 'me:1', clusterId: 'x', mode: 'standalone', upstreamUrl: secretUrl, logger });
     const unreachable = new Promise<void>((resolve) => node.onProxyStatus((s) => s.state === 'unreachable' && resolve()));
     node.start({ wsUrl: 'ws://127.0.0.1:1', clusterUrl: 'ws://127.0.0.1:1/mdp/cluster', metaUrl: 'http://127.0.0.1:1/mdp/meta' });
     await unreachable;

@@ -1,9 +1,9 @@
 /** Readiness as a pure transition: every phase and event, with the time passed in. */
 import { describe, expect, it } from 'vitest';
+import { manualClock } from '@mdp/test-kit';
 import { TimerSet } from '../src/clock.js';
 import { Machine } from '../src/machine.js';
 import { initialReadiness, step, type ReadinessEvent, type ReadinessResult, type ReadinessState } from '../src/readiness.js';
-import { manualClock } from './manual-clock.js';
 
 const SETTLE = 300;
 

@@ -2,10 +2,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Router, createLocalHost, type HostApi } from '@mdp/core';
 import { UNSENDABLE_DATA_ERROR, type ClusterMessage } from '@mdp/protocol';
+import { manualClock, recordingLogger, settle, type LogRecord, type ManualClock } from '@mdp/test-kit';
 import { TimerSet } from '../src/clock.js';
 import { ClusterRpc, decodeResult, serveRpc, type RpcBody } from '../src/rpc.js';
-import { attachClient, memoryLogger, skillClient, type LogLine } from './harness.js';
-import { manualClock, type ManualClock } from './manual-clock.js';
+import { attachClient, skillClient } from './harness.js';
 
 let router: Router;
 let host: HostApi;
@@ -95,21 +95,19 @@ describe('decodeResult', () => {
 describe('ClusterRpc', () => {
   let clock: ManualClock;
   let timers: TimerSet;
-  let logs: LogLine[];
+  let logs: LogRecord[];
   let frames: { to: string; body: RpcBody }[];
   let sendable: boolean;
   let leads: boolean;
   let rpc: ClusterRpc;
 
   const frame = (body: RpcBody, serverId = 'L'): ClusterMessage => ({ ...body, clusterId: 'c', serverId, term: 1, timestamp: 1 }) as ClusterMessage;
-  const flush = async (): Promise<void> => {
-    for (let i = 0; i < 5; i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
-  };
 
   beforeEach(() => {
     clock = manualClock();
     timers = new TimerSet(clock);
-    logs = [];
+    const recorded = recordingLogger();
+    logs = recorded.records;
     frames = [];
     sendable = true;
     leads = true;
@@ -117,7 +115,7 @@ describe('ClusterRpc', () => {
       host,
       leads: () => leads,
       timers,
-      logger: memoryLogger(logs),
+      logger: recorded.logger,
       send: (to, body) => {
         if (!sendable) return false;
         // As the link does: a body that JSON cannot carry is not sent.
@@ -169,11 +167,11 @@ describe('ClusterRpc', () => {
   it('serves a request from a peer while leading, and not_ready while not', async () => {
     attachClient(router, skillClient('docs'));
     expect(rpc.receive('F', frame({ type: 'clusterRpcRequest', requestId: 'r1', method: 'listClients' }, 'F'))).toBe(true);
-    await flush();
+    await settle();
     expect(frames.at(-1)).toMatchObject({ to: 'F', body: { type: 'clusterRpcResponse', requestId: 'r1', ok: true, result: { clients: [{ id: 'docs' }] } } });
     leads = false;
     rpc.receive('F', frame({ type: 'clusterRpcRequest', requestId: 'r2', method: 'listClients' }, 'F'));
-    await flush();
+    await settle();
     expect(frames.at(-1)).toMatchObject({ body: { requestId: 'r2', ok: false, error: { code: 'not_ready' } } });
   });
 
@@ -182,7 +180,7 @@ describe('ClusterRpc', () => {
     cyclic.self = cyclic;
     attachClient(router, skillClient('loop'), () => cyclic);
     rpc.receive('F', frame({ type: 'clusterRpcRequest', requestId: 'r3', method: 'callPath', params: { clientId: 'loop', method: 'GET', path: '/docs/review/skill.md' } }, 'F'));
-    for (let i = 0; i < 5 && frames.length === 0; i += 1) await flush();
+    for (let i = 0; i < 5 && frames.length === 0; i += 1) await settle();
     expect(frames).toEqual([{ to: 'F', body: { type: 'clusterRpcResponse', requestId: 'r3', ok: false, error: UNSENDABLE_DATA_ERROR } }]);
   });
 

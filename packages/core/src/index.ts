@@ -28,7 +28,7 @@ export { Admission } from './admission.js';
 export type { AdmissionLimits } from './admission.js';
 export type { CatalogLimits } from './catalog-limits.js';
 export { setOwn } from './records.js';
-export type { CallHandle, CallRecord, CallSignal, ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, InvokeRoute, RouterOptions } from './router.js';
+export type { CallHandle, CallRecord, CallSignal, ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, InvokeRoute, RouterOptions, SessionEvent } from './router.js';
 export { FANOUT_BODY_FACTOR, createLocalHost, fanoutTargets } from './host.js';
 export type { CallOptions, HostApi, LocalHostOptions } from './host.js';
 export { NO_SERVER_IDS, resolveClientId } from './aliases.js';

@@ -87,6 +87,12 @@ export type ClientEvent =
   | { readonly type: 'updated'; readonly client: ClientInfo }
   | { readonly type: 'unregistered'; readonly clientId: string };
 
+/**
+ * A session opened or ended, as {@link Router.onSessionEvent} reports it: `end` comes once per
+ * session, after its client was removed and its pending calls failed, with the reason it ended.
+ */
+export type SessionEvent = { readonly type: 'open'; readonly session: Session } | { readonly type: 'end'; readonly session: Session; readonly reason: string };
+
 /** How an invocation ended. `source` tells whether the client answered or the server gave up. */
 export type InvokeOutcome =
   | { readonly ok: true; readonly data: unknown }
@@ -250,6 +256,7 @@ export class Session implements SessionInfo {
 }
 
 type Listener = (event: ClientEvent) => void;
+type SessionListener = (event: SessionEvent) => void;
 
 /** The outcome of a call whose caller went away before it was answered. */
 const CALLER_GONE: InvokeOutcome = Object.freeze({
@@ -276,6 +283,7 @@ export class Router {
     }),
   );
   private readonly listeners = new Set<Listener>();
+  private readonly sessionListeners = new Set<SessionListener>();
   private heartbeat: NodeJS.Timeout | undefined;
   /** Set while a liveness sweep goes through its sessions batch by batch. */
   private sweeping: NodeJS.Immediate | undefined;
@@ -317,6 +325,7 @@ export class Router {
     // The liveness sweep runs only while there are sessions, so an idle router holds no timer.
     this.heartbeat ??= setInterval(() => this.sweep(), Math.min(this.options.heartbeatIntervalMs, MAX_TIMER_MS));
     this.logger.debug('session.open', { sessionId: session.id, transport: transport.kind });
+    if (this.sessionListeners.size > 0) this.emitSession({ type: 'open', session });
     return session;
   }
 
@@ -347,6 +356,7 @@ export class Router {
       this.deadlines.clear();
     }
     this.logger.debug('session.end', { sessionId: session.id, reason });
+    if (this.sessionListeners.size > 0) this.emitSession({ type: 'end', session, reason });
   }
 
   /** Close a session from the server side: tell the transport, then end it. */
@@ -810,6 +820,25 @@ export class Router {
         listener(event);
       } catch (error) {
         this.logger.error('client_event.listener_failed', { error });
+      }
+    }
+  }
+
+  /**
+   * Subscribe to sessions opening and ending (whoever ends them: the transport, a replacement, the
+   * liveness sweep, shutdown). Returns the unsubscribe. What a listener throws is logged.
+   */
+  onSessionEvent(listener: SessionListener): () => void {
+    this.sessionListeners.add(listener);
+    return () => this.sessionListeners.delete(listener);
+  }
+
+  private emitSession(event: SessionEvent): void {
+    for (const listener of [...this.sessionListeners]) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.logger.error('session_event.listener_failed', { error });
       }
     }
   }

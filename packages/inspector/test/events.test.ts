@@ -5,7 +5,8 @@
  */
 import { EventEmitter } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Router, createLocalHost, silentLogger, type SessionTransport } from '@mdp/core';
+import { Router, createLocalHost, silentLogger } from '@mdp/core';
+import { fakeClient } from '@mdp/test-kit';
 import { EventStreams, type EventSink } from '../src/events.js';
 
 /** A response whose writes stay unsent until `flush()`. */
@@ -61,7 +62,6 @@ class SlowSink extends EventEmitter {
 }
 
 const sink = (): SlowSink & EventSink => new SlowSink() as SlowSink & EventSink;
-const transport = (): SessionTransport => ({ kind: 'test', send: () => undefined, close: () => undefined });
 
 let router: Router;
 let streams: EventStreams;
@@ -77,7 +77,7 @@ function start(options: { maxStreams?: number; maxBufferedBytes?: number } = {})
 }
 
 function register(id: string): void {
-  router.openSession(transport()).handle({ type: 'registerClient', client: { id, name: id, paths: [] } });
+  fakeClient(router, { id, name: id, paths: [] });
 }
 
 beforeEach(() => {

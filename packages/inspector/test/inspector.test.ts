@@ -1,9 +1,9 @@
 /** The inspector's node side: its files, its refusals and its event stream; and the page's SSE parser. */
 import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Router, createLocalHost, originPolicyFor, type SessionTransport } from '@mdp/core';
+import { Router, createLocalHost, originPolicyFor } from '@mdp/core';
+import { closeServer, fakeClient, listen } from '@mdp/test-kit';
 import { INSPECTOR_CSP, createInspector, type Inspector } from '../src/index.js';
 import { SseParser } from '../src/page/sse.js';
 
@@ -34,8 +34,7 @@ async function serve(options: Parameters<typeof createInspector>[1] = {}): Promi
     lastResponse = res;
     if (!inspector.handle(req, res, req.url ?? '/')) res.writeHead(418).end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = `http://127.0.0.1:${await listen(server)}`;
 }
 
 /** Stop what `serve` started after each test of the calling suite; no timer may be left. */
@@ -44,12 +43,10 @@ function stopServing(): void {
     inspector.close();
     await router.close();
     server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await closeServer(server);
     expect(inspector.timers).toBe(0);
   });
 }
-
-const transport = (): SessionTransport => ({ kind: 'test', send: () => undefined, close: () => undefined });
 
 /** The events of a streaming response, one at a time. */
 function eventReader(response: Response): { next(): Promise<{ event: string; data: string }>; cancel(): Promise<void> } {
@@ -129,13 +126,12 @@ describe('createInspector', () => {
     expect(first).toEqual({ event: 'clients', data: '{"clients":[]}' });
     expect(inspector.timers).toBe(1); // the keep-alive
     // Registered and updated within the coalescing window: one event with the latest state.
-    const session = router.openSession(transport());
-    session.handle({ type: 'registerClient', client: { id: 'c1', name: 'One', paths: [] } });
-    session.handle({ type: 'updateClientCatalog', clientId: 'c1', paths: [{ type: 'skill', path: '/s/skill.md' }] });
+    const client = fakeClient(router, { id: 'c1', name: 'One', paths: [] });
+    client.session.handle({ type: 'updateClientCatalog', clientId: 'c1', paths: [{ type: 'skill', path: '/s/skill.md' }] });
     const second = await events.next();
     expect(second.event).toBe('clients');
     expect(JSON.parse(second.data).clients).toMatchObject([{ id: 'c1', paths: [{ path: '/s/skill.md' }] }]);
-    session.end();
+    client.disconnect();
     expect(JSON.parse((await events.next()).data)).toEqual({ clients: [] });
     await events.cancel();
     await once(serverSide, 'close');

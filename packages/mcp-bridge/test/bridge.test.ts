@@ -12,8 +12,9 @@ import { createMcpBridge, type McpBridge, type McpBridgeOptions } from '../src/b
 import { connectStdio } from '../src/stdio.js';
 import { CALL_MANY_BUDGET_BYTES } from '../src/generic-tools.js';
 import { REFRESH_MIN_INTERVAL_MS } from '../src/catalog-driver.js';
-import { FakeClock, FakeHost, listed, settle } from './fakes.js';
-import { ep, obj, prompt, skill } from './fixtures.js';
+import { endpoint, manualClock, prompt, settle, skill, type ManualClock } from '@mdp/test-kit';
+import { FakeHost, listed } from './fakes.js';
+import { obj } from './fixtures.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -22,14 +23,14 @@ afterEach(async () => {
 
 interface Setup {
   host: FakeHost;
-  clock: FakeClock;
+  clock: ManualClock;
   bridge: McpBridge;
   client: Client;
   changes: string[];
 }
 
 async function setup(options: Partial<McpBridgeOptions> = {}, host = new FakeHost()): Promise<Setup> {
-  const clock = new FakeClock();
+  const clock = manualClock(0);
   const bridge = createMcpBridge({ host, clock, ...options });
   open.push(bridge);
   const client = await connectClient(bridge);
@@ -52,12 +53,12 @@ async function connectClient(bridge: McpBridge): Promise<Client> {
 /** Change the host's clients and let the bridge list them (a refresh waits at most REFRESH_MIN_INTERVAL_MS). */
 async function change(s: Setup, clients: ReturnType<typeof listed>[]): Promise<void> {
   s.host.set(clients);
-  await s.clock.advance(REFRESH_MIN_INTERVAL_MS);
+  await s.clock.advanceSettled(REFRESH_MIN_INTERVAL_MS);
 }
 
 const todo = listed('todo', [
-  ep('POST', '/page/click', { description: 'Click an element', inputSchema: obj({ selector: { type: 'string' } }) }),
-  ep('GET', '/todos/:id'),
+  endpoint('/page/click', 'POST', { description: 'Click an element', inputSchema: obj({ selector: { type: 'string' } }) }),
+  endpoint('/todos/:id', 'GET'),
   prompt('/review/prompt.md', { inputSchema: obj({ tone: { type: 'string' } }) }),
   skill('/docs/skill.md'),
   skill('/topics/:topic/skill.md', { contentType: 'text/plain' }),
@@ -111,7 +112,7 @@ describe('generic tools', () => {
 
   it('callPaths answers per client; isError only when none succeeded', async () => {
     const { host, client } = await setup();
-    host.set([listed('a', [ep('GET', '/v')]), listed('b', [ep('GET', '/v')])]);
+    host.set([listed('a', [endpoint('/v', 'GET')]), listed('b', [endpoint('/v', 'GET')])]);
     host.answer = (r) => (r.clientId === 'a' ? { ok: true, data: 1 } : { ok: false, error: { code: 'handler_error', message: 'boom' }, source: 'client' });
     const result = await client.callTool({ name: 'callPaths', arguments: { method: 'GET', path: '/v' } });
     expect(result.isError).toBeFalsy();
@@ -125,7 +126,7 @@ describe('generic tools', () => {
 
   it('callPaths gives the host its fan-out bound: the budget over one copy of the payload', async () => {
     const { host, client } = await setup();
-    host.set([listed('a', [ep('POST', '/v')])]);
+    host.set([listed('a', [endpoint('/v', 'POST')])]);
     await client.callTool({ name: 'callPaths', arguments: { method: 'POST', path: '/v', body: 'x'.repeat(100_000) } });
     const copy = Buffer.byteLength(JSON.stringify([undefined, 'x'.repeat(100_000), undefined, undefined]));
     expect(host.calls[0]?.options.maxTargets).toBe(Math.floor(CALL_MANY_BUDGET_BYTES / copy));
@@ -251,14 +252,14 @@ describe('list_changed', () => {
   it('one notification per changed kind, after the debounce', async () => {
     const s = await setup();
     const { clock, changes } = s;
-    await clock.advance(1000); // quiet: a change is listed at once
+    await clock.advanceSettled(1000); // quiet: a change is listed at once
     s.host.set([todo]);
-    await clock.advance(299);
+    await clock.advanceSettled(299);
     expect(changes).toEqual([]);
-    await clock.advance(1);
+    await clock.advanceSettled(1);
     expect(changes.sort()).toEqual(['prompts', 'resources', 'tools']);
-    s.host.set([todo, listed('shop', [ep('GET', '/cart')])]);
-    await clock.advance(1000);
+    s.host.set([todo, listed('shop', [endpoint('/cart', 'GET')])]);
+    await clock.advanceSettled(1000);
     expect(changes.filter((c) => c === 'tools')).toHaveLength(2);
     expect(changes).toHaveLength(4);
   });
@@ -266,15 +267,15 @@ describe('list_changed', () => {
   it('a client that drops and comes back at once does not flap the lists', async () => {
     const s = await setup();
     await change(s, [todo]);
-    await s.clock.advance(1000);
+    await s.clock.advanceSettled(1000);
     expect(s.changes).toHaveLength(3);
     await change(s, []);
     await change(s, [todo]);
-    await s.clock.advance(5000);
+    await s.clock.advanceSettled(5000);
     expect(s.changes).toHaveLength(3);
     // Gone for good: announced, once per kind.
     await change(s, []);
-    await s.clock.advance(5000);
+    await s.clock.advanceSettled(5000);
     expect(s.changes).toHaveLength(6);
   });
 
@@ -287,19 +288,19 @@ describe('list_changed', () => {
     await settle();
     expect(bridge.sessions).toBe(0);
     expect(host.listening).toBe(0);
-    expect(clock.pending).toBe(0);
+    expect(clock.pending()).toBe(0);
   });
 
   it('a listing that fails keeps the catalog and is tried again', async () => {
     const { host, clock, client } = await setup();
     host.set([todo]);
-    await clock.advance(1000);
+    await clock.advanceSettled(1000);
     host.failListing = true;
     host.set([]);
-    await clock.advance(5000);
+    await clock.advanceSettled(5000);
     expect((await client.listTools()).tools).toHaveLength(6);
     host.failListing = false;
-    await clock.advance(2000);
+    await clock.advanceSettled(2000);
     expect((await client.listTools()).tools).toHaveLength(4);
   });
 

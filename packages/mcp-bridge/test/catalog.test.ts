@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { CATALOG_DEFAULTS, initialCatalog, step, type CatalogKind, type CatalogState } from '../src/catalog.js';
 import { buildSurface, type CatalogClient } from '../src/surface.js';
-import { client, ep, prompt, skill } from './fixtures.js';
+import { endpoint, prompt, skill } from '@mdp/test-kit';
+import { client } from './fixtures.js';
 
-const todo = client('todo', [ep('POST', '/page/click'), prompt('/review/prompt.md'), skill('/docs/skill.md')]);
-const shop = client('shop', [ep('GET', '/cart')]);
+const todo = client('todo', [endpoint('/page/click', 'POST'), prompt('/review/prompt.md'), skill('/docs/skill.md')]);
+const shop = client('shop', [endpoint('/cart', 'GET')]);
 
 /** Drives the machine like the bridge does: events at given times, ticks at wakeAt, notifications recorded. */
 class Driver {
@@ -89,7 +90,7 @@ describe('catalog notifications', () => {
     const d = new Driver();
     d.list([todo], 0);
     d.until(1000);
-    const changed = client('todo', [...todo.paths, ep('GET', '/extra')]);
+    const changed = client('todo', [...todo.paths, endpoint('/extra', 'GET')]);
     d.list([changed], 2000);
     d.list([todo], 2100);
     expect(d.wakeAt).toBe(Infinity);
@@ -98,7 +99,7 @@ describe('catalog notifications', () => {
   });
 
   it('a client back after the grace but within rememberMs takes its old place under the cap', () => {
-    const many = (id: string, n: number) => client(id, Array.from({ length: n }, (_, i) => ep('POST', `/${id}${i}`)));
+    const many = (id: string, n: number) => client(id, Array.from({ length: n }, (_, i) => endpoint(`/${id}${i}`, 'POST')));
     const a = many('a', 2);
     const b = many('b', 2);
     const d = new Driver({ maxTools: 6 });
@@ -130,7 +131,7 @@ describe('catalog notifications', () => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;
       return seed / 2 ** 31;
     };
-    const pool = [todo, shop, client('c', [ep('PUT', '/c'), skill('/c/skill.md')]), client('d', [prompt('/d/prompt.md')])];
+    const pool = [todo, shop, client('c', [endpoint('/c', 'PUT'), skill('/c/skill.md')]), client('d', [prompt('/d/prompt.md')])];
     for (let round = 0; round < 50; round++) {
       const d = new Driver();
       let now = 0;

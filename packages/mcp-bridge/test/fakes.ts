@@ -1,6 +1,5 @@
 import type { CallPathRequest, CallPathsRequest, CallResult, ListedClient, PathDescriptor } from '@mdp/protocol';
 import { MdpError, type CallOptions, type HostApi } from '@mdp/core';
-import type { Clock } from '../src/clock.js';
 
 export function listed(id: string, paths: PathDescriptor[], extra: Partial<ListedClient> = {}): ListedClient {
   return {
@@ -64,47 +63,4 @@ export class FakeHost implements HostApi {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
-}
-
-/** A clock that moves only when told; `advance` runs what falls due, letting promises settle between timers. */
-export class FakeClock implements Clock {
-  private time = 0;
-  private readonly timers = new Map<number, { at: number; run: () => void }>();
-  private nextId = 1;
-
-  now(): number {
-    return this.time;
-  }
-  wallNow(): number {
-    return this.time;
-  }
-  setTimeout(run: () => void, ms: number): unknown {
-    const id = this.nextId++;
-    this.timers.set(id, { at: this.time + ms, run });
-    return id;
-  }
-  clearTimeout(handle: unknown): void {
-    this.timers.delete(handle as number);
-  }
-  get pending(): number {
-    return this.timers.size;
-  }
-  async advance(ms: number): Promise<void> {
-    const end = this.time + ms;
-    for (;;) {
-      await settle();
-      const due = [...this.timers].filter(([, t]) => t.at <= end).sort((a, b) => a[1].at - b[1].at)[0];
-      if (!due) break;
-      this.timers.delete(due[0]);
-      this.time = Math.max(this.time, due[1].at);
-      due[1].run();
-    }
-    this.time = end;
-    await settle();
-  }
-}
-
-/** Let pending promise callbacks (and the in-memory transport's hops) run. */
-export async function settle(): Promise<void> {
-  for (let i = 0; i < 20; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }

@@ -5,8 +5,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { createMcpBridge } from '../src/bridge.js';
 import { createMcpHttpHandler, type McpHttpHandler, type McpHttpOptions } from '../src/http.js';
 import { originPolicyFor } from '@mdp/core';
-import { FakeClock, FakeHost, listed, settle } from './fakes.js';
-import { ep } from './fixtures.js';
+import { endpoint, manualClock, settle } from '@mdp/test-kit';
+import { FakeHost, listed } from './fakes.js';
 
 const URL_ = 'http://127.0.0.1:4000/mcp';
 const open: Array<{ close(): Promise<void> }> = [];
@@ -16,8 +16,8 @@ afterEach(async () => {
 
 function setup(options: Partial<McpHttpOptions> = {}) {
   const host = new FakeHost();
-  host.set([listed('todo', [ep('GET', '/items')])]);
-  const clock = new FakeClock();
+  host.set([listed('todo', [endpoint('/items', 'GET')])]);
+  const clock = manualClock(0);
   const bridge = createMcpBridge({ host });
   const handler = createMcpHttpHandler(bridge, { originPolicy: originPolicyFor('127.0.0.1'), clock, ...options });
   open.push(bridge, handler);
@@ -138,9 +138,9 @@ describe('Streamable HTTP sessions', () => {
     it("past a principal's quota its own oldest idle session makes room; with none idle, 503", async () => {
       const { handler, clock } = principals({ maxSessionsPerPrincipal: 2 });
       const first = await opened(handler, 'alice');
-      await clock.advance(10);
+      await clock.advanceSettled(10);
       const second = await opened(handler, 'bob');
-      await clock.advance(10);
+      await clock.advanceSettled(10);
       await opened(handler, 'alice');
       await opened(handler, 'alice');
       expect(handler.sessions).toBe(3);
@@ -162,7 +162,7 @@ describe('Streamable HTTP sessions', () => {
     it('a full table makes room from whoever holds the most idle sessions, not from the others', async () => {
       const { handler, clock } = principals({ maxSessions: 4, maxSessionsPerPrincipal: 4 });
       const bob = await opened(handler, 'bob');
-      await clock.advance(10);
+      await clock.advanceSettled(10);
       const hog = [await opened(handler, 'hog'), await opened(handler, 'hog'), await opened(handler, 'hog')];
       await opened(handler, 'carol');
       expect(handler.sessions).toBe(4);
@@ -199,15 +199,15 @@ describe('Streamable HTTP sessions', () => {
     // A GET stream open: the agent is there, the session stays.
     const stream = await fetch(URL_, { headers: { accept: 'text/event-stream', 'mcp-session-id': id } });
     expect(stream.status).toBe(200);
-    await clock.advance(120_000);
+    await clock.advanceSettled(120_000);
     expect(handler.sessions).toBe(1);
     // The agent goes away: its stream is cancelled; the session goes once the idle time has passed.
     await stream.body!.cancel();
-    await clock.advance(59_999);
+    await clock.advanceSettled(59_999);
     expect(handler.sessions).toBe(1);
-    await clock.advance(1);
+    await clock.advanceSettled(1);
     expect(handler.sessions).toBe(0);
-    expect(clock.pending).toBe(0);
+    expect(clock.pending()).toBe(0);
   });
 
   it('close() ends every session; later requests get 503', async () => {

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { ListedClient } from '@mdp/protocol';
 import { hash6, emptyNameBook } from '../src/names.js';
 import { buildSurface, catalogClient, type CatalogClient, type SurfaceOptions } from '../src/surface.js';
-import { client, ep, obj, prompt, skill } from './fixtures.js';
+import { endpoint, prompt, skill } from '@mdp/test-kit';
+import { client, obj } from './fixtures.js';
 
 const OPTIONS: SurfaceOptions = { surface: 'catalog', maxTools: 40, include: [], exclude: [], descriptionMaxChars: 200 };
 const build = (clients: CatalogClient[], options: Partial<SurfaceOptions> = {}, book = emptyNameBook) => buildSurface(clients, book, { ...OPTIONS, ...options });
@@ -10,16 +11,16 @@ const toolNames = (clients: CatalogClient[], options: Partial<SurfaceOptions> = 
 
 describe('catalog tools', () => {
   it('one tool per endpoint, named by its static segments', () => {
-    expect(toolNames([client('todo', [ep('POST', '/page/click'), ep('GET', '/todos/:id'), ep('GET', '/')])])).toEqual(['page_click', 'todos', 'get']);
+    expect(toolNames([client('todo', [endpoint('/page/click', 'POST'), endpoint('/todos/:id', 'GET'), endpoint('/', 'GET')])])).toEqual(['page_click', 'todos', 'get']);
   });
 
   it('several methods on one path get a verb prefix', () => {
-    expect(toolNames([client('a', [ep('GET', '/users/profile'), ep('DELETE', '/users/profile')])])).toEqual(['get_users_profile', 'delete_users_profile']);
+    expect(toolNames([client('a', [endpoint('/users/profile', 'GET'), endpoint('/users/profile', 'DELETE')])])).toEqual(['get_users_profile', 'delete_users_profile']);
   });
 
   it('the same method, path and schema on several clients is one tool with a clientId enum', () => {
     const schema = { inputSchema: obj({ selector: { type: 'string' } }) };
-    const { surface } = build([client('a', [ep('POST', '/page/click', schema)]), client('b', [ep('POST', '/page/click', schema)])]);
+    const { surface } = build([client('a', [endpoint('/page/click', 'POST', schema)]), client('b', [endpoint('/page/click', 'POST', schema)])]);
     expect(surface.tools).toHaveLength(1);
     const [tool] = surface.tools;
     expect(tool!.definition.name).toBe('page_click');
@@ -31,41 +32,41 @@ describe('catalog tools', () => {
   it('equal schemas with keys in another order are the same schema', () => {
     const one = { inputSchema: { type: 'object', properties: { a: {}, b: {} } } };
     const two = { inputSchema: { properties: { b: {}, a: {} }, type: 'object' } };
-    expect(toolNames([client('a', [ep('POST', '/x', one)]), client('b', [ep('POST', '/x', two)])])).toEqual(['x']);
+    expect(toolNames([client('a', [endpoint('/x', 'POST', one)]), client('b', [endpoint('/x', 'POST', two)])])).toEqual(['x']);
   });
 
   it('another schema on the same route is a variant with the client alias as prefix', () => {
     const names = toolNames([
-      client('todo', [ep('POST', '/page/click', { inputSchema: obj({ a: {} }) })]),
-      client('shop-app', [ep('POST', '/page/click', { inputSchema: obj({ b: {} }) })]),
+      client('todo', [endpoint('/page/click', 'POST', { inputSchema: obj({ a: {} }) })]),
+      client('shop-app', [endpoint('/page/click', 'POST', { inputSchema: obj({ b: {} }) })]),
     ]);
     expect(names).toEqual(['page_click', 'shop_app_page_click']);
   });
 
   it('names are [a-z0-9_], at most 48 characters, and unique', () => {
     const long = `/${'segment'.repeat(5)}/${'another'.repeat(5)}`;
-    const names = toolNames([client('a', [ep('GET', long), ep('GET', '/page-click'), ep('GET', '/page/click')])]);
+    const names = toolNames([client('a', [endpoint(long, 'GET'), endpoint('/page-click', 'GET'), endpoint('/page/click', 'GET')])]);
     for (const name of names) expect(name).toMatch(/^[a-z0-9_]{1,48}$/);
     expect(new Set(names).size).toBe(names.length);
     expect(names[2]).toBe(`page_click_${hash6('GET /page/click')}`);
   });
 
   it('keeps a name for the life of the book, even when the rule would now choose another', () => {
-    const first = build([client('a', [ep('GET', '/users/profile')])]);
+    const first = build([client('a', [endpoint('/users/profile', 'GET')])]);
     expect(first.surface.tools[0]!.definition.name).toBe('users_profile');
-    const later = build([client('a', [ep('GET', '/users/profile'), ep('DELETE', '/users/profile')])], {}, first.book);
+    const later = build([client('a', [endpoint('/users/profile', 'GET'), endpoint('/users/profile', 'DELETE')])], {}, first.book);
     expect(later.surface.tools.map((t) => t.definition.name)).toEqual(['users_profile', 'delete_users_profile']);
   });
 
   it('labels and caps descriptions from clients', () => {
-    const { surface } = build([client('a', [ep('GET', '/x', { description: 'z'.repeat(500) })], 'App A')], { descriptionMaxChars: 20 });
+    const { surface } = build([client('a', [endpoint('/x', 'GET', { description: 'z'.repeat(500) })], 'App A')], { descriptionMaxChars: 20 });
     const text = surface.tools[0]!.definition.description;
     expect(text.startsWith('Endpoint GET /x of MDP client "a" (App A). Its description: zzz')).toBe(true);
     expect(text.endsWith('…')).toBe(true);
   });
 
   it('carries the annotations of the method', () => {
-    const { surface } = build([client('a', [ep('GET', '/r'), ep('DELETE', '/d'), ep('PUT', '/p')])]);
+    const { surface } = build([client('a', [endpoint('/r', 'GET'), endpoint('/d', 'DELETE'), endpoint('/p', 'PUT')])]);
     expect(surface.tools.map((t) => t.definition.annotations)).toEqual([
       { title: 'GET /r', readOnlyHint: true },
       { title: 'DELETE /d', readOnlyHint: false, destructiveHint: true },
@@ -74,7 +75,7 @@ describe('catalog tools', () => {
   });
 
   it('lists at most maxTools tools, the four generic ones counted, the first seen kept', () => {
-    const paths = Array.from({ length: 10 }, (_, i) => ep('POST', `/t${i}`));
+    const paths = Array.from({ length: 10 }, (_, i) => endpoint(`/t${i}`, 'POST'));
     const { surface } = build([client('a', paths)], { maxTools: 7 });
     expect(surface.tools.map((t) => t.definition.name)).toEqual(['t0', 't1', 't2']);
     expect(surface.toolsOverCap).toBe(7);
@@ -82,14 +83,14 @@ describe('catalog tools', () => {
   });
 
   it('include and exclude match tool names or <clientId><path>', () => {
-    const clients = [client('todo', [ep('POST', '/page/click'), ep('POST', '/page/type'), ep('GET', '/items')]), client('shop', [ep('GET', '/cart')])];
+    const clients = [client('todo', [endpoint('/page/click', 'POST'), endpoint('/page/type', 'POST'), endpoint('/items', 'GET')]), client('shop', [endpoint('/cart', 'GET')])];
     expect(toolNames(clients, { include: ['page_*'] })).toEqual(['page_click', 'page_type']);
     expect(toolNames(clients, { include: ['shop/*'] })).toEqual(['cart']);
     expect(toolNames(clients, { exclude: ['page_type', 'todo/items'] })).toEqual(['page_click', 'cart']);
   });
 
   it('generic surface lists no catalog tools, prompts or resources', () => {
-    expect(build([client('a', [ep('GET', '/x'), prompt('/p/prompt.md'), skill('/s/skill.md')])], { surface: 'generic' }).surface).toEqual({
+    expect(build([client('a', [endpoint('/x', 'GET'), prompt('/p/prompt.md'), skill('/s/skill.md')])], { surface: 'generic' }).surface).toEqual({
       tools: [],
       prompts: [],
       resources: [],

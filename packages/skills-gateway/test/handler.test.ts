@@ -1,8 +1,9 @@
 /** handleSkillRead against a real Router: resolution, the callClient it sends, status mapping (SPEC §8). */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Router } from '@mdp/core';
+import { skill } from '@mdp/test-kit';
 import { DEFAULT_SKILL_CONTENT_TYPE, handleSkillRead, skillContentType, type SkillReadResponse } from '../src/index.js';
-import { connectClient, readRequest, skill } from './helpers.js';
+import { connectClient, readRequest } from './helpers.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

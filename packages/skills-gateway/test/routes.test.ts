@@ -9,10 +9,11 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Router, createLogger, encodeAuthCookie, type CallRecord, type RouterOptions } from '@mdp/core';
+import { Router, encodeAuthCookie, type CallRecord, type RouterOptions } from '@mdp/core';
+import { recordingLogger, skill, type FakeClient } from '@mdp/test-kit';
 import { createSkillsRoutes, type SkillsRoutesOptions } from '../src/hono.js';
 import { createNodeSkillsHandler, type NodeSkillsOptions } from '../src/index.js';
-import { connectClient, skill, type FakeClient } from './helpers.js';
+import { connectClient } from './helpers.js';
 
 let router: Router;
 let server: Server | undefined;
@@ -368,8 +369,7 @@ describe.each(ADAPTERS)('skill routes: %s', (_name, listen) => {
     });
 
     it('500 {error} when the read itself throws, logged and never echoed', async () => {
-      const logged: Array<{ event: string; error?: { message?: string } }> = [];
-      const logger = createLogger({ level: 'info', write: (line) => logged.push(JSON.parse(line) as (typeof logged)[number]) });
+      const { logger, records: logged } = recordingLogger({ level: 'info' });
       const port = await listen({
         authorize: () => {
           throw new Error('policy bug');

@@ -3,15 +3,15 @@
  * a call is not taken for gone) is bounded by what is pending: it must not grow with every call the
  * session ever answered, nor with every call that timed out in the client's hands.
  */
-import { headersToMap, silentLogger } from '@mdp/core';
+import { Router, headersToMap, silentLogger } from '@mdp/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HandedCalls } from '../src/handed.js';
 import { LoopSessionRegistry } from '../src/registry.js';
 import { createLoopRoutes, type LoopRoutes } from '../src/routes.js';
-import { SpyRouter, loopClient, polledMessage, type FetchLike } from './helpers.js';
+import { loopClient, polledMessage, type LoopFetch } from '@mdp/test-kit';
 
 /** The routes themselves, called with a request made from fetch's arguments (no adapter, no socket). */
-function inProcess(routes: LoopRoutes): FetchLike {
+function inProcess(routes: LoopRoutes): LoopFetch {
   return async (path, init = {}) => {
     const url = new URL(path, 'http://loop');
     const headers = new Headers(init.headers);
@@ -30,7 +30,7 @@ function inProcess(routes: LoopRoutes): FetchLike {
 }
 
 function loopOnRouter() {
-  const router = new SpyRouter();
+  const router = new Router();
   const registry = new LoopSessionRegistry(router, silentLogger, {
     idleTimeoutMs: 10_000,
     sessionLimits: { total: 10, perAddress: 10 },

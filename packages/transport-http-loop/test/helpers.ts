@@ -1,14 +1,14 @@
 /**
- * Test helpers: a log watcher to wait on server-side events, an HTTP loop client over any fetch,
- * and a server on a real socket for each adapter (`handleNode` on node:http, the Hono routes on
- * @hono/node-server).
+ * Test helpers: a server on a real socket for each adapter (`handleNode` on node:http, the Hono
+ * routes on @hono/node-server). The loop client, the recording logger and the session watch are
+ * the kit's (`@mdp/test-kit`).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { Router, createLogger, type Logger, type Session, type SessionTransport } from '@mdp/core';
-import type { AuthContext, ClientDescriptor } from '@mdp/protocol';
+import type { Router } from '@mdp/core';
+import { closeServer, listen } from '@mdp/test-kit';
 import { createHttpLoopRoutes } from '../src/hono.js';
 import type { HttpLoopTransport } from '../src/index.js';
 
@@ -28,8 +28,7 @@ export async function serveHandleNode(transport: HttpLoopTransport, otherStatus 
     res.writeHead(otherStatus, { 'content-length': 0 });
     res.end();
   });
-  const port = await new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
-  return { server, port };
+  return { server, port: await listen(server) };
 }
 
 /** The Hono routes mounted at MOUNT of an app on @hono/node-server (127.0.0.1, port 0); other paths get `otherStatus`. */
@@ -55,110 +54,5 @@ export async function stopServing(transport: HttpLoopTransport, router: Router, 
   await transport.close();
   await router.close();
   server.closeAllConnections();
-  await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
-}
-
-export const CLIENT: ClientDescriptor = {
-  id: 'c1',
-  name: 'Client one',
-  paths: [
-    { type: 'endpoint', method: 'GET', path: '/hello' },
-    { type: 'skill', path: '/docs/skill.md' },
-  ],
-};
-
-export type LogRecord = Record<string, unknown> & { event: string };
-
-export interface LogWatcher {
-  readonly logger: Logger;
-  readonly records: LogRecord[];
-  /** Resolves at the next record of `event` logged after this call. */
-  next(event: string): Promise<LogRecord>;
-}
-
-/** A debug logger whose lines tests can wait on, so they wait on events rather than sleep. */
-export function watchLogs(): LogWatcher {
-  const records: LogRecord[] = [];
-  const waiters: { event: string; resolve: (record: LogRecord) => void }[] = [];
-  const logger = createLogger({
-    level: 'debug',
-    write: (line) => {
-      const record = JSON.parse(line) as LogRecord;
-      records.push(record);
-      for (const waiter of [...waiters]) {
-        if (waiter.event !== record.event) continue;
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve(record);
-      }
-    },
-  });
-  return {
-    logger,
-    records,
-    next: (event) => new Promise((resolve) => waiters.push({ event, resolve })),
-  };
-}
-
-export type FetchLike = (path: string, init?: RequestInit) => Response | Promise<Response>;
-
-/** An HTTP loop client speaking to `fetchFn` (in-process `app.request` or a real socket). */
-export function loopClient(fetchLike: FetchLike) {
-  const fetchFn = async (path: string, init?: RequestInit): Promise<Response> => fetchLike(path, init);
-  const json = (body: unknown): RequestInit => ({
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return {
-    fetch: fetchFn,
-    async connect(init: RequestInit = {}): Promise<string> {
-      const response = await fetchFn('/connect', { method: 'POST', ...init });
-      if (response.status !== 200) throw new Error(`connect answered ${response.status}`);
-      return ((await response.json()) as { sessionId: string }).sessionId;
-    },
-    send(sessionId: string, message: unknown, headers: Record<string, string> = {}): Promise<Response> {
-      const init = json({ message });
-      return fetchFn('/send', { ...init, headers: { ...(init.headers as Record<string, string>), 'x-mdp-session-id': sessionId, ...headers } });
-    },
-    poll(sessionId: string, waitMs?: number, init: RequestInit = {}): Promise<Response> {
-      const query = new URLSearchParams({ sessionId });
-      if (waitMs !== undefined) query.set('waitMs', String(waitMs));
-      return fetchFn(`/poll?${query}`, init);
-    },
-    disconnect(sessionId: string): Promise<Response> {
-      return fetchFn('/disconnect', { method: 'POST', headers: { 'x-mdp-session-id': sessionId } });
-    },
-    /** Connect and register CLIENT (or `client`); returns the session id. */
-    async register(client: ClientDescriptor = CLIENT): Promise<string> {
-      const sessionId = await this.connect();
-      const response = await this.send(sessionId, { type: 'registerClient', client });
-      if (response.status !== 202) throw new Error(`registerClient answered ${response.status}: ${await response.text()}`);
-      return sessionId;
-    },
-  };
-}
-
-export type LoopClient = ReturnType<typeof loopClient>;
-
-/** The message of a 200 poll. */
-export async function polledMessage(response: Response): Promise<Record<string, unknown>> {
-  if (response.status !== 200) throw new Error(`poll answered ${response.status}`);
-  return ((await response.json()) as { message: Record<string, unknown> }).message;
-}
-
-/** A Router that keeps the core sessions it opens, so tests can read their auth and last-seen time. */
-export class SpyRouter extends Router {
-  readonly opened: Session[] = [];
-
-  override openSession(transport: SessionTransport, transportAuth?: AuthContext, principal?: string): Session {
-    const session = super.openSession(transport, transportAuth, principal);
-    this.opened.push(session);
-    return session;
-  }
-
-  session(id: string): Session {
-    const session = this.opened.find((candidate) => candidate.id === id);
-    if (!session) throw new Error(`no session ${id}`);
-    return session;
-  }
+  await closeServer(server);
 }

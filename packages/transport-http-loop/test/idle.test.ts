@@ -4,11 +4,11 @@
  * vitest's fake timers.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { EXPIRE_BATCH } from '@mdp/core';
-import { IdleTracker, IdleWatch, type IdleClock } from '../src/idle.js';
+import { EXPIRE_BATCH, Router } from '@mdp/core';
+import { LOOP_CLIENT as CLIENT, loopClient, manualClock, polledMessage, recordingLogger, type LoopClient, type RecordingLogger } from '@mdp/test-kit';
+import { IdleTracker, IdleWatch } from '../src/idle.js';
 import { createHttpLoopRoutes } from '../src/hono.js';
 import { createHttpLoopTransport, type HttpLoopTransport } from '../src/index.js';
-import { CLIENT, SpyRouter, loopClient, polledMessage, watchLogs, type LogWatcher, type LoopClient } from './helpers.js';
 
 describe('IdleTracker', () => {
   it('a session opened and never polled expires after the time-out, not before', () => {
@@ -96,44 +96,15 @@ describe('IdleTracker', () => {
   });
 });
 
-/** A clock whose time moves only when the test says so; it runs due timers in order. */
-function fakeClock(): IdleClock & { advance(ms: number): void; readonly timers: number } {
-  let now = 0;
-  let nextId = 0;
-  const timers = new Map<number, { at: number; callback: () => void }>();
-  return {
-    now: () => now,
-    setTimeout: (callback, ms) => {
-      timers.set(++nextId, { at: now + ms, callback });
-      return nextId;
-    },
-    clearTimeout: (handle) => void timers.delete(handle as number),
-    advance(ms) {
-      const end = now + ms;
-      for (;;) {
-        const due = [...timers.entries()].filter(([, t]) => t.at <= end).sort((x, y) => x[1].at - y[1].at)[0];
-        if (!due) break;
-        timers.delete(due[0]);
-        now = due[1].at;
-        due[1].callback();
-      }
-      now = end;
-    },
-    get timers() {
-      return timers.size;
-    },
-  };
-}
-
 describe('IdleWatch', () => {
   it('holds one timer, fires for each quiet session at its deadline, and none after close', () => {
-    const clock = fakeClock();
+    const clock = manualClock();
     const expired: string[] = [];
     const watch = new IdleWatch(100, (id) => expired.push(id), clock);
     watch.open('a');
     clock.advance(40);
     const b = watch.open('b');
-    expect(clock.timers).toBe(1);
+    expect(clock.pending()).toBe(1);
     clock.advance(60);
     expect(expired).toEqual(['a']);
     watch.pollStarted(b);
@@ -144,22 +115,22 @@ describe('IdleWatch', () => {
     expect(expired).toEqual(['a']);
     clock.advance(1);
     expect(expired).toEqual(['a', 'b']);
-    expect(clock.timers).toBe(0);
+    expect(clock.pending()).toBe(0);
 
     watch.open('c');
     expect(watch.timerArmed).toBe(true);
     watch.close();
     watch.close();
-    expect(clock.timers).toBe(0);
+    expect(clock.pending()).toBe(0);
     expect(watch.timerArmed).toBe(false);
     watch.open('d');
     clock.advance(1000);
     expect(expired).toEqual(['a', 'b']);
-    expect(clock.timers).toBe(0);
+    expect(clock.pending()).toBe(0);
   });
 
   it('ends sessions that went quiet together in batches, each batch a timer callback of its own', () => {
-    const clock = fakeClock();
+    const clock = manualClock();
     const expired: string[] = [];
     const batches: number[] = [];
     const watch = new IdleWatch(100, (id) => expired.push(id), clock);
@@ -178,7 +149,7 @@ describe('IdleWatch', () => {
   });
 
   it('does not touch its timer per poll: a session that keeps polling costs no timer work', () => {
-    const clock = fakeClock();
+    const clock = manualClock();
     const set = vi.spyOn(clock, 'setTimeout');
     const watch = new IdleWatch(100, () => undefined, clock);
     const a = watch.open('a');
@@ -193,7 +164,7 @@ describe('IdleWatch', () => {
   });
 
   it('keeps watching when an expiry callback throws', () => {
-    const clock = fakeClock();
+    const clock = manualClock();
     const expired: string[] = [];
     const watch = new IdleWatch(
       100,
@@ -214,15 +185,15 @@ describe('IdleWatch', () => {
 });
 
 describe('the transport ends vanished sessions', () => {
-  let router: SpyRouter;
+  let router: Router;
   let transport: HttpLoopTransport;
   let client: LoopClient;
-  let logs: LogWatcher;
+  let logs: RecordingLogger;
 
   beforeEach(() => {
     vi.useFakeTimers();
-    router = new SpyRouter({ invocationTimeoutMs: 60_000 });
-    logs = watchLogs();
+    router = new Router({ invocationTimeoutMs: 60_000 });
+    logs = recordingLogger();
     transport = createHttpLoopTransport(router, { logger: logs.logger, idleTimeoutMs: 1000 });
     const app = createHttpLoopRoutes(transport);
     client = loopClient((path, init) => app.request(path, init));
@@ -314,7 +285,7 @@ describe('the transport ends vanished sessions', () => {
 
   it('a client that vanished with a call in hand still leaves once that call ends (its time-out)', async () => {
     const { router: shortRouter, transport: shortTransport, client: shortClient } = (() => {
-      const r = new SpyRouter({ invocationTimeoutMs: 3000 });
+      const r = new Router({ invocationTimeoutMs: 3000 });
       const t = createHttpLoopTransport(r, { logger: logs.logger, idleTimeoutMs: 1000 });
       const app = createHttpLoopRoutes(t);
       return { router: r, transport: t, client: loopClient((path, init) => app.request(path, init)) };

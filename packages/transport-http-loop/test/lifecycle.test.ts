@@ -1,21 +1,22 @@
 /** Session lifecycle: expiry by core's liveness rule, replacement, router shutdown, transport close. */
 import type { Hono } from 'hono';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Router } from '@mdp/core';
+import { LOOP_CLIENT as CLIENT, loopClient, recordingLogger, type LoopClient, type RecordingLogger } from '@mdp/test-kit';
 import { createHttpLoopRoutes } from '../src/hono.js';
 import { createHttpLoopTransport, type HttpLoopTransport } from '../src/index.js';
-import { CLIENT, SpyRouter, loopClient, watchLogs, type LogWatcher, type LoopClient } from './helpers.js';
 
-let router: SpyRouter;
+let router: Router;
 let transport: HttpLoopTransport;
 let app: Hono;
 let client: LoopClient;
-let logs: LogWatcher;
+let logs: RecordingLogger;
 
 beforeEach(() => {
   vi.useFakeTimers();
   // Core sweeps every 20 ms and closes a session silent for 50 ms.
-  router = new SpyRouter({ heartbeatIntervalMs: 20, heartbeatTimeoutMs: 50 });
-  logs = watchLogs();
+  router = new Router({ heartbeatIntervalMs: 20, heartbeatTimeoutMs: 50 });
+  logs = recordingLogger();
   transport = createHttpLoopTransport(router, { logger: logs.logger });
   app = createHttpLoopRoutes(transport);
   client = loopClient((path, init) => app.request(path, init));

@@ -6,18 +6,20 @@
  */
 import type { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createAuthGate, createTokenPolicy, type RouterOptions } from '@mdp/core';
+import { Router, createAuthGate, createTokenPolicy, type RouterOptions } from '@mdp/core';
+import { LOOP_CLIENT as CLIENT, loopClient, polledMessage, watchSessions, type LoopClient, type SessionWatch } from '@mdp/test-kit';
 import { createHttpLoopRoutes } from '../src/hono.js';
 import { HTTP_LOOP_DEFAULTS, createHttpLoopTransport, type HttpLoopOptions, type HttpLoopTransport } from '../src/index.js';
-import { CLIENT, SpyRouter, loopClient, polledMessage, type LoopClient } from './helpers.js';
 
-let router: SpyRouter;
+let router: Router;
+let sessions: SessionWatch;
 let transport: HttpLoopTransport;
 let app: Hono;
 let client: LoopClient;
 
 function setUp(options: HttpLoopOptions = {}, routerOptions: RouterOptions = {}): void {
-  router = new SpyRouter(routerOptions);
+  router = new Router(routerOptions);
+  sessions = watchSessions(router);
   transport = createHttpLoopTransport(router, options);
   app = createHttpLoopRoutes(transport);
   client = loopClient((path, init) => app.request(path, init));
@@ -52,7 +54,7 @@ describe('under an auth policy, a session id alone is no credential', () => {
   ])('refuses send, poll and disconnect with %s (401) and leaves the session as it was', async (_label, headers) => {
     setUp(policy);
     const sessionId = await owned();
-    const session = router.session(sessionId);
+    const session = sessions.session(sessionId);
     const auth = session.transportAuth;
     const seen = session.lastSeen;
     const call = router.invoke('c1', 'GET', '/hello', { auth: { token: 'reader' } });
@@ -81,7 +83,7 @@ describe('under an auth policy, a session id alone is no credential', () => {
     setUp(policy);
     const sessionId = await owned();
     await client.poll(sessionId, 0, { headers: { ...bearer('one'), 'x-mdp-auth-tab': '2' } });
-    expect(router.session(sessionId).transportAuth).toMatchObject({ token: 'one', headers: { 'x-mdp-auth-tab': '2' } });
+    expect(sessions.session(sessionId).transportAuth).toMatchObject({ token: 'one', headers: { 'x-mdp-auth-tab': '2' } });
   });
 
   it('answers an unknown session 401 without a credential and 404 with one', async () => {
@@ -198,7 +200,7 @@ describe('queue bounds', () => {
 
 describe('options', () => {
   it('refuses invalid limits', () => {
-    const router = new SpyRouter();
+    const router = new Router();
     expect(() => createHttpLoopTransport(router, { longPollTimeoutMs: -1 })).toThrow(RangeError);
     expect(() => createHttpLoopTransport(router, { maxBodyBytes: 0 })).toThrow(RangeError);
   });

@@ -2,19 +2,20 @@
 import { EventEmitter } from 'node:events';
 import type { Hono } from 'hono';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Router } from '@mdp/core';
+import { loopClient, polledMessage, recordingLogger, type LoopClient, type RecordingLogger } from '@mdp/test-kit';
 import { createHttpLoopRoutes } from '../src/hono.js';
 import { createHttpLoopTransport, type HttpLoopTransport } from '../src/index.js';
-import { SpyRouter, loopClient, polledMessage, watchLogs, type LogWatcher, type LoopClient } from './helpers.js';
 
-let router: SpyRouter;
+let router: Router;
 let transport: HttpLoopTransport;
 let app: Hono;
 let client: LoopClient;
-let logs: LogWatcher;
+let logs: RecordingLogger;
 
-function setUp(options: { longPollTimeoutMs?: number } = {}, routerOptions: ConstructorParameters<typeof SpyRouter>[0] = {}): void {
-  router = new SpyRouter(routerOptions);
-  logs = watchLogs();
+function setUp(options: { longPollTimeoutMs?: number } = {}, routerOptions: ConstructorParameters<typeof Router>[0] = {}): void {
+  router = new Router(routerOptions);
+  logs = recordingLogger();
   transport = createHttpLoopTransport(router, { ...options, logger: logs.logger });
   app = createHttpLoopRoutes(transport);
   client = loopClient((path, init) => app.request(path, init));

@@ -8,24 +8,22 @@ import { request as httpRequest, type IncomingHttpHeaders, type OutgoingHttpHead
 import { connect as netConnect } from 'node:net';
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
-import { encodeAuthCookie } from '@mdp/core';
+import { Router, encodeAuthCookie } from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createHttpLoopRoutes } from '../src/hono.js';
-import { createHttpLoopTransport, type HttpLoopOptions, type HttpLoopTransport } from '../src/index.js';
 import {
-  ADAPTERS,
-  CLIENT,
-  MOUNT,
-  SpyRouter,
+  LOOP_CLIENT as CLIENT,
   loopClient,
   polledMessage,
-  serveHandleNode,
-  stopServing,
-  watchLogs,
-  type LogWatcher,
+  recordingLogger,
+  watchSessions,
   type LoopClient,
-} from './helpers.js';
+  type RecordingLogger,
+  type SessionWatch,
+} from '@mdp/test-kit';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createHttpLoopRoutes } from '../src/hono.js';
+import { createHttpLoopTransport, type HttpLoopOptions, type HttpLoopTransport } from '../src/index.js';
+import { ADAPTERS, MOUNT, serveHandleNode, stopServing } from './helpers.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -36,10 +34,12 @@ interface RawResponse {
 }
 
 /** A router whose every message handling fails unexpectedly. */
-class BrokenRouter extends SpyRouter {
-  override handleMessage(): void {
+function brokenRouter(): Router {
+  const router = new Router();
+  vi.spyOn(router, 'handleMessage').mockImplementation(() => {
     throw new Error('secret detail');
-  }
+  });
+  return router;
 }
 
 /** What `rawRequest` sends as headers: a map, or names and values in turn (each repeat its own line). */
@@ -84,16 +84,18 @@ async function expectError(response: Response | RawResponse, status: number, pat
 }
 
 describe.each(ADAPTERS)('HTTP loop routes: %s', (_name, serveAdapter) => {
-  let router: SpyRouter;
+  let router: Router;
+  let sessions: SessionWatch;
   let transport: HttpLoopTransport;
   let server: Server;
   let port: number;
   let client: LoopClient;
-  let logs: LogWatcher;
+  let logs: RecordingLogger;
 
-  async function setUp(options: HttpLoopOptions = {}, spy: SpyRouter = new SpyRouter()): Promise<void> {
-    router = spy;
-    logs = watchLogs();
+  async function setUp(options: HttpLoopOptions = {}, given: Router = new Router()): Promise<void> {
+    router = given;
+    sessions = watchSessions(router);
+    logs = recordingLogger();
     transport = createHttpLoopTransport(router, { maxBodyBytes: 1024, logger: logs.logger, ...options });
     ({ server, port } = await serveAdapter(transport, 418));
     client = loopClient((path, init) => fetch(`http://127.0.0.1:${port}${MOUNT}${path}`, init));
@@ -163,12 +165,12 @@ describe.each(ADAPTERS)('HTTP loop routes: %s', (_name, serveAdapter) => {
     it('keeps the transport auth of the connect request', async () => {
       await setUp();
       const sessionId = await client.connect({ headers: { authorization: 'Bearer t0', 'x-mdp-auth-tenant': 't1' } });
-      expect(router.session(sessionId).transportAuth).toEqual({
+      expect(sessions.session(sessionId).transportAuth).toEqual({
         scheme: 'Bearer',
         token: 't0',
         headers: { authorization: 'Bearer t0', 'x-mdp-auth-tenant': 't1' },
       });
-      expect(router.session(sessionId).transportKind).toBe('http-loop');
+      expect(sessions.session(sessionId).transportKind).toBe('http-loop');
     });
 
     it('reads repeated auth headers as one map: values joined by ", ", cookies by "; "', async () => {
@@ -177,7 +179,7 @@ describe.each(ADAPTERS)('HTTP loop routes: %s', (_name, serveAdapter) => {
       const headers = ['Authorization', 'Bearer a', 'authorization', 'Bearer b', 'X-MDP-Auth-Tenant', 't1', 'x-mdp-auth-tenant', 't2', 'Cookie', 'other=1', 'cookie', cookie];
       const response = await raw('POST', '/connect', headers, ['{}']);
       const { sessionId } = JSON.parse(response.body) as { sessionId: string };
-      expect(router.session(sessionId).transportAuth).toEqual({
+      expect(sessions.session(sessionId).transportAuth).toEqual({
         scheme: 'Bearer',
         token: 'a, Bearer b',
         headers: { authorization: 'Bearer a, Bearer b', cookie: `other=1; ${cookie}`, 'x-mdp-auth-tenant': 't1, t2' },
@@ -203,7 +205,7 @@ describe.each(ADAPTERS)('HTTP loop routes: %s', (_name, serveAdapter) => {
     it('uses the configured extractAuth on the lower-case header map', async () => {
       await setUp({ extractAuth: (headers) => ({ token: String(headers['x-custom']) }) });
       const sessionId = await client.connect({ headers: { 'X-Custom': 'abc' } });
-      expect(router.session(sessionId).transportAuth).toEqual({ token: 'abc' });
+      expect(sessions.session(sessionId).transportAuth).toEqual({ token: 'abc' });
     });
 
     it('answers 503 once the transport is closed', async () => {
@@ -379,7 +381,7 @@ describe.each(ADAPTERS)('HTTP loop routes: %s', (_name, serveAdapter) => {
     it('waits waitMs, or the configured time-out when waitMs is missing or invalid', async () => {
       // Heartbeat pings would answer a waiting poll; keep them out. How long a wait lasts is
       // measured with fake timers in poll.test.ts; here each adapter hands the routes its query.
-      await setUp({ longPollTimeoutMs: 15 }, new SpyRouter({ heartbeatIntervalMs: 60_000, heartbeatTimeoutMs: 120_000 }));
+      await setUp({ longPollTimeoutMs: 15 }, new Router({ heartbeatIntervalMs: 60_000, heartbeatTimeoutMs: 120_000 }));
       const sessionId = await client.connect();
       for (const [query, waitMs] of [['&waitMs=10', 10], ['', 15], ['&waitMs=soon', 15], ['&waitMs=-1', 15]] as const) {
         const started = logs.next('poll.start');
@@ -503,7 +505,7 @@ describe.each(ADAPTERS)('HTTP loop routes: %s', (_name, serveAdapter) => {
     it('refreshes last-seen and replaces the transport auth on every send and poll', async () => {
       await setUp();
       const sessionId = await client.connect();
-      const session = router.session(sessionId);
+      const session = sessions.session(sessionId);
       session.lastSeen = 0;
       await client.poll(sessionId, 0, { headers: { authorization: 'Bearer p1' } });
       expect(session.lastSeen).toBeGreaterThan(0);
@@ -531,7 +533,7 @@ describe.each(ADAPTERS)('HTTP loop routes: %s', (_name, serveAdapter) => {
     });
 
     it('turns an unexpected error into a plain 500 that does not echo the message', async () => {
-      await setUp({}, new BrokenRouter());
+      await setUp({}, brokenRouter());
       const sessionId = await client.connect();
       const failed = logs.next('request.failed');
       const response = await client.send(sessionId, { type: 'pong' });
@@ -544,12 +546,12 @@ describe.each(ADAPTERS)('HTTP loop routes: %s', (_name, serveAdapter) => {
 });
 
 describe('Hono routes in process (app.request)', () => {
-  let router: SpyRouter;
+  let router: Router;
   let transport: HttpLoopTransport;
   let app: Hono;
 
   const setUp = (): void => {
-    router = new SpyRouter();
+    router = new Router();
     transport = createHttpLoopTransport(router, { maxBodyBytes: 1024 });
     app = createHttpLoopRoutes(transport);
   };
@@ -613,15 +615,15 @@ describe('Hono routes in process (app.request)', () => {
 });
 
 describe('handleNode: extraHeaders', () => {
-  let router: SpyRouter;
+  let router: Router;
   let transport: HttpLoopTransport;
   let server: Server;
   let client: LoopClient;
-  let logs: LogWatcher;
+  let logs: RecordingLogger;
 
-  async function setUp(options: HttpLoopOptions, spy = new SpyRouter()): Promise<number> {
-    router = spy;
-    logs = watchLogs();
+  async function setUp(options: HttpLoopOptions, given: Router = new Router()): Promise<number> {
+    router = given;
+    logs = recordingLogger();
     transport = createHttpLoopTransport(router, { maxBodyBytes: 1024, logger: logs.logger, ...options });
     let port: number;
     ({ server, port } = await serveHandleNode(transport));
@@ -660,7 +662,7 @@ describe('handleNode: extraHeaders', () => {
   });
 
   it('are merged into a 500 too', async () => {
-    await setUp({ extraHeaders: () => ({ 'x-extra': 'yes' }) }, new BrokenRouter());
+    await setUp({ extraHeaders: () => ({ 'x-extra': 'yes' }) }, brokenRouter());
     const sessionId = await client.connect();
     const response = await client.send(sessionId, { type: 'pong' });
     expect(response.status).toBe(500);

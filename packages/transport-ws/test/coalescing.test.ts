@@ -5,30 +5,27 @@
 import { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { InvokeOutcome } from '@mdp/core';
-import { descriptor, openClient, startHarness, type Harness, type TestSocket } from './helpers.js';
+import { descriptor, stopAll, type TestClient } from '@mdp/test-kit';
+import { openClient, startHarness, type Harness } from './helpers.js';
 
 let harness: Harness | undefined;
-const sockets: TestSocket[] = [];
 
 afterEach(async () => {
   vi.restoreAllMocks();
-  for (const socket of sockets.splice(0)) socket.ws.terminate();
+  await stopAll();
   await harness?.stop();
   harness = undefined;
 });
 
-async function registered(h: Harness, id: string): Promise<TestSocket> {
+async function registered(h: Harness, id: string): Promise<TestClient> {
   const socket = await openClient(h.url);
-  sockets.push(socket);
-  socket.send({ type: 'registerClient', client: descriptor(id) });
-  socket.send({ type: 'ping', timestamp: 1 });
-  await socket.next((m) => m.type === 'pong');
+  await socket.register(descriptor(id));
   return socket;
 }
 
 /** Counts the writes node makes on the server's end of `client`'s connection. */
-function countServerWrites(client: TestSocket): () => number {
-  const clientPort = (client.ws as unknown as { _socket: Socket })._socket.localPort;
+function countServerWrites(client: TestClient): () => number {
+  const clientPort = client.tcp.localPort;
   let writes = 0;
   const isServerEnd = (socket: Socket): boolean => socket.remotePort === clientPort && socket.localPort !== clientPort;
   for (const method of ['_write', '_writev'] as const) {
@@ -51,10 +48,8 @@ describe('write coalescing', () => {
     const outcomes: Array<Promise<InvokeOutcome>> = [];
     for (let i = 0; i < 5; i++) outcomes.push(harness.router.invoke('c1', 'GET', '/docs/skill.md', { query: { n: String(i) } }));
     outcomes.push(harness.router.invoke('c2', 'GET', '/docs/skill.md'));
-    const callsTo = (socket: TestSocket) => socket.messages.filter((m) => m.type === 'callClient');
-    await vi.waitFor(() => expect(callsTo(client)).toHaveLength(5));
-    await vi.waitFor(() => expect(callsTo(other)).toHaveLength(1));
-    const calls = callsTo(client);
+    const calls = await client.inbox.count(5, (m) => m.type === 'callClient');
+    await other.inbox.count(1, (m) => m.type === 'callClient');
 
     // The first call went out alone (nothing was in flight); the four after it in one write.
     expect(writes()).toBe(2);
@@ -68,13 +63,12 @@ describe('write coalescing', () => {
     harness = await startHarness();
     const client = await registered(harness, 'c1');
     const writes = countServerWrites(client);
-    const callsTo = () => client.messages.filter((m) => m.type === 'callClient');
     for (let round = 1; round <= 3; round++) {
+      const arrived = client.next((m) => m.type === 'callClient');
       const outcome = harness.router.invoke('c1', 'GET', '/docs/skill.md');
       // Written before invoke returned control: no deferred flush for a client with nothing in flight.
       expect(writes()).toBe(round);
-      await vi.waitFor(() => expect(callsTo()).toHaveLength(round));
-      client.send({ type: 'callClientResult', requestId: callsTo()[round - 1]!.requestId, ok: true, data: 'x' });
+      client.send({ type: 'callClientResult', requestId: (await arrived).requestId, ok: true, data: 'x' });
       expect(await outcome).toEqual({ ok: true, data: 'x' });
     }
     // A call the client never answers stops counting once it times out.

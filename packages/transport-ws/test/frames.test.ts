@@ -1,19 +1,21 @@
 /** What each kind of bad frame closes the socket with (SPEC §5), and that the session ends with it. */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { Router } from '@mdp/core';
 import type { ClientToServerMessage } from '@mdp/protocol';
-import { SpyRouter, ROUTER_OPTIONS, descriptor, harnessPerTest, rawUpgrade, recordingLogger, sendRawText, type Harness, type TestSocket } from './helpers.js';
+import { descriptor, recordingLogger, until, type TestClient } from '@mdp/test-kit';
+import { ROUTER_OPTIONS, harnessPerTest, rawUpgrade, sendRawText, type Harness } from './helpers.js';
 
 const { start, client } = harnessPerTest();
 
-async function connected(options?: Parameters<typeof start>[0]): Promise<{ h: Harness; socket: TestSocket }> {
+async function connected(options?: Parameters<typeof start>[0]): Promise<{ h: Harness; socket: TestClient }> {
   const h = await start(options);
   return { h, socket: await client(h) };
 }
 
 /** Wait for the client to see the close and for the server to end the session. */
-async function closedAndEnded(h: Harness, socket: TestSocket) {
+async function closedAndEnded(h: Harness, socket: TestClient) {
   const closed = await socket.closed;
-  await h.router.ended(h.router.onlySession);
+  await h.sessions.ended(h.sessions.only);
   expect(h.router.sessionCount).toBe(0);
   return closed;
 }
@@ -21,13 +23,13 @@ async function closedAndEnded(h: Harness, socket: TestSocket) {
 describe('close codes', () => {
   it('binary frame → 1003', async () => {
     const { h, socket } = await connected();
-    socket.ws.send(Buffer.from('{"type":"ping"}'), { binary: true });
+    socket.socket.send(Buffer.from('{"type":"ping"}'), { binary: true });
     expect(await closedAndEnded(h, socket)).toEqual({ code: 1003, reason: 'Binary frames are not supported; send JSON text' });
   });
 
   it('frame that is not JSON → 1008', async () => {
     const { h, socket } = await connected();
-    socket.ws.send('{nope');
+    socket.socket.send('{nope');
     expect(await closedAndEnded(h, socket)).toEqual({ code: 1008, reason: 'Frame is not valid JSON' });
   });
 
@@ -37,7 +39,7 @@ describe('close codes', () => {
     ['registerClient with an empty id', JSON.stringify({ type: 'registerClient', client: { id: '', name: 'x', paths: [] } }), /client\.id/],
   ])('invalid message (%s) → 1008 naming the problem', async (_name, frame, reason) => {
     const { h, socket } = await connected();
-    socket.ws.send(frame);
+    socket.socket.send(frame);
     const closed = await closedAndEnded(h, socket);
     expect(closed.code).toBe(1008);
     expect(closed.reason).toMatch(reason);
@@ -56,17 +58,16 @@ describe('close codes', () => {
   });
 
   it('an unexpected error → 1011 "Internal error", logged and not echoed', async () => {
-    class FailingRouter extends SpyRouter {
-      override handleMessage(): void {
-        throw new Error('secret detail');
-      }
-    }
+    const router = new Router(ROUTER_OPTIONS);
+    vi.spyOn(router, 'handleMessage').mockImplementation(() => {
+      throw new Error('secret detail');
+    });
     const { logger, records } = recordingLogger();
-    const { h, socket } = await connected({ router: new FailingRouter(ROUTER_OPTIONS), transport: { logger } });
+    const { h, socket } = await connected({ router, transport: { logger } });
     socket.send({ type: 'ping' });
     expect(await closedAndEnded(h, socket)).toEqual({ code: 1011, reason: 'Internal error' });
     const failure = records.find((r) => r.event === 'ws.handler_failed');
-    expect(failure).toMatchObject({ level: 'error', sessionId: h.router.onlySession.id });
+    expect(failure).toMatchObject({ level: 'error', sessionId: h.sessions.only.id });
     expect(JSON.stringify(failure)).toContain('secret detail');
   });
 
@@ -76,10 +77,10 @@ describe('close codes', () => {
     const ping = '{"type":"ping","timestamp":5}';
     const exact = ping.padEnd(MAX, ' '); // JSON allows trailing whitespace
     expect(Buffer.byteLength(exact)).toBe(MAX);
-    socket.ws.send(exact);
+    socket.socket.send(exact);
     expect(await socket.next((m) => m.type === 'pong')).toEqual({ type: 'pong', timestamp: 5 });
 
-    socket.ws.send(`${exact} `);
+    socket.socket.send(`${exact} `);
     const closed = await closedAndEnded(h, socket);
     expect(closed.code).toBe(1009);
   });
@@ -98,12 +99,12 @@ describe('close codes', () => {
     const h = await start();
     const raw = await rawUpgrade(h.port);
     sendRawText(raw, JSON.stringify({ type: 'registerClient', client: { id: 'raw', name: 'raw', paths: [{ type: 'skill', path: '/s/skill.md' }] } }));
-    await vi.waitFor(() => expect(h.router.getClient('raw')).toBeDefined());
+    await until((change) => h.router.onClientEvent(change), () => h.router.hasClient('raw'));
     const pending = h.router.invoke('raw', 'GET', '/s/skill.md');
     sendRawText(raw, '{nope');
     expect(await raw.closeFrame).toEqual({ code: 1008, reason: 'Frame is not valid JSON' });
     // No close handshake from the peer, and the socket is still open: the session is over anyway.
-    await h.router.ended(h.router.onlySession);
+    await h.sessions.ended(h.sessions.only);
     expect(raw.socket.destroyed).toBe(false);
     expect(h.router.getClient('raw')).toBeUndefined();
     expect(await pending).toMatchObject({ ok: false, source: 'server', error: { code: 'transport_error' } });
@@ -115,7 +116,7 @@ describe('close codes', () => {
     const { h, socket } = await connected();
     const events: string[] = [];
     h.router.onClientEvent((event) => events.push(event.type));
-    socket.ws.send(Buffer.from([1, 2, 3]), { binary: true });
+    socket.socket.send(Buffer.from([1, 2, 3]), { binary: true });
     const register: ClientToServerMessage = { type: 'registerClient', client: { ...descriptor('late'), paths: [] } };
     socket.send(register);
     expect((await closedAndEnded(h, socket)).code).toBe(1003);

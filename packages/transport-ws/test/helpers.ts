@@ -1,62 +1,19 @@
 /**
  * Test harness: a bare node:http server on 127.0.0.1:0 whose 'upgrade' hands every request to the
- * transport, a Router that reports when sessions open and end (so tests wait on events, never
- * sleep), `ws` clients, and a raw TCP client that performs the upgrade by hand.
+ * transport, a watch on the router's sessions (so tests wait on events, never sleep), the kit's
+ * websocket test clients, and a raw TCP client that performs the upgrade by hand.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { connect as tcpConnect, type AddressInfo, type Socket } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import { connect as tcpConnect, type Socket } from 'node:net';
 import { afterEach } from 'vitest';
-import { WebSocket } from 'ws';
-import { Router, createLogger, type Logger, type RouterOptions, type Session, type SessionTransport } from '@mdp/core';
-import type { AuthContext, ClientDescriptor } from '@mdp/protocol';
+import { Router, type RouterOptions } from '@mdp/core';
+import { TestClient, closeServer, listen, stopAll, watchSessions, type Closed, type SessionWatch } from '@mdp/test-kit';
 import { createWebSocketTransport, type WebSocketTransport, type WebSocketTransportOptions } from '../src/index.js';
 
-/** A Router that keeps the sessions it opens and lets a test wait until one has ended. */
-export class SpyRouter extends Router {
-  readonly opened: Session[] = [];
-  private readonly endWaiters = new Map<Session, Array<() => void>>();
-
-  override openSession(transport: SessionTransport, transportAuth?: AuthContext, principal?: string, peer?: string): Session {
-    const session = super.openSession(transport, transportAuth, principal, peer);
-    this.opened.push(session);
-    return session;
-  }
-
-  override endSession(session: Session, reason: string): void {
-    super.endSession(session, reason);
-    const waiters = this.endWaiters.get(session) ?? [];
-    this.endWaiters.delete(session);
-    for (const resolve of waiters) resolve();
-  }
-
-  /** The only session opened so far (throws when there are more or none). */
-  get onlySession(): Session {
-    if (this.opened.length !== 1) throw new Error(`expected one session, have ${this.opened.length}`);
-    return this.opened[0] as Session;
-  }
-
-  /** Resolves once `session` has ended (at once when it already has). */
-  ended(session: Session): Promise<void> {
-    if (session.closed) return Promise.resolve();
-    return new Promise((resolve) => {
-      const waiters = this.endWaiters.get(session) ?? [];
-      waiters.push(resolve);
-      this.endWaiters.set(session, waiters);
-    });
-  }
-}
-
-export type LogRecord = Record<string, unknown> & { event: string };
-
-/** A debug logger that keeps its records. */
-export function recordingLogger(): { logger: Logger; records: LogRecord[] } {
-  const records: LogRecord[] = [];
-  const logger = createLogger({ level: 'debug', write: (line) => records.push(JSON.parse(line) as LogRecord) });
-  return { logger, records };
-}
-
 export interface Harness {
-  readonly router: SpyRouter;
+  readonly router: Router;
+  /** The sessions the router opened and ended. */
+  readonly sessions: SessionWatch;
   readonly transport: WebSocketTransport;
   readonly server: Server;
   readonly port: number;
@@ -68,20 +25,19 @@ export interface Harness {
 /** Small router time-outs: nothing here should wait on the defaults. */
 export const ROUTER_OPTIONS: RouterOptions = { invocationTimeoutMs: 2_000, heartbeatIntervalMs: 60_000, heartbeatTimeoutMs: 120_000 };
 
-export async function startHarness(
-  options: { router?: SpyRouter; transport?: WebSocketTransportOptions } = {},
-): Promise<Harness> {
-  const router = options.router ?? new SpyRouter(ROUTER_OPTIONS);
+export async function startHarness(options: { router?: Router; transport?: WebSocketTransportOptions } = {}): Promise<Harness> {
+  const router = options.router ?? new Router(ROUTER_OPTIONS);
+  const sessions = watchSessions(router);
   const transport = createWebSocketTransport(router, options.transport);
   const server = createServer((_req, res) => {
     res.statusCode = 404;
     res.end();
   });
   server.on('upgrade', (request, socket, head) => transport.handleUpgrade(request, socket, head));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const port = await listen(server);
   return {
     router,
+    sessions,
     transport,
     server,
     port,
@@ -89,73 +45,18 @@ export async function startHarness(
     async stop() {
       await transport.close();
       await router.close();
+      sessions.stop();
       server.closeAllConnections();
-      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeServer(server);
     },
   };
 }
 
-export interface Closed {
-  readonly code: number;
-  readonly reason: string;
-}
-
-export interface TestSocket {
-  readonly ws: WebSocket;
-  /** Text frames received, parsed. */
-  readonly messages: Array<Record<string, unknown>>;
-  /** Resolves with the close code and reason the client saw. */
-  readonly closed: Promise<Closed>;
-  /** Resolves with the next text message matching `match`. */
-  next(match?: (message: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
-  send(message: unknown): void;
-}
-
-function wrap(ws: WebSocket): TestSocket {
-  const messages: Array<Record<string, unknown>> = [];
-  const waiters: Array<{ match: (m: Record<string, unknown>) => boolean; resolve: (m: Record<string, unknown>) => void }> = [];
-  ws.on('message', (data, isBinary) => {
-    if (isBinary) return;
-    const message = JSON.parse(data.toString()) as Record<string, unknown>;
-    messages.push(message);
-    for (const waiter of [...waiters]) {
-      if (!waiter.match(message)) continue;
-      waiters.splice(waiters.indexOf(waiter), 1);
-      waiter.resolve(message);
-    }
-  });
-  // A refused or dropped connection reports an 'error' before 'close'; the close code tells the story.
-  ws.on('error', () => {});
-  const closed = new Promise<Closed>((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
-  return {
-    ws,
-    messages,
-    closed,
-    next: (match = () => true) => new Promise((resolve) => waiters.push({ match, resolve })),
-    send: (message) => ws.send(JSON.stringify(message)),
-  };
-}
-
-/** Connect a `ws` client; resolves once open (rejects if the connection closes first). */
-export async function openClient(url: string, headers: IncomingHttpHeaders | Record<string, string> = {}): Promise<TestSocket> {
-  const socket = wrap(new WebSocket(url, { headers: headers as Record<string, string> }));
-  await new Promise<void>((resolve, reject) => {
-    socket.ws.once('open', () => resolve());
-    void socket.closed.then(({ code }) => reject(new Error(`closed with ${code} before opening`)));
-  });
-  return socket;
-}
-
-/** Start a `ws` client without waiting for it to open (for refused upgrades). */
-export function startClient(url: string): TestSocket & { opened: () => boolean } {
-  const ws = new WebSocket(url);
-  let opened = false;
-  ws.once('open', () => (opened = true));
-  return { ...wrap(ws), opened: () => opened };
-}
-
-export function descriptor(id: string): ClientDescriptor {
-  return { id, name: `Client ${id}`, paths: [{ type: 'skill', path: '/docs/skill.md' }] };
+/** A websocket test client that leaves every call to the test (it answers with `send`). */
+export async function openClient(url: string, headers: Record<string, string> = {}): Promise<TestClient> {
+  const client = await TestClient.connect(url, { headers });
+  client.handler = undefined;
+  return client;
 }
 
 /**
@@ -238,16 +139,15 @@ export async function rawUpgrade(port: number): Promise<RawClient> {
 
 /**
  * A harness and clients per test, all stopped after each one: call at the top of a test file.
- * `start` starts the harness, `client` opens a client on it.
+ * `start` starts the harness, `client` opens a client on it (see {@link openClient}).
  */
 export function harnessPerTest(): {
   start(options?: Parameters<typeof startHarness>[0]): Promise<Harness>;
-  client(h: Harness, headers?: Record<string, string>): Promise<TestSocket>;
+  client(h: Harness, headers?: Record<string, string>): Promise<TestClient>;
 } {
   let harness: Harness | undefined;
-  const sockets: TestSocket[] = [];
   afterEach(async () => {
-    for (const socket of sockets.splice(0)) socket.ws.terminate();
+    await stopAll();
     await harness?.stop();
     harness = undefined;
   });
@@ -256,10 +156,6 @@ export function harnessPerTest(): {
       harness = await startHarness(options);
       return harness;
     },
-    async client(h, headers = {}) {
-      const socket = await openClient(h.url, headers);
-      sockets.push(socket);
-      return socket;
-    },
+    client: (h, headers = {}) => openClient(h.url, headers),
   };
 }

@@ -1,6 +1,7 @@
 /** close(): idempotent, 1001 for open sockets, a bounded wait for closing handshakes, no leftovers. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { descriptor, harnessPerTest, rawUpgrade, startClient } from './helpers.js';
+import { TestClient, descriptor } from '@mdp/test-kit';
+import { harnessPerTest, rawUpgrade } from './helpers.js';
 
 const { start, client } = harnessPerTest();
 // Registered after the harness's: runs before it (hooks unwind), so the harness stops on real timers.
@@ -51,17 +52,17 @@ describe('close()', () => {
   it('refuses upgrades once closing', async () => {
     const h = await start();
     await h.transport.close();
-    const late = startClient(h.url);
+    const late = TestClient.start(h.url);
     expect((await late.closed).code).toBe(1006);
-    expect(late.opened()).toBe(false);
-    expect(h.router.opened).toHaveLength(0);
+    expect(late.wasOpened).toBe(false);
+    expect(h.sessions.opened).toHaveLength(0);
     expect(h.transport.connectionCount).toBe(0);
   });
 
   it('closes with 1001 when the router no longer opens sessions', async () => {
     const h = await start();
     await h.router.close();
-    const late = startClient(h.url);
+    const late = TestClient.start(h.url);
     expect(await late.closed).toEqual({ code: 1001, reason: 'Server is shutting down' });
     expect(h.router.sessionCount).toBe(0);
   });
@@ -116,10 +117,10 @@ describe('close() timers', () => {
     const closing = h.transport.close();
     await raw.closeFrame;
 
-    const late = startClient(h.url);
+    const late = TestClient.start(h.url);
     expect((await late.closed).code).toBe(1006);
-    expect(late.opened()).toBe(false);
-    expect(h.router.opened).toHaveLength(1);
+    expect(late.wasOpened).toBe(false);
+    expect(h.sessions.opened).toHaveLength(1);
 
     await vi.advanceTimersByTimeAsync(10_000);
     await closing;

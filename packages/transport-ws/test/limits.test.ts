@@ -3,51 +3,27 @@
  * register (4408), connections over the caps (503 before the handshake), another principal's
  * client id (4403) and catalog changes over the rate (1013).
  */
-import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import type { InvokeOutcome } from '@mdp/core';
+import { Router, type InvokeOutcome } from '@mdp/core';
+import { descriptor, refusedUpgrade } from '@mdp/test-kit';
 import { HOLD_FROM, WS_CLOSE, WS_LIMIT_DEFAULTS } from '../src/index.js';
-import { ROUTER_OPTIONS, SpyRouter, descriptor, harnessPerTest, type TestSocket } from './helpers.js';
+import { ROUTER_OPTIONS, harnessPerTest } from './helpers.js';
 
 const { start, client } = harnessPerTest();
-
-/** Register `id` and wait until the registration applied (a ping round trip). */
-async function register(socket: TestSocket, id: string): Promise<void> {
-  socket.send({ type: 'registerClient', client: descriptor(id) });
-  socket.send({ type: 'ping', timestamp: 1 });
-  await socket.next((m) => m.type === 'pong');
-}
-
-/** The client-side TCP socket of a `ws` client: pausing it stops reading, as a stalled peer does. */
-const tcpOf = (socket: TestSocket): Socket => (socket.ws as unknown as { _socket: Socket })._socket;
-
-/** The status and body of an upgrade the server answered without a handshake. */
-function refusedUpgrade(url: string): Promise<{ status: number; body: string; retryAfter: string | undefined }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url);
-    ws.on('error', () => {});
-    ws.once('open', () => reject(new Error('the upgrade was accepted')));
-    ws.once('unexpected-response', (_request, response) => {
-      let body = '';
-      response.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body, retryAfter: response.headers['retry-after'] }));
-    });
-  });
-}
 
 const BODY = 'x'.repeat(16 * 1024);
 
 describe('a peer that does not read', () => {
   it('is closed with 1013 once more than maxBufferedBytes wait, and its pending calls fail at once', async () => {
     const h = await start({
-      router: new SpyRouter({ ...ROUTER_OPTIONS, maxPendingCalls: 10_000 }),
+      router: new Router({ ...ROUTER_OPTIONS, maxPendingCalls: 10_000 }),
       transport: { maxBufferedBytes: 1024 * 1024 },
     });
     const slow = await client(h);
-    await register(slow, 'slow');
-    const session = h.router.onlySession;
-    tcpOf(slow).pause();
+    await slow.register(descriptor('slow'));
+    const session = h.sessions.only;
+    slow.tcp.pause();
 
     const outcomes: Array<Promise<InvokeOutcome>> = [];
     // Far more than the kernel buffers of a loopback connection take: the rest must be held.
@@ -59,22 +35,22 @@ describe('a peer that does not read', () => {
     expect(failed[0]).toMatchObject({ error: { message: expect.stringMatching(/^client session ended: Client is not reading: \d+ bytes unread, limit 1048576$/) } });
 
     // The peer reads again: what was already written, then the close frame.
-    tcpOf(slow).resume();
+    slow.tcp.resume();
     const closed = await slow.closed;
     expect(closed.code).toBe(WS_CLOSE.tryAgainLater);
     expect(closed.reason).toMatch(/^Client is not reading/);
-    const received = slow.messages.filter((m) => m.type === 'callClient').length;
+    const received = slow.received.filter((m) => m.type === 'callClient').length;
     expect(received).toBeLessThan(outcomes.length);
   });
 
   it('never sends a held call whose caller went away, and sends the held ones still wanted', async () => {
     const h = await start({
-      router: new SpyRouter({ ...ROUTER_OPTIONS, maxPendingCalls: 10_000 }),
+      router: new Router({ ...ROUTER_OPTIONS, maxPendingCalls: 10_000 }),
       transport: { maxBufferedBytes: 256 * 1024 * 1024 },
     });
     const slow = await client(h);
-    await register(slow, 'slow');
-    tcpOf(slow).pause();
+    await slow.register(descriptor('slow'));
+    slow.tcp.pause();
     const controllers: AbortController[] = [];
     const outcomes: Array<Promise<InvokeOutcome>> = [];
     for (let i = 0; i < 2000; i++) {
@@ -84,11 +60,11 @@ describe('a peer that does not read', () => {
     }
     // Every caller but the last leaves while the peer is stalled.
     for (const controller of controllers.slice(0, -1)) controller.abort();
-    const last = h.router.opened[0]!.lastCall?.requestId;
-    tcpOf(slow).resume();
+    const last = h.sessions.opened[0]!.lastCall?.requestId;
+    slow.tcp.resume();
     const wanted = await slow.next((m) => m.type === 'callClient' && m.requestId === last);
     expect(wanted.requestId).toBe(last);
-    const received = slow.messages.filter((m) => m.type === 'callClient').length;
+    const received = slow.received.filter((m) => m.type === 'callClient').length;
     // Only what reached the socket before the stall was noticed arrives; the held calls are gone.
     expect(received).toBeLessThan(1000);
     slow.send({ type: 'callClientResult', requestId: last, ok: true, data: 'fine' });
@@ -101,8 +77,8 @@ describe('a peer that lets its calls die', () => {
   it('is closed 1013 once more than maxBufferedBytes of calls went to it since its last answer, though its socket never backed up', async () => {
     const h = await start({ transport: { maxBufferedBytes: 100_000 } });
     const stalled = await client(h);
-    await register(stalled, 'stalled');
-    const session = h.router.onlySession;
+    await stalled.register(descriptor('stalled'));
+    const session = h.sessions.only;
     // Each caller gives up at once; the kernel takes these few kilobytes without a murmur.
     for (let i = 0; i < 100 && !session.closed; i++) {
       const controller = new AbortController();
@@ -118,7 +94,7 @@ describe('a peer that lets its calls die', () => {
   it('is not closed while it works on large calls it will answer', async () => {
     const h = await start({ transport: { maxBufferedBytes: 150_000 } });
     const busy = await client(h);
-    await register(busy, 'busy');
+    await busy.register(descriptor('busy'));
     // 250 KB of calls before any answer, each written once the one before arrived (nothing waits in the socket).
     const outcomes: Array<Promise<InvokeOutcome>> = [];
     for (let i = 0; i < 5; i++) {
@@ -126,11 +102,11 @@ describe('a peer that lets its calls die', () => {
       outcomes.push(h.router.invoke('busy', 'GET', '/docs/skill.md', { body: 'x'.repeat(50_000) }));
       await arrived;
     }
-    for (const call of busy.messages.filter((m) => m.type === 'callClient')) {
+    for (const call of busy.received.filter((m) => m.type === 'callClient')) {
       busy.send({ type: 'callClientResult', requestId: call.requestId, ok: true, data: 1 });
     }
     expect((await Promise.all(outcomes)).every((o) => o.ok)).toBe(true);
-    expect(busy.ws.readyState).toBe(WebSocket.OPEN);
+    expect(busy.socket.readyState).toBe(WebSocket.OPEN);
   });
 });
 
@@ -139,12 +115,12 @@ describe('registration deadline', () => {
     const h = await start({ transport: { registerTimeoutMs: 150 } });
     const registered = await client(h);
     const silent = await client(h);
-    await register(registered, 'fine');
+    await registered.register(descriptor('fine'));
     expect(await silent.closed).toEqual({ code: WS_CLOSE.registerTimeout, reason: 'No registerClient within 150 ms of connecting' });
     // The registered one's deadline passed too: it is still served.
     registered.send({ type: 'ping', timestamp: 2 });
     expect(await registered.next((m) => m.type === 'pong')).toEqual({ type: 'pong', timestamp: 2 });
-    expect(registered.ws.readyState).toBe(WebSocket.OPEN);
+    expect(registered.socket.readyState).toBe(WebSocket.OPEN);
   });
 
   it('defaults to 10 s', () => {
@@ -162,17 +138,17 @@ describe('connection caps', () => {
     const h = await start({ transport: { maxConnections: 10, maxConnectionsPerAddress: 2 } });
     const first = await client(h);
     const second = await client(h);
-    await register(second, 'kept');
-    expect(await refusedUpgrade(h.url)).toEqual({
+    await second.register(descriptor('kept'));
+    expect(await refusedUpgrade(h.url)).toMatchObject({
       status: 503,
       body: JSON.stringify({ error: 'Too many websocket connections from this address (limit 2); try again later' }),
-      retryAfter: '1',
+      headers: { 'retry-after': '1' },
     });
     // The others are still served meanwhile.
     second.send({ type: 'ping', timestamp: 3 });
     expect(await second.next((m) => m.type === 'pong')).toEqual({ type: 'pong', timestamp: 3 });
-    first.ws.close();
-    await h.router.ended(h.router.opened[0]!);
+    first.socket.close();
+    await h.sessions.ended(h.sessions.opened[0]!);
     await client(h);
     expect(h.transport.connectionCount).toBe(2);
   });
@@ -200,11 +176,11 @@ describe('principals', () => {
   it("refuses another principal's registerClient for a held id with 4403 and leaves the holder untouched", async () => {
     const h = await start({ transport: auth });
     const owner = await client(h, { authorization: 'Bearer one' });
-    await register(owner, 'owned');
+    await owner.register(descriptor('owned'));
     const intruder = await client(h, { authorization: 'Bearer two' });
     intruder.send({ type: 'registerClient', client: descriptor('owned') });
     expect(await intruder.closed).toEqual({ code: WS_CLOSE.clientIdTaken, reason: 'Client id held by another principal' });
-    expect(h.router.getClient('owned')?.sessionId).toBe(h.router.opened[0]?.id);
+    expect(h.router.getClient('owned')?.sessionId).toBe(h.sessions.opened[0]?.id);
     const call = owner.next((m) => m.type === 'callClient');
     void h.router.invoke('owned', 'GET', '/docs/skill.md', { auth: { token: 'reader' } });
     expect(await call).toMatchObject({ clientId: 'owned', auth: { token: 'reader' } });
@@ -216,32 +192,32 @@ describe('principals', () => {
     const h = await start({ transport: { ...auth, peerOf } });
     await client(h, { authorization: 'Bearer one', 'x-proof': 'good' });
     await client(h, { authorization: 'Bearer one', 'x-proof': 'bad' });
-    expect(h.router.opened.map((s) => [s.peer, s.principal])).toEqual([
+    expect(h.sessions.opened.map((s) => [s.peer, s.principal])).toEqual([
       ['member-1', 'owner'],
       [undefined, 'p1'],
     ]);
     // Without a policy nobody is asked, and no session is a peer.
     const open = await start({ transport: { peerOf } });
     await client(open, { 'x-proof': 'good' });
-    expect(open.router.opened.map((s) => [s.peer, s.principal])).toEqual([[undefined, undefined]]);
+    expect(open.sessions.opened.map((s) => [s.peer, s.principal])).toEqual([[undefined, undefined]]);
   });
 
   it("lets the same principal's new connection replace the old one (4000)", async () => {
     const h = await start({ transport: auth });
     const first = await client(h, { authorization: 'Bearer one' });
-    await register(first, 'owned');
+    await first.register(descriptor('owned'));
     const second = await client(h, { authorization: 'Bearer one' });
-    await register(second, 'owned');
+    await second.register(descriptor('owned'));
     expect(await first.closed).toEqual({ code: 4000, reason: 'Replaced by newer client session' });
-    expect(h.router.getClient('owned')?.sessionId).toBe(h.router.opened[1]?.id);
+    expect(h.router.getClient('owned')?.sessionId).toBe(h.sessions.opened[1]?.id);
   });
 });
 
 describe('catalog rate', () => {
   it('closes a connection changing its catalog faster than the limit with 1013', async () => {
-    const h = await start({ router: new SpyRouter({ ...ROUTER_OPTIONS, catalogUpdatesPerMinute: 2 }) });
+    const h = await start({ router: new Router({ ...ROUTER_OPTIONS, catalogUpdatesPerMinute: 2 }) });
     const socket = await client(h);
-    await register(socket, 'c');
+    await socket.register(descriptor('c'));
     socket.send({ type: 'updateClientCatalog', clientId: 'c', paths: [] });
     socket.send({ type: 'updateClientCatalog', clientId: 'c', paths: [] });
     const closed = await socket.closed;

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { encodeAuthCookie, type HeaderMap } from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
-import { descriptor, harnessPerTest } from './helpers.js';
+import { descriptor } from '@mdp/test-kit';
+import { harnessPerTest } from './helpers.js';
 
 const { start, client } = harnessPerTest();
 
@@ -13,19 +14,19 @@ describe('sessions', () => {
     const b = await client(h);
     expect(h.router.sessionCount).toBe(2);
     expect(h.transport.connectionCount).toBe(2);
-    const [first, second] = h.router.opened;
+    const [first, second] = h.sessions.opened;
     expect(first?.transportKind).toBe('ws');
     expect(first?.id).not.toBe(second?.id);
 
-    a.ws.close(1000, 'bye');
-    await h.router.ended(first!);
+    a.socket.close(1000, 'bye');
+    await h.sessions.ended(first!);
     expect(await a.closed).toEqual({ code: 1000, reason: 'bye' });
     expect(h.router.sessionCount).toBe(1);
     expect(second?.closed).toBe(false);
 
     // An abrupt drop (no closing handshake) ends the session too.
-    b.ws.terminate();
-    await h.router.ended(second!);
+    b.socket.terminate();
+    await h.sessions.ended(second!);
     expect(h.router.sessionCount).toBe(0);
   });
 
@@ -53,7 +54,7 @@ describe('sessions', () => {
     await socket.next((m) => m.type === 'pong');
     const outcome = h.router.invoke('c1', 'GET', '/docs/skill.md');
     await socket.next((m) => m.type === 'callClient');
-    socket.ws.close();
+    socket.socket.close();
     expect(await outcome).toMatchObject({ ok: false, source: 'server', error: { code: 'transport_error' } });
     expect(h.router.pendingCount).toBe(0);
   });
@@ -68,7 +69,7 @@ describe('transport auth from the upgrade request', () => {
     socket.send({ type: 'ping' });
     await socket.next((m) => m.type === 'pong');
     const [info] = h.router.listClients();
-    return { transportAuth: h.router.onlySession.transportAuth, authSource: info?.authSource };
+    return { transportAuth: h.sessions.only.transportAuth, authSource: info?.authSource };
   }
 
   it('is absent when the upgrade carries no credential', async () => {
@@ -116,7 +117,7 @@ describe('transport auth from the upgrade request', () => {
     await client(h, { 'X-Api-Key': 'k-42' });
     expect(seen).toHaveLength(1);
     expect(seen[0]?.['x-api-key']).toBe('k-42');
-    expect(h.router.onlySession.transportAuth).toEqual({ token: 'k-42' });
+    expect(h.sessions.only.transportAuth).toEqual({ token: 'k-42' });
   });
 
   it('lets authorize refuse a connection with 4401 before any session opens', async () => {
@@ -124,7 +125,7 @@ describe('transport auth from the upgrade request', () => {
     const h = await start({ transport: { authorize: (auth) => (seen.push(auth), auth?.token === 'good') } });
     const refused = await client(h, { authorization: 'Bearer bad' });
     expect(await refused.closed).toEqual({ code: 4401, reason: 'Unauthorized' });
-    expect(h.router.opened).toHaveLength(0);
+    expect(h.sessions.opened).toHaveLength(0);
 
     await client(h, { authorization: 'Bearer good' });
     expect(h.router.sessionCount).toBe(1);

@@ -9,8 +9,9 @@
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { InvokeOutcome } from '@mdp/core';
-import { NO_ANSWER, TestClient, descriptor, skill, startServer, stopAll, type TestServer } from '../harness.js';
-import { read, refusedUpgrade, wsClientWithSkill, type ReadResult } from './clients.js';
+import { NO_ANSWER, TestClient, descriptor, refusedUpgrade, skill, stopAll } from '@mdp/test-kit';
+import { startServer, type TestServer } from '../harness.js';
+import { read, wsClientWithSkill, type ReadResult } from './clients.js';
 
 afterEach(async () => {
   vi.restoreAllMocks();

@@ -7,7 +7,8 @@
  * id, as the README's trust model says.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { TestClient, descriptor, skill, startServer, stopAll } from '../harness.js';
+import { TestClient, descriptor, skill, stopAll } from '@mdp/test-kit';
+import { startServer } from '../harness.js';
 import { wsClientWithSkill } from './clients.js';
 
 afterEach(stopAll);

@@ -1,8 +1,6 @@
 /** Small clients for the hardening tests: HTTP reads that may give up, websocket clients that register. */
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import type { Socket } from 'node:net';
-import { WebSocket } from 'ws';
-import { TestClient, descriptor, skill } from '../harness.js';
+import { TestClient, descriptor, skill } from '@mdp/test-kit';
 
 export interface ReadResult {
   readonly status: number;
@@ -45,29 +43,7 @@ export function read(base: string, path: string, options: ReadOptions = {}): Pro
 
 /** Connect a websocket client and register `id` with one skill `/s/skill.md`; resolves once registered (a ping round trip). */
 export async function wsClientWithSkill(url: string, id: string, answer: unknown = `skill of ${id}`, headers?: Record<string, string>): Promise<TestClient> {
-  const client = await TestClient.connect(url, { headers });
+  const client = await TestClient.register(url, descriptor(id, [skill('/s/skill.md')]), headers ? { headers } : {});
   client.handler = () => answer;
-  client.send({ type: 'registerClient', client: descriptor(id, [skill('/s/skill.md')]) });
-  const pong = client.next((m) => m.type === 'pong');
-  client.send({ type: 'ping', timestamp: 1 });
-  await pong;
   return client;
-}
-
-/** The client side TCP socket of a websocket test client: pausing it stops reading, as a stalled peer does. */
-export const tcpOf = (client: TestClient): Socket => (client.socket as unknown as { _socket: Socket })._socket;
-
-/** The answer to a websocket upgrade the server refused before the handshake. */
-export function refusedUpgrade(url: string): Promise<ReadResult> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(url);
-    socket.on('error', () => {});
-    socket.once('open', () => reject(new Error('the upgrade was accepted')));
-    socket.once('unexpected-response', (_request, response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
-    });
-  });
 }

@@ -6,7 +6,8 @@
  * otherwise, and the owner keeps working.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { descriptor, skill, startServer, stopAll, type TestServer } from '../harness.js';
+import { descriptor, skill, stopAll } from '@mdp/test-kit';
+import { startServer, type TestServer } from '../harness.js';
 
 afterEach(stopAll);
 

@@ -7,12 +7,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PathDescriptor } from '@mdp/protocol';
-import { TestClient, descriptor, startServer, stopAll, type TestServer } from '../harness.js';
+import { TestClient, descriptor, endpoint, stopAll } from '@mdp/test-kit';
+import { startServer, type TestServer } from '../harness.js';
 import { read, wsClientWithSkill } from './clients.js';
 
 afterEach(stopAll);
 
-const endpoint = (path: string): PathDescriptor => ({ type: 'endpoint', method: 'GET', path });
 
 async function registerOverWs(t: TestServer, paths: PathDescriptor[]): Promise<{ code: number; reason: string }> {
   const client = await TestClient.connect(t.ws);

@@ -7,9 +7,9 @@
  */
 import { Agent } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { stopAll } from '../harness.js';
+import { stopAll } from '@mdp/test-kit';
 import { MB, startChild, stopChildren } from './child.js';
-import { read, tcpOf, wsClientWithSkill, type ReadResult } from './clients.js';
+import { read, wsClientWithSkill, type ReadResult } from './clients.js';
 
 afterEach(async () => {
   await stopAll();
@@ -25,7 +25,7 @@ describe('a websocket client that stops reading', () => {
     const slow = await wsClientWithSkill(server.ws, 'slow');
     const healthy = await wsClientWithSkill(server.ws, 'healthy', 'fine');
     const before = await server.memory(true);
-    tcpOf(slow).pause();
+    slow.tcp.pause();
 
     const agent = new Agent({ keepAlive: true, maxSockets: 64 });
     const results: Array<ReadResult | 'aborted'> = [];
@@ -57,7 +57,7 @@ describe('a websocket client that stops reading', () => {
 
     // The client reads again: the close frame (1013) comes right behind what was already written,
     // and no call reaches it afterwards.
-    tcpOf(slow).resume();
+    slow.tcp.resume();
     const closed = await slow.closed;
     expect(closed.code).toBe(1013);
     expect(closed.reason).toMatch(/^Client is not reading/);

@@ -7,7 +7,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { stopAll } from '../harness.js';
+import { stopAll } from '@mdp/test-kit';
 import { MB, startChild, stopChildren } from './child.js';
 import { wsClientWithSkill, read } from './clients.js';
 
