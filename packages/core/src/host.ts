@@ -130,9 +130,13 @@ export interface LocalHostOptions {
 /** The host contract answered from `router`. */
 export function createLocalHost(router: Router, options: LocalHostOptions = {}): HostApi {
   const isServerId = options.isServerId ?? NO_SERVER_IDS;
-  /** The registered id `requested` reaches, or the MdpError saying why none. */
-  const resolve = (requested: string): string | MdpError => {
-    const found = resolveClientId(requested, (id) => router.hasClient(id), () => router.listClients().map((c) => c.descriptor), isServerId);
+  const described = (): ClientDescriptor[] => router.listClients().map((c) => c.descriptor);
+  /**
+   * The registered id `requested` reaches, or the MdpError saying why none. `clients` lists the
+   * candidates for an alias, only when `requested` is not registered as it is.
+   */
+  const resolve = (requested: string, clients: () => Iterable<ClientDescriptor> = described): string | MdpError => {
+    const found = resolveClientId(requested, (id) => router.hasClient(id), clients, isServerId);
     switch (found.kind) {
       case 'exact':
       case 'alias':
@@ -146,8 +150,13 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
     }
   };
 
-  const callOne = async (clientId: string, request: Omit<CallPathRequest, 'clientId'>, options: CallOptions): Promise<CallResult> => {
-    const id = resolve(clientId);
+  const callOne = async (
+    clientId: string,
+    request: Omit<CallPathRequest, 'clientId'>,
+    options: CallOptions,
+    clients?: () => Iterable<ClientDescriptor>,
+  ): Promise<CallResult> => {
+    const id = resolve(clientId, clients);
     if (id instanceof MdpError) return { ok: false, error: id.toJSON(), source: 'server' };
     const result = await router.invoke(id, request.method, request.path, {
       query: request.query,
@@ -213,7 +222,11 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
           { details: { clients: ids.length, maxTargets: options.maxTargets } },
         );
       }
-      const results = await Promise.all(ids.map(async (clientId) => ({ clientId, ...(await callOne(clientId, request, options)) })));
+      // One listing for the whole batch, taken only if some id is not registered as it is: a
+      // call-many naming many absent ids must not list every client once per id.
+      let listing: ClientDescriptor[] | undefined;
+      const clients = (): ClientDescriptor[] => (listing ??= described());
+      const results = await Promise.all(ids.map(async (clientId) => ({ clientId, ...(await callOne(clientId, request, options, clients)) })));
       return { results };
     },
 

@@ -211,6 +211,20 @@ describe('callPaths', () => {
     await expect(host.callPaths({ method: 'GET', path: '/missing' })).rejects.toMatchObject({ code: 'not_found' });
   });
 
+  it('lists the clients once for a whole batch of absent ids, and not at all when every id is registered', async () => {
+    const a = connectClient(router, 'a', [endpoint('/status')]);
+    const listings = vi.spyOn(router, 'listClients');
+    const ghosts = Array.from({ length: 50 }, (_, i) => `ghost-${i}`);
+    const result = await host.callPaths({ clientIds: ghosts, method: 'GET', path: '/status' });
+    expect(result.results.every((r) => !r.ok && r.error.code === 'not_found')).toBe(true);
+    expect(listings).toHaveBeenCalledTimes(1);
+    listings.mockClear();
+    const known = host.callPaths({ clientIds: ['a'], method: 'GET', path: '/status' });
+    answer(a.transport, a.session, 'fine');
+    expect((await known).results).toEqual([{ clientId: 'a', ok: true, data: 'fine' }]);
+    expect(listings).not.toHaveBeenCalled();
+  });
+
   it('refuses to call more clients than maxTargets, before calling any', async () => {
     const a = connectClient(router, 'a', [endpoint('/status')]);
     const b = connectClient(router, 'b', [endpoint('/status')]);
