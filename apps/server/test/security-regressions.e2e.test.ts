@@ -1,7 +1,8 @@
 /**
- * Reproductions from the adversarial review of the host API, MCP, the inspector and the settings.
- * Each test fails on the code it was written against and states the behaviour the fix must give;
- * the review report explains what an attacker gains and the suggested fix.
+ * Regression tests from the first adversarial review of the host API, MCP, the inspector and the
+ * settings: each was written failing against the code it found broken, and states the behaviour
+ * the fix gave (a deep catalog, dotted aliases, /mdp/cluster from a page, empty secrets, stdout of
+ * `mdp-server mcp`, repeated call-many ids, one agent taking every /mcp session).
  */
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,7 +18,7 @@ afterEach(async () => {
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
-describe('review: a client with a deeply nested catalog', () => {
+describe('first security review: a client with a deeply nested catalog', () => {
   it('does not break the listings of every other client', async () => {
     const t = await startServer();
     await registeredClient(t, descriptor('good', [endpoint('/x', 'POST')]));
@@ -39,7 +40,7 @@ describe('review: a client with a deeply nested catalog', () => {
   });
 });
 
-describe('review: client id aliases', () => {
+describe('first security review: client id aliases', () => {
   it('never sends a call meant for an absent dotted id to a client that merely ends with it', async () => {
     const t = await startServer({ authTokens: ['reader', 'other'] });
     const other = await registeredClient(t, descriptor('app', [endpoint('/deploy', 'POST')]), { authorization: 'Bearer other' });
@@ -50,7 +51,7 @@ describe('review: client id aliases', () => {
   });
 });
 
-describe('review: /mdp/cluster from a web page', () => {
+describe('first security review: /mdp/cluster from a web page', () => {
   it('refuses a control websocket that carries a browser Origin', async () => {
     const t = await startServer({ cluster: { mode: 'auto', stateDir: undefined, discovery: { attempts: 0 } } });
     const ws = new WebSocket(`${t.ws}/mdp/cluster`, { headers: { origin: 'https://evil.example' } });
@@ -67,7 +68,7 @@ describe('review: /mdp/cluster from a web page', () => {
   });
 });
 
-describe('review: settings that fail open', () => {
+describe('first security review: settings that fail open', () => {
   it('refuses MDP_AUTH_TOKEN set but empty, as it refuses MDP_AUTH_TOKEN=","', async () => {
     const child = spawn(process.execPath, [CLI, '--host', '127.0.0.1', '--port', '0', '--cluster-mode', 'standalone', '--log-level', 'silent'], {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -86,7 +87,7 @@ describe('review: settings that fail open', () => {
   });
 });
 
-describe('review: mdp-server mcp --audit-log -', () => {
+describe('first security review: mdp-server mcp --audit-log -', () => {
   afterEach(async () => {
     await stopAll();
   });
@@ -110,7 +111,7 @@ describe('review: mdp-server mcp --audit-log -', () => {
   });
 });
 
-describe('review: call-many fan-out', () => {
+describe('first security review: call-many fan-out', () => {
   it('does not call one client once per repetition of its id', async () => {
     const t = await startServer();
     const client = await registeredClient(t, descriptor('app', [endpoint('/x', 'POST')]));
@@ -122,7 +123,7 @@ describe('review: call-many fan-out', () => {
   });
 });
 
-describe('review: /mcp session cap', () => {
+describe('first security review: /mcp session cap', () => {
   it('lets one agent not lock every other agent out', async () => {
     const t = await startServer({ authTokens: ['agent-a', 'agent-b'], mcp: { maxSessions: 4 } });
     const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'r', version: '0' } } };
