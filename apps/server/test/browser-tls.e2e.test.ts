@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { descriptor, skill, stopAll } from '@mdp/test-kit';
+import { Inbox, descriptor, skill, stopAll } from '@mdp/test-kit';
 import { clientChange, startServer, type TestServer } from './harness.js';
 import {
   WAIT_MS,
@@ -46,9 +46,12 @@ interface Refused {
   readonly line: string;
 }
 
-/** Collect the cookies Chromium refuses on the page's responses. */
-async function refusedCookies(context: BrowserContext, page: Page): Promise<Refused[]> {
-  const refused: Refused[] = [];
+/**
+ * Collect the cookies Chromium refuses on the page's responses. DevTools may report a refusal after
+ * the page's fetch has resolved, so tests wait for it in the inbox.
+ */
+async function refusedCookies(context: BrowserContext, page: Page): Promise<Inbox<Refused>> {
+  const refused = new Inbox<Refused>();
   const cdp = await context.newCDPSession(page);
   await cdp.send('Network.enable');
   cdp.on('Network.responseReceivedExtraInfo', (event) => {
@@ -94,7 +97,7 @@ describe.skipIf(!chromiumAvailable())('real browser (headless Chromium) on anoth
   });
 
   /** The test page in `ctx` (default: a fresh context of the shared browser), from the page server's site. */
-  async function openPage(ctx?: BrowserContext): Promise<{ page: Page; refused: Refused[] }> {
+  async function openPage(ctx?: BrowserContext): Promise<{ page: Page; refused: Inbox<Refused> }> {
     context = ctx ?? (await browser.newContext());
     const page = await context.newPage();
     const refused = await refusedCookies(context, page);
@@ -128,7 +131,7 @@ describe.skipIf(!chromiumAvailable())('real browser (headless Chromium) on anoth
     // The bootstrap itself succeeds (a credentialed, preflighted cross-site POST over TLS) …
     expect(await callPage(page, 'bootstrapCookie', t.http, BROWSER_AUTH)).toEqual({ status: 204, cacheControl: 'no-store', body: '', documentCookie: '' });
     // … and the server sends SameSite=None; Secure, but Chromium's third-party cookie blocking keeps it out.
-    expect(refused).toEqual([{ name: 'mdp_auth', reasons: ['UserPreferences'], line: expect.stringMatching(/; HttpOnly; SameSite=None; Secure$/) }]);
+    expect(await refused.count(1)).toEqual([{ name: 'mdp_auth', reasons: ['UserPreferences'], line: expect.stringMatching(/; HttpOnly; SameSite=None; Secure$/) }]);
     expect(await context!.cookies(t.http)).toEqual([]);
 
     // The websocket client registers (over wss) with no transport auth, and reads reach it.
@@ -151,12 +154,12 @@ describe.skipIf(!chromiumAvailable())('real browser (headless Chromium) on anoth
     const lax = await startServer({ tls: ca.tls(mdpCert) });
     expect(await callPage(page, 'bootstrapCookie', lax.http, BROWSER_AUTH)).toMatchObject({ status: 204 });
     // SameSite=Lax keeps a cookie out of a cross-site request (Chromium 156 says `SchemefulSameSiteLax`).
-    expect(refused.map((r) => [r.name, r.reasons])).toEqual([['mdp_auth', [expect.stringMatching(/SameSiteLax$/)]]]);
+    expect((await refused.count(1)).map((r) => [r.name, r.reasons])).toEqual([['mdp_auth', [expect.stringMatching(/SameSiteLax$/)]]]);
     expect(await context!.cookies(lax.http)).toEqual([]);
 
     const t = await startServer({ tls: ca.tls(mdpCert), cookieSameSite: 'none' });
     expect(await callPage(page, 'bootstrapCookie', t.http, BROWSER_AUTH)).toMatchObject({ status: 204 });
-    expect(refused).toHaveLength(1);
+    expect(refused.items).toHaveLength(1);
     const cookies = await context!.cookies(t.http);
     expect(cookies).toMatchObject([{ name: 'mdp_auth', domain: '127.0.0.1', path: '/', httpOnly: true, secure: true, sameSite: 'None' }]);
 

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MIRROR_PROOF_HEADER } from '@mdp/cluster';
 import { createMdpServer, type MdpServer } from '../src/index.js';
 import { TestClient, descriptor, freePorts, stopAll } from '@mdp/test-kit';
-import { clientChange } from './harness.js';
+import { TEST_CLUSTER_TIMING, clientChange } from './harness.js';
 
 const servers: MdpServer[] = [];
 
@@ -17,7 +17,7 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
 });
 
-const FAST = { mode: 'auto' as const, heartbeatIntervalMs: 30, leaseDurationMs: 300, electionTimeoutMinMs: 350, electionTimeoutMaxMs: 600 };
+const FAST = { mode: 'auto' as const, ...TEST_CLUSTER_TIMING };
 // Mirror links present the first token; the clients' principals below hold other ones.
 const TOKENS = ['cluster-token', 'token-a', 'token-b'];
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

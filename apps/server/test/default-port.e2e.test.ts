@@ -10,7 +10,7 @@ import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
 import { TestClient, descriptor, freePorts, recordingLogger, skill, stopAll } from '@mdp/test-kit';
 import { createMdpServer, type MdpServer } from '../src/index.js';
 import type { MdpClusterOptions } from '../src/cluster.js';
-import { clientChange } from './harness.js';
+import { TEST_CLUSTER_TIMING, clientChange } from './harness.js';
 
 const servers: MdpServer[] = [];
 
@@ -19,7 +19,7 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
-const FAST: MdpClusterOptions = { mode: 'auto', heartbeatIntervalMs: 30, leaseDurationMs: 300, electionTimeoutMinMs: 350, electionTimeoutMaxMs: 600 };
+const FAST: MdpClusterOptions = { mode: 'auto', ...TEST_CLUSTER_TIMING };
 
 async function start(port: number, range: number[], extra: Partial<MdpClusterOptions> = {}, logger?: Logger): Promise<MdpServer> {
   const server = createMdpServer({
@@ -107,7 +107,7 @@ describe('the default port', () => {
     await theirWatch.seen('server.default_port_held');
     expect((await metaAt(home)).serverId).toBe(`127.0.0.1:${later}`);
     expect(theirNext.cluster!.meta().knownMemberCount).toBe(1);
-    // Mine led all along, retrying every 30 ms while the port was free: it never took it.
+    // Mine led all along, retrying at every heartbeat while the port was free: it never took it.
     expect(me.cluster!.meta()).toMatchObject({ role: 'leader', knownMemberCount: 1 });
     expect(watch.events()).not.toContain('server.default_port_held');
   });

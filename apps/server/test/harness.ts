@@ -97,3 +97,16 @@ export function rawRequest(
     req.end();
   });
 }
+
+/**
+ * Cluster timings for in-process tests that are not about the defaults: short enough that an
+ * election takes about a second, long enough (an 800 ms lease, heartbeats every 100 ms) that a
+ * machine busy with the other test files in parallel does not move the lead by starving a leader.
+ * The process tests use the same figures (processes.ts).
+ */
+export const TEST_CLUSTER_TIMING = {
+  heartbeatIntervalMs: 100,
+  leaseDurationMs: 800,
+  electionTimeoutMinMs: 1000,
+  electionTimeoutMaxMs: 1500,
+} as const;
