@@ -4,7 +4,6 @@
  * jump must not fire, expire or extend anything. `wallNow()` is the wall clock, for timestamps other
  * processes read (messages, hello proofs): two processes' monotonic clocks have nothing in common.
  */
-import { performance } from 'node:perf_hooks';
 
 export interface Clock {
   /** Milliseconds on a monotonic scale (only differences matter). */
@@ -15,6 +14,8 @@ export interface Clock {
   clearTimeout(handle: unknown): void;
 }
 
+// The global `performance` (not node:perf_hooks'), so that a test on vitest's fake timers moves
+// `now()` together with the timers it fakes.
 export const systemClock: Clock = {
   now: () => performance.now(),
   wallNow: () => Date.now(),

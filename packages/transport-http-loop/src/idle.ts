@@ -17,7 +17,7 @@
  * oldest idle session and re-armed only when it fires, never per poll.
  */
 
-import { EXPIRE_BATCH } from '@mdp/core';
+import { EXPIRE_BATCH, systemClock, type Clock } from '@mdp/core';
 
 /** One session as the tracker sees it; only the tracker writes its fields. */
 export class IdleEntry {
@@ -130,23 +130,12 @@ export class IdleTracker {
   }
 }
 
-/** The clock `IdleWatch` reads and arms; tests pass a fake one. */
-export interface IdleClock {
-  now(): number;
-  setTimeout(callback: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
-export const systemClock: IdleClock = {
-  now: () => performance.now(),
-  setTimeout: (callback, ms) => {
-    const timer = setTimeout(callback, ms);
-    // Ending vanished sessions is no reason to keep a process alive.
-    timer.unref();
-    return timer;
-  },
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
+/**
+ * The part of core's `Clock` that `IdleWatch` reads and arms; tests pass a fake one. The default is
+ * core's `systemClock`, whose timers never keep a process alive (ending vanished sessions is no
+ * reason to).
+ */
+export type IdleClock = Pick<Clock, 'now' | 'setTimeout' | 'clearTimeout'>;
 
 /** {@link IdleTracker} on a clock: calls `onExpire` with the id of each session that went quiet. */
 export class IdleWatch {
