@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Logger } from '@mdp/core';
 import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
-import { TestClient, descriptor, freePorts, recordingLogger, skill, stopAll } from '@mdp/test-kit';
+import { TestClient, descriptor, freePorts, recordingLogger, skill, stopAll, until } from '@mdp/test-kit';
 import { createMdpServer, type MdpServer } from '../src/index.js';
 import type { MdpClusterOptions } from '../src/cluster.js';
 import { TEST_CLUSTER_TIMING, clientChange } from './harness.js';
@@ -60,12 +60,17 @@ describe('the default port', () => {
     const range = await freePorts(3);
     const [home, own] = range as [number, number];
     const holder = await start(home, range);
-    const watch = recordingLogger({ level: 'info' });
+    const watch = recordingLogger();
     const survivor = await start(own, range, {}, watch.logger);
     await Promise.race([leads(holder), leads(survivor)]);
 
     await holder.close();
     await watch.seen('server.default_port_held');
+    // The survivor may take the port before it has let the holder go (its departure, or its lease):
+    // wait for that on the survivor's own log lines, then check.
+    await until((change) => watch.lines.subscribe(change), () => survivor.cluster!.meta().knownMemberCount === 1 || undefined, {
+      what: () => `the survivor to know only itself (knows ${survivor.cluster!.meta().knownMemberCount})`,
+    });
     expect(survivor.cluster!.meta()).toMatchObject({ role: 'leader', knownMemberCount: 1 });
 
     // /mdp/meta on either port: the leader, with its own endpoints.
