@@ -1,5 +1,5 @@
 /** The MCP settings of `mdp-server` and `mdp-server mcp` (SPEC §13): a group of the settings table. */
-import { CATALOG_DEFAULTS, GENERIC_TOOL_NAMES, SURFACES } from '@mdp/mcp-bridge';
+import { CATALOG_DEFAULTS, GENERIC_TOOL_NAMES, SURFACES } from '@mdp/mcp-bridge/lite';
 import type { MdpMcpOptions } from './features/mcp-http.js';
 import { list, oneOf, wholeNumber } from './flag-values.js';
 import { settingGroup } from './settings.js';

@@ -6,7 +6,6 @@
  */
 import { Console } from 'node:console';
 import type { Writable } from 'node:stream';
-import { connectStdio } from '@mdp/mcp-bridge';
 import type { MdpServer } from './server.js';
 
 /**
@@ -26,7 +25,9 @@ export function mcpSubcommandArgs(argv: readonly string[]): string[] | undefined
 
 /** Serve the stdio session; `stop` runs once it has ended (stdin closed, or the agent hung up). */
 export async function serveStdio(server: MdpServer, stop: (reason: string) => void): Promise<void> {
-  if (!server.mcp) throw new Error('the MCP bridge is off');
-  const session = await connectStdio(server.mcp);
+  const bridge = await server.openMcp();
+  // Loaded only here: a plain `mdp-server` never loads the MCP SDK until an agent comes to /mcp.
+  const { connectStdio } = await import('@mdp/mcp-bridge');
+  const session = await connectStdio(bridge);
   void session.closed.then(() => stop('stdin closed'));
 }

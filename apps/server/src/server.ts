@@ -52,8 +52,13 @@ export interface MdpServer {
    * kept. A bad file keeps the certificate in force, is logged, and comes back as the error.
    */
   reloadTls(): ReloadResult;
-  /** The MCP bridge (undefined with `mcp: false`); set once listening. */
+  /**
+   * The MCP bridge once loaded: it is loaded (with the MCP SDK) by the first `/mcp` request or by
+   * `openMcp()`, not at start. Undefined before, and with `mcp: false`.
+   */
   readonly mcp: McpBridge | undefined;
+  /** Load the MCP bridge now (the stdio session of `mdp-server mcp`); rejects with `mcp: false`, before `listen()` and after `close()`. */
+  openMcp(): Promise<McpBridge>;
   /** Graceful shutdown: pending calls fail, sockets close, the port is released. Idempotent. */
   close(): Promise<void>;
 }
@@ -113,6 +118,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     get mcp() {
       return mcp.bridge;
     },
+    openMcp: mcp.open,
     listen: lifecycle.listen,
     reloadTls: lifecycle.reloadTls,
     close: lifecycle.close,

@@ -53,10 +53,13 @@ export interface ServerArgs {
   readonly stateDir: string;
   readonly clusterId: string;
   readonly extra?: readonly string[];
+  /** node's own flags, before the script (`--import …`). */
+  readonly nodeArgs?: readonly string[];
 }
 
 export function spawnServer(a: ServerArgs): Proc {
   const args = [
+    ...(a.nodeArgs ?? []),
     CLI,
     ...['--port', a.port, '--cluster-id', a.clusterId, '--discover-start-port', a.rangeStart, '--discover-attempts', a.rangeSize].map(String),
     ...['--cluster-state-dir', a.stateDir, '--log-level', 'info'],

@@ -24,21 +24,11 @@
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { DEFAULT_MAX_MESSAGE_BYTES, originProblem, readBodyText, silentLogger, type Logger, type OriginPolicy } from '@mdp/core';
+import { originProblem, readBodyText, silentLogger, type Logger, type OriginPolicy } from '@mdp/core';
 import type { McpBridge, McpSession } from './bridge.js';
 import { Timer, systemClock, type Clock } from './clock.js';
 import { releaseAnsweredJsonStreams } from './json-streams.js';
-
-export const MCP_HTTP_DEFAULTS = {
-  /** Largest POST body, bytes. */
-  maxBodyBytes: DEFAULT_MAX_MESSAGE_BYTES,
-  /** Sessions open at once; beyond that an idle one is ended for a new one, or the initialize gets 503. */
-  maxSessions: 256,
-  /** Sessions one principal holds at once (with `principalOf`); beyond that, the same. */
-  maxSessionsPerPrincipal: 32,
-  /** A session with nothing in flight and no stream open is closed after this long, ms. */
-  sessionIdleMs: 10 * 60_000,
-} as const;
+import { MCP_HTTP_DEFAULTS, jsonRpcError } from './lite.js';
 
 export interface McpHttpOptions {
   /** Checked against every request's Host and Origin. */
@@ -69,14 +59,6 @@ export interface McpHttpHandler {
   readonly sessions: number;
   /** End every session. Idempotent. */
   close(): Promise<void>;
-}
-
-/** A JSON-RPC error answer (MCP's HTTP errors carry one, `id` null). */
-export function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
-    status,
-    headers: { 'content-type': 'application/json', ...headers },
-  });
 }
 
 interface Entry {

@@ -1,21 +1,19 @@
 /**
  * The MCP bridge as a server feature: one bridge per server (its catalog names are the server's
  * for the life of the process), Streamable HTTP at `/mcp` on the listener, and the same bridge
- * for the stdio session of `mdp-server mcp` (`bridge`). `/mcp` checks Host and Origin against DNS
+ * for the stdio session of `mdp-server mcp` (`open()`). `/mcp` checks Host and Origin against DNS
  * rebinding and other sites' pages (the server's origin policy), then the server's auth policy,
  * before the SDK transport sees the request.
+ *
+ * The bridge (and with it the MCP SDK) is loaded when an agent first comes, not at start: the SDK's
+ * schemas are tens of thousands of live objects that every major GC of the process walks, which
+ * cost a server no agent talks to a third more CPU per host call (bench `host-call`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { INTERNAL_ERROR, headersToMap, originProblem, readNodeBody, type HostApi, type OriginPolicy } from '@mdp/core';
-import {
-  createMcpBridge,
-  createMcpHttpHandler,
-  jsonRpcError,
-  type McpBridge,
-  type McpHttpHandler,
-  type SurfaceMode,
-} from '@mdp/mcp-bridge';
+import type { McpBridge, McpHttpHandler } from '@mdp/mcp-bridge';
+import { jsonRpcError, type SurfaceMode } from '@mdp/mcp-bridge/lite';
 import type { ServerContext, ServerFeature } from '../feature.js';
 
 export const MCP_PATH = '/mcp';
@@ -41,9 +39,22 @@ export interface MdpMcpOptions {
 }
 
 export interface McpFeature extends ServerFeature {
-  /** The bridge, once the server listens; undefined with `mcp: false`. */
+  /** The bridge once loaded (the first `/mcp` request or `open()`); undefined before, and with `mcp: false`. */
   readonly bridge: McpBridge | undefined;
+  /** Load the bridge now (the stdio session of `mdp-server mcp`). Rejects with `mcp: false`, before start and after close. */
+  open(): Promise<McpBridge>;
 }
+
+type BridgeModule = typeof import('@mdp/mcp-bridge');
+
+/** The loaded bridge, and `/mcp`'s handler unless `http: false`. */
+interface Loaded {
+  readonly bridge: McpBridge;
+  readonly http: McpHttpHandler | undefined;
+}
+
+/** The bridge cannot be had now: the server is not listening yet, or is shutting down (503). */
+class Unavailable extends Error {}
 
 const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
@@ -140,60 +151,84 @@ async function writeResponse(res: ServerResponse, response: Response, extra: Rea
 
 /** `host`: the local router's host, or (clustered) one that asks the leader; asked on each use. */
 export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | undefined, host: () => HostApi): McpFeature {
-  if (options === false) return { name: 'mcp', bridge: undefined };
+  if (options === false) {
+    return { name: 'mcp', bridge: undefined, open: () => Promise.reject(new Error('the MCP bridge is off (mcp: false)')) };
+  }
   const config = options ?? {};
-  let bridge: McpBridge | undefined;
-  let http: McpHttpHandler | undefined;
   const authorize = ctx.authorize;
+  let state: 'idle' | 'started' | 'closed' = 'idle';
+  let loading: Promise<Loaded> | undefined;
+  let loaded: Loaded | undefined;
+
+  const create = (module: BridgeModule): Loaded => {
+    const bridge = module.createMcpBridge({
+      host: deferredHost(host),
+      serverInfo: { name: 'mdp-server', version },
+      logger: ctx.logger,
+      surface: config.surface,
+      maxTools: config.maxTools,
+      include: config.include,
+      exclude: config.exclude,
+    });
+    const http =
+      config.http === false
+        ? undefined
+        : module.createMcpHttpHandler(bridge, {
+            originPolicy: ctx.originPolicy,
+            authorize: authorize && ((request) => authorize(ctx.extractAuth(headersToMap(request.headers)))),
+            // Under a policy a session belongs to the principal that opened it (the gate's, as for client ids).
+            ...(authorize ? { principalOf: (request: Request) => ctx.principalOf(ctx.extractAuth(headersToMap(request.headers))) ?? '' } : {}),
+            maxSessionsPerPrincipal: config.maxSessionsPerPrincipal,
+            maxBodyBytes: ctx.maxMessageBytes,
+            maxSessions: config.maxSessions,
+            sessionIdleMs: config.sessionIdleMs,
+            logger: ctx.logger,
+          });
+    ctx.logger.debug('mcp.loaded', { http: http !== undefined });
+    return { bridge, http };
+  };
+
+  /** The bridge, loaded once, between start and close. */
+  const load = (): Promise<Loaded> => {
+    if (state === 'idle') return Promise.reject(new Unavailable('Not listening yet'));
+    loading ??= import('@mdp/mcp-bridge').then((module) => {
+      // Closed while the module loaded: nothing to create, nothing to close later.
+      if (state === 'closed') throw new Unavailable('The server is shutting down');
+      return (loaded = create(module));
+    });
+    return loading;
+  };
+
   return {
     name: 'mcp',
     get bridge() {
-      return bridge;
+      return loaded?.bridge;
     },
+    open: () => (state === 'closed' ? Promise.reject(new Unavailable('The server is shutting down')) : load().then(({ bridge }) => bridge)),
     handle(req, res, url) {
       if (config.http === false || (url !== MCP_PATH && !url.startsWith(`${MCP_PATH}?`))) return false;
-      const handler = http;
       const extra = ctx.guardedCorsFor(req);
-      if (!handler) {
-        void writeResponse(res, jsonRpcError(503, -32000, 'Not listening yet'), extra);
-        return true;
-      }
-      serveMcp(handler, req, url, ctx.maxMessageBytes, ctx.originPolicy).then(
-        (response) => writeResponse(res, response, extra),
-        (error: unknown) => {
-          ctx.logger.error('mcp.http_failed', { error });
-          if (!res.headersSent) void writeResponse(res, jsonRpcError(500, -32603, INTERNAL_ERROR.message), extra);
-          else res.destroy();
-        },
-      );
+      load()
+        .then(({ http }) => serveMcp(http!, req, url, ctx.maxMessageBytes, ctx.originPolicy))
+        .then(
+          (response) => writeResponse(res, response, extra),
+          (error: unknown) => {
+            if (!(error instanceof Unavailable)) ctx.logger.error('mcp.http_failed', { error });
+            if (res.headersSent) return void res.destroy();
+            const answer = error instanceof Unavailable ? jsonRpcError(503, -32000, error.message) : jsonRpcError(500, -32603, INTERNAL_ERROR.message);
+            void writeResponse(res, answer, extra);
+          },
+        );
       return true;
     },
     start() {
-      bridge = createMcpBridge({
-        host: deferredHost(host),
-        serverInfo: { name: 'mdp-server', version },
-        logger: ctx.logger,
-        surface: config.surface,
-        maxTools: config.maxTools,
-        include: config.include,
-        exclude: config.exclude,
-      });
-      if (config.http === false) return;
-      http = createMcpHttpHandler(bridge, {
-        originPolicy: ctx.originPolicy,
-        authorize: authorize && ((request) => authorize(ctx.extractAuth(headersToMap(request.headers)))),
-        // Under a policy a session belongs to the principal that opened it (the gate's, as for client ids).
-        ...(authorize ? { principalOf: (request: Request) => ctx.principalOf(ctx.extractAuth(headersToMap(request.headers))) ?? '' } : {}),
-        maxSessionsPerPrincipal: config.maxSessionsPerPrincipal,
-        maxBodyBytes: ctx.maxMessageBytes,
-        maxSessions: config.maxSessions,
-        sessionIdleMs: config.sessionIdleMs,
-        logger: ctx.logger,
-      });
+      if (state === 'idle') state = 'started';
     },
     async close() {
-      await http?.close();
-      await bridge?.close();
+      state = 'closed';
+      if (!loaded) return;
+      await loaded.http?.close();
+      await loaded.bridge.close();
     },
   };
 }

@@ -1,0 +1,32 @@
+/**
+ * `@mdp/mcp-bridge/lite`: the part of the bridge that never loads the MCP SDK — its defaults and
+ * names (for a host's flags and `--help`) and the JSON-RPC error answer — so that a server can
+ * import it at start and load the bridge itself only when an agent first comes.
+ */
+import { DEFAULT_MAX_MESSAGE_BYTES } from '@mdp/core';
+
+export { CATALOG_DEFAULTS } from './catalog.js';
+export type { CatalogKind, CatalogOptions } from './catalog.js';
+export { SURFACES } from './surface.js';
+export type { SurfaceMode } from './surface.js';
+export { GENERIC_TOOL_NAMES } from './names.js';
+export { CALL_MANY_BUDGET_BYTES } from './generic-tools.js';
+
+export const MCP_HTTP_DEFAULTS = {
+  /** Largest POST body, bytes. */
+  maxBodyBytes: DEFAULT_MAX_MESSAGE_BYTES,
+  /** Sessions open at once; beyond that an idle one is ended for a new one, or the initialize gets 503. */
+  maxSessions: 256,
+  /** Sessions one principal holds at once (with `principalOf`); beyond that, the same. */
+  maxSessionsPerPrincipal: 32,
+  /** A session with nothing in flight and no stream open is closed after this long, ms. */
+  sessionIdleMs: 10 * 60_000,
+} as const;
+
+/** A JSON-RPC error answer (MCP's HTTP errors carry one, `id` null). */
+export function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+}
