@@ -109,6 +109,31 @@ describe('node adapter', () => {
     process.off('warning', onWarning);
     expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
   });
+  it('tells a call that its caller went away, and not a listener that was removed first', async () => {
+    let started!: () => void;
+    const calling = new Promise<void>((resolve) => (started = resolve));
+    let heard!: (which: string) => void;
+    const abort = new Promise<string>((resolve) => (heard = resolve));
+    const host: HostApi = {
+      ...fakeHost(),
+      callPath: (_request, options) =>
+        new Promise(() => {
+          const removed = (): void => heard('removed');
+          options?.signal?.addEventListener('abort', removed);
+          options?.signal?.removeEventListener('abort', removed);
+          options?.signal?.addEventListener('abort', () => heard('kept'));
+          expect(options?.signal?.aborted).toBe(false);
+          started();
+        }),
+    };
+    const requester = ADAPTERS[1]![1](host);
+    const controller = new AbortController();
+    const pending = requester.request('/mdp/call', { ...post('/mdp/call', { clientId: 'c', method: 'GET', path: '/s' }), signal: controller.signal }).catch(() => 'aborted');
+    await calling;
+    controller.abort();
+    expect(await pending).toBe('aborted');
+    expect(await abort).toBe('kept');
+  });
 });
 
 describe.each(ADAPTERS)('%s adapter', (_name, app) => {

@@ -18,12 +18,18 @@ const PROMPT_LEAVES = new Set(['prompt.md', 'PROMPT.md']);
 export function concretePathProblem(path: string): string | undefined {
   if (path.length === 0 || path.charCodeAt(0) !== 47 /* / */) return 'must start with "/"';
   if (FORBIDDEN_CHAR.test(path)) return 'must not contain "?", "#", whitespace or control characters';
-  const segments = path.slice(1).split('/');
-  for (const segment of segments) {
-    if (segment === '') return 'must not contain an empty segment';
-    if (segment === '.' || segment === '..') return 'must not contain "." or ".." segments';
+  // Segment by segment without splitting: every host call checks its path twice (parse, route).
+  for (let start = 1; ; ) {
+    const slash = path.indexOf('/', start);
+    const end = slash < 0 ? path.length : slash;
+    const length = end - start;
+    if (length === 0) return 'must not contain an empty segment';
+    if (length <= 2 && path.charCodeAt(start) === 46 /* . */ && (length === 1 || path.charCodeAt(start + 1) === 46)) {
+      return 'must not contain "." or ".." segments';
+    }
+    if (slash < 0) return undefined;
+    start = slash + 1;
   }
-  return undefined;
 }
 
 /** Why `pattern` is not a valid descriptor path, or `undefined` when it is. */

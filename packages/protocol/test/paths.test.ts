@@ -22,6 +22,8 @@ describe('concrete paths', () => {
     '/docs/review/skill.md',
     '/review.skill.md',
     '/a/.hidden',
+    '/a/..b',
+    '/...',
     '/a/b~c',
     // A concrete path is what a caller asks for; it is not limited to the descriptor alphabet.
     '/users/a@b.com',
@@ -57,6 +59,8 @@ describe('concrete paths', () => {
     ['/..', '"." or ".."'],
     ['/a/./b', '"." or ".."'],
     ['/a/../b', '"." or ".."'],
+    ['/a/.', '"." or ".."'],
+    ['/a/..', '"." or ".."'],
   ])('refuses %j (%s)', (path, reason) => {
     const problem = concretePathProblem(path);
     expect(problem).toBeDefined();
