@@ -11,6 +11,7 @@ import { HELP, parseCliArgs } from '../src/index.js';
 import { request } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { routeConsoleTo } from '../src/mcp-command.js';
+import { createMdpServer } from '../src/server.js';
 import { startServer } from './harness.js';
 import { CLI, httpAgent } from './mcp-harness.js';
 
@@ -113,6 +114,19 @@ describe('/mcp over HTTP', () => {
     abort.abort();
     await released;
     expect(t.server.mcp!.sessions).toBe(0);
+  });
+
+  it('openMcp loads the bridge only between listen and close, and never with mcp: false', async () => {
+    const server = createMdpServer({ host: '127.0.0.1', port: 0, logLevel: 'silent' });
+    await expect(server.openMcp()).rejects.toThrow('Not listening yet');
+    expect(server.mcp).toBeUndefined();
+    await server.listen();
+    const bridge = await server.openMcp();
+    expect(server.mcp).toBe(bridge);
+    await server.close();
+    await expect(server.openMcp()).rejects.toThrow('The server is shutting down');
+    const off = await startServer({ mcp: false });
+    await expect(off.server.openMcp()).rejects.toThrow('the MCP bridge is off');
   });
 
   it('mcp: false serves no /mcp', async () => {

@@ -190,7 +190,7 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
 
   /** The bridge, loaded once, between start and close. */
   const load = (): Promise<Loaded> => {
-    if (state === 'idle') return Promise.reject(new Unavailable('Not listening yet'));
+    if (state !== 'started') return Promise.reject(new Unavailable(state === 'idle' ? 'Not listening yet' : 'The server is shutting down'));
     loading ??= import('@mdp/mcp-bridge').then((module) => {
       // Closed while the module loaded: nothing to create, nothing to close later.
       if (state === 'closed') throw new Unavailable('The server is shutting down');
@@ -204,7 +204,7 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
     get bridge() {
       return loaded?.bridge;
     },
-    open: () => (state === 'closed' ? Promise.reject(new Unavailable('The server is shutting down')) : load().then(({ bridge }) => bridge)),
+    open: () => load().then(({ bridge }) => bridge),
     handle(req, res, url) {
       if (config.http === false || (url !== MCP_PATH && !url.startsWith(`${MCP_PATH}?`))) return false;
       const extra = ctx.guardedCorsFor(req);
