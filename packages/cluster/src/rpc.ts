@@ -22,7 +22,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
-import { MAX_TIMER_MS, serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
+import { IdTable, MAX_TIMER_MS, serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
 import {
   SerializedErrorSchema,
   UNSENDABLE_DATA_ERROR,
@@ -173,7 +173,8 @@ interface Pending {
 
 /** Both ends of cluster RPC on one node: requests it serves, and requests it sent, waiting for answers. */
 export class ClusterRpc {
-  private readonly pending = new Map<string, Pending>();
+  /** Not a `Map`: entries come and go with every request (core's `IdTable` says why). */
+  private readonly pending = new IdTable<Pending>();
 
   constructor(private readonly options: ClusterRpcOptions) {}
 
@@ -203,11 +204,11 @@ export class ClusterRpc {
 
   /** The link to `peerId` is gone: its requests end now rather than at their time-out. */
   failPeer(peerId: string): void {
-    for (const [requestId, pending] of [...this.pending]) if (pending.peerId === peerId) this.finish(requestId, { kind: 'lost' });
+    for (const [requestId, pending] of this.pending) if (pending.peerId === peerId) this.finish(requestId, { kind: 'lost' });
   }
 
   close(): void {
-    for (const requestId of [...this.pending.keys()]) this.finish(requestId, { kind: 'closed' });
+    for (const requestId of this.pending.keys()) this.finish(requestId, { kind: 'closed' });
   }
 
   private async serve(peerId: string, request: ClusterRpcRequest): Promise<void> {

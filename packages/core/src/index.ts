@@ -21,6 +21,7 @@ export { SESSION_CLOSE, closeReason } from './session.js';
 export type { AuthSource, SessionInfo, SessionTransport } from './session.js';
 export { ROUTER_DEFAULTS, Router, Session } from './router.js';
 export { Deadlines, EXPIRE_BATCH, MAX_TIMER_MS } from './deadlines.js';
+export { IdTable } from './id-table.js';
 export type { Deadline } from './deadlines.js';
 export { systemClock } from './clock.js';
 export type { Clock } from './clock.js';

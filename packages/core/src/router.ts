@@ -18,6 +18,7 @@ import {
 import { CATALOG_LIMIT_DEFAULTS, catalogProblem, fullBucket, takeToken, type CatalogLimits, type RateBucket } from './catalog-limits.js';
 import { Deadlines, MAX_TIMER_MS, type Deadline } from './deadlines.js';
 import { randomUuid } from './uuid.js';
+import { IdTable } from './id-table.js';
 import { MdpError } from './errors.js';
 import { silentLogger, type Logger } from './logger.js';
 import { NO_SERVER_IDS, type IsServerId } from './aliases.js';
@@ -274,7 +275,7 @@ export class Router {
   private readonly clients = new Map<string, ClientRecord>();
   /** Trusted mirrors by the id they mirror: that id lives on their member (ownership.ts). */
   private readonly mirrors = new Map<string, Set<ClientRecord>>();
-  private readonly pending = new Map<string, PendingCall>();
+  private readonly pending = new IdTable<PendingCall>();
   private readonly deadlines = new Deadlines<PendingCall>((call) =>
     this.finish(call, {
       ok: false,

@@ -5,12 +5,14 @@
  * ended without one (timed out, their caller gone) are swept out whenever the set has doubled
  * since the last sweep, so a sweep costs O(1) per call handed.
  */
+import { IdTable } from '@mdp/core';
 
 /** Fewest ids before a sweep, so a session with a handful of calls in hand never sweeps. */
 const SWEEP_FLOOR = 64;
 
 export class HandedCalls {
-  private readonly ids = new Set<string>();
+  /** Not a `Set`: ids come and go with every call (core's `IdTable` says why). */
+  private readonly ids = new IdTable<true>();
   private sweepAt = SWEEP_FLOOR;
 
   /** @param isPending Whether a call is still waiting for its answer (`Router.isPending`). */
@@ -23,7 +25,7 @@ export class HandedCalls {
 
   /** A poll handed the client the call `requestId`. */
   add(requestId: string): void {
-    this.ids.add(requestId);
+    this.ids.set(requestId, true);
     if (this.ids.size >= this.sweepAt) this.sweep();
   }
 
@@ -39,7 +41,7 @@ export class HandedCalls {
   }
 
   private sweep(): void {
-    for (const id of this.ids) if (!this.isPending(id)) this.ids.delete(id);
+    for (const id of this.ids.keys()) if (!this.isPending(id)) this.ids.delete(id);
     this.sweepAt = Math.max(SWEEP_FLOOR, 2 * this.ids.size);
   }
 }
