@@ -95,41 +95,49 @@ export function spawnServer(a: ServerArgs): Proc {
   return proc;
 }
 
+/** What a failed wait shows of `proc`: its port, exit status, stdout and its last log lines. */
+function described(proc: Proc): string {
+  const { exitCode, signalCode } = proc.child;
+  const status = exitCode === null && signalCode === null ? 'running' : `exited (${exitCode ?? signalCode})`;
+  const logs = proc.logs.slice(-8).map((l) => JSON.stringify(l));
+  return [`process on port ${proc.port}, ${status}`, 'stdout:', proc.stdout, 'last log lines:', ...logs].join('\n');
+}
+
 /**
- * Resolves once `check()` returns a value, checked whenever `proc` prints or logs; rejects after
- * `timeoutMs` (naming `what`) or when the process exits first.
+ * Resolves once `check()` returns a value, checked whenever one of `procs` prints or logs; rejects
+ * after `timeoutMs` (naming `what`) or as soon as one of them exits with nothing matched: once its
+ * output is closed, it can print nothing more.
  */
-function waitFor<T>(proc: Proc, check: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-  // Once its output is closed (it exited), nothing more can match.
-  let gone = false;
+function waitFor<T>(procs: readonly Proc[], check: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+  let gone: Proc | undefined;
   return until(
-    (change) => {
-      const onClose = (): void => ((gone = true), change());
+    procs.map((proc) => (change: () => void) => {
+      const onClose = (): void => ((gone ??= proc), change());
       proc.changes.on('change', change);
       proc.child.on('close', onClose);
       return () => {
         proc.changes.off('change', change);
         proc.child.off('close', onClose);
       };
-    },
+    }),
     () => {
       const value = check();
-      if (value === undefined && gone) throw new Error(`${what}: the process on port ${proc.port} exited first\n${proc.stdout}`);
+      if (value === undefined && gone) throw new Error(`${what}: the process on port ${gone.port} exited first\n${described(gone)}`);
       return value;
     },
-    { timeoutMs, what: () => `${what}\nstdout of ${proc.port}:\n${proc.stdout}` },
+    { timeoutMs, what: () => `${what}\n${procs.map(described).join('\n')}` },
   );
 }
 
 /** The first stdout line matching `pattern` printed at or after character `from` of stdout. */
 export function printed(proc: Proc, pattern: RegExp, timeoutMs = 10_000, from = 0): Promise<RegExpExecArray> {
-  return waitFor(proc, () => pattern.exec(proc.stdout.slice(from)) ?? undefined, timeoutMs, `${pattern} on stdout`);
+  return waitFor([proc], () => pattern.exec(proc.stdout.slice(from)) ?? undefined, timeoutMs, `${pattern} on stdout`);
 }
 
 /** The first log line with `event` (and the given fields) logged at or after line `from`. */
 export function logged(proc: Proc, event: string, fields: Record<string, unknown> = {}, timeoutMs = 10_000, from = 0): Promise<Record<string, unknown>> {
   const matches = (line: Record<string, unknown>): boolean => line.event === event && Object.entries(fields).every(([k, v]) => line[k] === v);
-  return waitFor(proc, () => proc.logs.slice(from).find(matches), timeoutMs, `log ${event} ${JSON.stringify(fields)}`);
+  return waitFor([proc], () => proc.logs.slice(from).find(matches), timeoutMs, `log ${event} ${JSON.stringify(fields)}`);
 }
 
 const LEADS = /cluster \S+: this node is the leader \(term (\d+)\)/;
@@ -162,19 +170,12 @@ function leaderNamed(proc: Proc): string | undefined {
 
 /** Resolves with the one process all of `procs` name as leader in their last lines. */
 export function agreedLeader(procs: readonly Proc[], timeoutMs = 10_000): Promise<Proc> {
-  const printing = procs.map((p) => (change: () => void) => {
-    p.changes.on('change', change);
-    return () => p.changes.off('change', change);
-  });
-  return until(
-    printing,
-    () => {
-      const named = procs.map(leaderNamed);
-      const leader = procs.find((p) => named[0] !== undefined && named[0] === `127.0.0.1:${p.port}`);
-      return leader && named.every((n) => n === named[0]) ? leader : undefined;
-    },
-    { timeoutMs, what: () => `an agreed leader:\n${procs.map((p) => `${p.port}:\n${p.stdout}`).join('\n')}` },
-  );
+  const check = (): Proc | undefined => {
+    const named = procs.map(leaderNamed);
+    const leader = procs.find((p) => named[0] !== undefined && named[0] === `127.0.0.1:${p.port}`);
+    return leader && named.every((n) => n === named[0]) ? leader : undefined;
+  };
+  return waitFor(procs, check, timeoutMs, 'an agreed leader');
 }
 
 export async function metaOf(port: number): Promise<MetaDocument> {
