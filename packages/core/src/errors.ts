@@ -57,6 +57,15 @@ export function retryAfterSeconds(ms: number | undefined): number {
 }
 
 /**
+ * The `Retry-After` header of a 503 answer for `error`: when its `details.retryAfterMs` says, else
+ * in a second. One rule for every HTTP edge that answers a refused call (skill reads, host API).
+ */
+export function retryAfterHeader(error: SerializedError): { 'retry-after': string } {
+  const ms = (error.details as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+  return { 'retry-after': String(retryAfterSeconds(typeof ms === 'number' ? ms : undefined)) };
+}
+
+/**
  * The HTTP status of a failure, for every HTTP edge (SPEC §6, §8, §12): the client answering
  * `ok: false` is a bad gateway whatever its code; a failure of the server's own is mapped by its
  * refusal (see {@link Refusal}), else by its code.

@@ -32,6 +32,7 @@ import {
   httpStatusOf,
   originProblem,
   parseJsonObject,
+  retryAfterHeader,
   silentLogger,
   type BodyResult,
   type CallSignal,
@@ -153,7 +154,10 @@ function isJsonType(value: string | undefined): boolean {
 
 function callAnswer(result: CallResult): HostHttpResponse {
   if (result.ok) return json(200, { ok: true, data: result.data ?? null });
-  return json(httpStatusOf(result.error, result.source), result);
+  const status = httpStatusOf(result.error, result.source);
+  // Refused before anything was sent (the client has too many calls waiting): try again soon.
+  if (status === 503) return { ...json(status, result), headers: retryAfterHeader(result.error) };
+  return json(status, result);
 }
 
 export function createHostHandler(host: HostApi, options: HostApiOptions = {}): HostHandler {

@@ -210,6 +210,18 @@ describe.each(ADAPTERS)('%s adapter', (_name, app) => {
     ] as const)('answers a failed call %j with %i and {ok: false, error}', async (result, status) => {
       const res = await app(fakeHost(() => result)).request('/mdp/call', post('/mdp/call', { clientId: 'c', method: 'GET', path: '/a' }));
       expect(res.status).toBe(status);
+      expect(res.headers.get('retry-after')).toBeNull();
+      expect(await res.json()).toEqual(result);
+    });
+
+    it.each([
+      [{ retryAfterMs: 2500 }, '3'],
+      [undefined, '1'],
+    ])('answers a call refused before sending (too many waiting, details %j) with 503 and Retry-After %s', async (details, seconds) => {
+      const result = { ok: false, source: 'server', error: { code: 'not_ready', message: 'Client has too many calls waiting', ...(details ? { details } : {}) } } as const;
+      const res = await app(fakeHost(() => result)).request('/mdp/call', post('/mdp/call', { clientId: 'c', method: 'GET', path: '/a' }));
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe(seconds);
       expect(await res.json()).toEqual(result);
     });
 

@@ -10,7 +10,7 @@ import {
   INTERNAL_ERROR as INTERNAL,
   httpStatusOf,
   resolveClientId,
-  retryAfterSeconds,
+  retryAfterHeader,
   type CallHandle,
   type CredentialForwarding,
   type InvokeOutcome,
@@ -235,7 +235,5 @@ function responseTo(outcome: InvokeOutcome, target: ResolvedTarget): SkillReadRe
   const status = httpStatusOf(outcome.error, outcome.source);
   if (status !== 503) return json(status, { error: outcome.error });
   // The client has too many calls waiting: refused before anything was sent; try again soon.
-  const retryAfterMs = (outcome.error.details as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
-  const seconds = retryAfterSeconds(typeof retryAfterMs === 'number' ? retryAfterMs : undefined);
-  return { ...json(status, { error: outcome.error }), headers: { 'content-type': JSON_TYPE, 'retry-after': String(seconds) } };
+  return { ...json(status, { error: outcome.error }), headers: { 'content-type': JSON_TYPE, ...retryAfterHeader(outcome.error) } };
 }
