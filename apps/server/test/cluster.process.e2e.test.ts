@@ -15,9 +15,11 @@ const id = (p: Proc): string => `127.0.0.1:${p.port}`;
 
 describe('three mdp-server processes in auto mode', () => {
   it('find each other, elect one leader, and replace it when it is killed', { timeout: 60_000 }, async () => {
-    const ports = await freePorts(3);
-    const clusterId = `proc-${ports[0]}`;
-    const procs = ports.map((port) => spawnServer({ port, rangeStart: ports[0] as number, rangeSize: 3, stateDir: state, clusterId, extra: FAST_CLUSTER }));
+    // No member listens on the range's first port, the default port the leader takes as well: one
+    // that started late would find it held by a leader elected without it, and exit.
+    const [start, ...ports] = (await freePorts(4)) as [number, ...number[]];
+    const clusterId = `proc-${start}`;
+    const procs = ports.map((port) => spawnServer({ port, rangeStart: start, rangeSize: 4, stateDir: state, clusterId, extra: FAST_CLUSTER }));
 
     // Each process prints one line saying whether it leads or whom it follows; they agree.
     const first = await agreedLeader(procs, 20_000);

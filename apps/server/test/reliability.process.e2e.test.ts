@@ -113,9 +113,11 @@ describe('a pair of processes (default heartbeat and lease)', () => {
 
 describe('three processes', () => {
   it('that lose two (the leader among them): the last one leads', { timeout: 60_000 }, async () => {
-    const range = await freePorts(3);
+    // The first port of the range is the default port, which the leader takes as well: no member
+    // may listen there, or a leader elected before that member binds it leaves it nothing to bind.
+    const [start, ...ports] = (await freePorts(4)) as [number, ...number[]];
     const state = user();
-    const procs = range.map((port) => spawnServer({ port, rangeStart: range[0] as number, rangeSize: 3, stateDir: state, clusterId: `three-${range[0]}`, extra: FAST_CLUSTER }));
+    const procs = ports.map((port) => spawnServer({ port, rangeStart: start, rangeSize: 4, stateDir: state, clusterId: `three-${start}`, extra: FAST_CLUSTER }));
     const leader = await agreedLeader(procs, 20_000);
     const [last, other] = procs.filter((p) => p !== leader) as [Proc, Proc];
     const mark = last.stdout.length;
