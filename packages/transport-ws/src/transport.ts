@@ -184,6 +184,13 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     }
   }
 
+  // Its own function, not a closure inside handleUpgrade: that one would share handleUpgrade's
+  // closure context with the handshake callback, and keep the upgrade request (with its headers)
+  // alive as long as the socket, 1.3 KB per idle connection (bench idle-memory).
+  function releaseOnClose(socket: Duplex, address: string | undefined): void {
+    socket.once('close', () => admission.release(address));
+  }
+
   function onConnection(ws: WebSocket, request: IncomingMessage, socket: Duplex): void {
     const auth = extractAuth(request.headers);
     if (options.authorize && !options.authorize(auth)) return refuse(ws, WS_CLOSE.unauthorized, 'Unauthorized');
@@ -226,7 +233,7 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
         return;
       }
       // Counted until the socket closes, whether or not the handshake succeeds.
-      socket.once('close', () => admission.release(address));
+      releaseOnClose(socket, address);
       wss.handleUpgrade(request, socket, head, (ws) => onConnection(ws, request, socket));
     },
     get connectionCount() {
