@@ -36,7 +36,14 @@ export const LIMIT_SETTINGS = settingGroup({
       placeholder: '<n>',
       schema: count,
       default: SERVER_DEFAULTS.maxWsBufferedBytes,
-      help: 'bytes a websocket peer may leave unread; over it the peer is closed 1013 and its calls fail',
+      help: 'bytes a websocket peer may leave unread; a call past it is answered 503 with Retry-After, unsent',
+    },
+    wsStallTimeoutMs: {
+      flag: 'ws-stall-timeout-ms',
+      placeholder: '<ms>',
+      schema: ms,
+      default: SERVER_DEFAULTS.wsStallTimeoutMs,
+      help: 'time a websocket peer over --max-ws-buffered-bytes may go without reading; then it is closed 1013 and its calls fail',
     },
     wsRegisterTimeoutMs: {
       flag: 'ws-register-timeout-ms',
@@ -78,14 +85,14 @@ export const LIMIT_SETTINGS = settingGroup({
       placeholder: '<n>',
       schema: count,
       default: SERVER_DEFAULTS.httpLoopMaxQueuedMessages,
-      help: 'messages queued for one HTTP loop session; past it the session ends',
+      help: 'messages queued for one HTTP loop session; a call past it is answered 503 with Retry-After, unsent',
     },
     httpLoopMaxQueuedBytes: {
       flag: 'http-loop-max-queued-bytes',
       placeholder: '<n>',
       schema: count,
       default: SERVER_DEFAULTS.httpLoopMaxQueuedBytes,
-      help: 'bytes of JSON queued for one HTTP loop session; past it the session ends',
+      help: 'bytes of JSON queued for one HTTP loop session; a call past it is answered 503 with Retry-After, unsent',
     },
     httpHeadersTimeoutMs: {
       flag: 'http-headers-timeout-ms',

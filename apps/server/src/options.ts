@@ -47,8 +47,17 @@ export interface MdpServerOptions {
   maxCatalogPaths?: number;
   /** Most catalog changes per session and minute (a burst of that many, then at that rate); more close 1013 / answer 429. Default 120. */
   maxCatalogUpdatesPerMinute?: number;
-  /** Most bytes waiting for one websocket peer; a peer over it is closed 1013 and its calls fail. Default 8 MiB. */
+  /**
+   * Most bytes waiting for one websocket peer; a call past it is answered 503 with Retry-After,
+   * unsent, while the peer still reads. Default 8 MiB.
+   */
   maxWsBufferedBytes?: number;
+  /**
+   * How long a websocket peer over `maxWsBufferedBytes` may go without reading (no answer to a call
+   * or ping, no write drained), ms; then it is closed 1013, its calls fail, and its socket is reset
+   * a second later. Default 5000.
+   */
+  wsStallTimeoutMs?: number;
   /** Time from a websocket's handshake to its first registerClient, ms; past it the socket closes 4408. Default 10000. */
   wsRegisterTimeoutMs?: number;
   /** Most websocket connections at once; more are answered 503 before the handshake. Default 10000. */
@@ -59,9 +68,9 @@ export interface MdpServerOptions {
   maxHttpLoopSessions?: number;
   /** Most HTTP loop sessions from one remote address. Default 2000. */
   maxHttpLoopSessionsPerAddress?: number;
-  /** Most messages queued for one HTTP loop session; past it the session ends. Default 10000. */
+  /** Most messages queued for one HTTP loop session; a call past it is answered 503 with Retry-After, unsent. Default 10000. */
   httpLoopMaxQueuedMessages?: number;
-  /** Most bytes of JSON queued for one HTTP loop session; past it the session ends. Default 8 MiB. */
+  /** Most bytes of JSON queued for one HTTP loop session; a call past it is answered 503 with Retry-After, unsent. Default 8 MiB. */
   httpLoopMaxQueuedBytes?: number;
   /** Time to receive a request's headers, ms (node's headersTimeout); past it 408, also for a connection that sends nothing. Default 20000. */
   httpHeadersTimeoutMs?: number;
@@ -151,6 +160,7 @@ export const SERVER_DEFAULTS = {
   maxCatalogPaths: ROUTER_DEFAULTS.maxCatalogPaths,
   maxCatalogUpdatesPerMinute: ROUTER_DEFAULTS.catalogUpdatesPerMinute,
   maxWsBufferedBytes: WS_LIMIT_DEFAULTS.maxBufferedBytes,
+  wsStallTimeoutMs: WS_LIMIT_DEFAULTS.stallTimeoutMs,
   wsRegisterTimeoutMs: WS_LIMIT_DEFAULTS.registerTimeoutMs,
   maxWsConnections: WS_LIMIT_DEFAULTS.maxConnections,
   maxWsConnectionsPerAddress: WS_LIMIT_DEFAULTS.maxConnectionsPerAddress,
@@ -174,6 +184,7 @@ export function serverLimits(options: MdpServerOptions) {
   return {
     websocket: {
       maxBufferedBytes: options.maxWsBufferedBytes ?? d.maxWsBufferedBytes,
+      stallTimeoutMs: options.wsStallTimeoutMs ?? d.wsStallTimeoutMs,
       registerTimeoutMs: options.wsRegisterTimeoutMs ?? d.wsRegisterTimeoutMs,
       maxConnections: options.maxWsConnections ?? d.maxWsConnections,
       maxConnectionsPerAddress: options.maxWsConnectionsPerAddress ?? d.maxWsConnectionsPerAddress,

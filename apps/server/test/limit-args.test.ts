@@ -37,6 +37,7 @@ describe('limit flags', () => {
       'max-catalog-paths',
       'max-catalog-updates-per-minute',
       'max-ws-buffered-bytes',
+      'ws-stall-timeout-ms',
       'ws-register-timeout-ms',
       'max-ws-connections',
       'max-ws-connections-per-address',

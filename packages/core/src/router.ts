@@ -60,6 +60,9 @@ export const ROUTER_DEFAULTS = {
   ...CATALOG_LIMIT_DEFAULTS,
 } as const;
 
+/** The retry hint of a call refused because its client is behind (too many calls waiting, or `Session.refuseCall`), ms. */
+const BUSY_RETRY_AFTER_MS = 1000;
+
 /** Sessions pinged or expired per turn of the event loop by the liveness sweep. */
 const SWEEP_BATCH = 256;
 
@@ -253,6 +256,16 @@ export class Session implements SessionInfo {
    */
   end(reason = 'connection closed'): void {
     this.router.endSession(this, reason);
+  }
+
+  /**
+   * The transport declines a call it was just handed, because its peer is behind (more bytes wait
+   * for it than the transport's cap) but still reading: the call fails at once with `not_ready`
+   * and a retry hint, and is never sent. It does not count as unanswered: the peer never had it.
+   * A request id that is not one of this session's pending calls is ignored.
+   */
+  refuseCall(requestId: string, reason: string): void {
+    this.router.refuseCall(this, requestId, reason);
   }
 }
 
@@ -626,7 +639,7 @@ export class Router {
         error: {
           code: 'not_ready',
           message: `Client ${JSON.stringify(clientId)} has ${limit} calls waiting for an answer; try again later`,
-          details: { retryAfterMs: 1000 },
+          details: { retryAfterMs: BUSY_RETRY_AFTER_MS },
         },
       });
       return undefined;
@@ -728,7 +741,16 @@ export class Router {
     }
   }
 
-  private finish(call: PendingCall, outcome: InvokeOutcome): void {
+  /** See {@link Session.refuseCall}. */
+  refuseCall(session: Session, requestId: string, reason: string): void {
+    const call = this.pending.get(requestId);
+    if (!call || call.session !== session) return;
+    this.logger.debug('call.refused_busy', { requestId, sessionId: session.id, clientId: call.clientId });
+    this.finish(call, { ok: false, source: 'server', error: { code: 'not_ready', message: reason, details: { retryAfterMs: BUSY_RETRY_AFTER_MS } } }, false);
+  }
+
+  /** `unanswered`: the outcome counts towards the session's `unansweredCalls` when it is a server-side failure. */
+  private finish(call: PendingCall, outcome: InvokeOutcome, unanswered = true): void {
     if (this.pending.get(call.requestId) !== call) return;
     this.pending.delete(call.requestId);
     if (this.drained && this.pending.size === 0) queueMicrotask(() => this.settleDrain());
@@ -739,7 +761,7 @@ export class Router {
     else session.lastCall = sessionPrev;
     call.sessionPrev = call.sessionNext = undefined;
     session.pendingCount--;
-    if (!outcome.ok && outcome.source === 'server') session.unansweredCalls++;
+    if (unanswered && !outcome.ok && outcome.source === 'server') session.unansweredCalls++;
     this.deadlines.remove(call);
     if (call.unwatch) {
       call.unwatch();

@@ -159,6 +159,36 @@ describe('pending calls per client', () => {
   });
 });
 
+describe('calls a transport refuses (its peer is behind)', () => {
+  it('end at once with not_ready and a retry hint, and do not count as unanswered', () => {
+    const { session, transport } = connectClient(router, 'c');
+    // A transport that declines every call while it is handed it, as the websocket one does over its cap.
+    transport.send = (message) => {
+      if (message.type === 'callClient') session.refuseCall(message.requestId, 'Client "c" is behind');
+    };
+    const target = router.findTarget('c', 'GET', '/ping');
+    if (!target) throw new Error('no target');
+    const outcomes: unknown[] = [];
+    const handle = router.dispatch('c', target, {}, (outcome) => outcomes.push(outcome));
+    expect(handle).toBeUndefined();
+    expect(outcomes).toEqual([{ ok: false, source: 'server', error: { code: 'not_ready', message: 'Client "c" is behind', details: { retryAfterMs: 1000 } } }]);
+    expect(session.pendingCount).toBe(0);
+    expect(session.unansweredCalls).toBe(0);
+    expect(router.pendingCount).toBe(0);
+  });
+
+  it('ignore a request id that is not a pending call of that session', async () => {
+    const { session, transport } = connectClient(router, 'c');
+    const other = connectClient(router, 'd');
+    const call = track(router.invoke('c', 'GET', '/ping'));
+    other.session.refuseCall(transport.lastCall.requestId, 'not yours');
+    session.refuseCall('no-such-call', 'unknown');
+    await flush();
+    expect(call.outcome).toBeUndefined();
+    expect(session.pendingCount).toBe(1);
+  });
+});
+
 describe('cancel', () => {
   it('ends the call at once as caller gone and forgets it; later results are ignored', () => {
     const { session, transport } = connectClient(router, 'c');

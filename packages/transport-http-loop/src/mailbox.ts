@@ -7,9 +7,12 @@
  *                   └──── putBack (response lost) ◀──────┘
  *
  * At most one poll waits; a newer poll answers the older one (`replaced` → 204). The queue is
- * bounded in messages and bytes: a session whose client stops polling does not grow without end.
- * Past a bound, messages whose calls ended are dropped first; if it is still over, the mailbox
- * closes and reports the overflow (the transport ends the session).
+ * bounded in messages and bytes: a session whose client polls slower than calls come does not grow
+ * without end. A call that would take the queue past a bound (after dropping calls that ended) is
+ * refused: `push` says why and queues nothing, and the session goes on (its client is behind, not
+ * gone: one that stops polling is ended by the transport's idle watch). Other messages (pongs,
+ * acknowledgements: one per message of the client's own) are queued up to twice the bounds; past
+ * that the mailbox closes and reports the overflow (the transport ends the session).
  */
 import { Deadlines, type Deadline } from '@mdp/core';
 import { stringifyServerMessage, type ServerToClientMessage } from '@mdp/protocol';
@@ -85,14 +88,16 @@ export class Mailbox {
   private flushing: NodeJS.Immediate | undefined;
   private closed = false;
   private pruneAt = PRUNE_FROM;
+  /** Messages found over a bound since one was last queued. */
+  private refusedSincePrune = 0;
 
   /**
    * @param isStale A queued message no longer worth delivering (a call that has already ended by
    *   time-out). Stale messages are skipped when polled and dropped as the queue grows, so a client
    *   that stops polling but keeps its session alive does not make the queue grow without end.
    * @param limits Bounds of the queue; default none.
-   * @param onOverflow Called once when the queue stays over a bound after stale messages were
-   *   dropped; the mailbox is closed by then.
+   * @param onOverflow Called once when messages other than calls take the queue past twice its
+   *   bounds (after stale ones were dropped); the mailbox is closed by then.
    * @param waits The long-poll deadlines shared by a transport's mailboxes ({@link pollDeadlines});
    *   without them the mailbox keeps its own.
    */
@@ -120,31 +125,54 @@ export class Mailbox {
     return this.waiter !== undefined;
   }
 
-  /** Queue a message behind the others. Dropped once closed (the session is gone). */
-  push(message: ServerToClientMessage): void {
-    if (this.closed) return;
+  /**
+   * Queue a message behind the others. Returns why not when it is a call that would take the queue
+   * past a bound (nothing is queued: the caller may try again later). Dropped once closed (the
+   * session is gone).
+   */
+  push(message: ServerToClientMessage): string | undefined {
+    if (this.closed) return undefined;
     // Only the newest ping is worth answering.
     if (message.type === 'ping') this.keep((queued) => queued.message.type !== 'ping');
     const text = stringifyServerMessage(message);
+    const over = this.over(text.length);
+    if (over > 0) {
+      const { maxMessages, maxBytes } = this.limits;
+      const state = `${this.queue.length} messages, ${this.bytes} bytes waiting; at most ${maxMessages} messages, ${maxBytes} bytes`;
+      if (message.type === 'callClient') return `HTTP loop queue full (${state}): the client is behind; try again later`;
+      if (over === 2) {
+        this.close();
+        this.onOverflow(`HTTP loop queue over its limit (${state}): the client is not polling`);
+        return undefined;
+      }
+    }
+    this.refusedSincePrune = 0;
     this.queue.push({ message, text });
     this.bytes += text.length;
     if (this.queue.length >= this.pruneAt) {
       this.keep((queued) => !this.isStale(queued.message));
       this.pruneAt = Math.max(PRUNE_FROM, 2 * this.queue.length);
     }
-    const { maxMessages, maxBytes } = this.limits;
-    if (this.queue.length > maxMessages || this.bytes > maxBytes) {
-      this.keep((queued) => !this.isStale(queued.message));
-      if (this.queue.length > maxMessages || this.bytes > maxBytes) {
-        const reason =
-          `HTTP loop queue over its limit (${this.queue.length} messages, ${this.bytes} bytes waiting; ` +
-          `at most ${maxMessages} messages, ${maxBytes} bytes): the client is not polling`;
-        this.close();
-        this.onOverflow(reason);
-        return;
-      }
-    }
     this.scheduleFlush();
+    return undefined;
+  }
+
+  /**
+   * Whether one more message of `bytes` takes the queue past its bounds (1) or past twice them (2),
+   * once calls that ended are dropped; 0 when it fits. Over a bound, ended calls are looked for
+   * only every {@link PRUNE_FROM} refusals, not on each: a flood of refused calls costs no walk each.
+   */
+  private over(bytes: number): 0 | 1 | 2 {
+    const { maxMessages, maxBytes } = this.limits;
+    const beyond = (): 0 | 1 | 2 => {
+      const count = this.queue.length + 1;
+      const size = this.bytes + bytes;
+      if (count <= maxMessages && size <= maxBytes) return 0;
+      return count > 2 * maxMessages || size > 2 * maxBytes ? 2 : 1;
+    };
+    if (beyond() === 0) return 0;
+    if (this.refusedSincePrune++ % PRUNE_FROM === 0) this.keep((queued) => !this.isStale(queued.message));
+    return beyond();
   }
 
   /** Return a message whose response was not delivered to the head of the queue. */

@@ -105,7 +105,11 @@ export class LoopSessionRegistry {
       // back through /send, which keeps a client with long polls alive under short time-outs.
       wantsPing: true,
       secure,
-      send: (message) => mailbox.push(message),
+      send: (message) => {
+        const refusal = mailbox.push(message);
+        // A call the full queue cannot take fails at once, retry later; the session goes on.
+        if (refusal !== undefined && message.type === 'callClient') entry?.session.refuseCall(message.requestId, refusal);
+      },
       // Core closed the session (replaced, expired, shutdown): forget it and answer its poll.
       close: (code, reason) => {
         mailbox.close();

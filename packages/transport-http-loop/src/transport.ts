@@ -38,9 +38,13 @@ export interface HttpLoopOptions {
   maxSessions?: number;
   /** Most sessions at once from one remote address; more connects get 503. Default 2000. */
   maxSessionsPerAddress?: number;
-  /** Most messages queued for one session; past it (after dropping ended calls) the session ends. Default 10000. */
+  /**
+   * Most messages queued for one session. A call that would pass it (after dropping ended calls)
+   * fails at once with `not_ready` (retry in 1 s) and the session goes on; other messages past
+   * twice it end the session. Default 10000.
+   */
   maxQueuedMessages?: number;
-  /** Most bytes of JSON queued for one session; past it the session ends. Default 8 MiB. */
+  /** Most bytes of JSON queued for one session, with the same rules. Default 8 MiB. */
   maxQueuedBytes?: number;
   /**
    * `handleNode` only: headers merged into every answer (e.g. CORS), computed from the request when

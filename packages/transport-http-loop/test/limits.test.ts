@@ -164,22 +164,26 @@ describe('session caps', () => {
 });
 
 describe('queue bounds', () => {
-  it('end a session whose client does not poll once its queue is full; its calls fail with the reason', async () => {
+  it('refuse a call the full queue cannot take at once (not_ready, retry hint) and keep the session', async () => {
     setUp({ maxQueuedMessages: 3 });
     const sessionId = await client.register();
     const calls = Array.from({ length: 4 }, () => router.invoke('c1', 'GET', '/hello'));
-    const outcomes = await Promise.all(calls);
-    for (const outcome of outcomes) {
-      expect(outcome).toMatchObject({
-        ok: false,
-        error: {
-          code: 'transport_error',
-          message: expect.stringMatching(/^client session ended: HTTP loop queue over its limit \(4 messages, \d+ bytes waiting; at most 3 messages/),
-        },
-      });
+    expect(await calls[3]).toEqual({
+      ok: false,
+      source: 'server',
+      error: {
+        code: 'not_ready',
+        message: expect.stringMatching(/^HTTP loop queue full \(3 messages, \d+ bytes waiting; at most 3 messages, \d+ bytes\): the client is behind; try again later$/),
+        details: { retryAfterMs: 1000 },
+      },
+    });
+    expect(router.hasClient('c1')).toBe(true);
+    // The client polls and answers the three it was given.
+    for (let i = 0; i < 3; i++) {
+      const message = await polledMessage(await client.poll(sessionId, 0));
+      await client.send(sessionId, { type: 'callClientResult', requestId: message.requestId, ok: true, data: i });
     }
-    expect(router.hasClient('c1')).toBe(false);
-    expect((await client.poll(sessionId, 0)).status).toBe(404);
+    expect(await Promise.all(calls.slice(0, 3))).toEqual([0, 1, 2].map((data) => ({ ok: true, data })));
   });
 
   it('never deliver a queued call whose caller went away', async () => {

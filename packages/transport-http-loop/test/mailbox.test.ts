@@ -172,7 +172,7 @@ describe('Mailbox', () => {
   });
 
   describe('bounds', () => {
-    it('end the mailbox when more messages wait than allowed, after dropping ended calls', async () => {
+    it('refuse a call past the message bound, after dropping ended calls, and keep the mailbox', async () => {
       const ended = new Set<string>();
       const overflows: string[] = [];
       mailbox = new Mailbox(
@@ -180,19 +180,46 @@ describe('Mailbox', () => {
         { maxMessages: 2, maxBytes: 1_000_000 },
         (reason) => overflows.push(reason),
       );
-      mailbox.push(call('a'));
-      mailbox.push(call('b'));
+      expect(mailbox.push(call('a'))).toBeUndefined();
+      expect(mailbox.push(call('b'))).toBeUndefined();
       ended.add('a');
       // 'a' ended: dropping it makes room for 'c'.
-      mailbox.push(call('c'));
-      expect(overflows).toEqual([]);
+      expect(mailbox.push(call('c'))).toBeUndefined();
       expect(mailbox.size).toBe(2);
-      const waiting = mailbox.take({ waitMs: 1000 });
-      expect(await waiting).toEqual(queued(call('b')));
-      mailbox.push(call('d'));
-      mailbox.push(call('e'));
+      expect(mailbox.push(call('d'))).toMatch(
+        /^HTTP loop queue full \(2 messages, \d+ bytes waiting; at most 2 messages, 1000000 bytes\): the client is behind; try again later$/,
+      );
+      expect(mailbox.size).toBe(2);
+      expect(overflows).toEqual([]);
+      // The client polls: it takes what was queued, and there is room again.
+      expect(await mailbox.take({ waitMs: 0 })).toEqual(queued(call('b')));
+      expect(mailbox.push(call('e'))).toBeUndefined();
+      expect(await mailbox.take({ waitMs: 0 })).toEqual(queued(call('c')));
+      expect(await mailbox.take({ waitMs: 0 })).toEqual(queued(call('e')));
+    });
+
+    it('refuse a call past the byte bound', () => {
+      const size = stringifyServerMessage(call('a')).length;
+      mailbox = new Mailbox(undefined, { maxMessages: 100, maxBytes: size * 2 });
+      mailbox.push(call('a'));
+      mailbox.push(call('b'));
+      expect(mailbox.byteSize).toBe(size * 2);
+      expect(mailbox.push(call('c'))).toMatch(/^HTTP loop queue full/);
+      expect(mailbox.byteSize).toBe(size * 2);
+    });
+
+    it('queue other messages up to twice the bounds, then end the mailbox', async () => {
+      const overflows: string[] = [];
+      mailbox = new Mailbox(undefined, { maxMessages: 2, maxBytes: 1_000_000 }, (reason) => overflows.push(reason));
+      mailbox.push(call('a'));
+      mailbox.push(call('b'));
+      mailbox.push({ type: 'pong', timestamp: 1 });
+      mailbox.push({ type: 'pong', timestamp: 2 });
+      expect(mailbox.size).toBe(4);
+      expect(overflows).toEqual([]);
+      mailbox.push({ type: 'pong', timestamp: 3 });
       expect(overflows).toEqual([
-        expect.stringMatching(/^HTTP loop queue over its limit \(3 messages, \d+ bytes waiting; at most 2 messages, 1000000 bytes\): the client is not polling$/),
+        expect.stringMatching(/^HTTP loop queue over its limit \(4 messages, \d+ bytes waiting; at most 2 messages, 1000000 bytes\): the client is not polling$/),
       ]);
       // Closed: it answers nothing more and takes nothing more.
       expect(mailbox.size).toBe(0);
@@ -201,17 +228,21 @@ describe('Mailbox', () => {
       expect(await mailbox.take({ waitMs: 0 })).toEqual({ reason: 'closed' });
     });
 
-    it('end the mailbox when more bytes wait than allowed', () => {
-      const overflows: string[] = [];
-      const size = stringifyServerMessage(call('a')).length;
-      mailbox = new Mailbox(undefined, { maxMessages: 100, maxBytes: size * 2 }, (reason) => overflows.push(reason));
-      mailbox.push(call('a'));
-      mailbox.push(call('b'));
-      expect(mailbox.byteSize).toBe(size * 2);
-      expect(overflows).toEqual([]);
-      mailbox.push(call('c'));
-      expect(overflows).toHaveLength(1);
-      expect(mailbox.byteSize).toBe(0);
+    it('looks for ended calls once per PRUNE_FROM refusals, not on every refused call', () => {
+      let checks = 0;
+      mailbox = new Mailbox(
+        () => {
+          checks++;
+          return false;
+        },
+        { maxMessages: 10, maxBytes: 1_000_000 },
+      );
+      for (let i = 0; i < 10; i++) mailbox.push(call(`k${i}`));
+      checks = 0;
+      for (let i = 0; i < 64; i++) expect(mailbox.push(call(`r${i}`))).toMatch(/queue full/);
+      expect(checks).toBe(10);
+      mailbox.push(call('r64'));
+      expect(checks).toBe(20);
     });
 
     it('count bytes down as messages are taken and up as they are put back', async () => {

@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket } from 'ws';
 import { stringifyServerMessage, type ServerToClientMessage } from '@mdp/protocol';
 import { closeReason, type Deadline, type Session, type SessionTransport } from '@mdp/core';
-import { HOLD_FROM, HeldMessages } from './outbound.js';
+import { HOLD_FROM, HeldMessages, overCap } from './outbound.js';
 
 /** What the connections of one transport share. */
 export interface ConnectionContext {
@@ -14,10 +14,16 @@ export interface ConnectionContext {
   corkUntilFlush(socket: Duplex): void;
   /** The cap on bytes waiting for one peer. */
   readonly maxBufferedBytes: number;
+  /** How long a peer over the cap may go without reading before it is closed, ms. */
+  readonly stallTimeoutMs: number;
+  /** The clock of progress, ms. */
+  now(): number;
   /** Whether the call with this request id still waits for its answer. */
   readonly isPending: (requestId: string) => boolean;
-  /** `connection`'s peer passed the cap with `waiting` bytes: close it. */
+  /** `connection`'s peer is over the cap with `waiting` bytes and has not read for too long: close it. */
   onSlow(connection: WsConnection, waiting: number): void;
+  /** `connection`'s peer is over the cap with `waiting` bytes but still reads: refuse this call. */
+  onBusy(connection: WsConnection, requestId: string, waiting: number): void;
 }
 
 export class WsConnection implements SessionTransport, Deadline {
@@ -26,8 +32,10 @@ export class WsConnection implements SessionTransport, Deadline {
   session: Session | undefined = undefined;
   /** True until the first `registerClient` (while the registration deadline runs). */
   awaitingRegistration = false;
-  /** Bytes of calls sent since the peer last answered one (the transport resets it on each answer). */
+  /** Bytes of calls sent (or held) since the peer last answered one. */
   sentSinceAnswer = 0;
+  /** When the peer last showed it reads: it answered a call or a ping, or a held-up write drained. */
+  private lastProgressAt: number;
   deadlineAt = 0;
   deadlinePrev: Deadline | undefined = undefined;
   deadlineNext: Deadline | undefined = undefined;
@@ -41,35 +49,66 @@ export class WsConnection implements SessionTransport, Deadline {
     private readonly context: ConnectionContext,
     /** The connection is encrypted (wss); listings report it. */
     readonly secure: boolean,
-  ) {}
+  ) {
+    this.lastProgressAt = context.now();
+  }
+
+  /** The peer answered a call or a ping: it reads. An answer to a call also settles what it owed since. */
+  answered(call: boolean): void {
+    this.lastProgressAt = this.context.now();
+    if (call) this.sentSinceAnswer = 0;
+  }
 
   send(message: ServerToClientMessage): void {
     const ws = this.ws;
     if (ws.readyState !== WebSocket.OPEN) return;
     const text = stringifyServerMessage(message);
-    if (message.type === 'callClient' && this.stalled(text.length)) return;
-    if (this.held === undefined && ws.bufferedAmount < HOLD_FROM) {
-      // The router counts this call already: more than one pending means a busy client.
-      if (message.type === 'callClient' && this.session !== undefined && this.session.pendingCount > 1) this.context.corkUntilFlush(this.socket);
-      ws.send(text);
+    const requestId = message.type === 'callClient' ? message.requestId : undefined;
+    if (requestId !== undefined && this.stalled(text.length)) {
+      this.over(requestId, this.sentSinceAnswer + text.length);
       return;
     }
-    this.hold(text, message.type === 'callClient' ? message.requestId : undefined);
+    if (this.held === undefined && ws.bufferedAmount < HOLD_FROM) {
+      // The router counts this call already: more than one pending means a busy client.
+      if (requestId !== undefined && this.session !== undefined && this.session.pendingCount > 1) this.context.corkUntilFlush(this.socket);
+      ws.send(text);
+    } else {
+      const held = this.heldMessages();
+      const owed = held.owedWith(text.length);
+      if (owed > this.context.maxBufferedBytes && !this.over(requestId, owed)) return;
+      held.hold(text, requestId);
+    }
+    if (requestId !== undefined) this.sentSinceAnswer += text.length;
   }
 
   /**
-   * Count a call of `bytes` towards what the peer owes; true when it is stalled: more than the cap
-   * sent since its last answer while calls sent to it died unanswered meanwhile. The kernel takes
-   * megabytes into a loopback socket before anything waits in node, so a peer that stopped reading
-   * can be invisible to the socket's own buffer for a long time; the calls it lets die are not.
-   * (A client working on large calls lets none die, so it is never taken for a stalled one.)
+   * Whether a call of `bytes` takes what the peer owes past the cap though its socket never backed
+   * up: more than the cap sent since its last answer while calls sent to it died unanswered
+   * meanwhile. The kernel takes megabytes into a loopback socket before anything waits in node, so a
+   * peer that stopped reading can be invisible to the socket's own buffer for a long time; the
+   * calls it lets die are not. (A client working on large calls lets none die, so it is never taken
+   * for a stalled one.)
    */
   private stalled(bytes: number): boolean {
-    this.sentSinceAnswer += bytes;
-    if (this.sentSinceAnswer <= this.context.maxBufferedBytes || this.session === undefined || this.session.unansweredCalls === 0) return false;
-    this.held = undefined;
-    this.context.onSlow(this, this.sentSinceAnswer);
-    return true;
+    if (this.sentSinceAnswer + bytes <= this.context.maxBufferedBytes) return false;
+    return this.session !== undefined && this.session.unansweredCalls > 0;
+  }
+
+  /**
+   * A message would take the peer past the cap with `owed` bytes (outbound.ts `overCap`): a call to
+   * a peer that still reads is refused, a peer that does not is closed. True when the message (not a
+   * call) is to be held anyway.
+   */
+  private over(requestId: string | undefined, owed: number): boolean {
+    const action = overCap(requestId !== undefined, owed, this.context.maxBufferedBytes, this.context.now() - this.lastProgressAt, this.context.stallTimeoutMs);
+    if (action === 'hold') return true;
+    if (action === 'refuse') {
+      this.context.onBusy(this, requestId as string, owed);
+    } else {
+      this.held = undefined;
+      this.context.onSlow(this, owed);
+    }
+    return false;
   }
 
   close(code: number, reason: string): void {
@@ -77,20 +116,17 @@ export class WsConnection implements SessionTransport, Deadline {
     this.ws.close(code, closeReason(reason));
   }
 
-  private hold(text: string, requestId: string | undefined): void {
+  private heldMessages(): HeldMessages {
     if (this.held === undefined) {
-      this.held = new HeldMessages(this.ws, this.context.maxBufferedBytes, this.context.isPending);
+      this.held = new HeldMessages(this.ws, this.context.isPending);
       if (!this.drainWatched) {
         this.drainWatched = true;
         this.socket.on('drain', () => {
+          this.lastProgressAt = this.context.now();
           if (this.held?.drain() === true) this.held = undefined;
         });
       }
     }
-    const waiting = this.held.hold(text, requestId);
-    if (waiting > 0) {
-      this.held = undefined;
-      this.context.onSlow(this, waiting);
-    }
+    return this.held;
   }
 }

@@ -4,17 +4,17 @@
  * in the socket, it holds messages here instead, in order, until the socket drains. A held call
  * whose caller went away meanwhile is dropped, never sent. What waits in the socket plus every byte
  * held since the peer last caught up (nothing held; dropped calls count too: they were meant for
- * this peer, which did not take them) is what the peer owes; past the cap it is slow: everything
- * held is dropped and the owner closes it. So a peer that stops reading, or reads slower than it is
- * sent to and never catches up, is closed after at most the cap in bytes, however quickly its
- * callers give up.
+ * this peer, which did not take them) is what the peer owes; a message that would take it past the
+ * cap is not held, and {@link overCap} decides what happens instead.
  *
  *   send ─▶ nothing held and socket < HOLD_FROM? ─ yes ─▶ socket
  *                          │ no
  *                          ▼
+ *           owed + message > cap? ─ yes ─▶ overCap: refuse the call, or close the peer
+ *                          │ no
+ *                          ▼
  *           held ─(socket 'drain')─▶ caller still there? ─ yes ─▶ socket
- *                          │                             └ no ──▶ dropped
- *                          └─ socket + held > cap ─▶ overflow (closed 1013)
+ *                                                        └ no ──▶ dropped
  *
  * Holding back, rather than writing everything to the socket, keeps the close frame close behind:
  * a peer that reads again finds at most about HOLD_FROM bytes (plus what the kernel buffers) before
@@ -44,12 +44,10 @@ export class HeldMessages {
 
   /**
    * @param socket Where messages go once it drains.
-   * @param maxBytes The cap on bytes waiting, in the socket and held here together.
    * @param isWanted Whether the call with this request id still waits for its answer.
    */
   constructor(
     private readonly socket: OutboundSocket,
-    private readonly maxBytes: number,
     private readonly isWanted: (requestId: string) => boolean,
   ) {}
 
@@ -58,19 +56,17 @@ export class HeldMessages {
     return this.texts.length - this.head;
   }
 
-  /**
-   * Hold `text` (a call's, when `requestId` is given) behind the others. Returns the bytes waiting
-   * when they pass the cap (the peer is slow: nothing is held any more), otherwise 0.
-   */
-  hold(text: string, requestId: string | undefined): number {
+  /** Bytes the peer would owe with `bytes` more held: what waits in the socket and what was held since it last caught up. */
+  owedWith(bytes: number): number {
+    return this.socket.bufferedAmount + this.owed + bytes;
+  }
+
+  /** Hold `text` (a call's, when `requestId` is given) behind the others. The caller checked the cap ({@link owedWith}). */
+  hold(text: string, requestId: string | undefined): void {
     this.texts.push(text);
     this.requestIds.push(requestId);
     this.heldBytes += text.length;
     this.owed += text.length;
-    const unread = this.socket.bufferedAmount + this.owed;
-    if (unread <= this.maxBytes) return 0;
-    this.clear();
-    return unread;
   }
 
   /** The socket drained: send what is held until it backs up again. True once nothing is held. */
@@ -97,4 +93,19 @@ export class HeldMessages {
     this.heldBytes = 0;
     this.owed = 0;
   }
+}
+
+/** What a connection does with a message that would take its peer past the cap. */
+export type OverCap = 'refuse' | 'hold' | 'close';
+
+/**
+ * The rule for a message that would take what a peer owes past `maxBytes` (`owed` bytes with it).
+ * A peer that made progress (read a drained write, answered a call or a ping) within `stallMs` is
+ * behind, not gone: a new call to it is refused (the caller may try again soon; nothing is queued),
+ * and other messages (pings, pongs, acknowledgements: small, one per event) are still held up to
+ * twice the cap. A peer that made none is closed, and so is one owing twice the cap.
+ */
+export function overCap(isCall: boolean, owed: number, maxBytes: number, sinceProgressMs: number, stallMs: number): OverCap {
+  if (owed > 2 * maxBytes || sinceProgressMs >= stallMs) return 'close';
+  return isCall ? 'refuse' : 'hold';
 }

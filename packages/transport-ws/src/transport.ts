@@ -11,7 +11,11 @@
  *              session ─▶ registerClient within registerTimeoutMs? ─ no ─▶ close 4408
  *                 │ yes
  *                 ▼
- *              messages ⇄ core; a peer with more than maxBufferedBytes waiting ─▶ close 1013
+ *              messages ⇄ core; a call that would leave more than maxBufferedBytes waiting ─▶
+ *                 peer read within stallTimeoutMs? ─ yes ─▶ the call is refused (503 not_ready)
+ *                 │ no
+ *                 ▼
+ *              close 1013, and the socket is reset if the peer has not read up to it a second later
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -25,6 +29,8 @@ import {
   closeReason,
   extractTransportAuth,
   silentLogger,
+  systemClock,
+  type Clock,
   type HeaderMap,
   type Logger,
   type Router,
@@ -56,10 +62,18 @@ export interface WebSocketTransportOptions {
   peerOf?: (headers: HeaderMap) => { readonly serverId: string; readonly principal?: string } | undefined;
   /**
    * Most bytes one peer may leave unread, bytes: waiting in its socket and held back, or calls sent
-   * since its last answer while it let others die unanswered. A peer over it does not read: it is
-   * closed with 1013 and its pending calls fail at once. Default 8 MiB.
+   * since its last answer while it let others die unanswered. A call that would take a peer past it
+   * is refused (`not_ready`, retry in 1 s) while the peer still reads; a peer that has not read for
+   * `stallTimeoutMs` is closed with 1013 instead, and its pending calls fail at once. Default 8 MiB.
    */
   maxBufferedBytes?: number;
+  /**
+   * How long a peer over `maxBufferedBytes` may go without reading (no answer to a call or ping, no
+   * held-up write drained) before it is closed rather than refused new calls, ms. Default 5000.
+   */
+  stallTimeoutMs?: number;
+  /** The clock of the stall time and of the reset after a slow peer's close; default the system's. */
+  clock?: Clock;
   /** Time from the handshake to the first `registerClient`, ms; past it the connection closes 4408. Default 10000. */
   registerTimeoutMs?: number;
   /** Most connections at once; more are answered 503 before the handshake. Default 10000. */
@@ -80,10 +94,42 @@ export interface WebSocketTransport {
 /** Defaults of the limits above. */
 export const WS_LIMIT_DEFAULTS = {
   maxBufferedBytes: 8 * 1024 * 1024,
+  stallTimeoutMs: 5_000,
   registerTimeoutMs: 10_000,
   maxConnections: 10_000,
   maxConnectionsPerAddress: 8_000,
 } as const;
+
+/**
+ * How long a peer closed for not reading has to read up to the close frame before its socket is
+ * reset, ms. The reset drops what the kernel still holds for it (megabytes of calls whose callers
+ * left long ago), so a peer that resumes later never gets them; it sees the connection reset.
+ */
+const SLOW_CLOSE_GRACE_MS = 1000;
+
+/** Close `socket` at once with a TCP reset (its unsent data dropped), or plainly where it cannot be reset (TLS). */
+function reset(socket: Duplex): void {
+  const tcp = socket as Duplex & { resetAndDestroy?: () => unknown };
+  try {
+    if (typeof tcp.resetAndDestroy === 'function') {
+      tcp.resetAndDestroy();
+      return;
+    }
+  } catch {
+    // Not a TCP handle (a TLS socket): destroyed below.
+  }
+  socket.destroy();
+}
+
+/** Reset `socket` unless it closes within the grace period (its own function: the timer keeps only the socket). */
+function resetUnlessClosed(socket: Duplex, clock: Clock, onReset: () => void): void {
+  if (socket.destroyed) return;
+  const timer = clock.setTimeout(() => {
+    reset(socket);
+    onReset();
+  }, SLOW_CLOSE_GRACE_MS);
+  socket.once('close', () => clock.clearTimeout(timer));
+}
 
 /** The answer to an upgrade refused before the handshake; the peer may try again later. */
 function unavailable(message: string): string {
@@ -97,7 +143,9 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
   const closeGraceMs = options.closeGraceMs ?? 1000;
   const maxBufferedBytes = options.maxBufferedBytes ?? WS_LIMIT_DEFAULTS.maxBufferedBytes;
   const registerTimeoutMs = options.registerTimeoutMs ?? WS_LIMIT_DEFAULTS.registerTimeoutMs;
-  for (const [name, value] of Object.entries({ maxBufferedBytes, registerTimeoutMs })) {
+  const stallTimeoutMs = options.stallTimeoutMs ?? WS_LIMIT_DEFAULTS.stallTimeoutMs;
+  const clock = options.clock ?? systemClock;
+  for (const [name, value] of Object.entries({ maxBufferedBytes, registerTimeoutMs, stallTimeoutMs })) {
     if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive whole number`);
   }
   const admission = new Admission(
@@ -142,11 +190,20 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
       corked.add(socket);
     },
     maxBufferedBytes,
+    stallTimeoutMs,
+    now: () => clock.now(),
     isPending: (requestId) => router.isPending(requestId),
     onSlow(connection, waiting) {
       const reason = `Client is not reading: ${waiting} bytes unread, limit ${maxBufferedBytes}`;
       logger.warn('ws.slow_client', { sessionId: connection.session?.id, clientId: connection.session?.clientId, waiting });
+      const sessionId = connection.session?.id;
       refuse(connection.ws, WS_CLOSE.tryAgainLater, reason, connection.session);
+      resetUnlessClosed(connection.socket, clock, () => logger.info('ws.slow_client_reset', { sessionId }));
+    },
+    onBusy(connection, requestId, waiting) {
+      const session = connection.session;
+      logger.debug('ws.busy_client', { sessionId: session?.id, clientId: session?.clientId, waiting });
+      session?.refuseCall(requestId, `Client ${JSON.stringify(session.clientId)} is behind: ${waiting} bytes would wait for it, limit ${maxBufferedBytes}; try again later`);
     },
   };
 
@@ -170,7 +227,7 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     }
     const parsed = parseClientMessage(json);
     if (!parsed.ok) return refuse(ws, WS_CLOSE.policyViolation, `Invalid message: ${parsed.error}`, session);
-    if (parsed.value.type === 'callClientResult') connection.sentSinceAnswer = 0;
+    if (parsed.value.type === 'callClientResult' || parsed.value.type === 'pong') connection.answered(parsed.value.type === 'callClientResult');
     try {
       session.handle(parsed.value);
     } catch (error) {

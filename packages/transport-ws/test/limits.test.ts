@@ -1,46 +1,109 @@
 /**
- * What the websocket endpoint refuses: peers that do not read (1013), connections that never
+ * What the websocket endpoint refuses: calls to peers that are behind (not_ready), peers that do
+ * not read (1013, then reset), connections that never
  * register (4408), connections over the caps (503 before the handshake), another principal's
  * client id (4403) and catalog changes over the rate (1013).
  */
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { Router, type InvokeOutcome } from '@mdp/core';
-import { descriptor, refusedUpgrade } from '@mdp/test-kit';
+import { Router, type InvokeOutcome, type Session } from '@mdp/core';
+import { descriptor, manualClock, refusedUpgrade } from '@mdp/test-kit';
 import { HOLD_FROM, WS_CLOSE, WS_LIMIT_DEFAULTS } from '../src/index.js';
-import { ROUTER_OPTIONS, harnessPerTest } from './helpers.js';
+import { ROUTER_OPTIONS, harnessPerTest, type Harness } from './helpers.js';
 
 const { start, client } = harnessPerTest();
 
 const BODY = 'x'.repeat(16 * 1024);
 
+/**
+ * Calls to `id` until one is refused at once (the session's pending count does not grow) or
+ * `session` closes; returns their outcomes.
+ */
+function flood(h: Harness, id: string, session: Session, count: number, body: string): Array<Promise<InvokeOutcome>> {
+  const outcomes: Array<Promise<InvokeOutcome>> = [];
+  for (let i = 0; i < count && !session.closed; i++) {
+    const before = session.pendingCount;
+    outcomes.push(h.router.invoke(id, 'GET', '/docs/skill.md', { body }));
+    if (session.pendingCount === before) break;
+  }
+  return outcomes;
+}
+
+const BEHIND = /^Client "slow" is behind: \d+ bytes would wait for it, limit 1048576; try again later$/;
+
 describe('a peer that does not read', () => {
-  it('is closed with 1013 once more than maxBufferedBytes wait, and its pending calls fail at once', async () => {
+  it('is refused new calls past maxBufferedBytes while it read lately, closed 1013 once it has not for stallTimeoutMs, and reset a second later', async () => {
+    const clock = manualClock();
     const h = await start({
       router: new Router({ ...ROUTER_OPTIONS, maxPendingCalls: 10_000 }),
-      transport: { maxBufferedBytes: 1024 * 1024 },
+      transport: { maxBufferedBytes: 1024 * 1024, clock },
     });
     const slow = await client(h);
     await slow.register(descriptor('slow'));
     const session = h.sessions.only;
     slow.tcp.pause();
 
-    const outcomes: Array<Promise<InvokeOutcome>> = [];
-    // Far more than the kernel buffers of a loopback connection take: the rest must be held.
-    for (let i = 0; i < 4000 && !session.closed; i++) outcomes.push(h.router.invoke('slow', 'GET', '/docs/skill.md', { body: BODY }));
+    // Far more than the kernel buffers of a loopback connection take: the rest must be held, up to the cap.
+    const outcomes = flood(h, 'slow', session, 4000, BODY);
+    expect(session.closed).toBe(false);
+    expect(await outcomes.at(-1)).toEqual({
+      ok: false,
+      source: 'server',
+      error: { code: 'not_ready', message: expect.stringMatching(BEHIND), details: { retryAfterMs: 1000 } },
+    });
+    // A refused call was never the peer's: it does not count as one it let die.
+    expect(session.unansweredCalls).toBe(0);
+    expect(session.pendingCount).toBe(outcomes.length - 1);
+
+    // No progress for the stall time: the next call closes it, and its pending calls fail at once.
+    clock.advance(4_999);
+    const more = flood(h, 'slow', session, 4000, BODY);
+    expect(await more.at(-1)).toMatchObject({ error: { code: 'not_ready' } });
+    const accepted = [...outcomes.slice(0, -1), ...more.slice(0, -1)];
+    clock.advance(1);
+    void h.router.invoke('slow', 'GET', '/docs/skill.md', { body: BODY });
     expect(session.closed).toBe(true);
     expect(h.router.hasClient('slow')).toBe(false);
-    const failed = await Promise.all(outcomes);
+    const failed = await Promise.all(accepted);
     expect(failed.every((o) => !o.ok && o.error.code === 'transport_error')).toBe(true);
     expect(failed[0]).toMatchObject({ error: { message: expect.stringMatching(/^client session ended: Client is not reading: \d+ bytes unread, limit 1048576$/) } });
 
-    // The peer reads again: what was already written, then the close frame.
+    // It did not read up to the close frame within a second: the socket is reset, and the calls
+    // still in the kernel's buffers never reach it.
+    clock.advance(1000);
     slow.tcp.resume();
     const closed = await slow.closed;
-    expect(closed.code).toBe(WS_CLOSE.tryAgainLater);
-    expect(closed.reason).toMatch(/^Client is not reading/);
+    expect(closed.code).toBe(1006);
     const received = slow.received.filter((m) => m.type === 'callClient').length;
-    expect(received).toBeLessThan(outcomes.length);
+    // At most what node's own read buffer took before the pause held (one or two 64 KB reads).
+    expect(received).toBeLessThan(16);
+  });
+
+  it('answering a call puts off the close by another stallTimeoutMs', async () => {
+    const clock = manualClock();
+    const h = await start({
+      router: new Router({ ...ROUTER_OPTIONS, maxPendingCalls: 10_000 }),
+      transport: { maxBufferedBytes: 1024 * 1024, clock },
+    });
+    const slow = await client(h);
+    await slow.register(descriptor('slow'));
+    const session = h.sessions.only;
+    slow.tcp.pause();
+    const outcomes = flood(h, 'slow', session, 4000, BODY);
+    clock.advance(4_000);
+    // The peer still sends while it does not read: it answers its oldest call.
+    let oldest = session.lastCall;
+    while (oldest?.sessionPrev) oldest = oldest.sessionPrev;
+    slow.send({ type: 'callClientResult', requestId: oldest!.requestId, ok: true, data: 1 });
+    expect(await outcomes[0]).toEqual({ ok: true, data: 1 });
+    clock.advance(4_000);
+    const more = flood(h, 'slow', session, 4000, BODY);
+    expect(await more.at(-1)).toMatchObject({ error: { code: 'not_ready' } });
+    expect(session.closed).toBe(false);
+    clock.advance(1_000);
+    void h.router.invoke('slow', 'GET', '/docs/skill.md', { body: BODY });
+    expect(session.closed).toBe(true);
+    await Promise.all([...outcomes, ...more]);
   });
 
   it('never sends a held call whose caller went away, and sends the held ones still wanted', async () => {
@@ -73,18 +136,47 @@ describe('a peer that does not read', () => {
   });
 });
 
+describe('a peer that reads, under a burst larger than the cap', () => {
+  it('is refused the calls past the cap, answers the rest, and stays open', async () => {
+    const clock = manualClock();
+    const h = await start({
+      router: new Router({ ...ROUTER_OPTIONS, maxPendingCalls: 10_000 }),
+      transport: { maxBufferedBytes: 1024 * 1024, clock },
+    });
+    const busy = await client(h);
+    busy.handler = () => 'ok';
+    await busy.register(descriptor('busy'));
+    const outcomes = await Promise.all(Array.from({ length: 2000 }, () => h.router.invoke('busy', 'GET', '/docs/skill.md', { body: BODY })));
+    const refused = outcomes.filter((o) => !o.ok && o.error.code === 'not_ready');
+    expect(refused.length).toBeGreaterThan(0);
+    expect(outcomes.filter((o) => o.ok).length + refused.length).toBe(outcomes.length);
+    expect(busy.socket.readyState).toBe(WebSocket.OPEN);
+    // Once it caught up, it is served as before.
+    expect(await h.router.invoke('busy', 'GET', '/docs/skill.md', {})).toEqual({ ok: true, data: 'ok' });
+  });
+});
+
 describe('a peer that lets its calls die', () => {
   it('is closed 1013 once more than maxBufferedBytes of calls went to it since its last answer, though its socket never backed up', async () => {
-    const h = await start({ transport: { maxBufferedBytes: 100_000 } });
+    const clock = manualClock();
+    const h = await start({ transport: { maxBufferedBytes: 100_000, clock } });
     const stalled = await client(h);
     await stalled.register(descriptor('stalled'));
     const session = h.sessions.only;
+    let refused: InvokeOutcome | undefined;
     // Each caller gives up at once; the kernel takes these few kilobytes without a murmur.
-    for (let i = 0; i < 100 && !session.closed; i++) {
+    for (let i = 0; i < 100 && refused === undefined; i++) {
       const controller = new AbortController();
-      void h.router.invoke('stalled', 'GET', '/docs/skill.md', { body: 'x'.repeat(2000), signal: controller.signal });
+      const before = session.pendingCount;
+      const outcome = h.router.invoke('stalled', 'GET', '/docs/skill.md', { body: 'x'.repeat(2000), signal: controller.signal });
+      if (session.pendingCount === before) refused = await outcome;
       controller.abort();
     }
+    // It read lately (it registered): refused first, closed once it has not read for the stall time.
+    expect(refused).toMatchObject({ error: { code: 'not_ready' } });
+    expect(session.closed).toBe(false);
+    clock.advance(WS_LIMIT_DEFAULTS.stallTimeoutMs);
+    void h.router.invoke('stalled', 'GET', '/docs/skill.md', { body: 'x'.repeat(2000) });
     expect(session.closed).toBe(true);
     const closed = await stalled.closed;
     expect(closed.code).toBe(WS_CLOSE.tryAgainLater);
@@ -126,6 +218,7 @@ describe('registration deadline', () => {
   it('defaults to 10 s', () => {
     expect(WS_LIMIT_DEFAULTS).toEqual({
       maxBufferedBytes: 8 * 1024 * 1024,
+      stallTimeoutMs: 5_000,
       registerTimeoutMs: 10_000,
       maxConnections: 10_000,
       maxConnectionsPerAddress: 8_000,

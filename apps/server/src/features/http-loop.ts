@@ -12,7 +12,7 @@ export interface HttpLoopFeatureOptions {
   /** Most sessions, in all and from one remote address. */
   readonly maxSessions: number;
   readonly maxSessionsPerAddress: number;
-  /** Bounds of one session's queue: past either the session ends. */
+  /** Bounds of one session's queue: a call past either is refused (503), the session goes on. */
   readonly maxQueuedMessages: number;
   readonly maxQueuedBytes: number;
 }

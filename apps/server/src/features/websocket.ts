@@ -8,8 +8,10 @@ import type { ServerContext, ServerFeature } from '../feature.js';
 const CLUSTER_PATH = '/mdp/cluster';
 
 export interface WebSocketFeatureOptions {
-  /** Most bytes waiting for one peer before it is closed 1013. */
+  /** Most bytes waiting for one peer; calls past it are refused while it reads. */
   readonly maxBufferedBytes: number;
+  /** How long a peer over `maxBufferedBytes` may go without reading before it is closed 1013, ms. */
+  readonly stallTimeoutMs: number;
   /** Time from the handshake to the first registerClient, ms. */
   readonly registerTimeoutMs: number;
   /** Most connections, in all and from one remote address. */
