@@ -50,6 +50,7 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
     maxPathLength: options.maxPathLength ?? SERVER_DEFAULTS.maxPathLength,
     maxPathSegments: options.maxPathSegments ?? SERVER_DEFAULTS.maxPathSegments,
     maxCatalogPaths: options.maxCatalogPaths ?? SERVER_DEFAULTS.maxCatalogPaths,
+    maxTotalPaths: options.maxTotalPaths ?? SERVER_DEFAULTS.maxTotalPaths,
     catalogUpdatesPerMinute: options.maxCatalogUpdatesPerMinute ?? SERVER_DEFAULTS.maxCatalogUpdatesPerMinute,
     isServerId,
     logger,

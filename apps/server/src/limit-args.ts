@@ -24,6 +24,13 @@ export const LIMIT_SETTINGS = settingGroup({
     maxPathLength: { flag: 'max-path-length', placeholder: '<n>', schema: count, default: SERVER_DEFAULTS.maxPathLength, help: 'characters in a registered path' },
     maxPathSegments: { flag: 'max-path-segments', placeholder: '<n>', schema: count, default: SERVER_DEFAULTS.maxPathSegments, help: 'segments in a registered path' },
     maxCatalogPaths: { flag: 'max-catalog-paths', placeholder: '<n>', schema: count, default: SERVER_DEFAULTS.maxCatalogPaths, help: 'paths in one catalog' },
+    maxTotalPaths: {
+      flag: 'max-total-paths',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxTotalPaths,
+      help: 'paths in all catalogs together; a catalog past it closes 1013 / answers 503 with Retry-After',
+    },
     maxCatalogUpdatesPerMinute: {
       flag: 'max-catalog-updates-per-minute',
       placeholder: '<n>',

@@ -45,6 +45,11 @@ export interface MdpServerOptions {
   maxPathSegments?: number;
   /** Most paths in one catalog. Default 10000. */
   maxCatalogPaths?: number;
+  /**
+   * Most paths in all catalogs together; a catalog that would pass it is refused (close 1013 / send
+   * 503 with Retry-After), and the registry's memory stays bounded. Default 250000.
+   */
+  maxTotalPaths?: number;
   /** Most catalog changes per session and minute (a burst of that many, then at that rate); more close 1013 / answer 429. Default 120. */
   maxCatalogUpdatesPerMinute?: number;
   /**
@@ -158,6 +163,7 @@ export const SERVER_DEFAULTS = {
   maxPathLength: ROUTER_DEFAULTS.maxPathLength,
   maxPathSegments: ROUTER_DEFAULTS.maxPathSegments,
   maxCatalogPaths: ROUTER_DEFAULTS.maxCatalogPaths,
+  maxTotalPaths: ROUTER_DEFAULTS.maxTotalPaths,
   maxCatalogUpdatesPerMinute: ROUTER_DEFAULTS.catalogUpdatesPerMinute,
   maxWsBufferedBytes: WS_LIMIT_DEFAULTS.maxBufferedBytes,
   wsStallTimeoutMs: WS_LIMIT_DEFAULTS.stallTimeoutMs,

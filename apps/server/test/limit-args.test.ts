@@ -35,6 +35,7 @@ describe('limit flags', () => {
       'max-path-length',
       'max-path-segments',
       'max-catalog-paths',
+      'max-total-paths',
       'max-catalog-updates-per-minute',
       'max-ws-buffered-bytes',
       'ws-stall-timeout-ms',

@@ -12,6 +12,8 @@ export interface CatalogLimits {
   readonly maxPathSegments: number;
   /** Most paths in one catalog. */
   readonly maxCatalogPaths: number;
+  /** Most paths in every catalog registered here together: what bounds the registry's memory. */
+  readonly maxTotalPaths: number;
   /**
    * Most catalog changes (`registerClient` and `updateClientCatalog`) per session and minute; up to
    * this many may come at once, then they are allowed back at this rate.
@@ -23,6 +25,7 @@ export const CATALOG_LIMIT_DEFAULTS: CatalogLimits = Object.freeze({
   maxPathLength: 1024,
   maxPathSegments: 32,
   maxCatalogPaths: 10_000,
+  maxTotalPaths: 250_000,
   catalogUpdatesPerMinute: 120,
 });
 
@@ -43,6 +46,16 @@ export function catalogProblem(paths: readonly PathDescriptor[], limits: Catalog
     }
   }
   return undefined;
+}
+
+/**
+ * Why a catalog of `adding` paths may not replace catalogs of `freeing` paths when `total` are
+ * registered, or `undefined` when it may. Not the catalog's fault: the server is full.
+ */
+export function totalPathsProblem(total: number, freeing: number, adding: number, maxTotalPaths: number): string | undefined {
+  const after = total - freeing + adding;
+  if (adding <= freeing || after <= maxTotalPaths) return undefined;
+  return `The server holds ${total} paths; ${adding} more would pass its limit of ${maxTotalPaths} paths in all catalogs; try again later`;
 }
 
 /** A token bucket's state; starts full. Only {@link takeToken} writes it. */

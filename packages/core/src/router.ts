@@ -15,7 +15,7 @@ import {
   type SerializedError,
   type ServerToClientMessage,
 } from '@mdp/protocol';
-import { CATALOG_LIMIT_DEFAULTS, catalogProblem, fullBucket, takeToken, type CatalogLimits, type RateBucket } from './catalog-limits.js';
+import { CATALOG_LIMIT_DEFAULTS, catalogProblem, fullBucket, takeToken, totalPathsProblem, type CatalogLimits, type RateBucket } from './catalog-limits.js';
 import { Deadlines, MAX_TIMER_MS, type Deadline } from './deadlines.js';
 import { randomUuid } from './uuid.js';
 import { IdTable } from './id-table.js';
@@ -272,6 +272,11 @@ export class Session implements SessionInfo {
 type Listener = (event: ClientEvent) => void;
 type SessionListener = (event: SessionEvent) => void;
 
+/** The paths of a registered client's catalog; 0 for none. */
+function pathCount(record: ClientRecord | undefined): number {
+  return record === undefined ? 0 : record.descriptor.paths.length;
+}
+
 /** The outcome of a call whose caller went away before it was answered. */
 const CALLER_GONE: InvokeOutcome = Object.freeze({
   ok: false,
@@ -286,6 +291,8 @@ export class Router {
   private readonly onCallEnd: ((record: CallRecord) => void) | undefined;
   private readonly sessions = new Set<Session>();
   private readonly clients = new Map<string, ClientRecord>();
+  /** Paths in the catalogs of `clients`, together (`maxTotalPaths`). */
+  private totalPaths = 0;
   /** Trusted mirrors by the id they mirror: that id lives on their member (ownership.ts). */
   private readonly mirrors = new Map<string, Set<ClientRecord>>();
   private readonly pending = new IdTable<PendingCall>();
@@ -314,6 +321,7 @@ export class Router {
       maxPathLength: options.maxPathLength ?? ROUTER_DEFAULTS.maxPathLength,
       maxPathSegments: options.maxPathSegments ?? ROUTER_DEFAULTS.maxPathSegments,
       maxCatalogPaths: options.maxCatalogPaths ?? ROUTER_DEFAULTS.maxCatalogPaths,
+      maxTotalPaths: options.maxTotalPaths ?? ROUTER_DEFAULTS.maxTotalPaths,
       catalogUpdatesPerMinute: options.catalogUpdatesPerMinute ?? ROUTER_DEFAULTS.catalogUpdatesPerMinute,
     };
     for (const [name, value] of Object.entries(this.options)) {
@@ -443,10 +451,19 @@ export class Router {
     }
   }
 
-  /** Refuse a catalog over the limits, or a change over the session's rate. Changes nothing. */
-  private checkCatalog(session: Session, paths: readonly PathDescriptor[]): void {
+  /**
+   * Refuse a catalog over the limits, one that would take the paths of all catalogs past their
+   * limit (`freeing`: the paths of the catalogs it replaces), or a change over the session's rate.
+   * Changes nothing.
+   */
+  private checkCatalog(session: Session, paths: readonly PathDescriptor[], freeing: number): void {
     const problem = catalogProblem(paths, this.options);
     if (problem) throw new MdpError('bad_request', problem);
+    const full = totalPathsProblem(this.totalPaths, freeing, paths.length, this.options.maxTotalPaths);
+    if (full) {
+      this.logger.warn('catalog.server_full', { sessionId: session.id, totalPaths: this.totalPaths, adding: paths.length });
+      throw new MdpError('not_ready', full);
+    }
     const perMinute = this.options.catalogUpdatesPerMinute;
     const now = Date.now();
     const wait = takeToken((session.catalogBucket ??= fullBucket(perMinute, now)), now, perMinute);
@@ -474,8 +491,9 @@ export class Router {
       this.logger.info('client.takeover_refused', { clientId: descriptor.id, holderSessionId: holder?.session.id, sessionId: session.id, reason: refusal });
       throw new MdpError('bad_request', refusal, { refusal: 'client_id_taken' });
     }
-    this.checkCatalog(session, descriptor.paths);
     const previous = session.client;
+    const replacedHolder = holder && holder !== previous ? holder : undefined;
+    this.checkCatalog(session, descriptor.paths, pathCount(previous) + pathCount(replacedHolder));
     if (previous && previous.id !== descriptor.id) this.removeClient(previous, 'replaced by another registration on its session');
     if (holder && holder.session !== session) {
       this.logger.info('client.replaced', { clientId: descriptor.id, oldSessionId: holder.session.id, sessionId: session.id });
@@ -484,6 +502,7 @@ export class Router {
     session.messageAuth = auth;
     const existing = session.client;
     if (existing && existing.id === descriptor.id) {
+      this.totalPaths += descriptor.paths.length - existing.descriptor.paths.length;
       existing.descriptor = descriptor;
       existing.index = new PathIndex(descriptor.paths);
       this.trackMirror(existing);
@@ -500,6 +519,7 @@ export class Router {
     };
     session.client = record;
     this.clients.set(record.id, record);
+    this.totalPaths += descriptor.paths.length;
     this.trackMirror(record);
     this.logger.debug('client.registered', {
       clientId: record.id,
@@ -516,7 +536,8 @@ export class Router {
     if (!record || record.id !== clientId) {
       throw new MdpError('bad_request', `Client ${JSON.stringify(clientId)} is not registered on this session`);
     }
-    this.checkCatalog(session, paths);
+    this.checkCatalog(session, paths, record.descriptor.paths.length);
+    this.totalPaths += paths.length - record.descriptor.paths.length;
     record.descriptor = { ...record.descriptor, paths };
     record.index = new PathIndex(paths);
     this.logger.debug('client.catalog_updated', { clientId, paths: paths.length });
@@ -553,7 +574,10 @@ export class Router {
   }
 
   private removeClient(record: ClientRecord, reason: string): void {
-    if (this.clients.get(record.id) === record) this.clients.delete(record.id);
+    if (this.clients.get(record.id) === record) {
+      this.clients.delete(record.id);
+      this.totalPaths -= record.descriptor.paths.length;
+    }
     this.untrackMirror(record);
     if (record.session.client === record) record.session.client = undefined;
     this.failPending(record.session, record.id, reason);

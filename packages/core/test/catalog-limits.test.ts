@@ -1,9 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { CATALOG_LIMIT_DEFAULTS, catalogProblem } from '../src/catalog-limits.js';
+import { CATALOG_LIMIT_DEFAULTS, catalogProblem, totalPathsProblem } from '../src/catalog-limits.js';
 import { fullBucket, takeToken } from '../src/catalog-limits.js';
 import { endpoint, skill } from './helpers.js';
 
 const limits = { ...CATALOG_LIMIT_DEFAULTS, maxPathLength: 20, maxPathSegments: 3, maxCatalogPaths: 2 };
+
+describe('totalPathsProblem', () => {
+  it('lets a catalog in while all of them together stay within the limit', () => {
+    expect(totalPathsProblem(90, 0, 10, 100)).toBeUndefined();
+    // Replacing catalogs of 20 paths by one of 30 when 95 are held: 105 would be over.
+    expect(totalPathsProblem(95, 20, 30, 100)).toBe('The server holds 95 paths; 30 more would pass its limit of 100 paths in all catalogs; try again later');
+  });
+
+  it('never refuses a catalog that shrinks what is held, even over the limit', () => {
+    // Over the limit already (it was lowered): a smaller catalog still gets in.
+    expect(totalPathsProblem(150, 20, 10, 100)).toBeUndefined();
+    expect(totalPathsProblem(150, 20, 20, 100)).toBeUndefined();
+  });
+});
 
 describe('catalogProblem', () => {
   it('accepts a catalog within every limit', () => {
@@ -28,7 +42,7 @@ describe('catalogProblem', () => {
   });
 
   it('has defaults that fit paths read over HTTP', () => {
-    expect(CATALOG_LIMIT_DEFAULTS).toEqual({ maxPathLength: 1024, maxPathSegments: 32, maxCatalogPaths: 10_000, catalogUpdatesPerMinute: 120 });
+    expect(CATALOG_LIMIT_DEFAULTS).toEqual({ maxPathLength: 1024, maxPathSegments: 32, maxCatalogPaths: 10_000, maxTotalPaths: 250_000, catalogUpdatesPerMinute: 120 });
     expect(catalogProblem([endpoint(`/${'a'.repeat(100_000)}`)], CATALOG_LIMIT_DEFAULTS)).toMatch(/100001 characters/);
     expect(catalogProblem([endpoint('/a'.repeat(50_000))], CATALOG_LIMIT_DEFAULTS)).toMatch(/characters long/);
     expect(catalogProblem([endpoint('/a'.repeat(33))], CATALOG_LIMIT_DEFAULTS)).toMatch(/33 segments/);

@@ -104,6 +104,27 @@ describe('catalog limits', () => {
     expect(router.getClient('c')?.paths).toEqual([endpoint('/a')]);
   });
 
+  it('refuses a catalog that would take all catalogs together past maxTotalPaths (not_ready), and counts what leaves', () => {
+    router = new Router({ maxTotalPaths: 5 });
+    const a = connectClient(router, 'a', [endpoint('/1'), endpoint('/2'), endpoint('/3')]);
+    const { session } = connect(router);
+    const error = thrown(() => session.handle({ type: 'registerClient', client: client('b', [endpoint('/1'), endpoint('/2'), endpoint('/3')]) }));
+    expect(error).toMatchObject({ code: 'not_ready', refusal: undefined });
+    expect(error.message).toBe('The server holds 3 paths; 3 more would pass its limit of 5 paths in all catalogs; try again later');
+    expect(router.hasClient('b')).toBe(false);
+    // A catalog update counts what it replaces: 'a' may grow to 5, not to 6.
+    a.session.handle({ type: 'updateClientCatalog', clientId: 'a', paths: [endpoint('/1'), endpoint('/2'), endpoint('/3'), endpoint('/4'), endpoint('/5')] });
+    expect(() => a.session.handle({ type: 'updateClientCatalog', clientId: 'a', paths: Array.from({ length: 6 }, (_, i) => endpoint(`/${i}`)) })).toThrow(/limit of 5 paths/);
+    // So does a re-registration, and a takeover by the same principal of a held id.
+    a.session.handle({ type: 'registerClient', client: client('a', [endpoint('/1'), endpoint('/2')]) });
+    const replacing = connectClient(router, 'a', [endpoint('/1'), endpoint('/2'), endpoint('/3'), endpoint('/4'), endpoint('/5')]);
+    expect(a.transport.closes).toEqual([SESSION_CLOSE.replaced]);
+    // What leaves frees its paths.
+    replacing.session.handle({ type: 'unregisterClient', clientId: 'a' });
+    session.handle({ type: 'registerClient', client: client('b', [endpoint('/1'), endpoint('/2'), endpoint('/3'), endpoint('/4'), endpoint('/5')]) });
+    expect(router.hasClient('b')).toBe(true);
+  });
+
   it('refuses catalog changes over the rate with a retry time, and allows them again later', () => {
     router = new Router({ catalogUpdatesPerMinute: 2 });
     const { session } = connectClient(router, 'c', [endpoint('/a')]);

@@ -34,6 +34,7 @@ describe('defaults', () => {
       maxPathLength: 1024,
       maxPathSegments: 32,
       maxCatalogPaths: 10_000,
+      maxTotalPaths: 250_000,
       catalogUpdatesPerMinute: 120,
     });
     expect(router.options).toEqual(ROUTER_DEFAULTS);

@@ -104,7 +104,7 @@ const error = (status: number, message: string, headers?: Readonly<Record<string
 
 /** The answer to a message core refused (SPEC §4, §6). */
 function refused(caught: MdpError): LoopResponse {
-  const retry = caught.refusal === 'rate_limited' ? { 'retry-after': String(retryAfterSeconds(caught.retryAfterMs)) } : undefined;
+  const retry = caught.refusal === 'rate_limited' || caught.code === 'not_ready' ? { 'retry-after': String(retryAfterSeconds(caught.retryAfterMs)) } : undefined;
   return error(httpStatusOf(caught), caught.message, retry);
 }
 

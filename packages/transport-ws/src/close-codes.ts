@@ -16,7 +16,8 @@ export const WS_CLOSE = {
   internalError: 1011,
   /**
    * Try again later: the peer does not read what it is sent (more than `maxBufferedBytes` waiting),
-   * or it changes its catalog faster than the limit.
+   * it changes its catalog faster than the limit, or the server cannot take its catalog now
+   * (`not_ready`: all catalogs together are at their limit).
    */
   tryAgainLater: 1013,
   /** The server's auth policy refused the upgrade's credential (*beyond*, SPEC §7). */
@@ -30,7 +31,7 @@ export const WS_CLOSE = {
 
 /**
  * The close status and reason for a message that failed in core: its refusal's status (SPEC §4),
- * else 1008 with its message; anything but an `MdpError` is 1011 and keeps its cause to the log.
+ * 1013 when the server is not ready for it, else 1008 with its message; anything but an `MdpError` is 1011 and keeps its cause to the log.
  */
 export function closeFor(error: unknown): { readonly code: number; readonly reason: string } {
   if (!(error instanceof MdpError)) return { code: WS_CLOSE.internalError, reason: INTERNAL_ERROR.message };
@@ -40,6 +41,6 @@ export function closeFor(error: unknown): { readonly code: number; readonly reas
     case 'rate_limited':
       return { code: WS_CLOSE.tryAgainLater, reason: error.message };
     default:
-      return { code: WS_CLOSE.policyViolation, reason: error.message };
+      return { code: error.code === 'not_ready' ? WS_CLOSE.tryAgainLater : WS_CLOSE.policyViolation, reason: error.message };
   }
 }

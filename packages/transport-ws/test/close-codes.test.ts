@@ -25,6 +25,7 @@ describe('closeFor', () => {
     });
     expect(closeFor(new MdpError('bad_request', 'Too many catalog changes', { refusal: 'rate_limited' }))).toEqual({ code: 1013, reason: 'Too many catalog changes' });
     expect(closeFor(new MdpError('bad_request', 'path must start with /'))).toEqual({ code: 1008, reason: 'path must start with /' });
+    expect(closeFor(new MdpError('not_ready', 'The server holds 10 paths'))).toEqual({ code: 1013, reason: 'The server holds 10 paths' });
   });
 
   it('closes 1011 on anything else, never echoing its message', () => {

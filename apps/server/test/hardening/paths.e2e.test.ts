@@ -2,8 +2,9 @@
  * Issue 18, finding 6: registered paths had no length limit (a 100,000-character path and a
  * 50,000-segment path were accepted, and could never be read: the URL limit answers 431). Now a
  * catalog over the path length, segment count or path count is refused (websocket 1008 with the
- * reason, HTTP loop 400 {error}), and catalog changes over the rate close 1013 / answer 429; the
- * server keeps serving everyone else.
+ * reason, HTTP loop 400 {error}), catalog changes over the rate close 1013 / answer 429, and a
+ * catalog past the paths of all catalogs together closes 1013 / answers 503; the server keeps
+ * serving everyone else.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PathDescriptor } from '@mdp/protocol';
@@ -32,6 +33,34 @@ describe('catalog limits', () => {
     expect(await registerOverWs(t, paths)).toEqual({ code: 1008, reason });
     expect(t.server.router.hasClient('greedy')).toBe(false);
     expect(await read(t.http, '/skills/healthy/s')).toMatchObject({ status: 200, body: 'fine' });
+  });
+
+  it('refuse a catalog past the paths of all catalogs together: 1013 over the websocket, 503 over the loop; others served', async () => {
+    const t = await startServer({ maxTotalPaths: 25 });
+    const tens = (prefix: string): PathDescriptor[] => Array.from({ length: 10 }, (_, i) => endpoint(`/${prefix}${i}`));
+    await wsClientWithSkill(t.ws, 'healthy', 'fine');
+    await TestClient.register(t.ws, descriptor('first', tens('a')));
+    // 1 + 10 held: 10 more fit, then 10 more would make 31.
+    await TestClient.register(t.ws, descriptor('second', tens('b')));
+    const reason = 'The server holds 21 paths; 10 more would pass its limit of 25 paths in all catalogs; try again later';
+    expect(await registerOverWs(t, tens('c'))).toEqual({ code: 1013, reason });
+    const { sessionId } = (await (await fetch(`${t.http}/mdp/http-loop/connect`, { method: 'POST' })).json()) as { sessionId: string };
+    const sent = await fetch(`${t.http}/mdp/http-loop/send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-mdp-session-id': sessionId },
+      body: JSON.stringify({ message: { type: 'registerClient', client: descriptor('looped', tens('d')) } }),
+    });
+    expect(sent.status).toBe(503);
+    expect(sent.headers.get('retry-after')).toBe('1');
+    expect(await sent.json()).toEqual({ error: reason });
+    expect(await read(t.http, '/skills/healthy/s')).toMatchObject({ status: 200, body: 'fine' });
+    // A smaller catalog still fits.
+    const small = await fetch(`${t.http}/mdp/http-loop/send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-mdp-session-id': sessionId },
+      body: JSON.stringify({ message: { type: 'registerClient', client: descriptor('looped', [endpoint('/x')]) } }),
+    });
+    expect(small.status).toBe(202);
   });
 
   it('refuse an over-long path over the HTTP loop with 400 {error}, keeping the session', async () => {
