@@ -11,9 +11,13 @@
  *                        │ yes
  *                        ▼
  *              waits; served when node gives its response the socket (the answer before it finished)
+ *
+ * And a cap on open connections, websockets included: past `maxConnections` node closes a new
+ * connection as soon as it accepts it (`capConnections`), so a flood of silent sockets cannot take
+ * every file descriptor of the process.
  */
 import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import type { Server as NetServer, Socket } from 'node:net';
 import type { Logger } from '@mdp/core';
 import type { ConnectionTracker } from './connections.js';
 
@@ -28,6 +32,8 @@ export interface HttpLimits {
   readonly writeTimeoutMs: number;
   /** Most requests waiting behind the one being answered on a connection. */
   readonly maxPipelinedRequests: number;
+  /** Most TCP connections open at once on each listening port (node's `maxConnections`), websockets included. */
+  readonly maxConnections: number;
 }
 
 /** How often node checks the header and request time-outs of every connection, ms (its own default is 30 s). */
@@ -52,6 +58,25 @@ export function serverOptions(limits: HttpLimits): ServerOptions {
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     connectionsCheckingInterval: Math.min(CONNECTIONS_CHECK_MS, limits.headersTimeoutMs),
   };
+}
+
+/**
+ * Cap the connections open at once on `server` (or on a second port's server) at `limit`: node
+ * closes one accepted past it before reading from it, and says so with 'drop'. Logged once per
+ * stretch of drops (at most once a second), not once per connection: a flood must not flood the log.
+ */
+export function capConnections(server: NetServer, limit: number, logger: Logger, now: () => number = Date.now): void {
+  server.maxConnections = limit;
+  let dropped = 0;
+  let loggedAt = Number.NEGATIVE_INFINITY;
+  server.on('drop', () => {
+    dropped++;
+    const at = now();
+    if (at - loggedAt < 1000) return;
+    loggedAt = at;
+    logger.warn('http.connections_full', { limit, dropped });
+    dropped = 0;
+  });
 }
 
 /**

@@ -136,6 +136,13 @@ export const LIMIT_SETTINGS = settingGroup({
       default: SERVER_DEFAULTS.maxPipelinedRequests,
       help: 'requests waiting behind the one being answered on a connection; more: 503, the connection closes',
     },
+    maxHttpConnections: {
+      flag: 'max-http-connections',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxHttpConnections,
+      help: 'TCP connections open at once per port, websockets included; more are closed as soon as accepted',
+    },
   },
   checks: [{ keys: ['httpRequestTimeoutMs', 'httpHeadersTimeoutMs'], holds: (request, headers) => request >= headers, message: '{0} must not be below {1}' }],
 });

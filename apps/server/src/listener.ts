@@ -16,7 +16,7 @@ import { heldByMdp } from './cluster.js';
 import { ConnectionTracker } from './connections.js';
 import { mdpCors } from './cors.js';
 import type { ServerFeature } from './feature.js';
-import { closeStalledConnections, oneAtATime, serverOptions, type HttpLimits } from './http-limits.js';
+import { capConnections, closeStalledConnections, oneAtATime, serverOptions, type HttpLimits } from './http-limits.js';
 
 /** Time given to open HTTP connections to finish during close before they are cut, ms. */
 const CLOSE_GRACE_MS = 1000;
@@ -84,6 +84,7 @@ export function createListener(
   // A failed handshake (an untrusted certificate, plain HTTP on the TLS port) costs only that socket.
   if (tls) server.on('tlsClientError', (error: NodeJS.ErrnoException) => logger.debug('tls.client_error', { error: error.message, code: error.code }));
   tracked.set(server, connections);
+  capConnections(server, limits.maxConnections, logger);
   // The socket requests arrive on: the TLS socket under TLS (its 'connection' is the raw TCP one).
   server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
     connections.opened(socket);
@@ -208,6 +209,8 @@ export async function servePort(server: Server, host: string, port: number): Pro
     });
     server.emit('connection', socket);
   });
+  // The same cap as the main port's (each port counts its own connections).
+  extra.maxConnections = server.maxConnections;
   await new Promise<void>((resolve, reject) => {
     extra.once('error', reject);
     extra.listen(port, host, () => {

@@ -90,6 +90,11 @@ export interface MdpServerOptions {
   httpWriteTimeoutMs?: number;
   /** Most requests waiting behind the one being answered on a connection; more answer 503 and close it. Default 8. */
   maxPipelinedRequests?: number;
+  /**
+   * Most TCP connections open at once on each listening port, websockets included; a connection
+   * past it is closed as soon as it is accepted, before a byte is read. Default 15000.
+   */
+  maxHttpConnections?: number;
   /** Cluster id reported in /mdp/meta. Default `mdp`. */
   clusterId?: string;
   /**
@@ -179,6 +184,7 @@ export const SERVER_DEFAULTS = {
   httpKeepAliveTimeoutMs: 5_000,
   httpWriteTimeoutMs: 30_000,
   maxPipelinedRequests: 8,
+  maxHttpConnections: 15_000,
   clusterId: 'mdp',
   logLevel: 'info' as LogLevel,
   cookieSameSite: 'lax' as CookieSameSite,
@@ -207,6 +213,7 @@ export function serverLimits(options: MdpServerOptions) {
       keepAliveTimeoutMs: options.httpKeepAliveTimeoutMs ?? d.httpKeepAliveTimeoutMs,
       writeTimeoutMs: options.httpWriteTimeoutMs ?? d.httpWriteTimeoutMs,
       maxPipelinedRequests: options.maxPipelinedRequests ?? d.maxPipelinedRequests,
+      maxConnections: options.maxHttpConnections ?? d.maxHttpConnections,
     },
   } as const;
 }

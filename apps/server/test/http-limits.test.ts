@@ -1,8 +1,29 @@
+import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { recordingLogger } from '@mdp/test-kit';
 import { createMdpServer } from '../src/index.js';
-import { httpLimitsProblem, serverOptions, sweepMs, type HttpLimits } from '../src/http-limits.js';
+import { capConnections, httpLimitsProblem, serverOptions, sweepMs, type HttpLimits } from '../src/http-limits.js';
 
-const limits: HttpLimits = { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, writeTimeoutMs: 30_000, maxPipelinedRequests: 8 };
+const limits: HttpLimits = { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, writeTimeoutMs: 30_000, maxPipelinedRequests: 8, maxConnections: 15_000 };
+
+describe('capConnections', () => {
+  it("sets node's maxConnections and logs drops at most once a second, with how many since the last line", () => {
+    const server = createServer();
+    const { logger, records } = recordingLogger();
+    let now = 0;
+    capConnections(server, 7, logger, () => now);
+    expect(server.maxConnections).toBe(7);
+    for (const at of [0, 10, 500, 999, 1000, 1001, 2500]) {
+      now = at;
+      server.emit('drop');
+    }
+    expect(records.filter((r) => r.event === 'http.connections_full').map((r) => [r.level, r.limit, r.dropped])).toEqual([
+      ['warn', 7, 1],
+      ['warn', 7, 4],
+      ['warn', 7, 2],
+    ]);
+  });
+});
 
 describe('HTTP limits', () => {
   it('become node server options, checked every second at most', () => {

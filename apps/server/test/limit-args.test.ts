@@ -51,6 +51,7 @@ describe('limit flags', () => {
       'http-keep-alive-timeout-ms',
       'http-write-timeout-ms',
       'max-pipelined-requests',
+      'max-http-connections',
     ]);
   });
 

@@ -6,7 +6,8 @@
  * bench/tools/hardening-stress.mjs): the refusal is the documented one and another client is served
  * meanwhile.
  */
-import { connect } from 'node:net';
+import { Agent } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { InvokeOutcome } from '@mdp/core';
 import { NO_ANSWER, TestClient, descriptor, refusedUpgrade, skill, stopAll } from '@mdp/test-kit';
@@ -29,6 +30,15 @@ async function loopClient(t: TestServer, id: string): Promise<string> {
   });
   expect(sent.status).toBe(202);
   return sessionId;
+}
+
+/** A TCP connection to `port` that sends nothing; resolves once connected. */
+function openSocket(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => resolve(socket));
+    socket.once('error', reject);
+    socket.on('close', () => socket.off('error', reject));
+  });
 }
 
 /** Serve one read of a loop client: poll its call, answer it; resolves with the read. */
@@ -83,6 +93,34 @@ describe('a TCP connection that never sends a byte', () => {
     expect(socket.bytesWritten).toBe(0);
     expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
     expect(answer).toMatch(/\{"error":"Request not received in time"\}$/);
+  });
+});
+
+describe('TCP connections', () => {
+  it('past the cap are closed as soon as accepted, while open ones are served; freed places are taken again', { timeout: 20_000 }, async () => {
+    const t = await startServer({ maxHttpConnections: 5 });
+    const healthy = await wsClientWithSkill(t.ws, 'healthy', 'fine');
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    expect(await read(t.http, '/skills/healthy/s', { agent })).toMatchObject({ status: 200 });
+    const silent = await Promise.all(Array.from({ length: 3 }, () => openSocket(t.port)));
+    // The sixth: closed by the server before it sent a byte, long before any time-out.
+    const refused = await openSocket(t.port);
+    let answer = '';
+    refused.on('data', (chunk: Buffer) => (answer += chunk.toString('latin1')));
+    await new Promise<void>((resolve) => refused.once('close', () => resolve()));
+    expect(answer).toBe('');
+    // The connections already open are served as before.
+    expect(await read(t.http, '/skills/healthy/s', { agent })).toMatchObject({ status: 200, body: 'fine' });
+    healthy.send({ type: 'ping', timestamp: 7 });
+    expect(await healthy.next((m) => m.type === 'pong')).toEqual({ type: 'pong', timestamp: 7 });
+    // A silent one leaves: a new connection is taken again, once the server has seen it go (each
+    // try before that is dropped at once, as above).
+    silent[0]!.destroy();
+    let served: ReadResult | 'aborted' | undefined;
+    for (let tries = 0; served === undefined && tries < 100; tries++) served = await read(t.http, '/skills/healthy/s').catch(() => undefined);
+    expect(served).toMatchObject({ status: 200, body: 'fine' });
+    for (const socket of silent) socket.destroy();
+    agent.destroy();
   });
 });
 
