@@ -29,19 +29,25 @@ function flood(h: Harness, id: string, session: Session, count: number, body: st
   return outcomes;
 }
 
+/** A registered peer `slow` that stopped reading, on a transport with a 1 MiB cap and a manual clock. */
+async function pausedPeer() {
+  const clock = manualClock();
+  const h = await start({
+    router: new Router({ ...ROUTER_OPTIONS, maxPendingCalls: 10_000 }),
+    transport: { maxBufferedBytes: 1024 * 1024, clock },
+  });
+  const slow = await client(h);
+  await slow.register(descriptor('slow'));
+  const session = h.sessions.only;
+  slow.tcp.pause();
+  return { clock, h, slow, session };
+}
+
 const BEHIND = /^Client "slow" is behind: \d+ bytes would wait for it, limit 1048576; try again later$/;
 
 describe('a peer that does not read', () => {
   it('is refused new calls past maxBufferedBytes while it read lately, closed 1013 once it has not for stallTimeoutMs, and reset a second later', async () => {
-    const clock = manualClock();
-    const h = await start({
-      router: new Router({ ...ROUTER_OPTIONS, maxPendingCalls: 10_000 }),
-      transport: { maxBufferedBytes: 1024 * 1024, clock },
-    });
-    const slow = await client(h);
-    await slow.register(descriptor('slow'));
-    const session = h.sessions.only;
-    slow.tcp.pause();
+    const { clock, h, slow, session } = await pausedPeer();
 
     // Far more than the kernel buffers of a loopback connection take: the rest must be held, up to the cap.
     const outcomes = flood(h, 'slow', session, 4000, BODY);
@@ -80,15 +86,7 @@ describe('a peer that does not read', () => {
   });
 
   it('answering a call puts off the close by another stallTimeoutMs', async () => {
-    const clock = manualClock();
-    const h = await start({
-      router: new Router({ ...ROUTER_OPTIONS, maxPendingCalls: 10_000 }),
-      transport: { maxBufferedBytes: 1024 * 1024, clock },
-    });
-    const slow = await client(h);
-    await slow.register(descriptor('slow'));
-    const session = h.sessions.only;
-    slow.tcp.pause();
+    const { clock, h, slow, session } = await pausedPeer();
     const outcomes = flood(h, 'slow', session, 4000, BODY);
     clock.advance(4_000);
     // The peer still sends while it does not read: it answers its oldest call.
