@@ -5,7 +5,8 @@
 // Linux only (VmHWM). Needs `pnpm --filter @mdp/bench... build` first.
 //
 //   node bench/tools/hardening-stress.mjs [scenario …]
-//   scenarios: slow-reader idle-ws loop-sessions pending timeouts unread (default: all)
+//   scenarios: slow-reader idle-ws loop-sessions pending timeouts unread burst catalog-mass
+//              silent-tcp (default: all)
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -60,9 +61,9 @@ async function wsClient(url, id, answer) {
 }
 
 /** GET `path`; resolves with the status, 0 for a request that gave up or failed. */
-function get(base, path, { agent, abortAfterMs, method = 'GET' } = {}) {
+function get(base, path, { agent, abortAfterMs, method = 'GET', headers } = {}) {
   return new Promise((resolve) => {
-    const req = request(new URL(path, base), { agent, method, signal: abortAfterMs ? AbortSignal.timeout(abortAfterMs) : undefined }, (res) => {
+    const req = request(new URL(path, base), { agent, method, headers, signal: abortAfterMs ? AbortSignal.timeout(abortAfterMs) : undefined }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode));
       res.on('error', () => resolve(0));
@@ -297,6 +298,98 @@ const scenarios = {
     };
     for (const { socket } of sockets) socket.destroy();
     big.ws.terminate();
+    await server.child.stop();
+    return result;
+  },
+
+  /** The last probe's bug A: 700 skill reads at once with 14 KB headers to a healthy client (about 20 MB of calls). */
+  async burst() {
+    const server = await startServer();
+    const victim = await wsClient(server.ws, 'victim', 'ok');
+    const agent = new Agent({ keepAlive: true, maxSockets: 1000 });
+    const headers = { 'x-pad': 'p'.repeat(14_000) };
+    const statuses = await Promise.all(Array.from({ length: 700 }, () => get(server.http, '/skills/victim/s', { agent, headers })));
+    const result = {
+      reads: statuses.length,
+      statuses: count(statuses),
+      callsAnswered: victim.calls,
+      victimOpen: victim.ws.readyState === WebSocket.OPEN,
+      readAfter: await get(server.http, '/skills/victim/s'),
+      peakRssMB: mb(server.peakRss()),
+    };
+    agent.destroy();
+    victim.ws.terminate();
+    await server.child.stop();
+    return result;
+  },
+
+  /** Catalog memory: 1,200 sessions registering 10,000 paths each (the cap in all: 250,000 paths). */
+  async 'catalog-mass'() {
+    const server = await startServer();
+    const paths = Array.from({ length: 10_000 }, (_, i) => ({ type: 'endpoint', method: 'GET', path: `/area/${i}/item` }));
+    const codes = [];
+    const open = [];
+    for (let i = 0; i < 1200; i++) {
+      const ws = new WebSocket(server.ws);
+      ws.on('error', () => {});
+      await new Promise((resolve) => ws.once('open', resolve));
+      const closed = new Promise((resolve) => ws.once('close', (code) => resolve(code)));
+      ws.send(JSON.stringify({ type: 'registerClient', client: { id: `mass-${i}`, name: 'mass', paths } }));
+      // Registered (a ping answered after it) or refused (closed).
+      const pong = new Promise((resolve) => ws.once('message', resolve));
+      ws.send(JSON.stringify({ type: 'ping', timestamp: 1 }));
+      const outcome = await Promise.race([pong.then(() => 'registered'), closed]);
+      codes.push(outcome);
+      if (outcome === 'registered') open.push(ws);
+    }
+    const timed = async (path) => {
+      const start = performance.now();
+      const status = await get(server.http, path);
+      return { status, ms: +(performance.now() - start).toFixed(1) };
+    };
+    const result = {
+      sessions: codes.length,
+      outcomes: count(codes),
+      clients: await timed('/mdp/clients'),
+      search: await timed('/mdp/paths?search=item'),
+      meta: await timed('/mdp/meta'),
+      rssMB: mb((await server.child.call('gc')).rss),
+      peakRssMB: mb(server.peakRss()),
+    };
+    for (const ws of open) ws.terminate();
+    await server.child.stop();
+    return result;
+  },
+
+  /** Plain TCP: 16,000 connections that never send a byte (the cap: 15,000 per port). */
+  async 'silent-tcp'() {
+    const server = await startServer();
+    const healthy = await wsClient(server.ws, 'healthy', 'fine');
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const before = await get(server.http, '/skills/healthy/s', { agent });
+    const sockets = [];
+    let dropped = 0;
+    for (let i = 0; i < 16_000; i++) {
+      const socket = connect(server.port, '127.0.0.1');
+      socket.on('error', () => {});
+      socket.once('close', () => dropped++);
+      sockets.push(socket);
+      if (i % 500 === 499) await sleep(10);
+    }
+    await sleep(1000);
+    const result = {
+      opened: sockets.length,
+      closedByServer: dropped,
+      serverSockets: openSockets(server.child.pid),
+      keptConnectionRead: await get(server.http, '/skills/healthy/s', { agent }),
+      healthyBefore: before,
+      peakRssMB: mb(server.peakRss()),
+    };
+    for (const socket of sockets) socket.destroy();
+    await sleep(1000);
+    result.newConnectionReadAfter = await get(server.http, '/skills/healthy/s');
+    agent.destroy();
+    healthy.ws.terminate();
     await server.child.stop();
     return result;
   },
