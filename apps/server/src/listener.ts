@@ -86,15 +86,21 @@ export function createListener(
   tracked.set(server, connections);
   capConnections(server, limits.maxConnections, logger);
   // The socket requests arrive on: the TLS socket under TLS (its 'connection' is the raw TCP one).
+  // One function for every socket, called with the socket as `this` ('close' comes once): an idle
+  // connection carries no closure of its own for it (bench idle-memory).
+  function onSocketClosed(this: Socket): void {
+    connections.closed(this);
+  }
   server.on(tls ? 'secureConnection' : 'connection', (socket: Socket) => {
     connections.opened(socket);
-    socket.once('close', () => connections.closed(socket));
+    socket.on('close', onSocketClosed);
   });
   const stopSweep = closeStalledConnections(connections, limits, logger);
   server.once('close', stopSweep);
+  const onUpgradeSocketError = (error: Error): void => logger.debug('upgrade.socket_error', { error: error.message });
   server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     connections.upgraded(socket as Socket);
-    socket.on('error', (error) => logger.debug('upgrade.socket_error', { error: error.message }));
+    socket.on('error', onUpgradeSocketError);
     const path = (request.url ?? '/').split('?')[0] ?? '/';
     for (const feature of upgraders) if (feature.upgrade?.(request, socket, head, path)) return;
     socket.end(NOT_FOUND);

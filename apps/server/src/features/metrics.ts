@@ -27,6 +27,13 @@ export function metricsFeature(ctx: ServerContext, options: MetricsFeatureOption
   let leaderChanges = 0;
   let unsubscribe: (() => void) | undefined;
 
+  // One function for every socket, with the socket as `this` ('close' comes once): no closure per connection.
+  function onSocketClosed(this: Socket): void {
+    open.delete(this);
+    closedReceived += this.bytesRead;
+    closedSent += this.bytesWritten;
+  }
+
   const metrics = createServerMetrics({
     router: ctx.router,
     stats,
@@ -51,11 +58,7 @@ export function metricsFeature(ctx: ServerContext, options: MetricsFeatureOption
     },
     connection(socket) {
       open.add(socket);
-      socket.once('close', () => {
-        open.delete(socket);
-        closedReceived += socket.bytesRead;
-        closedSent += socket.bytesWritten;
-      });
+      socket.on('close', onSocketClosed);
     },
     // Listed after the cluster feature, so its node exists by now.
     start() {
