@@ -29,9 +29,12 @@ export class HandedCalls {
     if (this.ids.size >= this.sweepAt) this.sweep();
   }
 
-  /** The client answered `requestId` (its call may have ended before: the id goes either way). */
-  answered(requestId: string): void {
-    this.ids.delete(requestId);
+  /**
+   * The client answered `requestId` (its call may have ended before: the id goes either way).
+   * True when it held that call: an answer to an id it was never handed shows nothing.
+   */
+  answered(requestId: string): boolean {
+    return this.ids.delete(requestId);
   }
 
   /** Whether the client still holds a call that waits for its answer. */

@@ -3,8 +3,9 @@
  * waiting and none started for `idleTimeoutMs` ends, so its client leaves within seconds instead
  * of after the 90 s heartbeat. A live client has a poll waiting or about to start — the SDKs keep
  * polling while their handlers run — and one that does not poll while it works still sends its
- * answers: a send counts as activity, and a session that was handed a call it has not answered yet
- * is kept (its owner decides, `keep`) until that call ends. So only a gone client goes quiet.
+ * answers: an answer to a call it was handed counts as activity (other sends do not: a client that
+ * never polls could send pings for ever), and a session that was handed a call it has not answered
+ * yet is kept (its owner decides, `keep`) until that call ends. So only a gone client goes quiet.
  *
  *   open ─▶ idle ──poll starts──▶ polling (1+ polls) ──last poll ends──▶ idle ─┐
  *            │ ▲                                                               │
@@ -70,7 +71,7 @@ export class IdleTracker {
     if (entry.polls === 0) this.append(entry, now);
   }
 
-  /** `entry` showed it is there (a send) at `now`: an idle one is idle from now. */
+  /** `entry` showed it is there (it answered a call it held) at `now`: an idle one is idle from now. */
   touch(entry: IdleEntry, now: number): void {
     if (entry.removed || !entry.listed) return;
     this.unlink(entry);
@@ -179,7 +180,7 @@ export class IdleWatch {
     this.arm();
   }
 
-  /** A send: the session is there. Like a poll, it leaves the timer alone. */
+  /** The client answered a call it held: the session is there. Like a poll, it leaves the timer alone. */
   touch(entry: IdleEntry): void {
     this.tracker.touch(entry, this.clock.now());
   }

@@ -145,14 +145,14 @@ export class LoopSessionRegistry {
     (entry.handed ??= new HandedCalls((id) => this.router.isPending(id))).add(requestId);
   }
 
-  /** The client of `entry` answered the call `requestId`: it no longer holds it. */
+  /**
+   * The client of `entry` answered the call `requestId`: it no longer holds it. An answer to a call
+   * it was handed shows it is there, whether or not a poll waits (a client that worked on the call
+   * without polling is idle from now); other sends do not: a client that never polls could send
+   * pings or made-up answers for ever.
+   */
   answered(entry: LoopSession, requestId: string): void {
-    entry.handed?.answered(requestId);
-  }
-
-  /** The client of `entry` sent something: it is there, whether or not a poll waits. */
-  sent(entry: LoopSession): void {
-    this.idle.touch(entry.idle);
+    if (entry.handed?.answered(requestId) === true) this.idle.touch(entry.idle);
   }
 
   /**

@@ -165,7 +165,6 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     if (!('found' in looked)) return looked;
     const { session } = looked.found;
     session.touch(looked.auth ?? null);
-    registry.sent(looked.found);
     const body = await request.readBody(maxBodyBytes);
     if (!body.ok) {
       // Like a websocket frame over the limit (1009), an oversized send ends the session: the

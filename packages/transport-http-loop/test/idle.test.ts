@@ -265,7 +265,7 @@ describe('the transport ends vanished sessions', () => {
     await Promise.all(handled);
   });
 
-  it('a client that stops polling while it handles a call stays until it answers; then its sends and polls count', async () => {
+  it('a client that stops polling while it handles a call stays until it answers; then its answer and polls count', async () => {
     const sessionId = await client.register();
     const call = router.invoke('c1', 'GET', '/hello');
     // Polls one message, then works on it without polling (not what the SDKs do, but allowed).
@@ -276,11 +276,22 @@ describe('the transport ends vanished sessions', () => {
     expect(logs.records.some((r) => r.event === 'session.vanished')).toBe(false);
     await client.send(sessionId, { type: 'callClientResult', requestId: polled.requestId, ok: true, data: 'slow answer' });
     expect(await call).toEqual({ ok: true, data: 'slow answer' });
-    // The send counted: idle from then, for the whole time-out.
+    // The answer counted: idle from then, for the whole time-out.
     await vi.advanceTimersByTimeAsync(999);
     expect(router.getClient('c1')).toBeDefined();
     await vi.advanceTimersByTimeAsync(1);
     expect(router.getClient('c1')).toBeUndefined();
+  });
+
+  it('a client that never polls does not keep its session by sending pings, pongs or made-up answers', async () => {
+    const sessionId = await client.register();
+    for (let at = 0; at < 1000; at += 250) {
+      await client.send(sessionId, { type: 'ping', timestamp: at });
+      await client.send(sessionId, { type: 'callClientResult', requestId: `made-up-${at}`, ok: true });
+      await vi.advanceTimersByTimeAsync(250);
+    }
+    expect(router.getClient('c1')).toBeUndefined();
+    expect(logs.records.find((r) => r.event === 'session.vanished')).toMatchObject({ sessionId, reason: 'no poll for 1000 ms' });
   });
 
   it('a client that vanished with a call in hand still leaves once that call ends (its time-out)', async () => {
