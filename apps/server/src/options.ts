@@ -58,9 +58,9 @@ export interface MdpServerOptions {
    */
   maxWsBufferedBytes?: number;
   /**
-   * How long a websocket peer over `maxWsBufferedBytes` may go without reading (no answer to a call
-   * or ping, no write drained), ms; then it is closed 1013, its calls fail, and its socket is reset
-   * a second later. Default 5000.
+   * How long a websocket peer over `maxWsBufferedBytes` may go without reading (no answer to one of
+   * its pending calls, no write drained), ms; then it is closed 1013, its calls fail, and its socket
+   * is reset a second later. Default 5000.
    */
   wsStallTimeoutMs?: number;
   /** Time from a websocket's handshake to its first registerClient, ms; past it the socket closes 4408. Default 10000. */

@@ -208,8 +208,8 @@ export class Session implements SessionInfo {
   pendingCount = 0;
   /**
    * Calls sent to this session that ended without its answer (timed out, their caller gone) since it
-   * last answered one. A client that reads answers, even late; one that keeps letting calls die is
-   * stalled, which transports use to tell a slow peer from a busy one.
+   * last answered one in time. One that keeps letting calls die is stalled, which transports use to
+   * tell a slow peer from a busy one.
    */
   unansweredCalls = 0;
 
@@ -266,6 +266,15 @@ export class Session implements SessionInfo {
    */
   refuseCall(requestId: string, reason: string): void {
     this.router.refuseCall(this, requestId, reason);
+  }
+
+  /**
+   * Whether the call with this request id waits for this session's answer. A transport asks before
+   * it hands an answer in: only an answer to a call it was sent shows that a peer reads (an id it
+   * made up, or one long gone, shows nothing).
+   */
+  awaits(requestId: string): boolean {
+    return this.router.isPendingOn(this, requestId);
   }
 }
 
@@ -428,8 +437,9 @@ export class Router {
     session.lastSeen = Date.now();
     switch (message.type) {
       case 'callClientResult':
-        // Any answer, even one too late to be used, shows the client reads and answers.
-        session.unansweredCalls = 0;
+        // An answer to one of its pending calls shows the client reads and answers. One to an id
+        // that waits for nothing shows nothing: a peer that reads nothing can send it.
+        if (this.isPendingOn(session, message.requestId)) session.unansweredCalls = 0;
         this.settle(session, message);
         return;
       case 'registerClient':
@@ -818,6 +828,11 @@ export class Router {
   /** Whether the call with this request id still waits for its client's answer. */
   isPending(requestId: string): boolean {
     return this.pending.has(requestId);
+  }
+
+  /** Whether the call with this request id still waits for the answer of `session` (see {@link Session.awaits}). */
+  isPendingOn(session: Session, requestId: string): boolean {
+    return this.pending.get(requestId)?.session === session;
   }
 
   // ------------------------------------------------------------------------------------------

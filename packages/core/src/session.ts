@@ -47,7 +47,7 @@ export interface SessionInfo {
   readonly transportAuth: AuthContext | undefined;
   readonly messageAuth: AuthContext | undefined;
   readonly closed: boolean;
-  /** Calls that ended without this session's answer since it last answered one. */
+  /** Calls that ended without this session's answer since it last answered a pending one. */
   readonly unansweredCalls: number;
 }
 

@@ -261,7 +261,7 @@ describe('the liveness sweep', () => {
 });
 
 describe('unanswered calls', () => {
-  it('counts calls that ended without the client answering since it last answered, even late', async () => {
+  it('counts calls that ended without the client answering since it last answered one in time', async () => {
     const { session, transport } = connectClient(router, 'c');
     const controller = new AbortController();
     void router.invoke('c', 'GET', '/ping', { signal: controller.signal });
@@ -270,8 +270,13 @@ describe('unanswered calls', () => {
     vi.advanceTimersByTime(100);
     await flush();
     expect(session.unansweredCalls).toBe(2);
-    // A late answer to a call that already ended still shows the client answers.
+    // A late answer, or one to an id it was never sent, shows nothing: a peer that reads nothing can send it.
     session.handle({ type: 'callClientResult', requestId: transport.calls[0]!.requestId, ok: true });
+    session.handle({ type: 'callClientResult', requestId: 'made-up', ok: true });
+    expect(session.unansweredCalls).toBe(2);
+    // An answer to a pending call does, failure or not.
+    void router.invoke('c', 'GET', '/ping');
+    session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: true });
     expect(session.unansweredCalls).toBe(0);
     void router.invoke('c', 'GET', '/ping');
     session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: false, error: { code: 'handler_error', message: 'no' } });

@@ -34,7 +34,7 @@ export class WsConnection implements SessionTransport, Deadline {
   awaitingRegistration = false;
   /** Bytes of calls sent (or held) since the peer last answered one. */
   sentSinceAnswer = 0;
-  /** When the peer last showed it reads: it answered a call or a ping, or a held-up write drained. */
+  /** When the peer last showed it reads: it answered one of its pending calls, or a held-up write drained. */
   private lastProgressAt: number;
   deadlineAt = 0;
   deadlinePrev: Deadline | undefined = undefined;
@@ -53,10 +53,13 @@ export class WsConnection implements SessionTransport, Deadline {
     this.lastProgressAt = context.now();
   }
 
-  /** The peer answered a call or a ping: it reads. An answer to a call also settles what it owed since. */
-  answered(call: boolean): void {
+  /**
+   * The peer answered one of its pending calls: it reads, and owes nothing sent before. (Pongs and
+   * answers to ids that wait for nothing are not progress: a peer that reads nothing can send them.)
+   */
+  answered(): void {
     this.lastProgressAt = this.context.now();
-    if (call) this.sentSinceAnswer = 0;
+    this.sentSinceAnswer = 0;
   }
 
   send(message: ServerToClientMessage): void {

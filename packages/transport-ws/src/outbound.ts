@@ -100,7 +100,7 @@ export type OverCap = 'refuse' | 'hold' | 'close';
 
 /**
  * The rule for a message that would take what a peer owes past `maxBytes` (`owed` bytes with it).
- * A peer that made progress (read a drained write, answered a call or a ping) within `stallMs` is
+ * A peer that made progress (read a drained write, answered one of its pending calls) within `stallMs` is
  * behind, not gone: a new call to it is refused (the caller may try again soon; nothing is queued),
  * and other messages (pings, pongs, acknowledgements: small, one per event) are still held up to
  * twice the cap. A peer that made none is closed, and so is one owing twice the cap.

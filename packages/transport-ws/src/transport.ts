@@ -68,8 +68,9 @@ export interface WebSocketTransportOptions {
    */
   maxBufferedBytes?: number;
   /**
-   * How long a peer over `maxBufferedBytes` may go without reading (no answer to a call or ping, no
-   * held-up write drained) before it is closed rather than refused new calls, ms. Default 5000.
+   * How long a peer over `maxBufferedBytes` may go without reading (no answer to one of its pending
+   * calls, no held-up write drained) before it is closed rather than refused new calls, ms.
+   * Default 5000.
    */
   stallTimeoutMs?: number;
   /** The clock of the stall time and of the reset after a slow peer's close; default the system's. */
@@ -107,16 +108,21 @@ export const WS_LIMIT_DEFAULTS = {
  */
 const SLOW_CLOSE_GRACE_MS = 1000;
 
-/** Close `socket` at once with a TCP reset (its unsent data dropped), or plainly where it cannot be reset (TLS). */
+/**
+ * Close `socket` at once with a TCP reset (what it has not sent is dropped), or plainly where it
+ * has no TCP connection of its own to reset. Under TLS the TCP socket is the TLS socket's parent
+ * (node's `_parent`): that one is reset, so a TLS peer's stale calls are dropped as well.
+ */
 function reset(socket: Duplex): void {
-  const tcp = socket as Duplex & { resetAndDestroy?: () => unknown };
+  const tcp = ((socket as { _parent?: unknown })._parent ?? socket) as Duplex & { resetAndDestroy?: () => unknown };
   try {
     if (typeof tcp.resetAndDestroy === 'function') {
       tcp.resetAndDestroy();
+      if (tcp !== socket) socket.destroy();
       return;
     }
   } catch {
-    // Not a TCP handle (a TLS socket): destroyed below.
+    // Not a TCP handle: destroyed below.
   }
   socket.destroy();
 }
@@ -227,7 +233,7 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     }
     const parsed = parseClientMessage(json);
     if (!parsed.ok) return refuse(ws, WS_CLOSE.policyViolation, `Invalid message: ${parsed.error}`, session);
-    if (parsed.value.type === 'callClientResult' || parsed.value.type === 'pong') connection.answered(parsed.value.type === 'callClientResult');
+    if (parsed.value.type === 'callClientResult' && session.awaits(parsed.value.requestId)) connection.answered();
     try {
       session.handle(parsed.value);
     } catch (error) {

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { Router, type InvokeOutcome, type Session } from '@mdp/core';
-import { descriptor, manualClock, refusedUpgrade } from '@mdp/test-kit';
+import { descriptor, manualClock, recordingLogger, refusedUpgrade } from '@mdp/test-kit';
 import { HOLD_FROM, WS_CLOSE, WS_LIMIT_DEFAULTS } from '../src/index.js';
 import { ROUTER_OPTIONS, harnessPerTest, type Harness } from './helpers.js';
 
@@ -179,6 +179,35 @@ describe('a peer that lets its calls die', () => {
     const closed = await stalled.closed;
     expect(closed.code).toBe(WS_CLOSE.tryAgainLater);
     expect(closed.reason).toMatch(/^Client is not reading: \d+ bytes unread, limit 100000$/);
+  });
+
+  it('does not put off its close by sending pongs or answers to ids it was never sent', async () => {
+    const clock = manualClock();
+    const log = recordingLogger();
+    const h = await start({ router: new Router({ ...ROUTER_OPTIONS, logger: log.logger }), transport: { maxBufferedBytes: 100_000, clock } });
+    const stalled = await client(h);
+    await stalled.register(descriptor('stalled'));
+    const session = h.sessions.only;
+    const dying = (): InvokeOutcome | undefined => {
+      const controller = new AbortController();
+      const before = session.pendingCount;
+      void h.router.invoke('stalled', 'GET', '/docs/skill.md', { body: 'x'.repeat(2000), signal: controller.signal });
+      const refused = session.pendingCount === before;
+      controller.abort();
+      return refused ? ({} as InvokeOutcome) : undefined;
+    };
+    let refused: InvokeOutcome | undefined;
+    for (let i = 0; i < 100 && refused === undefined; i++) refused = dying();
+    expect(refused).toBeDefined();
+    clock.advance(4_000);
+    // It reads nothing, but it can still send: a pong nobody asked for, an answer it made up.
+    stalled.send({ type: 'pong', timestamp: 1 });
+    stalled.send({ type: 'callClientResult', requestId: 'made-up', ok: true, data: 1 });
+    await log.seen('result.ignored', { requestId: 'made-up' });
+    clock.advance(1_000);
+    dying();
+    expect(session.closed).toBe(true);
+    expect((await stalled.closed).code).toBe(WS_CLOSE.tryAgainLater);
   });
 
   it('is not closed while it works on large calls it will answer', async () => {
