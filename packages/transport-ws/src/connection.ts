@@ -5,7 +5,7 @@
 import type { Duplex } from 'node:stream';
 import { WebSocket } from 'ws';
 import { stringifyServerMessage, type ServerToClientMessage } from '@mdp/protocol';
-import { closeReason, type Deadline, type Session, type SessionTransport } from '@mdp/core';
+import { closeReason, type Clock, type Deadline, type Session, type SessionTransport } from '@mdp/core';
 import { HOLD_FROM, HeldMessages, overCap } from './outbound.js';
 
 /** What the connections of one transport share. */
@@ -16,8 +16,8 @@ export interface ConnectionContext {
   readonly maxBufferedBytes: number;
   /** How long a peer over the cap may go without reading before it is closed, ms. */
   readonly stallTimeoutMs: number;
-  /** The clock of progress, ms. */
-  now(): number;
+  /** The clock of progress and of the stall check. */
+  readonly clock: Clock;
   /** Whether the call with this request id still waits for its answer. */
   readonly isPending: (requestId: string) => boolean;
   /** `connection`'s peer is over the cap with `waiting` bytes and has not read for too long: close it. */
@@ -42,6 +42,10 @@ export class WsConnection implements SessionTransport, Deadline {
   deadlineList: Deadline['deadlineList'] = undefined;
   private held: HeldMessages | undefined = undefined;
   private drainWatched = false;
+  /** Set while a peer over the cap is watched for its stall time (`watchStall`). */
+  private stallTimer: unknown = undefined;
+  /** A call to the peer was refused, and it has not caught up since (answered a call, or drained everything held). */
+  private behind = false;
 
   constructor(
     readonly ws: WebSocket,
@@ -50,7 +54,7 @@ export class WsConnection implements SessionTransport, Deadline {
     /** The connection is encrypted (wss); listings report it. */
     readonly secure: boolean,
   ) {
-    this.lastProgressAt = context.now();
+    this.lastProgressAt = context.clock.now();
   }
 
   /**
@@ -58,8 +62,9 @@ export class WsConnection implements SessionTransport, Deadline {
    * answers to ids that wait for nothing are not progress: a peer that reads nothing can send them.)
    */
   answered(): void {
-    this.lastProgressAt = this.context.now();
+    this.lastProgressAt = this.context.clock.now();
     this.sentSinceAnswer = 0;
+    this.behind = false;
   }
 
   send(message: ServerToClientMessage): void {
@@ -103,19 +108,57 @@ export class WsConnection implements SessionTransport, Deadline {
    * call) is to be held anyway.
    */
   private over(requestId: string | undefined, owed: number): boolean {
-    const action = overCap(requestId !== undefined, owed, this.context.maxBufferedBytes, this.context.now() - this.lastProgressAt, this.context.stallTimeoutMs);
+    const action = overCap(requestId !== undefined, owed, this.context.maxBufferedBytes, this.context.clock.now() - this.lastProgressAt, this.context.stallTimeoutMs);
     if (action === 'hold') return true;
     if (action === 'refuse') {
       this.context.onBusy(this, requestId as string, owed);
+      this.behind = true;
+      this.watchStall();
     } else {
-      this.held = undefined;
-      this.context.onSlow(this, owed);
+      this.slow(owed);
     }
     return false;
   }
 
+  private slow(owed: number): void {
+    this.held = undefined;
+    this.stopStallWatch();
+    this.context.onSlow(this, owed);
+  }
+
+  /**
+   * A call to the peer was refused: check again once its stall time is up, whether or not anything
+   * more is sent to it. A peer that stopped reading and is sent nothing more is closed then too, not
+   * at the next ping. One timer, only while a peer is behind.
+   */
+  private watchStall(): void {
+    if (this.stallTimer !== undefined) return;
+    const { clock, stallTimeoutMs } = this.context;
+    const wait = Math.max(0, this.lastProgressAt + stallTimeoutMs - clock.now());
+    this.stallTimer = clock.setTimeout(() => {
+      this.stallTimer = undefined;
+      if (!this.behind || this.ws.readyState !== WebSocket.OPEN) return;
+      if (clock.now() - this.lastProgressAt >= stallTimeoutMs) this.slow(this.owed());
+      else this.watchStall();
+    }, wait);
+  }
+
+  private stopStallWatch(): void {
+    if (this.stallTimer === undefined) return;
+    this.context.clock.clearTimeout(this.stallTimer);
+    this.stallTimer = undefined;
+  }
+
+  /** What the peer owes now: waiting in its socket and held, or sent since its last answer while calls died. */
+  private owed(): number {
+    const waiting = this.held?.owedWith(0) ?? this.ws.bufferedAmount;
+    const unanswered = this.session !== undefined && this.session.unansweredCalls > 0 ? this.sentSinceAnswer : 0;
+    return Math.max(waiting, unanswered);
+  }
+
   close(code: number, reason: string): void {
     this.held = undefined;
+    this.stopStallWatch();
     this.ws.close(code, closeReason(reason));
   }
 
@@ -125,8 +168,11 @@ export class WsConnection implements SessionTransport, Deadline {
       if (!this.drainWatched) {
         this.drainWatched = true;
         this.socket.on('drain', () => {
-          this.lastProgressAt = this.context.now();
-          if (this.held?.drain() === true) this.held = undefined;
+          this.lastProgressAt = this.context.clock.now();
+          if (this.held?.drain() === true) {
+            this.held = undefined;
+            this.behind = false;
+          }
         });
       }
     }

@@ -197,7 +197,7 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     },
     maxBufferedBytes,
     stallTimeoutMs,
-    now: () => clock.now(),
+    clock,
     isPending: (requestId) => router.isPending(requestId),
     onSlow(connection, waiting) {
       const reason = `Client is not reading: ${waiting} bytes unread, limit ${maxBufferedBytes}`;

@@ -85,6 +85,19 @@ describe('a peer that does not read', () => {
     expect(received).toBeLessThan(16);
   });
 
+  it('is closed once its stall time is up though nothing more is sent to it', async () => {
+    const { clock, h, session } = await pausedPeer();
+    const outcomes = flood(h, 'slow', session, 4000, BODY);
+    // Over the cap now (the last call was refused), and no call after it.
+    expect(session.closed).toBe(false);
+    clock.advance(WS_LIMIT_DEFAULTS.stallTimeoutMs - 1);
+    expect(session.closed).toBe(false);
+    clock.advance(1);
+    expect(session.closed).toBe(true);
+    expect(await outcomes.at(-1)).toMatchObject({ error: { code: 'not_ready' } });
+    await Promise.all(outcomes);
+  });
+
   it('answering a call puts off the close by another stallTimeoutMs', async () => {
     const { clock, h, slow, session } = await pausedPeer();
     const outcomes = flood(h, 'slow', session, 4000, BODY);
