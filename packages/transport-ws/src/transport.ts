@@ -251,7 +251,8 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
   // closure context with the handshake callback, and keep the upgrade request (with its headers)
   // alive as long as the socket, 1.3 KB per idle connection (bench idle-memory).
   function releaseOnClose(socket: Duplex, address: string | undefined): void {
-    socket.once('close', () => admission.release(address));
+    // 'close' comes once: `on` spares the wrapper `once` would add.
+    socket.on('close', () => admission.release(address));
   }
 
   function onConnection(ws: WebSocket, request: IncomingMessage, socket: Duplex): void {
@@ -272,14 +273,29 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     connection.session = session;
     connection.awaitingRegistration = true;
     registrations.add(registerTimeoutMs, connection);
-    ws.on('message', (data, isBinary) => onMessage(connection, session, data, isBinary));
-    ws.on('close', () => {
-      if (connection.awaitingRegistration) registrations.remove(connection);
-      connection.awaitingRegistration = false;
-      session.end();
-    });
-    // `ws` closes the socket itself after an error (e.g. 1009 for an oversized frame).
-    ws.on('error', (error) => logger.debug('ws.error', { sessionId: session.id, error: error.message }));
+    live.set(ws, connection);
+    ws.on('message', onWsMessage);
+    ws.on('close', onWsClose);
+    ws.on('error', onWsError);
+  }
+
+  // The listeners of every connection: one function each, called with the websocket as `this`, so
+  // that an idle connection carries no closures of its own (bench idle-memory).
+  const live = new WeakMap<WebSocket, WsConnection>();
+  function onWsMessage(this: WebSocket, data: RawData, isBinary: boolean): void {
+    const connection = live.get(this);
+    if (connection?.session) onMessage(connection, connection.session, data, isBinary);
+  }
+  function onWsClose(this: WebSocket): void {
+    const connection = live.get(this);
+    if (!connection) return;
+    if (connection.awaitingRegistration) registrations.remove(connection);
+    connection.awaitingRegistration = false;
+    connection.session?.end();
+  }
+  // `ws` closes the socket itself after an error (e.g. 1009 for an oversized frame).
+  function onWsError(this: WebSocket, error: Error): void {
+    logger.debug('ws.error', { sessionId: live.get(this)?.session?.id, error: error.message });
   }
 
   return {
