@@ -60,6 +60,11 @@ export const ROUTER_DEFAULTS = {
   ...CATALOG_LIMIT_DEFAULTS,
 } as const;
 
+/** How long after a call ended unanswered its answer still shows that the client reads, ms. */
+const LATE_ANSWER_MS = 60_000;
+/** How many such calls a session remembers. */
+const LATE_ANSWERS_KEPT = 64;
+
 /** The retry hint of a call refused because its client is behind (too many calls waiting, or `Session.refuseCall`), ms. */
 const BUSY_RETRY_AFTER_MS = 1000;
 
@@ -212,6 +217,15 @@ export class Session implements SessionInfo {
    * tell a slow peer from a busy one.
    */
   unansweredCalls = 0;
+  /**
+   * Answers that showed the session reads what it is sent: to one of its pending calls, or, late, to
+   * a call of its that ended unanswered within {@link LATE_ANSWER_MS} (each once). An answer to an id
+   * it was never sent shows nothing: a peer that reads nothing can make one up. Transports compare
+   * it before and after handing in a message.
+   */
+  answers = 0;
+  /** The last {@link LATE_ANSWERS_KEPT} calls that ended unanswered, with when (made on the first). */
+  private late: { ids: string[]; at: number[]; next: number } | undefined;
 
   constructor(
     private readonly router: Router,
@@ -269,12 +283,24 @@ export class Session implements SessionInfo {
   }
 
   /**
-   * Whether the call with this request id waits for this session's answer. A transport asks before
-   * it hands an answer in: only an answer to a call it was sent shows that a peer reads (an id it
-   * made up, or one long gone, shows nothing).
+   * Note that the call `requestId` sent to this session ended unanswered at `now` (ms): an answer to
+   * it within {@link LATE_ANSWER_MS} still shows that the session reads (see `answers`).
    */
-  awaits(requestId: string): boolean {
-    return this.router.isPendingOn(this, requestId);
+  noteUnanswered(requestId: string, now: number): void {
+    const late = (this.late ??= { ids: [], at: [], next: 0 });
+    late.ids[late.next] = requestId;
+    late.at[late.next] = now;
+    late.next = (late.next + 1) % LATE_ANSWERS_KEPT;
+  }
+
+  /** Whether `requestId` is a call of this session that ended unanswered lately; it counts once. */
+  takeLate(requestId: string, now: number): boolean {
+    const late = this.late;
+    if (late === undefined) return false;
+    const at = late.ids.indexOf(requestId);
+    if (at < 0) return false;
+    late.ids[at] = '';
+    return now - (late.at[at] as number) <= LATE_ANSWER_MS;
   }
 }
 
@@ -439,7 +465,10 @@ export class Router {
       case 'callClientResult':
         // An answer to one of its pending calls shows the client reads and answers. One to an id
         // that waits for nothing shows nothing: a peer that reads nothing can send it.
-        if (this.isPendingOn(session, message.requestId)) session.unansweredCalls = 0;
+        if (this.isPendingOn(session, message.requestId) || session.takeLate(message.requestId, Date.now())) {
+          session.unansweredCalls = 0;
+          session.answers++;
+        }
         this.settle(session, message);
         return;
       case 'registerClient':
@@ -795,7 +824,10 @@ export class Router {
     else session.lastCall = sessionPrev;
     call.sessionPrev = call.sessionNext = undefined;
     session.pendingCount--;
-    if (unanswered && !outcome.ok && outcome.source === 'server') session.unansweredCalls++;
+    if (unanswered && !outcome.ok && outcome.source === 'server') {
+      session.unansweredCalls++;
+      if (!session.closed) session.noteUnanswered(call.requestId, Date.now());
+    }
     this.deadlines.remove(call);
     if (call.unwatch) {
       call.unwatch();
@@ -830,7 +862,7 @@ export class Router {
     return this.pending.has(requestId);
   }
 
-  /** Whether the call with this request id still waits for the answer of `session` (see {@link Session.awaits}). */
+  /** Whether the call with this request id still waits for the answer of `session`. */
   isPendingOn(session: Session, requestId: string): boolean {
     return this.pending.get(requestId)?.session === session;
   }

@@ -261,7 +261,7 @@ describe('the liveness sweep', () => {
 });
 
 describe('unanswered calls', () => {
-  it('counts calls that ended without the client answering since it last answered one in time', async () => {
+  it('counts calls that ended without the client answering since it last answered one it was sent', async () => {
     const { session, transport } = connectClient(router, 'c');
     const controller = new AbortController();
     void router.invoke('c', 'GET', '/ping', { signal: controller.signal });
@@ -270,14 +270,30 @@ describe('unanswered calls', () => {
     vi.advanceTimersByTime(100);
     await flush();
     expect(session.unansweredCalls).toBe(2);
-    // A late answer, or one to an id it was never sent, shows nothing: a peer that reads nothing can send it.
-    session.handle({ type: 'callClientResult', requestId: transport.calls[0]!.requestId, ok: true });
+    // An answer to an id it was never sent shows nothing: a peer that reads nothing can make one up.
     session.handle({ type: 'callClientResult', requestId: 'made-up', ok: true });
     expect(session.unansweredCalls).toBe(2);
+    expect(session.answers).toBe(0);
+    // A late answer to a call it was sent shows it reads, once.
+    session.handle({ type: 'callClientResult', requestId: transport.calls[0]!.requestId, ok: true });
+    expect(session.unansweredCalls).toBe(0);
+    expect(session.answers).toBe(1);
+    void router.invoke('c', 'GET', '/ping', { timeoutMs: 100 });
+    vi.advanceTimersByTime(100);
+    await flush();
+    expect(session.unansweredCalls).toBe(1);
+    session.handle({ type: 'callClientResult', requestId: transport.calls[0]!.requestId, ok: true });
+    expect(session.unansweredCalls).toBe(1);
+    // Not a minute after its call ended.
+    vi.advanceTimersByTime(60_001);
+    session.handle({ type: 'callClientResult', requestId: transport.calls[1]!.requestId, ok: true });
+    expect(session.unansweredCalls).toBe(1);
+    expect(session.answers).toBe(1);
     // An answer to a pending call does, failure or not.
     void router.invoke('c', 'GET', '/ping');
     session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: true });
     expect(session.unansweredCalls).toBe(0);
+    expect(session.answers).toBe(2);
     void router.invoke('c', 'GET', '/ping');
     session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: false, error: { code: 'handler_error', message: 'no' } });
     expect(session.unansweredCalls).toBe(0);

@@ -58,8 +58,8 @@ export class WsConnection implements SessionTransport, Deadline {
   }
 
   /**
-   * The peer answered one of its pending calls: it reads, and owes nothing sent before. (Pongs and
-   * answers to ids that wait for nothing are not progress: a peer that reads nothing can send them.)
+   * The peer answered a call it was sent (`Session.answers`): it reads, and owes nothing sent before.
+   * (Pongs and answers to made-up ids are not progress: a peer that reads nothing can send them.)
    */
   answered(): void {
     this.lastProgressAt = this.context.clock.now();
@@ -72,6 +72,10 @@ export class WsConnection implements SessionTransport, Deadline {
     if (ws.readyState !== WebSocket.OPEN) return;
     const text = stringifyServerMessage(message);
     const requestId = message.type === 'callClient' ? message.requestId : undefined;
+    // A call to a peer with no other call pending starts its stall clock: a peer idle for a while
+    // is not taken for one that stopped reading when a burst then finds it over the cap. (The
+    // router counts this call already.)
+    if (requestId !== undefined && this.session !== undefined && this.session.pendingCount <= 1) this.lastProgressAt = this.context.clock.now();
     if (requestId !== undefined && this.stalled(text.length)) {
       this.over(requestId, this.sentSinceAnswer + text.length);
       return;

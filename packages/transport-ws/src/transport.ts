@@ -233,7 +233,7 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     }
     const parsed = parseClientMessage(json);
     if (!parsed.ok) return refuse(ws, WS_CLOSE.policyViolation, `Invalid message: ${parsed.error}`, session);
-    if (parsed.value.type === 'callClientResult' && session.awaits(parsed.value.requestId)) connection.answered();
+    const answers = session.answers;
     try {
       session.handle(parsed.value);
     } catch (error) {
@@ -241,6 +241,8 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
       const close = closeFor(error);
       return refuse(ws, close.code, close.reason, session);
     }
+    // An answer to a call it was sent, in time or late: the peer reads.
+    if (session.answers !== answers) connection.answered();
     if (connection.awaitingRegistration && session.clientId !== undefined) {
       connection.awaitingRegistration = false;
       registrations.remove(connection);

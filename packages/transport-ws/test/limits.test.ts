@@ -167,6 +167,26 @@ describe('a peer that reads, under a burst larger than the cap', () => {
   });
 });
 
+describe('a peer that was idle, under a burst larger than the cap', () => {
+  it('is refused the calls past the cap, not closed: its stall clock starts with the first call', async () => {
+    const clock = manualClock();
+    const h = await start({
+      router: new Router({ ...ROUTER_OPTIONS, maxPendingCalls: 10_000 }),
+      transport: { maxBufferedBytes: 1024 * 1024, clock },
+    });
+    const idle = await client(h);
+    await idle.register(descriptor('idle'));
+    const session = h.sessions.only;
+    clock.advance(60_000);
+    // The burst lands before the peer can read any of it.
+    const outcomes = flood(h, 'idle', session, 4000, BODY);
+    expect(session.closed).toBe(false);
+    expect(await outcomes.at(-1)).toMatchObject({ error: { code: 'not_ready' } });
+    idle.socket.terminate();
+    await Promise.all(outcomes);
+  });
+});
+
 describe('a peer that lets its calls die', () => {
   it('is closed 1013 once more than maxBufferedBytes of calls went to it since its last answer, though its socket never backed up', async () => {
     const clock = manualClock();
@@ -221,6 +241,29 @@ describe('a peer that lets its calls die', () => {
     dying();
     expect(session.closed).toBe(true);
     expect((await stalled.closed).code).toBe(WS_CLOSE.tryAgainLater);
+  });
+
+  it('is not taken for a stalled one when it answers its calls late, after their callers left', async () => {
+    const clock = manualClock();
+    const h = await start({ transport: { maxBufferedBytes: 100_000, clock } });
+    const late = await client(h);
+    await late.register(descriptor('late'));
+    const session = h.sessions.only;
+    // Each caller gives up before the answer; the peer reads every call and answers it anyway.
+    for (let round = 0; round < 10; round++) {
+      for (let i = 0; i < 20; i++) {
+        const controller = new AbortController();
+        const arrived = late.next((m) => m.type === 'callClient');
+        void h.router.invoke('late', 'GET', '/docs/skill.md', { body: 'x'.repeat(2000), signal: controller.signal });
+        controller.abort();
+        const call = await arrived;
+        if (call.type === 'callClient') late.send({ type: 'callClientResult', requestId: call.requestId, ok: true, data: 'too late' });
+      }
+      clock.advance(WS_LIMIT_DEFAULTS.stallTimeoutMs);
+    }
+    // 400 KB sent in all, four times the cap, and every call died unanswered in time: still open.
+    await late.roundTrip();
+    expect(session.closed).toBe(false);
   });
 
   it('is not closed while it works on large calls it will answer', async () => {
