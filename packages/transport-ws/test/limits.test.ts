@@ -29,16 +29,18 @@ function flood(h: Harness, id: string, session: Session, count: number, body: st
   return outcomes;
 }
 
+/** A registered peer `id`, on a transport with a cap (default 1 MiB) and a manual clock. */
+async function peerUnderCap(id: string, maxBufferedBytes = 1024 * 1024, router = new Router({ ...ROUTER_OPTIONS, maxPendingCalls: 10_000 })) {
+  const clock = manualClock();
+  const h = await start({ router, transport: { maxBufferedBytes, clock } });
+  const peer = await client(h);
+  await peer.register(descriptor(id));
+  return { clock, h, peer, session: h.sessions.only };
+}
+
 /** A registered peer `slow` that stopped reading, on a transport with a 1 MiB cap and a manual clock. */
 async function pausedPeer() {
-  const clock = manualClock();
-  const h = await start({
-    router: new Router({ ...ROUTER_OPTIONS, maxPendingCalls: 10_000 }),
-    transport: { maxBufferedBytes: 1024 * 1024, clock },
-  });
-  const slow = await client(h);
-  await slow.register(descriptor('slow'));
-  const session = h.sessions.only;
+  const { clock, h, peer: slow, session } = await peerUnderCap('slow');
   slow.tcp.pause();
   return { clock, h, slow, session };
 }
@@ -169,14 +171,7 @@ describe('a peer that reads, under a burst larger than the cap', () => {
 
 describe('a peer that was idle, under a burst larger than the cap', () => {
   it('is refused the calls past the cap, not closed: its stall clock starts with the first call', async () => {
-    const clock = manualClock();
-    const h = await start({
-      router: new Router({ ...ROUTER_OPTIONS, maxPendingCalls: 10_000 }),
-      transport: { maxBufferedBytes: 1024 * 1024, clock },
-    });
-    const idle = await client(h);
-    await idle.register(descriptor('idle'));
-    const session = h.sessions.only;
+    const { clock, h, peer: idle, session } = await peerUnderCap('idle');
     clock.advance(60_000);
     // The burst lands before the peer can read any of it.
     const outcomes = flood(h, 'idle', session, 4000, BODY);
@@ -189,11 +184,7 @@ describe('a peer that was idle, under a burst larger than the cap', () => {
 
 describe('a peer that lets its calls die', () => {
   it('is closed 1013 once more than maxBufferedBytes of calls went to it since its last answer, though its socket never backed up', async () => {
-    const clock = manualClock();
-    const h = await start({ transport: { maxBufferedBytes: 100_000, clock } });
-    const stalled = await client(h);
-    await stalled.register(descriptor('stalled'));
-    const session = h.sessions.only;
+    const { clock, h, peer: stalled, session } = await peerUnderCap('stalled', 100_000);
     let refused: InvokeOutcome | undefined;
     // Each caller gives up at once; the kernel takes these few kilobytes without a murmur.
     for (let i = 0; i < 100 && refused === undefined; i++) {
@@ -215,12 +206,8 @@ describe('a peer that lets its calls die', () => {
   });
 
   it('does not put off its close by sending pongs or answers to ids it was never sent', async () => {
-    const clock = manualClock();
     const log = recordingLogger();
-    const h = await start({ router: new Router({ ...ROUTER_OPTIONS, logger: log.logger }), transport: { maxBufferedBytes: 100_000, clock } });
-    const stalled = await client(h);
-    await stalled.register(descriptor('stalled'));
-    const session = h.sessions.only;
+    const { clock, h, peer: stalled, session } = await peerUnderCap('stalled', 100_000, new Router({ ...ROUTER_OPTIONS, logger: log.logger }));
     const dying = (): InvokeOutcome | undefined => {
       const controller = new AbortController();
       const before = session.pendingCount;
@@ -244,11 +231,7 @@ describe('a peer that lets its calls die', () => {
   });
 
   it('is not taken for a stalled one when it answers its calls late, after their callers left', async () => {
-    const clock = manualClock();
-    const h = await start({ transport: { maxBufferedBytes: 100_000, clock } });
-    const late = await client(h);
-    await late.register(descriptor('late'));
-    const session = h.sessions.only;
+    const { clock, h, peer: late, session } = await peerUnderCap('late', 100_000);
     // Each caller gives up before the answer; the peer reads every call and answers it anyway.
     for (let round = 0; round < 10; round++) {
       for (let i = 0; i < 20; i++) {
