@@ -72,10 +72,13 @@ export class WsConnection implements SessionTransport, Deadline {
     if (ws.readyState !== WebSocket.OPEN) return;
     const text = stringifyServerMessage(message);
     const requestId = message.type === 'callClient' ? message.requestId : undefined;
-    // A call to a peer with no other call pending starts its stall clock: a peer idle for a while
-    // is not taken for one that stopped reading when a burst then finds it over the cap. (The
-    // router counts this call already.)
-    if (requestId !== undefined && this.session !== undefined && this.session.pendingCount <= 1) this.lastProgressAt = this.context.clock.now();
+    // A call to a peer that owes nothing (no other call pending, nothing held, none refused since it
+    // last caught up) starts its stall clock: a peer idle for a while is not taken for one that
+    // stopped reading when a burst then finds it over the cap. A peer that is behind keeps its clock
+    // however its callers come and go. (The router counts this call already.)
+    if (requestId !== undefined && !this.behind && this.held === undefined && this.session !== undefined && this.session.pendingCount <= 1) {
+      this.lastProgressAt = this.context.clock.now();
+    }
     if (requestId !== undefined && this.stalled(text.length)) {
       this.over(requestId, this.sentSinceAnswer + text.length);
       return;

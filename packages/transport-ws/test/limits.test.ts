@@ -100,6 +100,30 @@ describe('a peer that does not read', () => {
     await Promise.all(outcomes);
   });
 
+  it('keeps its stall clock while its callers come and go', async () => {
+    const { clock, h, session } = await pausedPeer();
+    const callers: AbortController[] = [];
+    /** One call whose caller may leave; true when it was refused at once. */
+    const call = (): boolean => {
+      const caller = new AbortController();
+      callers.push(caller);
+      const before = session.pendingCount;
+      void h.router.invoke('slow', 'GET', '/docs/skill.md', { body: BODY, signal: caller.signal });
+      return session.pendingCount === before;
+    };
+    let refused = false;
+    for (let i = 0; i < 4000 && !refused; i++) refused = call();
+    expect(refused).toBe(true);
+    // Every second all its callers leave (nothing is pending), and a new one comes.
+    for (let second = 0; second < 5 && !session.closed; second++) {
+      for (const caller of callers.splice(0)) caller.abort();
+      expect(session.pendingCount).toBe(0);
+      clock.advance(1000);
+      call();
+    }
+    expect(session.closed).toBe(true);
+  });
+
   it('answering a call puts off the close by another stallTimeoutMs', async () => {
     const { clock, h, slow, session } = await pausedPeer();
     const outcomes = flood(h, 'slow', session, 4000, BODY);
