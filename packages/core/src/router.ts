@@ -462,15 +462,19 @@ export class Router {
     if (session.closed) throw new MdpError('transport_error', 'Session is closed');
     session.lastSeen = Date.now();
     switch (message.type) {
-      case 'callClientResult':
+      case 'callClientResult': {
+        const call = this.pending.get(message.requestId);
+        // A result for an unknown call, or from a session the call was not sent to, settles nothing.
+        const mine = call !== undefined && call.session === session ? call : undefined;
         // An answer to one of its pending calls shows the client reads and answers. One to an id
         // that waits for nothing shows nothing: a peer that reads nothing can send it.
-        if (this.isPendingOn(session, message.requestId) || session.takeLate(message.requestId, Date.now())) {
+        if (mine !== undefined || session.takeLate(message.requestId, Date.now())) {
           session.unansweredCalls = 0;
           session.answers++;
         }
-        this.settle(session, message);
+        this.settle(session, message, mine);
         return;
+      }
       case 'registerClient':
         this.register(session, message.client, message.auth);
         return;
@@ -786,10 +790,9 @@ export class Router {
     }
   }
 
-  private settle(session: Session, message: CallClientResultMessage): void {
-    const call = this.pending.get(message.requestId);
-    // A result for an unknown call, or from a session the call was not sent to, is ignored.
-    if (!call || call.session !== session) {
+  /** Apply `message` to `call`, the pending call of `session` it answers; without one it is ignored. */
+  private settle(session: Session, message: CallClientResultMessage, call: PendingCall | undefined): void {
+    if (call === undefined) {
       this.logger.debug('result.ignored', { requestId: message.requestId, sessionId: session.id });
       return;
     }
@@ -860,11 +863,6 @@ export class Router {
   /** Whether the call with this request id still waits for its client's answer. */
   isPending(requestId: string): boolean {
     return this.pending.has(requestId);
-  }
-
-  /** Whether the call with this request id still waits for the answer of `session`. */
-  isPendingOn(session: Session, requestId: string): boolean {
-    return this.pending.get(requestId)?.session === session;
   }
 
   // ------------------------------------------------------------------------------------------
