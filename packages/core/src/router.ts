@@ -65,8 +65,13 @@ const LATE_ANSWER_MS = 60_000;
 /** How many such calls a session remembers. */
 const LATE_ANSWERS_KEPT = 64;
 
-/** The retry hint of a call refused because its client is behind (too many calls waiting, or `Session.refuseCall`), ms. */
-const BUSY_RETRY_AFTER_MS = 1000;
+/**
+ * The outcome of a call refused because its client is behind (too many calls waiting, or
+ * `Session.refuseCall`): `not_ready`, to be tried again in a second (HTTP edges: 503 + Retry-After).
+ */
+function busy(message: string): InvokeOutcome {
+  return { ok: false, source: 'server', error: { code: 'not_ready', message, details: { retryAfterMs: 1000 } } };
+}
 
 /** Sessions pinged or expired per turn of the event loop by the liveness sweep. */
 const SWEEP_BATCH = 256;
@@ -700,15 +705,7 @@ export class Router {
     if (record.session.pendingCount >= limit) {
       // Refused before anything is queued or sent: a client that stopped answering holds at most
       // `limit` calls, whatever the readers do.
-      done({
-        ok: false,
-        source: 'server',
-        error: {
-          code: 'not_ready',
-          message: `Client ${JSON.stringify(clientId)} has ${limit} calls waiting for an answer; try again later`,
-          details: { retryAfterMs: BUSY_RETRY_AFTER_MS },
-        },
-      });
+      done(busy(`Client ${JSON.stringify(clientId)} has ${limit} calls waiting for an answer; try again later`));
       return undefined;
     }
     const requestId = randomUuid();
@@ -812,7 +809,7 @@ export class Router {
     const call = this.pending.get(requestId);
     if (!call || call.session !== session) return;
     this.logger.debug('call.refused_busy', { requestId, sessionId: session.id, clientId: call.clientId });
-    this.finish(call, { ok: false, source: 'server', error: { code: 'not_ready', message: reason, details: { retryAfterMs: BUSY_RETRY_AFTER_MS } } }, false);
+    this.finish(call, busy(reason), false);
   }
 
   /** `unanswered`: the outcome counts towards the session's `unansweredCalls` when it is a server-side failure. */
