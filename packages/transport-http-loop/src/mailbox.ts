@@ -163,16 +163,18 @@ export class Mailbox {
    * only every {@link PRUNE_FROM} refusals, not on each: a flood of refused calls costs no walk each.
    */
   private over(bytes: number): 0 | 1 | 2 {
-    const { maxMessages, maxBytes } = this.limits;
-    const beyond = (): 0 | 1 | 2 => {
-      const count = this.queue.length + 1;
-      const size = this.bytes + bytes;
-      if (count <= maxMessages && size <= maxBytes) return 0;
-      return count > 2 * maxMessages || size > 2 * maxBytes ? 2 : 1;
-    };
-    if (beyond() === 0) return 0;
+    if (this.beyond(bytes) === 0) return 0;
     if (this.refusedSincePrune++ % PRUNE_FROM === 0) this.keep((queued) => !this.isStale(queued.message));
-    return beyond();
+    return this.beyond(bytes);
+  }
+
+  /** How far one more message of `bytes` takes the queue as it is: 0 within its bounds, 1 past them, 2 past twice them. */
+  private beyond(bytes: number): 0 | 1 | 2 {
+    const { maxMessages, maxBytes } = this.limits;
+    const count = this.queue.length + 1;
+    const size = this.bytes + bytes;
+    if (count <= maxMessages && size <= maxBytes) return 0;
+    return count > 2 * maxMessages || size > 2 * maxBytes ? 2 : 1;
   }
 
   /** Return a message whose response was not delivered to the head of the queue. */
