@@ -59,6 +59,9 @@ describe('limit flags', () => {
     [['--max-pending-calls', '0'], '--max-pending-calls must be a positive whole number, got "0"'],
     [['--max-path-length', '1.5'], '--max-path-length must be a positive whole number, got "1.5"'],
     [['--ws-register-timeout-ms', '3000000000'], '--ws-register-timeout-ms must be a whole number from 1 to 2147483647, got "3000000000"'],
+    [['--ws-stall-timeout-ms', '0'], '--ws-stall-timeout-ms must be a whole number from 1 to 2147483647, got "0"'],
+    [['--max-total-paths', '-5'], '--max-total-paths must be a positive whole number, got "-5"'],
+    [['--max-http-connections', 'many'], '--max-http-connections must be a positive whole number, got "many"'],
   ])('refuse %j', (argv, message) => {
     expect(run(argv)).toEqual({ kind: 'error', messages: [message] });
   });

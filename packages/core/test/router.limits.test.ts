@@ -125,6 +125,12 @@ describe('catalog limits', () => {
     expect(router.hasClient('b')).toBe(true);
   });
 
+  it('refuses a maxTotalPaths that is not a positive number', () => {
+    for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => new Router({ maxTotalPaths: bad })).toThrow(new RangeError('maxTotalPaths must be a positive number'));
+    }
+  });
+
   it('refuses catalog changes over the rate with a retry time, and allows them again later', () => {
     router = new Router({ catalogUpdatesPerMinute: 2 });
     const { session } = connectClient(router, 'c', [endpoint('/a')]);

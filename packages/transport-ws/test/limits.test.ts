@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { Router, type InvokeOutcome, type Session } from '@mdp/core';
 import { descriptor, manualClock, recordingLogger, refusedUpgrade } from '@mdp/test-kit';
-import { HOLD_FROM, WS_CLOSE, WS_LIMIT_DEFAULTS } from '../src/index.js';
+import { HOLD_FROM, WS_CLOSE, WS_LIMIT_DEFAULTS, createWebSocketTransport } from '../src/index.js';
 import { ROUTER_OPTIONS, harnessPerTest, type Harness } from './helpers.js';
 
 const { start, client } = harnessPerTest();
@@ -289,6 +289,17 @@ describe('a peer that lets its calls die', () => {
     }
     expect((await Promise.all(outcomes)).every((o) => o.ok)).toBe(true);
     expect(busy.socket.readyState).toBe(WebSocket.OPEN);
+  });
+});
+
+describe('limit options', () => {
+  it.each([
+    ['maxBufferedBytes', 0],
+    ['stallTimeoutMs', 0],
+    ['stallTimeoutMs', 1.5],
+    ['registerTimeoutMs', -1],
+  ] as const)('refuse %s %s', (name, value) => {
+    expect(() => createWebSocketTransport(new Router(ROUTER_OPTIONS), { [name]: value })).toThrow(new RangeError(`${name} must be a positive whole number`));
   });
 });
 
