@@ -40,4 +40,4 @@ export type { OriginPolicy } from './origin-policy.js';
 export { parseJsonObject, readBodyText, readNodeBody } from './http-body.js';
 export type { BodyResult, JsonObjectResult } from './http-body.js';
 export { redactUrl } from './redact.js';
-export { DEFAULT_MAX_MESSAGE_BYTES } from './limits.js';
+export { DEFAULT_MAX_MESSAGE_BYTES, overCap, type OverCap } from './limits.js';

@@ -95,17 +95,5 @@ export class HeldMessages {
   }
 }
 
-/** What a connection does with a message that would take its peer past the cap. */
-export type OverCap = 'refuse' | 'hold' | 'close';
-
-/**
- * The rule for a message that would take what a peer owes past `maxBytes` (`owed` bytes with it).
- * A peer that made progress (read a drained write, answered one of its pending calls) within `stallMs` is
- * behind, not gone: a new call to it is refused (the caller may try again soon; nothing is queued),
- * and other messages (pings, pongs, acknowledgements: small, one per event) are still held up to
- * twice the cap. A peer that made none is closed, and so is one owing twice the cap.
- */
-export function overCap(isCall: boolean, owed: number, maxBytes: number, sinceProgressMs: number, stallMs: number): OverCap {
-  if (owed > 2 * maxBytes || sinceProgressMs >= stallMs) return 'close';
-  return isCall ? 'refuse' : 'hold';
-}
+/** The rule for a message over the cap, shared with the cluster's links (`@mdp/core`). */
+export { overCap, type OverCap } from '@mdp/core';
