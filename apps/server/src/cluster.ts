@@ -91,6 +91,8 @@ export function createServerCluster(params: {
   readonly tls?: PeerTlsSource | undefined;
   /** From `clusterSecretsOf`. */
   readonly secrets: readonly string[];
+  /** What a cluster peer may leave unread (the websocket limits). Default the cluster's own. */
+  readonly backlog?: { readonly maxBufferedBytes: number; readonly stallTimeoutMs: number };
   readonly logger: Logger;
 }): ClusterNode {
   const o = params.options;
@@ -116,6 +118,7 @@ export function createServerCluster(params: {
     // A hub with a token policy wants a credential on the mirrors' websockets too.
     ...(upstreamHeaders ? { upstreamHeaders } : {}),
     ...(params.tls ? { tls: params.tls } : {}),
+    ...(params.backlog ?? {}),
   });
 }
 

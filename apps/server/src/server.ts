@@ -70,7 +70,9 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const ctx = createServerContext(options, (id) => clusterIds(id));
   const { router, logger, host, tls, limits } = ctx;
   const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
-  const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens, tls });
+  const { maxBufferedBytes, stallTimeoutMs } = limits.websocket;
+  const backlog = { maxBufferedBytes, stallTimeoutMs };
+  const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens, tls, backlog });
   clusterIds = cluster.isServerId;
   // The MCP bridge, the host API and the inspector share the cluster's host: on a follower it asks the leader.
   const mcp = mcpFeature(ctx, options.mcp, () => cluster.host);

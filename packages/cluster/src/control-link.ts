@@ -6,7 +6,8 @@
  */
 import type { RawData, WebSocket } from 'ws';
 import { closeReason, type Logger } from '@mdp/core';
-import { parseClusterMessage, type ClusterHello, type ClusterMessage } from '@mdp/protocol';
+import { parseClusterMessage, type ClusterHello, type ClusterMessage, type SerializedError } from '@mdp/protocol';
+import { BACKLOG_DEFAULTS, Backlog, behindError, type BacklogLimits } from './backlog.js';
 
 export const LINK_CLOSE = {
   normal: { code: 1000, reason: 'Closing' },
@@ -14,6 +15,8 @@ export const LINK_CLOSE = {
   binary: { code: 1003, reason: 'Binary frames are not accepted' },
   policy: 1008,
   duplicate: { code: 1008, reason: 'Duplicate control link' },
+  /** The peer left more than the byte cap unread for its stall time (backlog.ts). */
+  notReading: 1013,
 } as const;
 
 export type LinkState = 'handshake' | 'open' | 'closed';
@@ -39,6 +42,7 @@ export class ControlLink {
   lastHeardAt: number;
   /** Why we closed it, when we did: a refusal here is not a network failure. */
   closedBecause: string | undefined;
+  private readonly backlog: Backlog;
 
   constructor(
     private readonly ws: WebSocket,
@@ -49,8 +53,10 @@ export class ControlLink {
     private readonly hooks: ControlLinkHooks,
     private readonly now: () => number,
     private readonly logger: Logger,
+    private readonly limits: BacklogLimits = BACKLOG_DEFAULTS,
   ) {
     this.lastHeardAt = now();
+    this.backlog = new Backlog(limits, now);
     ws.on('message', (data, isBinary) => this.guard('message', () => this.receive(data, isBinary)));
     ws.on('pong', () =>
       this.guard('pong', () => {
@@ -132,6 +138,17 @@ export class ControlLink {
       this.logger.warn('cluster.message_unsendable', { link: this.describe(), type: message.type, error });
       return false;
     }
+    const waiting = this.ws.bufferedAmount;
+    const verdict = this.backlog.verdict(waiting, text.length, message.type === 'clusterRpcResponse');
+    if (verdict === 'drop') {
+      this.dropSlow(waiting + text.length);
+      return false;
+    }
+    // An answer the peer asked for faster than it reads: a short refusal goes instead.
+    if (verdict === 'refuse' && message.type === 'clusterRpcResponse') {
+      this.logger.debug('cluster.link_behind', { link: this.describe(), waiting });
+      text = JSON.stringify({ type: 'clusterRpcResponse', requestId: message.requestId, ok: false, error: behindError(waiting, this.limits) });
+    }
     try {
       this.ws.send(text);
       return true;
@@ -142,8 +159,18 @@ export class ControlLink {
     }
   }
 
+  /**
+   * The error an answer to the peer would be refused with now (backlog.ts `refusing`), or undefined:
+   * a request of a peer that is behind is answered with it before any work is done for it.
+   */
+  refusal(): SerializedError | undefined {
+    const waiting = this.ws.bufferedAmount;
+    return this.state === 'open' && this.backlog.refusing(waiting) ? behindError(waiting, this.limits) : undefined;
+  }
+
   ping(): void {
     if (this.state === 'closed' || this.ws.readyState !== this.ws.OPEN) return;
+    if (this.backlog.stalled(this.ws.bufferedAmount)) return this.dropSlow(this.ws.bufferedAmount);
     try {
       this.ws.ping();
     } catch {
@@ -161,6 +188,19 @@ export class ControlLink {
       this.ws.terminate();
     }
     this.closed(code, reason);
+  }
+
+  /**
+   * The peer has not read for its stall time with more than the cap unread: the socket goes at once
+   * (a close frame would wait behind what it does not read), and with it what waits for it.
+   */
+  private dropSlow(waiting: number): void {
+    const reason = this.backlog.reason(waiting);
+    this.logger.warn('cluster.link_not_reading', { link: this.describe(), waiting });
+    this.closedBecause = reason;
+    if (this.state === 'closed') return this.ws.terminate();
+    this.ws.terminate();
+    this.closed(LINK_CLOSE.notReading, reason);
   }
 
   /** Drop the connection without a closing handshake, as a dying process would. */

@@ -7,8 +7,9 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '@mdp/core';
-import type { ClusterHello, ClusterMessage } from '@mdp/protocol';
+import type { ClusterHello, ClusterMessage, SerializedError } from '@mdp/protocol';
 import type { Clock, TimerSet } from './clock.js';
+import type { BacklogLimits } from './backlog.js';
 import { ControlLink, LINK_CLOSE } from './control-link.js';
 import { dialTls, type PeerTlsSource } from './tls.js';
 import type { ResolvedOptions } from './options.js';
@@ -45,6 +46,8 @@ export interface LinkManagerOptions {
   readonly redialMaxMs: number;
   /** Largest control frame, bytes. */
   readonly maxPayloadBytes: number;
+  /** What a peer may leave unread (backlog.ts). Default `BACKLOG_DEFAULTS`. */
+  readonly backlog?: BacklogLimits;
   readonly faults?: LinkFaults;
   /** TLS of the links this node dials. */
   readonly tls?: PeerTlsSource;
@@ -93,6 +96,7 @@ export function linksFor(
     redialMinMs: Math.max(50, o.heartbeatIntervalMs / 2),
     redialMaxMs: Math.max(o.leaseDurationMs, o.discovery.intervalMs),
     maxPayloadBytes: o.maxPayloadBytes,
+    backlog: o.backlog,
     ...(faults ? { faults } : {}),
     ...(o.tls ? { tls: o.tls } : {}),
     ...node,
@@ -175,6 +179,12 @@ export class LinkManager {
     return false;
   }
 
+  /** Why an answer to `peerId` would be refused now (its link is behind, backlog.ts), or undefined. */
+  refusal(peerId: string): SerializedError | undefined {
+    for (const link of this.byPeer.get(peerId) ?? []) return link.refusal();
+    return undefined;
+  }
+
   broadcast(message: ClusterMessage): void {
     for (const peerId of [...this.byPeer.keys()]) this.send(peerId, message);
   }
@@ -227,6 +237,7 @@ export class LinkManager {
       },
       () => clock.now(),
       logger,
+      this.options.backlog,
     );
     this.links.add(link);
     // A peer that never completes its hello does not get to hold a socket.

@@ -18,7 +18,7 @@ export interface MemberHostPorts {
   /** The election; undefined until the node started. */
   election(): Pick<ElectionDriver, 'view' | 'memberCount'> | undefined;
   /** The control links; undefined until the node started. */
-  links(): Pick<LinkManager, 'isUp' | 'send'> | undefined;
+  links(): Pick<LinkManager, 'isUp' | 'send' | 'refusal'> | undefined;
   /** Subscribe to what may change the route (a leader change, a link up or down, a member gone). */
   onRouteChange(listener: () => void): () => void;
 }
@@ -40,6 +40,7 @@ export function createMemberHost(o: ResolvedOptions, timers: TimerSet, logger: L
       // Every cluster message carries the sender's cluster, id and term, and the wall-clock time.
       return view !== undefined && (links()?.send(to, { ...body, clusterId: o.clusterId, serverId: o.serverId, term: view.term, timestamp: o.clock.wallNow() }) ?? false);
     },
+    refusal: (peerId) => links()?.refusal(peerId),
   });
   // With no leader, a node that knows no other member answers itself (routeOf).
   const alone = (): boolean => (election()?.memberCount() ?? 1) <= 1;

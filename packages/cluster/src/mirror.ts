@@ -17,6 +17,7 @@ import {
   type ClientToServerMessage,
   type PathDescriptor,
 } from '@mdp/protocol';
+import { BACKLOG_DEFAULTS, Backlog, behindError, type BacklogLimits } from './backlog.js';
 import type { Clock, TimerSet } from './clock.js';
 import { MIRROR_PROOF_HEADER } from './mirror-proof.js';
 import { dialTls, type PeerTlsSource } from './tls.js';
@@ -37,6 +38,8 @@ export interface MirrorOptions {
   /** Time allowed for the upstream websocket to open, ms. */
   readonly connectTimeoutMs: number;
   readonly maxPayloadBytes: number;
+  /** What the hub may leave unread on the link (backlog.ts). Default `BACKLOG_DEFAULTS`. */
+  readonly backlog?: BacklogLimits;
   /** Sent with the websocket upgrade (credentials for a hub with an auth policy). */
   readonly headers?: Readonly<Record<string, string>>;
   /**
@@ -66,6 +69,8 @@ export class Mirror {
   private stopped = false;
   /** Registered on the current socket. */
   private registered = false;
+  /** What the hub has not read on the current socket. */
+  private backlog: Backlog | undefined;
 
   constructor(
     private readonly options: MirrorOptions,
@@ -132,6 +137,7 @@ export class Mirror {
     }
     this.ws = ws;
     this.registered = false;
+    this.backlog = new Backlog(this.options.backlog ?? BACKLOG_DEFAULTS, () => this.options.clock.now());
     ws.on('open', () =>
       this.guard(() => {
         if (this.ws !== ws) return;
@@ -230,7 +236,21 @@ export class Mirror {
   private sendOn(ws: WebSocket, message: ClientToServerMessage): boolean {
     if (ws.readyState !== ws.OPEN) return false;
     try {
-      ws.send(JSON.stringify(message));
+      let text = JSON.stringify(message);
+      const backlog = ws === this.ws ? this.backlog : undefined;
+      const waiting = ws.bufferedAmount;
+      const verdict = backlog?.verdict(waiting, text.length, message.type === 'callClientResult') ?? 'send';
+      if (verdict === 'drop') {
+        // The hub has not read for its stall time: drop the socket (its close handler reconnects).
+        this.options.logger.warn('proxy.mirror_not_reading', { clientId: this.localId, waiting, reason: backlog?.reason(waiting + text.length) });
+        ws.terminate();
+        return false;
+      }
+      // An answer the hub asked for faster than it reads: a short refusal goes instead.
+      if (verdict === 'refuse' && message.type === 'callClientResult') {
+        text = JSON.stringify({ type: 'callClientResult', requestId: message.requestId, ok: false, error: behindError(waiting, this.options.backlog ?? BACKLOG_DEFAULTS) });
+      }
+      ws.send(text);
       return true;
     } catch (error) {
       this.options.logger.debug('proxy.mirror_send_failed', { clientId: this.localId, error });

@@ -6,6 +6,7 @@ import { systemClock, type Clock } from './clock.js';
 import { DISCOVERY_DEFAULTS, type DiscoveryOptions } from './discovery.js';
 import type { ElectionConfig } from './election.js';
 import { membershipFingerprint, type Membership } from './membership.js';
+import { BACKLOG_DEFAULTS, type BacklogLimits } from './backlog.js';
 import type { PeerTlsSource } from './tls.js';
 
 /**
@@ -56,6 +57,15 @@ export interface ClusterNodeOptions {
   /** Largest control or mirror frame, bytes. Default 1 MiB. */
   readonly maxPayloadBytes?: number;
   /**
+   * Most bytes a peer of a control link, or the hub of a mirror, may leave unread (backlog.ts): an
+   * answer to its call that would go past it is refused (`not_ready`, retry in 1 s); a peer over it
+   * that has not read for `stallTimeoutMs` has its socket dropped, and so has one owing twice it.
+   * Default 8 MiB (the websocket transport's `maxBufferedBytes`).
+   */
+  readonly maxBufferedBytes?: number;
+  /** How long a peer over `maxBufferedBytes` may go without reading, ms. Default 5000. */
+  readonly stallTimeoutMs?: number;
+  /**
    * *beyond*: a secret every member shares; each hello carries an HMAC proof of it and a hello
    * without a valid proof is refused (close 1008) before any other cluster message is read, on
    * links in both directions. Several secrets: this node proves the first, and accepts a proof of
@@ -95,6 +105,7 @@ export interface ResolvedOptions {
   readonly proxyReconnectMinMs: number;
   readonly proxyReconnectMaxMs: number;
   readonly maxPayloadBytes: number;
+  readonly backlog: BacklogLimits;
   /** Accepted secrets, the one this node proves first; empty for none. */
   readonly clusterSecrets: readonly string[];
   readonly upstreamHeaders: Readonly<Record<string, string>> | undefined;
@@ -166,6 +177,10 @@ export function resolveOptions(options: ClusterNodeOptions): ResolvedOptions {
     proxyReconnectMinMs: positive('proxyReconnectMinMs', options.proxyReconnectMinMs ?? CLUSTER_DEFAULTS.proxyReconnectMinMs),
     proxyReconnectMaxMs: positive('proxyReconnectMaxMs', options.proxyReconnectMaxMs ?? CLUSTER_DEFAULTS.proxyReconnectMaxMs),
     maxPayloadBytes: positive('maxPayloadBytes', options.maxPayloadBytes ?? CLUSTER_DEFAULTS.maxPayloadBytes),
+    backlog: {
+      maxBufferedBytes: positive('maxBufferedBytes', options.maxBufferedBytes ?? BACKLOG_DEFAULTS.maxBufferedBytes),
+      stallTimeoutMs: positive('stallTimeoutMs', options.stallTimeoutMs ?? BACKLOG_DEFAULTS.stallTimeoutMs),
+    },
     clusterSecrets: (typeof options.clusterSecret === 'string' ? [options.clusterSecret] : (options.clusterSecret ?? [])).filter((s) => s !== ''),
     upstreamHeaders: options.upstreamHeaders,
     tls: options.tls,

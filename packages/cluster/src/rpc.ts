@@ -163,6 +163,11 @@ export interface ClusterRpcOptions {
   readonly logger: Logger;
   /** Send one frame to `peerId`; false when it could not be sent (no link, or not serialisable). */
   send(peerId: string, body: RpcBody): boolean;
+  /**
+   * Why an answer to `peerId` would be refused now (its link is behind: it asks faster than it
+   * reads), or undefined. Its requests are then answered with that error before any work is done.
+   */
+  refusal?(peerId: string): SerializedError | undefined;
 }
 
 interface Pending {
@@ -175,6 +180,13 @@ interface Pending {
 export class ClusterRpc {
   /** Not a `Map`: entries come and go with every request (core's `IdTable` says why). */
   private readonly pending = new IdTable<Pending>();
+  /**
+   * Per peer, the end of its listings being served. A peer's listings are answered one after the
+   * other, each once the one before it was sent: a burst of them read at once is not all made
+   * before the first answer goes, so the link's refusal (`refusal`) stops them once the peer is
+   * behind, rather than after each was made (half a megabyte or more for a large catalog).
+   */
+  private readonly listings = new Map<string, Promise<void>>();
 
   constructor(private readonly options: ClusterRpcOptions) {}
 
@@ -185,7 +197,17 @@ export class ClusterRpc {
       return true;
     }
     if (message.type !== 'clusterRpcRequest') return false;
-    this.serve(peerId, message).catch((error: unknown) => this.options.logger.error('cluster.rpc_failed', { error }));
+    const failed = (error: unknown): void => this.options.logger.error('cluster.rpc_failed', { error });
+    // Calls wait for clients, for as long as they take: they run side by side.
+    if (message.method !== 'listClients' && message.method !== 'listPaths') {
+      this.serve(peerId, message).catch(failed);
+      return true;
+    }
+    const served = (this.listings.get(peerId) ?? Promise.resolve()).then(() => this.serve(peerId, message)).catch(failed);
+    this.listings.set(peerId, served);
+    void served.then(() => {
+      if (this.listings.get(peerId) === served) this.listings.delete(peerId);
+    });
     return true;
   }
 
@@ -212,7 +234,8 @@ export class ClusterRpc {
   }
 
   private async serve(peerId: string, request: ClusterRpcRequest): Promise<void> {
-    const answer = await serveRpc(this.options.host, request, this.options.leads());
+    const refused = this.options.refusal?.(peerId);
+    const answer: Answer = refused ? { ok: false, error: refused } : await serveRpc(this.options.host, request, this.options.leads());
     const respond = (body: Answer): boolean => this.options.send(peerId, { type: 'clusterRpcResponse', requestId: request.requestId, ...body });
     // A result that cannot be sent (a client's data nested too deeply to serialise) is answered
     // with an error, so the caller does not wait for its time-out.

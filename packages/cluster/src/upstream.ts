@@ -24,6 +24,7 @@ export function createUpstreamProxy(o: ResolvedOptions, timers: TimerSet): Upstr
     reconnectMaxMs: o.proxyReconnectMaxMs,
     connectTimeoutMs: Math.max(1000, o.discovery.probeTimeoutMs * 2),
     maxPayloadBytes: o.maxPayloadBytes,
+    backlog: o.backlog,
     ...(o.upstreamHeaders ? { headers: o.upstreamHeaders } : {}),
     // With a cluster secret every mirror link proves it comes from this member (mirror-proof.ts).
     ...(secret !== undefined

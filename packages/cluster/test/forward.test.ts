@@ -328,6 +328,16 @@ describe('while no leader can be asked', () => {
     expect(rpc.sent.map((s) => s.leaderId)).toEqual(['L', 'M']);
   });
 
+  it("a leader whose link to us is behind answers not_ready with a retry hint: that is the answer, not a missing leader", async () => {
+    attach(otherRouter, app('editor'));
+    const behind = { code: 'not_ready' as const, message: 'The link is behind', details: { retryAfterMs: 1000 } };
+    rpc.mode = { answer: { kind: 'answer', ok: false, error: behind } };
+    expect(await host.callPath({ clientId: 'editor', method: 'POST', path: '/page/click' })).toMatchObject({ ok: false, error: behind });
+    await expect(host.listClients()).rejects.toMatchObject({ code: 'not_ready', details: { retryAfterMs: 1000 } });
+    // Asked once each, at once: no wait for another leader.
+    expect(rpc.sent.map((s) => s.leaderId)).toEqual(['L', 'L']);
+  });
+
   it('a caller that goes away stops waiting, as a local call would end', async () => {
     setRoute({ kind: 'none' });
     const controller = new AbortController();

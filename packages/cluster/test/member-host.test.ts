@@ -49,6 +49,8 @@ function member(id: string): Member {
     election: () => (state.view === undefined ? undefined : { view: () => state.view as LeaderView, memberCount: () => members.size }),
     links: () => ({
       isUp: (to) => state.linkUp && members.has(to),
+      // A link that always keeps up (backlog.ts is tested on its own).
+      refusal: () => undefined,
       send: (to, message) => {
         const peer = members.get(to);
         if (!state.linkUp || !peer) return false;

@@ -1,6 +1,6 @@
 /** Cluster RPC without sockets: serving requests (params checked, only a leader answers) and waiting for answers. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Router, createLocalHost, type HostApi } from '@mdp/core';
+import { Router, createLocalHost, silentLogger, type HostApi } from '@mdp/core';
 import { UNSENDABLE_DATA_ERROR, type ClusterMessage } from '@mdp/protocol';
 import { manualClock, recordingLogger, settle, type LogRecord, type ManualClock } from '@mdp/test-kit';
 import { TimerSet } from '../src/clock.js';
@@ -182,6 +182,27 @@ describe('ClusterRpc', () => {
     rpc.receive('F', frame({ type: 'clusterRpcRequest', requestId: 'r3', method: 'callPath', params: { clientId: 'loop', method: 'GET', path: '/docs/review/skill.md' } }, 'F'));
     for (let i = 0; i < 5 && frames.length === 0; i += 1) await settle();
     expect(frames).toEqual([{ to: 'F', body: { type: 'clusterRpcResponse', requestId: 'r3', ok: false, error: UNSENDABLE_DATA_ERROR } }]);
+  });
+
+  it("answers a peer whose link is behind with the link's refusal before any work, and its listings one after the other", async () => {
+    attachClient(router, skillClient('docs'));
+    let listed = 0;
+    const counting: HostApi = { ...host, listPaths: (request) => (listed++, host.listPaths(request)) };
+    const behind = { code: 'not_ready' as const, message: 'behind', details: { retryAfterMs: 1000 } };
+    const answers: RpcBody[] = [];
+    // The link is behind once two answers went out on it.
+    const served = new ClusterRpc({ host: counting, leads: () => true, timers, logger: silentLogger, send: (_to, body) => (answers.push(body), true), refusal: () => (answers.length >= 2 ? behind : undefined) });
+    // Five listings read at once: each waits for the one before it, so only two are made.
+    for (let i = 0; i < 5; i++) served.receive('F', frame({ type: 'clusterRpcRequest', requestId: `p${i}`, method: 'listPaths' }, 'F'));
+    for (let i = 0; i < 20 && answers.length < 5; i += 1) await settle();
+    expect(answers.map((body) => (body as { ok: boolean }).ok)).toEqual([true, true, false, false, false]);
+    expect(answers[4]).toMatchObject({ requestId: 'p4', ok: false, error: behind });
+    expect(listed).toBe(2);
+    // A call is refused the same way, without reaching its client.
+    served.receive('F', frame({ type: 'clusterRpcRequest', requestId: 'c1', method: 'callPath', params: { clientId: 'docs', method: 'GET', path: '/docs/review/skill.md' } }, 'F'));
+    for (let i = 0; i < 20 && answers.length < 6; i += 1) await settle();
+    expect(answers[5]).toMatchObject({ requestId: 'c1', ok: false, error: behind });
+    served.close();
   });
 
   it('leaves other cluster messages alone', () => {

@@ -41,6 +41,8 @@ export interface ClusterFeatureOptions {
   readonly authTokens: readonly string[] | undefined;
   /** The listener's TLS: peers are dialled with it and, with peer certificates, must show one from its CA. */
   readonly tls?: TlsState | undefined;
+  /** What a peer of a link, or the hub of a mirror, may leave unread (the server's websocket limits); default the cluster's own. */
+  readonly backlog?: { readonly maxBufferedBytes: number; readonly stallTimeoutMs: number };
 }
 
 /** Throws when the cluster secret's file cannot be used (before anything listens). */
@@ -89,6 +91,7 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
         authTokens: options.authTokens,
         ...(options.tls ? { tls: tlsSource(options.tls) } : {}),
         secrets,
+        ...(options.backlog ? { backlog: options.backlog } : {}),
         logger: ctx.logger.child({ serverId: info.serverId }),
       });
       node.start({ wsUrl: info.urls.ws, clusterUrl: info.urls.cluster, metaUrl: info.urls.meta });

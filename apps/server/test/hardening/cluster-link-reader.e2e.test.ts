@@ -1,0 +1,129 @@
+/**
+ * Issue 18, back-pressure on cluster links: a peer that opens a control link, asks the leader for
+ * large answers (listPaths of a big catalog) and never reads them used to make the leader buffer
+ * every answer for as long as it kept sending (its frames kept the link alive). Now answers past the
+ * link's byte cap are refused, and once the peer has not read for the stall time its link is dropped;
+ * the leader stays small and serves everyone else. Figures are the child server's own.
+ */
+import { createHmac } from 'node:crypto';
+import { createServer } from 'node:net';
+import type { Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { TestClient, descriptor, skill, stopAll } from '@mdp/test-kit';
+import { MB, startChild, stopChildren, type ChildServer } from './child.js';
+import { read, type ReadResult } from './clients.js';
+
+afterEach(async () => {
+  await stopAll();
+  await stopChildren();
+});
+
+/** A port nothing listens on, for a discovery range that finds nobody. */
+async function unusedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+async function meta(server: ChildServer): Promise<{ serverId: string; cluster: { role: string } }> {
+  return (await (await fetch(`${server.http}/mdp/meta`)).json()) as { serverId: string; cluster: { role: string } };
+}
+
+async function role(server: ChildServer): Promise<string> {
+  return (await meta(server)).cluster.role;
+}
+
+/** Resolves once `server` leads its cluster of one (after each election it logs, it is asked). */
+async function leading(server: ChildServer): Promise<void> {
+  for (let changes = 1; (await role(server)) !== 'leader'; changes++) await server.logged('cluster.leader_changed', changes);
+}
+
+const SECRET = 'e2e secret';
+const HEADER = { clusterId: 'e2e', serverId: '127.0.0.1:2', term: 0 };
+
+/** A control link to `server` as a member that knows the cluster secret; resolves once the server answered its hello. */
+async function controlLink(server: ChildServer): Promise<WebSocket> {
+  const to = (await meta(server)).serverId;
+  const timestamp = Date.now();
+  const auth = createHmac('sha256', SECRET).update(`e2e\n${HEADER.serverId}\n${timestamp}\n${to}`).digest('base64url');
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${server.ws}mdp/cluster`);
+    ws.once('open', () =>
+      ws.send(
+        JSON.stringify({
+          type: 'clusterHello',
+          ...HEADER,
+          timestamp,
+          auth,
+          membershipMode: 'dynamic',
+          membershipFingerprint: 'dynamic',
+          role: 'follower',
+          wsUrl: 'ws://127.0.0.1:2',
+          clusterUrl: 'ws://127.0.0.1:2/mdp/cluster',
+        }),
+      ),
+    );
+    ws.once('message', () => resolve(ws));
+    ws.once('close', (code, reason) => reject(new Error(`control link closed ${code} (${String(reason)}) before the hello`)));
+    ws.once('error', reject);
+  });
+}
+
+describe('a cluster peer that stops reading', () => {
+  it('is refused its answers, then loses its link; the leader stays small and serves others', { timeout: 30_000 }, async () => {
+    const server = await startChild([
+      '--cluster-mode', 'auto',
+      '--cluster-id', 'e2e',
+      '--cluster-secret', SECRET,
+      '--discover-start-port', String(await unusedPort()),
+      '--discover-attempts', '1',
+      '--serve-default-port', 'false',
+      '--cluster-heartbeat-interval-ms', '100',
+      '--lease-duration-ms', '400',
+      '--election-timeout-min-ms', '450',
+      '--election-timeout-max-ms', '600',
+      '--max-ws-buffered-bytes', String(MB),
+      '--ws-stall-timeout-ms', '1000',
+    ]);
+    await leading(server);
+    // A catalog whose listing is about half a megabyte.
+    const paths = Array.from({ length: 2000 }, (_, i) => skill(`/area${i}/skill.md`, { description: 'd'.repeat(200) }));
+    const big = await TestClient.register(server.ws, descriptor('big', paths));
+    big.handler = () => 'still here';
+    const before = await server.memory(true);
+
+    const link = await controlLink(server);
+    const tcp = (link as unknown as { _socket: Socket })._socket;
+    tcp.pause();
+    // Listings of about half a megabyte each, asked for in batches and never read, until the leader
+    // drops the link. (Each memory look is a round trip through the server's event loop: the pace.)
+    let dropped = false;
+    void server.logged('cluster.link_not_reading').then(() => (dropped = true));
+    let asked = 0;
+    while (!dropped) {
+      for (let i = 0; i < 100; i++) {
+        link.send(JSON.stringify({ type: 'clusterRpcRequest', ...HEADER, timestamp: Date.now(), requestId: `r${asked++}`, method: 'listPaths', params: {} }));
+      }
+      await server.memory();
+    }
+
+    // The leader never held the flood (hundreds of listings, over 100 MB): it held about the cap.
+    expect(asked).toBeGreaterThanOrEqual(200);
+
+    const after = await server.memory(true);
+    expect(after.maxRss - before.rss).toBeLessThan(100 * MB);
+    expect(after.heapUsed + after.external - (before.heapUsed + before.external)).toBeLessThan(16 * MB);
+    expect((await read(server.http, '/skills/big/area7')) as ReadResult).toMatchObject({ status: 200, body: 'still here' });
+    expect(await role(server)).toBe('leader');
+
+    // The peer reads again: its link was dropped, and what reached it is a fraction of what it asked.
+    let answers = 0;
+    link.on('message', () => answers++);
+    tcp.resume();
+    await new Promise((resolve) => link.once('close', resolve));
+    expect(answers).toBeLessThan(asked);
+  });
+});
