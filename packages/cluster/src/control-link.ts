@@ -147,7 +147,9 @@ export class ControlLink {
     // An answer the peer asked for faster than it reads: a short refusal goes instead.
     if (verdict === 'refuse' && message.type === 'clusterRpcResponse') {
       this.logger.debug('cluster.link_behind', { link: this.describe(), waiting });
-      text = JSON.stringify({ type: 'clusterRpcResponse', requestId: message.requestId, ok: false, error: behindError(waiting, this.limits) });
+      // The same frame (its cluster, server id, term and time) with the refusal for its result.
+      const { result: _result, ...response } = message;
+      text = JSON.stringify({ ...response, ok: false, error: behindError(waiting, this.limits) });
     }
     try {
       this.ws.send(text);

@@ -248,6 +248,7 @@ export class Mirror {
       }
       // An answer the hub asked for faster than it reads: a short refusal goes instead.
       if (verdict === 'refuse' && message.type === 'callClientResult') {
+        this.options.logger.debug('proxy.mirror_behind', { clientId: this.localId, waiting });
         text = JSON.stringify({ type: 'callClientResult', requestId: message.requestId, ok: false, error: behindError(waiting, this.options.backlog ?? BACKLOG_DEFAULTS) });
       }
       ws.send(text);

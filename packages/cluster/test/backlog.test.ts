@@ -155,7 +155,8 @@ describe('ControlLink with a peer that reads slowly', () => {
     expect(ws.sent[0]).toMatchObject({ requestId: 'a', ok: true });
     ws.bufferedAmount = 900;
     expect(link.send(answer('b', 500))).toBe(true);
-    expect(ws.sent[1]).toMatchObject({ type: 'clusterRpcResponse', requestId: 'b', ok: false, error: { code: 'not_ready', details: { retryAfterMs: 1000 } } });
+    // The same frame, header and all (the peer checks it), with a refusal for its result.
+    expect(ws.sent[1]).toEqual({ ...HEADER, serverId: 'me', type: 'clusterRpcResponse', requestId: 'b', ok: false, error: behindError(900, LIMITS) });
     // Other messages still go (up to twice the cap), and the link stays open.
     expect(link.send({ type: 'clusterHeartbeat', ...HEADER, serverId: 'me', leaderId: 'me', leaderUrl: 'ws://me', leaseDurationMs: 4000 } as ClusterMessage)).toBe(true);
     expect(closes).toEqual([]);

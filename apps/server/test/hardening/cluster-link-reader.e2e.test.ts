@@ -78,6 +78,8 @@ describe('a cluster peer that stops reading', () => {
       '--cluster-mode', 'auto',
       '--cluster-id', 'e2e',
       '--cluster-secret', SECRET,
+      // No term or vote kept on disk: the test leaves nothing behind.
+      '--cluster-state-dir', 'none',
       '--discover-start-port', String(await unusedPort()),
       '--discover-attempts', '1',
       '--serve-default-port', 'false',
