@@ -43,9 +43,14 @@ class NodeLoopRequest implements LoopRequest, PollConnection {
     return mark < 0 ? undefined : queryValues(url.slice(mark + 1), name);
   }
 
-  // The map the Hono routes read from Fetch headers; node's `req.headers` keeps one of a repeated Authorization.
+  /**
+   * The map the Hono routes read from Fetch headers: node's own `req.headers` (made once per request,
+   * and read for CORS anyway), which joins repeated headers the same way, unless the request repeats
+   * `Authorization`: node keeps only the first of those, the credential check must see them all.
+   */
   headers(): HeaderMap {
-    return headersToMap(this.req.rawHeaders);
+    const raw = this.req.rawHeaders;
+    return repeatsAuthorization(raw) ? headersToMap(raw) : this.req.headers;
   }
 
   readBody(maxBytes: number): Promise<BodyResult> {
@@ -71,6 +76,18 @@ class NodeLoopRequest implements LoopRequest, PollConnection {
       res.off('close', listener);
     };
   }
+}
+
+/** Whether `Authorization` comes more than once in node's `rawHeaders` (name, value, name, value, …). */
+function repeatsAuthorization(raw: readonly string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length !== 13 || name.toLowerCase() !== 'authorization') continue;
+    if (seen) return true;
+    seen = true;
+  }
+  return false;
 }
 
 function headersOf(response: LoopResponse, body: string | undefined): OutgoingHttpHeaders {

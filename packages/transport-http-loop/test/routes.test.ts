@@ -186,6 +186,19 @@ describe.each(ADAPTERS)('HTTP loop routes: %s', (_name, serveAdapter) => {
       });
     });
 
+    it('reads other repeated headers the same way when Authorization comes once', async () => {
+      await setUp();
+      const cookie = `mdp_auth=${encodeAuthCookie({ token: 'from-cookie' })}`;
+      const headers = ['X-MDP-Auth-Tenant', 't1', 'Authorization', 'Bearer a', 'x-mdp-auth-tenant', 't2', 'Cookie', 'other=1', 'cookie', cookie];
+      const response = await raw('POST', '/connect', headers, ['{}']);
+      const { sessionId } = JSON.parse(response.body) as { sessionId: string };
+      expect(sessions.session(sessionId).transportAuth).toEqual({
+        scheme: 'Bearer',
+        token: 'a',
+        headers: { authorization: 'Bearer a', cookie: `other=1; ${cookie}`, 'x-mdp-auth-tenant': 't1, t2' },
+      });
+    });
+
     it('answers 401 when authorize refuses the transport auth', async () => {
       const seen: (AuthContext | undefined)[] = [];
       await setUp({
