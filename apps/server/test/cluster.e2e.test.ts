@@ -282,6 +282,23 @@ describe('cluster of mdp servers', () => {
     expect(await host.callPaths({ method: 'POST', path: '/act', body: 'x' })).toEqual({ results: [{ clientId: mirroredId, ok: true, data: { echoed: 'x' } }] });
   });
 
+  it("a follower's listing too large for one cluster frame is refused at once with the reason, and the links stay up", async () => {
+    const group = await startClusterServers(2);
+    const leader = await agreedLeader(group);
+    const follower = group.find((s) => s !== leader) as MdpServer;
+    // About 1.2 MB of listing: more than a link's frame (1 MiB), less than one catalog may hold.
+    const client = await TestClient.register(leader.info?.urls.ws as string, descriptor('big', Array.from({ length: 4000 }, (_, i) => skill(`/area${i}/skill.md`, { description: 'd'.repeat(200) }))));
+    const host = (follower.cluster as NonNullable<MdpServer['cluster']>).host;
+    await expect(host.listPaths({ clientId: 'big' })).rejects.toMatchObject({
+      code: 'transport_error',
+      message: expect.stringMatching(/^The answer \(\d+ bytes\) is larger than a cluster link carries \(1048576 bytes\); ask for less/),
+    });
+    // Narrower listings still come through the same link, and the leader did not change.
+    expect((await host.listPaths({ clientId: 'big', search: 'area7' })).paths.length).toBeGreaterThan(0);
+    expect(meta(follower).leaderId).toBe(leader.info?.serverId);
+    client.socket.terminate();
+  });
+
   it('a leader that shuts down resigns and the others elect at once', async () => {
     const group = await startClusterServers(3, () => ({ electionTimeoutMinMs: 60_000, electionTimeoutMaxMs: 90_000 }));
     const leader = await agreedLeader(group);

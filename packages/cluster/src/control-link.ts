@@ -5,7 +5,7 @@
  * 1008 (policy) or 1003 (binary), and nothing here ever throws into the event loop.
  */
 import type { RawData, WebSocket } from 'ws';
-import { closeReason, type Logger } from '@mdp/core';
+import { DEFAULT_MAX_MESSAGE_BYTES, closeReason, type Logger } from '@mdp/core';
 import { parseClusterMessage, type ClusterHello, type ClusterMessage, type SerializedError } from '@mdp/protocol';
 import { BACKLOG_DEFAULTS, Backlog, behindError, type BacklogLimits } from './backlog.js';
 
@@ -54,6 +54,8 @@ export class ControlLink {
     private readonly now: () => number,
     private readonly logger: Logger,
     private readonly limits: BacklogLimits = BACKLOG_DEFAULTS,
+    /** Largest frame the peer takes (its `maxPayloadBytes`, the same default as ours); a larger one would close the link (1009). */
+    private readonly maxFrameBytes: number = DEFAULT_MAX_MESSAGE_BYTES,
   ) {
     this.lastHeardAt = now();
     this.backlog = new Backlog(limits, now);
@@ -138,6 +140,15 @@ export class ControlLink {
       this.logger.warn('cluster.message_unsendable', { link: this.describe(), type: message.type, error });
       return false;
     }
+    // A frame the peer would refuse (1009, and the link with it) is not sent: an answer goes as an
+    // error saying so, at once, rather than breaking the link each time it is asked for.
+    if (text.length > this.maxFrameBytes / 3 && Buffer.byteLength(text) > this.maxFrameBytes) {
+      const bytes = Buffer.byteLength(text);
+      this.logger.warn('cluster.message_too_large', { link: this.describe(), type: message.type, bytes, limit: this.maxFrameBytes });
+      if (message.type !== 'clusterRpcResponse') return false;
+      const { result: _result, ...response } = message;
+      text = JSON.stringify({ ...response, ok: false, error: tooLargeError(bytes, this.maxFrameBytes) });
+    }
     const waiting = this.ws.bufferedAmount;
     const verdict = this.backlog.verdict(waiting, text.length, message.type === 'clusterRpcResponse');
     if (verdict === 'drop') {
@@ -221,6 +232,14 @@ export class ControlLink {
     this.state = 'closed';
     this.hooks.onClose(this, code, reason);
   }
+}
+
+/** The error that replaces an answer too large for one cluster frame. */
+function tooLargeError(bytes: number, limit: number): { code: 'transport_error'; message: string } {
+  return {
+    code: 'transport_error',
+    message: `The answer (${bytes} bytes) is larger than a cluster link carries (${limit} bytes); ask for less (a clientId, search or depth), or ask the leader itself`,
+  };
 }
 
 function rawText(data: RawData): string {

@@ -238,6 +238,7 @@ export class LinkManager {
       () => clock.now(),
       logger,
       this.options.backlog,
+      this.options.maxPayloadBytes,
     );
     this.links.add(link);
     // A peer that never completes its hello does not get to hold a socket.

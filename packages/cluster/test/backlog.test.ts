@@ -118,7 +118,7 @@ class FakeSocket extends EventEmitter {
 
 const HEADER = { clusterId: 'c', serverId: 'peer', term: 1, timestamp: 0 };
 
-function openLink() {
+function openLink(maxFrameBytes?: number) {
   const clock = manualClock();
   const ws = new FakeSocket();
   const closes: Array<[number, string]> = [];
@@ -138,6 +138,7 @@ function openLink() {
     () => clock.now(),
     silentLogger,
     LIMITS,
+    maxFrameBytes,
   );
   const hello = { type: 'clusterHello', ...HEADER, membershipMode: 'dynamic', membershipFingerprint: 'dynamic', role: 'follower', wsUrl: 'ws://peer', clusterUrl: 'ws://peer/mdp/cluster' };
   ws.emit('message', Buffer.from(JSON.stringify(hello)), false);
@@ -147,6 +148,29 @@ function openLink() {
 }
 
 const answer = (requestId: string, size: number): ClusterMessage => ({ type: 'clusterRpcResponse', ...HEADER, serverId: 'me', requestId, ok: true, result: 'x'.repeat(size) });
+
+describe('ControlLink and frames larger than the peer takes', () => {
+  it('answers with an error saying so instead of a frame that would close the link, and sends nothing else that large', () => {
+    const { ws, link, closes } = openLink(2000);
+    expect(link.send(answer('big', 5000))).toBe(true);
+    expect(ws.sent[0]).toEqual({
+      ...HEADER,
+      serverId: 'me',
+      type: 'clusterRpcResponse',
+      requestId: 'big',
+      ok: false,
+      error: { code: 'transport_error', message: expect.stringMatching(/^The answer \(\d+ bytes\) is larger than a cluster link carries \(2000 bytes\); ask for less/) },
+    });
+    // Multi-byte text counts in bytes: 700 characters of three bytes each are over 2,000.
+    expect(link.send(answer('wide', 0))).toBe(true);
+    expect(link.send({ ...answer('euro', 0), result: '€'.repeat(700) } as ClusterMessage)).toBe(true);
+    expect(ws.sent[2]).toMatchObject({ requestId: 'euro', ok: false, error: { code: 'transport_error' } });
+    const request = { type: 'clusterRpcRequest', ...HEADER, serverId: 'me', requestId: 'r', method: 'callPath', params: { body: 'x'.repeat(5000) } } as ClusterMessage;
+    expect(link.send(request)).toBe(false);
+    expect(ws.sent).toHaveLength(3);
+    expect(closes).toEqual([]);
+  });
+});
 
 describe('ControlLink with a peer that reads slowly', () => {
   it('sends answers within the cap as they are, and refuses one past it with not_ready and a retry hint', () => {
