@@ -17,9 +17,6 @@ export interface NodeSkillsOptions extends SkillReadOptions {
   logger?: Logger;
 }
 
-/** The call a connection's current read waits for; set on the socket itself (no object per read). */
-const CURRENT_CALL = Symbol('mdp.skillCall');
-type WatchedSocket = Socket & { [CURRENT_CALL]?: CallHandle | undefined };
 
 export function createNodeSkillsHandler(
   router: Router,
@@ -32,20 +29,23 @@ export function createNodeSkillsHandler(
   // its read's call ends at once, so a callClient still queued for the client is never delivered.
   // One listener per connection, not per read. A connection reads one skill at a time (the server
   // serves pipelined requests in turn); with several at once only the newest would be ended.
-  function onConnectionClose(this: WatchedSocket): void {
-    const call = this[CURRENT_CALL];
-    this[CURRENT_CALL] = undefined;
+  // The call is kept beside the socket, not on it: a property of our own on some sockets gives
+  // node's HTTP internals sockets of more shapes than their inline caches keep (megamorphic loads
+  // on every request of every connection).
+  const current = new WeakMap<Socket, CallHandle | undefined>();
+  function onConnectionClose(this: Socket): void {
+    const call = current.get(this);
+    current.delete(this);
     if (call !== undefined) router.cancel(call);
   }
-  const watch = (socket: WatchedSocket, call: CallHandle): void => {
-    if (!(CURRENT_CALL in socket)) socket.on('close', onConnectionClose);
-    socket[CURRENT_CALL] = call;
+  const watch = (socket: Socket, call: CallHandle): void => {
+    if (!current.has(socket)) socket.on('close', onConnectionClose);
+    current.set(socket, call);
   };
 
   const write = (request: IncomingMessage, response: ServerResponse, answer: SkillReadResponse): void => {
     // Answered: the connection no longer waits for this call (nor keeps it alive while idle).
-    const socket = request.socket as WatchedSocket;
-    if (socket[CURRENT_CALL] !== undefined) socket[CURRENT_CALL] = undefined;
+    if (current.get(request.socket) !== undefined) current.set(request.socket, undefined);
     if (response.destroyed || response.headersSent) return;
     let extra: Readonly<Record<string, string>> | undefined;
     try {

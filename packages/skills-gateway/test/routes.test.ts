@@ -10,7 +10,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Router, encodeAuthCookie, type CallRecord, type RouterOptions } from '@mdp/core';
-import { recordingLogger, skill, type FakeClient } from '@mdp/test-kit';
+import { descriptor, fakeClient, recordingLogger, skill, type FakeClient } from '@mdp/test-kit';
 import { createSkillsRoutes, type SkillsRoutesOptions } from '../src/hono.js';
 import { createNodeSkillsHandler, type NodeSkillsOptions } from '../src/index.js';
 import { connectClient } from './helpers.js';
@@ -434,5 +434,27 @@ describe('createNodeSkillsHandler: extraHeaders', () => {
     const res = await send(await listenNode(options), '/skills/c1/docs/review');
     expect(res.status).toBe(500);
     expect(JSON.parse(res.body)).toEqual({ error: 'Internal error' });
+  });
+});
+
+describe('createNodeSkillsHandler: the sockets it reads on', () => {
+  /** One kept-alive GET of `path` on its own connection; resolves with the server's socket once answered. */
+  async function onItsOwnConnection(port: number, path: string): Promise<Socket> {
+    const accepted = new Promise<Socket>((resolve) => server!.once('connection', resolve));
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    await new Promise<void>((resolve) => get({ port, host: '127.0.0.1', path, agent }, (res) => res.resume().on('end', resolve)));
+    const socket = await accepted;
+    agent.destroy();
+    return socket;
+  }
+  const ownKeys = (socket: Socket): string[] => Reflect.ownKeys(socket).map(String).sort();
+
+  it('are left with the properties node gave them: no shape of ours for node to handle on every request', async () => {
+    // Answered on a later turn, as across a socket: the read waits on its connection meanwhile.
+    fakeClient(router, descriptor('later', [skill('/docs/review/skill.md')]), { later: true });
+    const port = await listenNode();
+    const read = await onItsOwnConnection(port, '/skills/later/docs/review');
+    const other = await onItsOwnConnection(port, '/not-a-skill');
+    expect(ownKeys(read)).toEqual(ownKeys(other));
   });
 });
