@@ -7,7 +7,7 @@
 import type { RawData, WebSocket } from 'ws';
 import { DEFAULT_MAX_MESSAGE_BYTES, closeReason, type Logger } from '@mdp/core';
 import { parseClusterMessage, type ClusterHello, type ClusterMessage, type SerializedError } from '@mdp/protocol';
-import { BACKLOG_DEFAULTS, Backlog, behindError, type BacklogLimits } from './backlog.js';
+import { BACKLOG_DEFAULTS, Backlog, behindError, unsentBytes, type BacklogLimits } from './backlog.js';
 
 export const LINK_CLOSE = {
   normal: { code: 1000, reason: 'Closing' },
@@ -150,7 +150,7 @@ export class ControlLink {
       text = JSON.stringify({ ...response, ok: false, error: tooLargeError(bytes, this.maxFrameBytes) });
     }
     const waiting = this.ws.bufferedAmount;
-    const verdict = this.backlog.verdict(waiting, text.length, message.type === 'clusterRpcResponse');
+    const verdict = this.backlog.verdict(waiting, text.length, message.type === 'clusterRpcResponse', unsentBytes(this.ws));
     if (verdict === 'drop') {
       this.dropSlow(waiting + text.length);
       return false;
@@ -178,12 +178,12 @@ export class ControlLink {
    */
   refusal(): SerializedError | undefined {
     const waiting = this.ws.bufferedAmount;
-    return this.state === 'open' && this.backlog.refusing(waiting) ? behindError(waiting, this.limits) : undefined;
+    return this.state === 'open' && this.backlog.refusing(waiting, unsentBytes(this.ws)) ? behindError(waiting, this.limits) : undefined;
   }
 
   ping(): void {
     if (this.state === 'closed' || this.ws.readyState !== this.ws.OPEN) return;
-    if (this.backlog.stalled(this.ws.bufferedAmount)) return this.dropSlow(this.ws.bufferedAmount);
+    if (this.backlog.stalled(this.ws.bufferedAmount, unsentBytes(this.ws))) return this.dropSlow(this.ws.bufferedAmount);
     try {
       this.ws.ping();
     } catch {

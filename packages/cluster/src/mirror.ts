@@ -17,7 +17,7 @@ import {
   type ClientToServerMessage,
   type PathDescriptor,
 } from '@mdp/protocol';
-import { BACKLOG_DEFAULTS, Backlog, behindError, type BacklogLimits } from './backlog.js';
+import { BACKLOG_DEFAULTS, Backlog, behindError, unsentBytes, type BacklogLimits } from './backlog.js';
 import type { Clock, TimerSet } from './clock.js';
 import { MIRROR_PROOF_HEADER } from './mirror-proof.js';
 import { dialTls, type PeerTlsSource } from './tls.js';
@@ -239,7 +239,7 @@ export class Mirror {
       let text = JSON.stringify(message);
       const backlog = ws === this.ws ? this.backlog : undefined;
       const waiting = ws.bufferedAmount;
-      const verdict = backlog?.verdict(waiting, text.length, message.type === 'callClientResult') ?? 'send';
+      const verdict = backlog?.verdict(waiting, text.length, message.type === 'callClientResult', unsentBytes(ws)) ?? 'send';
       if (verdict === 'drop') {
         // The hub has not read for its stall time: drop the socket (its close handler reconnects).
         this.options.logger.warn('proxy.mirror_not_reading', { clientId: this.localId, waiting, reason: backlog?.reason(waiting + text.length) });

@@ -5,7 +5,7 @@ import type { WebSocket } from 'ws';
 import { silentLogger } from '@mdp/core';
 import type { ClusterMessage } from '@mdp/protocol';
 import { manualClock } from '@mdp/test-kit';
-import { Backlog, behindError } from '../src/backlog.js';
+import { Backlog, behindError, unsentBytes } from '../src/backlog.js';
 import { ControlLink } from '../src/control-link.js';
 
 const LIMITS = { maxBufferedBytes: 1000, stallTimeoutMs: 5000 };
@@ -83,6 +83,62 @@ describe('Backlog', () => {
     expect(reading.backlog.stalled(0)).toBe(false);
     reading.clock.advance(60_000);
     expect(reading.backlog.stalled(0)).toBe(false);
+  });
+
+  it('counts the kernel taking part of the write in progress as reading, though node still counts it all as waiting', () => {
+    const { clock, backlog } = make();
+    // One write of 1,500 bytes in progress: bufferedAmount stays 1,500 until the kernel takes the last byte.
+    backlog.verdict(0, 1500, false, 0);
+    expect(backlog.verdict(1500, 200, true, 1500)).toBe('refuse');
+    for (const unsent of [1200, 900, 600]) {
+      clock.advance(4000);
+      expect(backlog.stalled(1500, unsent)).toBe(false);
+    }
+    // Then nothing more is taken.
+    clock.advance(5000);
+    expect(backlog.stalled(1500, 600)).toBe(true);
+
+    // Without the transport's figure, the same peer looks stalled after its stall time.
+    const blind = make();
+    blind.backlog.verdict(0, 1500, false);
+    expect(blind.backlog.verdict(1500, 200, true)).toBe('refuse');
+    blind.clock.advance(5000);
+    expect(blind.backlog.stalled(1500)).toBe(true);
+  });
+
+  it('reads the unsent bytes of a real socket from libuv, and falls back to nothing without one', async () => {
+    const { createServer, connect } = await import('node:net');
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const accepted = new Promise<import('node:net').Socket>((resolve) => server.once('connection', resolve));
+    const client = connect((server.address() as { port: number }).port, '127.0.0.1');
+    client.pause();
+    const socket = await accepted;
+    // Far more than the kernel's buffers take: the rest waits in libuv's queue.
+    socket.write(Buffer.alloc(32 * 1024 * 1024));
+    const before = unsentBytes({ _socket: socket });
+    expect(before).toBeGreaterThan(0);
+    // The peer reads some: libuv's count falls while node's own count of the write does not.
+    const waiting = socket.writableLength;
+    await new Promise<void>((resolve) => {
+      let read = 0;
+      client.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read < 4 * 1024 * 1024) return;
+        client.pause();
+        resolve();
+      });
+      client.resume();
+    });
+    // libuv writes more once the kernel has room, on a later turn of the event loop.
+    for (let turn = 0; turn < 1000 && unsentBytes({ _socket: socket })! >= before!; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(unsentBytes({ _socket: socket })).toBeLessThan(before!);
+    expect(socket.writableLength).toBe(waiting);
+    client.destroy();
+    socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+    expect(unsentBytes({})).toBeUndefined();
+    expect(unsentBytes({ _socket: { _handle: null } })).toBeUndefined();
   });
 
   it('says why, and what the refused asker gets', () => {

@@ -72,29 +72,37 @@ async function controlLink(server: ChildServer): Promise<WebSocket> {
   });
 }
 
+/** A leader of a cluster of one whose peers may leave `capBytes` unread and stall for `stallMs`; with a client whose listing is about half a megabyte. */
+async function leaderWithBigCatalog(capBytes: number, stallMs: number): Promise<{ server: ChildServer; big: TestClient }> {
+  const server = await startChild([
+    '--cluster-mode', 'auto',
+    '--cluster-id', 'e2e',
+    '--cluster-secret', SECRET,
+    // No term or vote kept on disk: the test leaves nothing behind.
+    '--cluster-state-dir', 'none',
+    '--discover-start-port', String(await unusedPort()),
+    '--discover-attempts', '1',
+    '--serve-default-port', 'false',
+    '--cluster-heartbeat-interval-ms', '100',
+    '--lease-duration-ms', '400',
+    '--election-timeout-min-ms', '450',
+    '--election-timeout-max-ms', '600',
+    '--max-ws-buffered-bytes', String(capBytes),
+    '--ws-stall-timeout-ms', String(stallMs),
+  ]);
+  await leading(server);
+  const paths = Array.from({ length: 2000 }, (_, i) => skill(`/area${i}/skill.md`, { description: 'd'.repeat(200) }));
+  const big = await TestClient.register(server.ws, descriptor('big', paths));
+  big.handler = () => 'still here';
+  return { server, big };
+}
+
+const listPaths = (requestId: string): string =>
+  JSON.stringify({ type: 'clusterRpcRequest', ...HEADER, timestamp: Date.now(), requestId, method: 'listPaths', params: {} });
+
 describe('a cluster peer that stops reading', () => {
   it('is refused its answers, then loses its link; the leader stays small and serves others', { timeout: 30_000 }, async () => {
-    const server = await startChild([
-      '--cluster-mode', 'auto',
-      '--cluster-id', 'e2e',
-      '--cluster-secret', SECRET,
-      // No term or vote kept on disk: the test leaves nothing behind.
-      '--cluster-state-dir', 'none',
-      '--discover-start-port', String(await unusedPort()),
-      '--discover-attempts', '1',
-      '--serve-default-port', 'false',
-      '--cluster-heartbeat-interval-ms', '100',
-      '--lease-duration-ms', '400',
-      '--election-timeout-min-ms', '450',
-      '--election-timeout-max-ms', '600',
-      '--max-ws-buffered-bytes', String(MB),
-      '--ws-stall-timeout-ms', '1000',
-    ]);
-    await leading(server);
-    // A catalog whose listing is about half a megabyte.
-    const paths = Array.from({ length: 2000 }, (_, i) => skill(`/area${i}/skill.md`, { description: 'd'.repeat(200) }));
-    const big = await TestClient.register(server.ws, descriptor('big', paths));
-    big.handler = () => 'still here';
+    const { server } = await leaderWithBigCatalog(MB, 1000);
     const before = await server.memory(true);
 
     const link = await controlLink(server);
@@ -112,7 +120,7 @@ describe('a cluster peer that stops reading', () => {
     let asked = 0;
     while (!dropped) {
       for (let i = 0; i < 100; i++) {
-        link.send(JSON.stringify({ type: 'clusterRpcRequest', ...HEADER, timestamp: Date.now(), requestId: `r${asked++}`, method: 'listPaths', params: {} }));
+        link.send(listPaths(`r${asked++}`));
       }
       await server.memory();
     }
@@ -130,5 +138,48 @@ describe('a cluster peer that stops reading', () => {
     tcp.resume();
     await closed;
     expect(answers).toBeLessThan(asked);
+  });
+
+  it('keeps its link while it reads, however slowly: bytes the kernel takes count, not only whole writes', { timeout: 60_000 }, async () => {
+    // The default cap and stall time: the slow reader below was dropped with them.
+    const { server } = await leaderWithBigCatalog(8 * MB, 5000);
+    const link = await controlLink(server);
+    const answered = new Set<string>();
+    let refused = 0;
+    link.on('message', (data: Buffer) => {
+      const message = JSON.parse(data.toString()) as { type: string; requestId?: string; ok?: boolean };
+      if (message.type !== 'clusterRpcResponse' || !message.requestId?.startsWith('p')) return;
+      answered.add(message.requestId);
+      if (message.ok === false) refused++;
+    });
+    const closed = new Promise<number>((resolve) => link.once('close', resolve));
+    let open = true;
+    void closed.then(() => (open = false));
+    const tcp = (link as unknown as { _socket: Socket })._socket;
+    tcp.pause();
+    // One burst of forty half-megabyte listings, past the cap: some are refused.
+    for (let i = 0; i < 40; i++) link.send(listPaths(`p${i}`));
+    // Then it reads a steady megabyte a second (50 KB every 50 ms), and asks something small every
+    // 200 ms as a follower would (a link silent for three leases is dropped). Node hands the kernel
+    // the leader's backlog as one write of several megabytes, which takes longer than the stall time
+    // to leave though bytes leave all along: the link was dropped after 6 s, with 6 MB read.
+    let ticks = 0;
+    const reader = setInterval(() => {
+      tcp.read(50 * 1024) ?? tcp.read();
+      if (++ticks % 4 === 0 && open) link.send(JSON.stringify({ type: 'clusterRpcRequest', ...HEADER, timestamp: Date.now(), requestId: `k${ticks}`, method: 'listClients', params: {} }));
+    }, 50);
+    try {
+      await Promise.race([
+        closed,
+        new Promise<void>((resolve) => link.on('message', () => answered.size === 40 && resolve())),
+      ]);
+    } finally {
+      clearInterval(reader);
+    }
+    expect(open).toBe(true);
+    expect(answered.size).toBe(40);
+    expect(refused).toBeGreaterThan(0);
+    link.close();
+    await closed;
   });
 });
