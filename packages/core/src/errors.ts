@@ -51,9 +51,16 @@ export function serializeError(error: unknown): SerializedError {
   return INTERNAL_ERROR;
 }
 
-/** Whole seconds for a `Retry-After` header: at least 1. */
+/** The longest wait a `Retry-After` header asks for, s: a peer's hint past it is taken as this. */
+export const MAX_RETRY_AFTER_S = 3600;
+
+/**
+ * Whole seconds for a `Retry-After` header, from 1 to {@link MAX_RETRY_AFTER_S}. A hint that is no
+ * finite number (a peer's `1e400` parses as Infinity) counts as none: a second.
+ */
 export function retryAfterSeconds(ms: number | undefined): number {
-  return Math.max(1, Math.ceil((ms ?? 1000) / 1000));
+  const wait = ms !== undefined && Number.isFinite(ms) ? ms : 1000;
+  return Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(wait / 1000)));
 }
 
 /**

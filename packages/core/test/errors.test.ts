@@ -1,6 +1,6 @@
 /** The one error type and its wire form. */
 import { describe, expect, it } from 'vitest';
-import { INTERNAL_ERROR, MdpError, httpStatusOf, serializeError } from '../src/index.js';
+import { INTERNAL_ERROR, MAX_RETRY_AFTER_S, MdpError, httpStatusOf, retryAfterHeader, retryAfterSeconds, serializeError } from '../src/index.js';
 
 describe('MdpError', () => {
   it('carries a stable code, details and cause', () => {
@@ -62,5 +62,24 @@ describe('httpStatusOf', () => {
     expect(httpStatusOf(new MdpError('bad_request', 'Client id held by another principal', { refusal: 'client_id_taken' }))).toBe(403);
     expect(httpStatusOf(new MdpError('bad_request', 'Too many catalog changes', { refusal: 'rate_limited', retryAfterMs: 500 }))).toBe(429);
     expect(httpStatusOf(new MdpError('bad_request', 'Bad catalog'))).toBe(400);
+  });
+});
+
+describe('retryAfterSeconds and retryAfterHeader', () => {
+  it('round a hint up to whole seconds, at least one', () => {
+    expect(retryAfterSeconds(undefined)).toBe(1);
+    expect(retryAfterSeconds(0)).toBe(1);
+    expect(retryAfterSeconds(1001)).toBe(2);
+    expect(retryAfterHeader({ code: 'not_ready', message: 'busy', details: { retryAfterMs: 2500 } })).toEqual({ 'retry-after': '3' });
+  });
+
+  it('take a hint that is no finite number as none, and cap a long one: a peer cannot make the header nonsense', () => {
+    // JSON.parse('1e400') is Infinity; a leader or a client could send it.
+    const infinite = JSON.parse('{"retryAfterMs":1e400}') as { retryAfterMs: number };
+    expect(retryAfterHeader({ code: 'not_ready', message: 'busy', details: infinite })).toEqual({ 'retry-after': '1' });
+    expect(retryAfterSeconds(Number.NaN)).toBe(1);
+    expect(retryAfterSeconds(-5000)).toBe(1);
+    expect(retryAfterSeconds(1e12)).toBe(MAX_RETRY_AFTER_S);
+    expect(retryAfterHeader({ code: 'not_ready', message: 'busy', details: { retryAfterMs: '9' } })).toEqual({ 'retry-after': '1' });
   });
 });
