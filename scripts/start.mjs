@@ -30,7 +30,11 @@ if (build.status !== 0) {
   process.exit(build.status || 1);
 }
 
-const server = spawn(process.execPath, [cli, ...process.argv.slice(2)], { stdio: 'inherit', detached: true });
+// `pnpm start -- --port 8080`, npm's way of passing options, reaches here with the `--` (pnpm passes
+// it on): the server would take it as the end of its options and refuse every one after it.
+const args = process.argv.slice(2);
+if (args[0] === '--') args.shift();
+const server = spawn(process.execPath, [cli, ...args], { stdio: 'inherit', detached: true });
 const forwarded = new Set();
 const forward = (signal) => {
   if (forwarded.has(signal)) return;

@@ -19,8 +19,8 @@ function portIsFree(port: number): Promise<boolean> {
 }
 
 /** `pnpm start` in a process group of its own, so a test can play the terminal's Ctrl-C. */
-function pnpmStart(): Promise<Server> {
-  return startServer('pnpm', ['start', '--host', '127.0.0.1', '--port', '0'], {
+function pnpmStart(separator: readonly string[] = []): Promise<Server> {
+  return startServer('pnpm', ['start', ...separator, '--host', '127.0.0.1', '--port', '0'], {
     env: serverEnv(scratch('start-state')),
     detached: true,
   });
@@ -44,5 +44,13 @@ describe('pnpm start', () => {
     expect(started.stderr()).not.toMatch(/ELIFECYCLE|Command failed/);
     expect(started.stderr()).toMatch(/"event":"server\.closed"/);
     expect(await portIsFree(port)).toBe(true);
+  });
+
+  it('takes the options after an npm-style `--` as its own', async () => {
+    const started = await pnpmStart(['--']);
+    expect(Number(new URL(started.url).port)).toBeGreaterThan(0);
+    process.kill(started.child.pid!, 'SIGTERM');
+    expect(await started.exited).toEqual({ code: 0, signal: null });
+    expect(started.stderr()).not.toMatch(/unexpected argument/);
   });
 });
