@@ -18,8 +18,8 @@
  * included), or that the kernel took some of the write in progress ({@link unsentBytes}: node hands
  * every frame queued behind a write to the kernel as one write, and counts all of it as waiting until
  * the kernel has taken its last byte; a peer reading a few megabytes of answers slowly would otherwise
- * look as if it read nothing until the whole batch was gone). A peer that is behind (an answer to it was refused, or it owes more than the cap) and
- * has read nothing for its stall time is dropped, at the next send or at the next look of a periodic
+ * look as if it read nothing until the whole batch was gone). A peer that is behind (an answer to
+ * it was refused, or it owes more than the cap) and has read nothing for its stall time is dropped, at the next send or at the next look of a periodic
  * check: what it can make this process hold is bounded by twice the cap, and a peer that keeps
  * asking while it reads nothing loses its socket rather than being refused for ever. A peer that
  * reads, however slowly, keeps it; what it asks for faster than it reads is refused until it
@@ -50,7 +50,7 @@ export function unsentBytes(ws: object): number | undefined {
 }
 
 export class Backlog {
-  /** Bytes waiting after the last send (what a later look compares with). */
+  /** Bytes waiting at the last look, or after the last send (what the next look compares with). */
   private lastWaiting = 0;
   /** The transport's unsent bytes at the last look, when it tells them. */
   private lastUnsent: number | undefined = undefined;
@@ -112,13 +112,13 @@ export class Backlog {
   reason(waiting: number): string {
     return `Peer is not reading: ${waiting} bytes unread, limit ${this.limits.maxBufferedBytes}`;
   }
-}
 
-/** The error that goes instead of an answer refused for the backlog: the asker may try again in a second. */
-export function behindError(waiting: number, limits: BacklogLimits): { code: 'not_ready'; message: string; details: { retryAfterMs: number } } {
-  return {
-    code: 'not_ready',
-    message: `The link is behind: ${waiting} bytes wait for the peer, limit ${limits.maxBufferedBytes}; try again later`,
-    details: { retryAfterMs: 1000 },
-  };
+  /** The error that goes instead of an answer refused for the backlog: the asker may try again in a second. */
+  behindError(waiting: number): { code: 'not_ready'; message: string; details: { retryAfterMs: number } } {
+    return {
+      code: 'not_ready',
+      message: `The link is behind: ${waiting} bytes wait for the peer, limit ${this.limits.maxBufferedBytes}; try again later`,
+      details: { retryAfterMs: 1000 },
+    };
+  }
 }

@@ -6,8 +6,8 @@
  */
 import type { RawData, WebSocket } from 'ws';
 import { DEFAULT_MAX_MESSAGE_BYTES, closeReason, type Logger } from '@mdp/core';
-import { parseClusterMessage, type ClusterHello, type ClusterMessage, type SerializedError } from '@mdp/protocol';
-import { BACKLOG_DEFAULTS, Backlog, behindError, unsentBytes, type BacklogLimits } from './backlog.js';
+import { parseClusterMessage, type ClusterHello, type ClusterMessage, type ClusterRpcResponse, type SerializedError } from '@mdp/protocol';
+import { BACKLOG_DEFAULTS, Backlog, unsentBytes, type BacklogLimits } from './backlog.js';
 
 export const LINK_CLOSE = {
   normal: { code: 1000, reason: 'Closing' },
@@ -53,7 +53,7 @@ export class ControlLink {
     private readonly hooks: ControlLinkHooks,
     private readonly now: () => number,
     private readonly logger: Logger,
-    private readonly limits: BacklogLimits = BACKLOG_DEFAULTS,
+    limits: BacklogLimits = BACKLOG_DEFAULTS,
     /** Largest frame the peer takes (its `maxPayloadBytes`, the same default as ours); a larger one would close the link (1009). */
     private readonly maxFrameBytes: number = DEFAULT_MAX_MESSAGE_BYTES,
   ) {
@@ -146,8 +146,7 @@ export class ControlLink {
       const bytes = Buffer.byteLength(text);
       this.logger.warn('cluster.message_too_large', { link: this.describe(), type: message.type, bytes, limit: this.maxFrameBytes });
       if (message.type !== 'clusterRpcResponse') return false;
-      const { result: _result, ...response } = message;
-      text = JSON.stringify({ ...response, ok: false, error: tooLargeError(bytes, this.maxFrameBytes) });
+      text = failedAnswer(message, tooLargeError(bytes, this.maxFrameBytes));
     }
     const waiting = this.ws.bufferedAmount;
     const verdict = this.backlog.verdict(waiting, text.length, message.type === 'clusterRpcResponse', unsentBytes(this.ws));
@@ -158,9 +157,7 @@ export class ControlLink {
     // An answer the peer asked for faster than it reads: a short refusal goes instead.
     if (verdict === 'refuse' && message.type === 'clusterRpcResponse') {
       this.logger.debug('cluster.link_behind', { link: this.describe(), waiting });
-      // The same frame (its cluster, server id, term and time) with the refusal for its result.
-      const { result: _result, ...response } = message;
-      text = JSON.stringify({ ...response, ok: false, error: behindError(waiting, this.limits) });
+      text = failedAnswer(message, this.backlog.behindError(waiting));
     }
     try {
       this.ws.send(text);
@@ -178,7 +175,7 @@ export class ControlLink {
    */
   refusal(): SerializedError | undefined {
     const waiting = this.ws.bufferedAmount;
-    return this.state === 'open' && this.backlog.refusing(waiting, unsentBytes(this.ws)) ? behindError(waiting, this.limits) : undefined;
+    return this.state === 'open' && this.backlog.refusing(waiting, unsentBytes(this.ws)) ? this.backlog.behindError(waiting) : undefined;
   }
 
   ping(): void {
@@ -232,6 +229,12 @@ export class ControlLink {
     this.state = 'closed';
     this.hooks.onClose(this, code, reason);
   }
+}
+
+/** The same answer frame (its cluster, server id, term and time) with `error` for its result. */
+function failedAnswer(message: ClusterRpcResponse, error: SerializedError): string {
+  const { result: _result, ...response } = message;
+  return JSON.stringify({ ...response, ok: false, error });
 }
 
 /** The error that replaces an answer too large for one cluster frame. */

@@ -17,7 +17,7 @@ import {
   type ClientToServerMessage,
   type PathDescriptor,
 } from '@mdp/protocol';
-import { BACKLOG_DEFAULTS, Backlog, behindError, unsentBytes, type BacklogLimits } from './backlog.js';
+import { BACKLOG_DEFAULTS, Backlog, unsentBytes, type BacklogLimits } from './backlog.js';
 import type { Clock, TimerSet } from './clock.js';
 import { MIRROR_PROOF_HEADER } from './mirror-proof.js';
 import { dialTls, type PeerTlsSource } from './tls.js';
@@ -247,9 +247,9 @@ export class Mirror {
         return false;
       }
       // An answer the hub asked for faster than it reads: a short refusal goes instead.
-      if (verdict === 'refuse' && message.type === 'callClientResult') {
+      if (verdict === 'refuse' && backlog !== undefined && message.type === 'callClientResult') {
         this.options.logger.debug('proxy.mirror_behind', { clientId: this.localId, waiting });
-        text = JSON.stringify({ type: 'callClientResult', requestId: message.requestId, ok: false, error: behindError(waiting, this.options.backlog ?? BACKLOG_DEFAULTS) });
+        text = JSON.stringify({ type: 'callClientResult', requestId: message.requestId, ok: false, error: backlog.behindError(waiting) });
       }
       ws.send(text);
       return true;

@@ -5,7 +5,7 @@ import type { WebSocket } from 'ws';
 import { silentLogger } from '@mdp/core';
 import type { ClusterMessage } from '@mdp/protocol';
 import { manualClock } from '@mdp/test-kit';
-import { Backlog, behindError, unsentBytes } from '../src/backlog.js';
+import { Backlog, unsentBytes } from '../src/backlog.js';
 import { ControlLink } from '../src/control-link.js';
 
 const LIMITS = { maxBufferedBytes: 1000, stallTimeoutMs: 5000 };
@@ -144,7 +144,7 @@ describe('Backlog', () => {
   it('says why, and what the refused asker gets', () => {
     const { backlog } = make();
     expect(backlog.reason(2048)).toBe('Peer is not reading: 2048 bytes unread, limit 1000');
-    expect(behindError(1500, LIMITS)).toEqual({
+    expect(backlog.behindError(1500)).toEqual({
       code: 'not_ready',
       message: 'The link is behind: 1500 bytes wait for the peer, limit 1000; try again later',
       details: { retryAfterMs: 1000 },
@@ -236,7 +236,7 @@ describe('ControlLink with a peer that reads slowly', () => {
     ws.bufferedAmount = 900;
     expect(link.send(answer('b', 500))).toBe(true);
     // The same frame, header and all (the peer checks it), with a refusal for its result.
-    expect(ws.sent[1]).toEqual({ ...HEADER, serverId: 'me', type: 'clusterRpcResponse', requestId: 'b', ok: false, error: behindError(900, LIMITS) });
+    expect(ws.sent[1]).toEqual({ ...HEADER, serverId: 'me', type: 'clusterRpcResponse', requestId: 'b', ok: false, error: new Backlog(LIMITS, () => 0).behindError(900) });
     // Other messages still go (up to twice the cap), and the link stays open.
     expect(link.send({ type: 'clusterHeartbeat', ...HEADER, serverId: 'me', leaderId: 'me', leaderUrl: 'ws://me', leaseDurationMs: 4000 } as ClusterMessage)).toBe(true);
     expect(closes).toEqual([]);
