@@ -23,7 +23,7 @@
  *
  * Catalog changes (`onChange`) are `host-watch.ts`, which lives only while someone listens.
  */
-import { MdpError, type CallOptions, type CallSignal, type HostApi, type Logger } from '@mdp/core';
+import { MdpError, retryHintMs, type CallOptions, type CallSignal, type HostApi, type Logger } from '@mdp/core';
 import { ERROR_CODES, type CallResult, type ErrorCode, type SerializedError } from '@mdp/protocol';
 import type { Clock, TimerSet } from './clock.js';
 import type { LeaderView } from './election-driver.js';
@@ -176,7 +176,7 @@ export function createClusterHost(ports: ClusterHostPorts, options: ClusterHostO
           if (outcome.ok) settled = value === undefined ? { error: { code: 'handler_error', message: `The leader answered ${method} with something else` } } : { value };
           // Not (or no longer) the leader: the request did not run there. (A refusal with a retry
           // hint is the leader's link to us being behind, backlog.ts: the caller tries again later.)
-          else if (outcome.error.code === 'not_ready' && !hasRetryHint(outcome.error)) return { again: 'on-change', failure: outcome.error };
+          else if (outcome.error.code === 'not_ready' && retryHintMs(outcome.error) === undefined) return { again: 'on-change', failure: outcome.error };
           else settled = { error: outcome.error };
           break;
         }
@@ -297,9 +297,4 @@ function toMdpError(error: SerializedError): MdpError {
   const code: ErrorCode = (ERROR_CODES as readonly string[]).includes(error.code) ? (error.code as ErrorCode) : 'handler_error';
   const details = typeof error.details === 'object' && error.details !== null && !Array.isArray(error.details) ? (error.details as Record<string, unknown>) : undefined;
   return new MdpError(code, error.message, details ? { details } : undefined);
-}
-
-/** Whether `error` says when to try again (`details.retryAfterMs`): a busy refusal, not a missing leader. */
-function hasRetryHint(error: SerializedError): boolean {
-  return typeof (error.details as { retryAfterMs?: unknown } | undefined)?.retryAfterMs === 'number';
 }

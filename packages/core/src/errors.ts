@@ -68,8 +68,13 @@ export function retryAfterSeconds(ms: number | undefined): number {
  * in a second. One rule for every HTTP edge that answers a refused call (skill reads, host API).
  */
 export function retryAfterHeader(error: SerializedError): { 'retry-after': string } {
+  return { 'retry-after': String(retryAfterSeconds(retryHintMs(error))) };
+}
+
+/** When `error` says to try again (`details.retryAfterMs`, a number), ms; undefined when it does not say. */
+export function retryHintMs(error: SerializedError): number | undefined {
   const ms = (error.details as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
-  return { 'retry-after': String(retryAfterSeconds(typeof ms === 'number' ? ms : undefined)) };
+  return typeof ms === 'number' ? ms : undefined;
 }
 
 /**

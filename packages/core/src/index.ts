@@ -1,4 +1,4 @@
-export { INTERNAL_ERROR, MAX_RETRY_AFTER_S, MdpError, httpStatusOf, retryAfterHeader, retryAfterSeconds, serializeError } from './errors.js';
+export { INTERNAL_ERROR, MAX_RETRY_AFTER_S, MdpError, httpStatusOf, retryAfterHeader, retryAfterSeconds, retryHintMs, serializeError } from './errors.js';
 export type { Refusal } from './errors.js';
 export { LOG_LEVELS, createLogger, isLogLevel, silentLogger } from './logger.js';
 export type { LogFields, LogLevel, Logger, LoggerOptions } from './logger.js';
