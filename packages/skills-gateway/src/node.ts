@@ -17,7 +17,6 @@ export interface NodeSkillsOptions extends SkillReadOptions {
   logger?: Logger;
 }
 
-
 export function createNodeSkillsHandler(
   router: Router,
   options: NodeSkillsOptions = {},
