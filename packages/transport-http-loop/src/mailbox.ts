@@ -126,6 +126,16 @@ export class Mailbox {
   }
 
   /**
+   * Calls queued and not polled yet whose callers still wait (stale ones are not counted). Walks
+   * the queue: for the idle check, not per message.
+   */
+  queuedCalls(): number {
+    let count = 0;
+    for (const { message } of this.queue) if (message.type === 'callClient' && !this.isStale(message)) count++;
+    return count;
+  }
+
+  /**
    * Queue a message behind the others. Returns why not when it is a call that would take the queue
    * past a bound (nothing is queued: the caller may try again later). Dropped once closed (the
    * session is gone).

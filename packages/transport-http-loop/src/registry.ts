@@ -1,7 +1,6 @@
 /** The HTTP loop sessions of one transport, keyed by their core session id. */
 import { Admission, type AdmissionLimits, type Logger, type Router, type Session, type SessionTransport } from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
-import { HandedCalls } from './handed.js';
 import { IdleWatch, type IdleClock, type IdleEntry } from './idle.js';
 import { Mailbox, pollDeadlines, type MailboxLimits } from './mailbox.js';
 
@@ -12,8 +11,16 @@ export interface LoopSession {
   readonly idle: IdleEntry;
   /** The remote address that connected it, counted against the per-address cap. */
   readonly address: string | undefined;
-  /** The calls polled by the client and maybe not answered yet; made by the first call handed. */
-  handed: HandedCalls | undefined;
+}
+
+/**
+ * Whether the client of `entry` holds a call it was handed and has not answered: its session has
+ * more calls waiting for an answer than its queue holds (the others were polled). Nothing is kept
+ * per call for this; it is worked out when the idle watch finds the session due.
+ */
+function holdsCall(entry: LoopSession): boolean {
+  const pending = entry.session.pendingCount;
+  return pending > 0 && pending > entry.mailbox.queuedCalls();
 }
 
 export interface LoopSessionRegistryOptions {
@@ -51,7 +58,10 @@ export class LoopSessionRegistry {
       },
       options.clock,
       // A client that was handed a call and has not answered it yet is working on it, not gone.
-      (id) => this.entries.get(id)?.handed?.working() ?? false,
+      (id) => {
+        const entry = this.entries.get(id);
+        return entry !== undefined && holdsCall(entry);
+      },
     );
     this.admission = new Admission(options.sessionLimits, 'HTTP loop sessions');
     this.queueLimits = options.queueLimits;
@@ -124,7 +134,7 @@ export class LoopSessionRegistry {
       this.admission.release(address);
       throw error;
     }
-    entry = { session, mailbox, idle: this.idle.open(session.id), address, handed: undefined };
+    entry = { session, mailbox, idle: this.idle.open(session.id), address };
     this.entries.set(session.id, entry);
     this.logger.debug('session.connected', { sessionId: session.id });
     return entry;
@@ -140,19 +150,14 @@ export class LoopSessionRegistry {
     this.idle.pollEnded(entry.idle);
   }
 
-  /** A poll of `entry` handed its client the call `requestId`. */
-  handed(entry: LoopSession, requestId: string): void {
-    (entry.handed ??= new HandedCalls((id) => this.router.isPending(id))).add(requestId);
-  }
-
   /**
-   * The client of `entry` answered the call `requestId`: it no longer holds it. An answer to a call
-   * it was handed shows it is there, whether or not a poll waits (a client that worked on the call
-   * without polling is idle from now); other sends do not: a client that never polls could send
-   * pings or made-up answers for ever.
+   * The client of `entry` answered a call it was sent (core counted it in `Session.answers`): it is
+   * there, whether or not a poll waits (a client that worked on the call without polling is idle
+   * from now). Other sends do not count: a client that never polls could send pings or made-up
+   * answers for ever.
    */
-  answered(entry: LoopSession, requestId: string): void {
-    if (entry.handed?.answered(requestId) === true) this.idle.touch(entry.idle);
+  answered(entry: LoopSession): void {
+    this.idle.touch(entry.idle);
   }
 
   /**

@@ -179,13 +179,14 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     if (!message.ok) return error(400, message.error);
     // The session may have ended while the body was read.
     if (session.closed) return EMPTY_404;
-    if (message.value.type === 'callClientResult') registry.answered(looked.found, message.value.requestId);
+    const answers = session.answers;
     try {
       session.handle(message.value);
     } catch (caught) {
       if (caught instanceof MdpError) return session.closed ? EMPTY_404 : refused(caught);
       throw caught;
     }
+    if (session.answers !== answers) registry.answered(looked.found);
     return ACCEPTED;
   };
 
@@ -226,7 +227,6 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
       logger.debug('poll.abandoned', { sessionId: session.id, reason: 'abandoned' });
       return EMPTY_204;
     }
-    if (result.message.type === 'callClient') registry.handed(looked.found, result.message.requestId);
     return {
       status: 200,
       body: `{"message":${result.text}}`,

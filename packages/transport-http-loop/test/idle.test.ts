@@ -283,6 +283,24 @@ describe('the transport ends vanished sessions', () => {
     expect(router.getClient('c1')).toBeUndefined();
   });
 
+  it('a call still queued is not one in hand: once the client answers what it holds, the queued one keeps nothing', async () => {
+    const sessionId = await client.register();
+    const held = router.invoke('c1', 'GET', '/hello');
+    const polled = await polledMessage(await client.poll(sessionId, 0));
+    expect(polled.type).toBe('callClient');
+    // A second call waits in the queue; the client does not poll it.
+    const queued = router.invoke('c1', 'GET', '/hello');
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(router.getClient('c1')).toBeDefined();
+    await client.send(sessionId, { type: 'callClientResult', requestId: polled.requestId, ok: true, data: 'held' });
+    expect(await held).toEqual({ ok: true, data: 'held' });
+    await vi.advanceTimersByTimeAsync(999);
+    expect(router.getClient('c1')).toBeDefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(router.getClient('c1')).toBeUndefined();
+    expect(await queued).toMatchObject({ ok: false, source: 'server', error: { code: 'transport_error' } });
+  });
+
   it('a client that never polls does not keep its session by sending pings, pongs or made-up answers', async () => {
     const sessionId = await client.register();
     for (let at = 0; at < 1000; at += 250) {

@@ -92,6 +92,21 @@ describe('Mailbox', () => {
       ended.clear();
       expect(mailbox.size).toBeGreaterThanOrEqual(5);
     });
+
+    it('are not counted among the queued calls; nor are other messages', async () => {
+      expect(mailbox.queuedCalls()).toBe(0);
+      mailbox.push(call('a'));
+      mailbox.push(ping(1));
+      mailbox.push(call('b'));
+      mailbox.push(call('c'));
+      expect(mailbox.queuedCalls()).toBe(3);
+      ended.add('b');
+      expect(mailbox.queuedCalls()).toBe(2);
+      expect(await mailbox.take({ waitMs: 0 })).toEqual(queued(call('a')));
+      expect(mailbox.queuedCalls()).toBe(1);
+      mailbox.putBack(queued(call('a')));
+      expect(mailbox.queuedCalls()).toBe(2);
+    });
   });
 
   it('answers a waiting take after a push, once a full event-loop turn has passed', async () => {
