@@ -92,12 +92,15 @@ export class IdleTracker {
   }
 
   /**
-   * The sessions idle for the whole time-out at `now`, oldest first, at most `limit`; they are
-   * removed. A due session `keep` holds on to is idle again from `now` instead.
+   * The sessions idle for the whole time-out at `now`, oldest first; they are removed. A due session
+   * `keep` holds on to is idle again from `now` instead. At most `limit` due sessions are looked at,
+   * kept ones included (`keep` may walk a session's queue).
    */
   expire(now: number, limit = Number.POSITIVE_INFINITY, keep: (entry: IdleEntry) => boolean = () => false): IdleEntry[] {
     const expired: IdleEntry[] = [];
-    while (this.head !== undefined && now - this.head.idleSince >= this.idleTimeoutMs && expired.length < limit) {
+    let looked = 0;
+    while (this.head !== undefined && now - this.head.idleSince >= this.idleTimeoutMs && looked < limit) {
+      looked++;
       const entry = this.head;
       if (keep(entry)) {
         this.touch(entry, now);

@@ -91,6 +91,23 @@ describe('IdleTracker', () => {
     expect(tracker.expire(250).map((e) => e.id)).toEqual(['busy']);
   });
 
+  it('counts the due sessions it keeps against the limit too', () => {
+    const tracker = new IdleTracker(100);
+    for (let i = 0; i < 5; i++) tracker.open(`s${i}`, i);
+    const asked: string[] = [];
+    const keepEven = (e: { id: string }): boolean => {
+      asked.push(e.id);
+      return Number(e.id.slice(1)) % 2 === 0;
+    };
+    expect(tracker.expire(200, 3, keepEven).map((e) => e.id)).toEqual(['s1']);
+    expect(asked).toEqual(['s0', 's1', 's2']);
+    expect(tracker.expire(200, 3, keepEven).map((e) => e.id)).toEqual(['s3']);
+    expect(asked).toEqual(['s0', 's1', 's2', 's3', 's4']);
+    // The kept ones are idle again from 200: nothing more is due at 200.
+    expect(tracker.expire(200, 3, keepEven)).toEqual([]);
+    expect(tracker.nextDeadline()).toBe(300);
+  });
+
   it('refuses a time-out that is not a positive number', () => {
     for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) expect(() => new IdleTracker(bad)).toThrow(RangeError);
   });
