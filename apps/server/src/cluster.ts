@@ -93,6 +93,11 @@ export function createServerCluster(params: {
   readonly secrets: readonly string[];
   /** What a cluster peer may leave unread (the websocket limits). Default the cluster's own. */
   readonly backlog?: { readonly maxBufferedBytes: number; readonly stallTimeoutMs: number };
+  /**
+   * The server's largest message (`--max-message-bytes`): also the largest frame of its control
+   * links and mirrors, which carry its clients' messages. Default the cluster's own (1 MiB).
+   */
+  readonly maxMessageBytes?: number;
   readonly logger: Logger;
 }): ClusterNode {
   const o = params.options;
@@ -119,6 +124,7 @@ export function createServerCluster(params: {
     ...(upstreamHeaders ? { upstreamHeaders } : {}),
     ...(params.tls ? { tls: params.tls } : {}),
     ...(params.backlog ?? {}),
+    ...(params.maxMessageBytes !== undefined ? { maxPayloadBytes: params.maxMessageBytes } : {}),
   });
 }
 

@@ -299,6 +299,16 @@ describe('cluster of mdp servers', () => {
     client.socket.terminate();
   });
 
+  it('--max-message-bytes sets the frame of cluster links too: a larger limit carries that listing', async () => {
+    const group = await startClusterServers(2, () => ({}), { maxMessageBytes: 2 * 1024 * 1024 });
+    const leader = await agreedLeader(group);
+    const follower = group.find((s) => s !== leader) as MdpServer;
+    const client = await TestClient.register(leader.info?.urls.ws as string, descriptor('big', Array.from({ length: 4000 }, (_, i) => skill(`/area${i}/skill.md`, { description: 'd'.repeat(200) }))));
+    const host = (follower.cluster as NonNullable<MdpServer['cluster']>).host;
+    expect((await host.listPaths({ clientId: 'big' })).paths).toHaveLength(4000);
+    client.socket.terminate();
+  });
+
   it('a leader that shuts down resigns and the others elect at once', async () => {
     const group = await startClusterServers(3, () => ({ electionTimeoutMinMs: 60_000, electionTimeoutMaxMs: 90_000 }));
     const leader = await agreedLeader(group);

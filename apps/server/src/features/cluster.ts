@@ -92,6 +92,7 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
         ...(options.tls ? { tls: tlsSource(options.tls) } : {}),
         secrets,
         ...(options.backlog ? { backlog: options.backlog } : {}),
+        maxMessageBytes: ctx.maxMessageBytes,
         logger: ctx.logger.child({ serverId: info.serverId }),
       });
       node.start({ wsUrl: info.urls.ws, clusterUrl: info.urls.cluster, metaUrl: info.urls.meta });
