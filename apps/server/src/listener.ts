@@ -215,8 +215,10 @@ export async function servePort(server: Server, host: string, port: number): Pro
     });
     server.emit('connection', socket);
   });
-  // The same cap as the main port's (each port counts its own connections).
+  // The same cap as the main port's (each port counts its own connections); its drops are reported
+  // where the main port's are (`capConnections`), under the same once-a-second log.
   extra.maxConnections = server.maxConnections;
+  extra.on('drop', (data) => server.emit('drop', data));
   await new Promise<void>((resolve, reject) => {
     extra.once('error', reject);
     extra.listen(port, host, () => {

@@ -1,8 +1,10 @@
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { connect, createServer, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { recordingLogger } from '@mdp/test-kit';
 import { createMdpServer } from '../src/index.js';
 import { capConnections, httpLimitsProblem, serverOptions, sweepMs, type HttpLimits } from '../src/http-limits.js';
+import { servePort } from '../src/listener.js';
 
 const limits: HttpLimits = { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, writeTimeoutMs: 30_000, maxPipelinedRequests: 8, maxConnections: 15_000 };
 
@@ -22,6 +24,32 @@ describe('capConnections', () => {
       ['warn', 7, 4],
       ['warn', 7, 2],
     ]);
+  });
+});
+
+describe('a second port', () => {
+  it('has the same cap, and its drops are logged as the main port\'s', async () => {
+    const server = createHttpServer();
+    const { logger, next } = recordingLogger();
+    capConnections(server, 1, logger);
+    const extra = await servePort(server, '127.0.0.1', 0);
+    const sockets: Socket[] = [];
+    const open = (): Promise<Socket> =>
+      new Promise((resolve, reject) => {
+        const socket = connect(extra.port, '127.0.0.1', () => resolve(socket)).on('error', reject);
+        sockets.push(socket);
+      });
+    try {
+      const logged = next('http.connections_full');
+      await open();
+      // The first is held; the second is over the cap of one and closed at once.
+      const second = await open();
+      await new Promise((resolve) => second.once('close', resolve));
+      expect(await logged).toMatchObject({ level: 'warn', limit: 1, dropped: 1 });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      extra.close();
+    }
   });
 });
 
