@@ -56,7 +56,7 @@ const SERVER_SETTINGS = settingGroup({
       placeholder: '<n>',
       schema: wholeNumber(1),
       default: SERVER_DEFAULTS.maxMessageBytes,
-      help: 'largest websocket frame / HTTP loop body',
+      help: 'largest websocket frame, HTTP body (loop, host API, MCP, /mdp/auth) and cluster link frame',
     },
     longPollTimeoutMs: {
       flag: 'long-poll-timeout-ms',

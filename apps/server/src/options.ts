@@ -24,7 +24,7 @@ export interface MdpServerOptions {
   heartbeatIntervalMs?: number;
   /** A session silent this long is closed, ms. Default 90000. */
   heartbeatTimeoutMs?: number;
-  /** Largest websocket frame and HTTP loop body, bytes. Default 1 MiB. */
+  /** Largest websocket frame, HTTP body (HTTP loop, host API, MCP, /mdp/auth) and cluster link frame, bytes. Default 1 MiB. */
   maxMessageBytes?: number;
   /** Default long-poll wait of the HTTP loop, ms. Default 25000. */
   longPollTimeoutMs?: number;
