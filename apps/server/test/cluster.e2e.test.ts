@@ -52,6 +52,11 @@ async function startClusterServers(
   return started;
 }
 
+/** Client `big` on `server`, whose listing is about 1.2 MB: more than a link's default frame (1 MiB), less than one catalog may hold. */
+function registerBigCatalog(server: MdpServer): Promise<TestClient> {
+  return TestClient.register(server.info?.urls.ws as string, descriptor('big', Array.from({ length: 4000 }, (_, i) => skill(`/area${i}/skill.md`, { description: 'd'.repeat(200) }))));
+}
+
 function meta(server: MdpServer): MetaDocument['cluster'] {
   return (server.cluster as NonNullable<MdpServer['cluster']>).meta();
 }
@@ -286,8 +291,7 @@ describe('cluster of mdp servers', () => {
     const group = await startClusterServers(2);
     const leader = await agreedLeader(group);
     const follower = group.find((s) => s !== leader) as MdpServer;
-    // About 1.2 MB of listing: more than a link's frame (1 MiB), less than one catalog may hold.
-    const client = await TestClient.register(leader.info?.urls.ws as string, descriptor('big', Array.from({ length: 4000 }, (_, i) => skill(`/area${i}/skill.md`, { description: 'd'.repeat(200) }))));
+    const client = await registerBigCatalog(leader);
     const host = (follower.cluster as NonNullable<MdpServer['cluster']>).host;
     await expect(host.listPaths({ clientId: 'big' })).rejects.toMatchObject({
       code: 'transport_error',
@@ -303,7 +307,7 @@ describe('cluster of mdp servers', () => {
     const group = await startClusterServers(2, () => ({}), { maxMessageBytes: 2 * 1024 * 1024 });
     const leader = await agreedLeader(group);
     const follower = group.find((s) => s !== leader) as MdpServer;
-    const client = await TestClient.register(leader.info?.urls.ws as string, descriptor('big', Array.from({ length: 4000 }, (_, i) => skill(`/area${i}/skill.md`, { description: 'd'.repeat(200) }))));
+    const client = await registerBigCatalog(leader);
     const host = (follower.cluster as NonNullable<MdpServer['cluster']>).host;
     expect((await host.listPaths({ clientId: 'big' })).paths).toHaveLength(4000);
     client.socket.terminate();

@@ -16,14 +16,14 @@
  *
  * "Read" means that fewer bytes wait in node for the socket than at the last look (none at all
  * included), or that the kernel took some of the write in progress ({@link unsentBytes}: node hands
- * every frame queued behind a write to the kernel as one write, and counts all of it as waiting until
- * the kernel has taken its last byte; a peer reading a few megabytes of answers slowly would otherwise
- * look as if it read nothing until the whole batch was gone). A peer that is behind (an answer to
- * it was refused, or it owes more than the cap) and has read nothing for its stall time is dropped, at the next send or at the next look of a periodic
- * check: what it can make this process hold is bounded by twice the cap, and a peer that keeps
- * asking while it reads nothing loses its socket rather than being refused for ever. A peer that
- * reads, however slowly, keeps it; what it asks for faster than it reads is refused until it
- * catches up.
+ * every frame queued behind a write to the kernel as one write, and counts all of it as waiting
+ * until the kernel has taken its last byte; a peer reading a few megabytes of answers slowly would
+ * otherwise look as if it read nothing until the whole batch was gone). A peer that is behind (an
+ * answer to it was refused, or it owes more than the cap) and has read nothing for its stall time
+ * is dropped, at the next send or at the next look of a periodic check: what it can make this
+ * process hold is bounded by twice the cap, and a peer that keeps asking while it reads nothing
+ * loses its socket rather than being refused for ever. A peer that reads, however slowly, keeps it;
+ * what it asks for faster than it reads is refused until it catches up.
  */
 import { overCap } from '@mdp/core';
 

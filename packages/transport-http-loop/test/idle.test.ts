@@ -216,6 +216,14 @@ describe('the transport ends vanished sessions', () => {
     client = loopClient((path, init) => app.request(path, init));
   });
 
+  /** The client c1 stays for the whole idle time-out (1000 ms) from now, and not a millisecond more. */
+  async function leavesAfterTheIdleTimeOut(): Promise<void> {
+    await vi.advanceTimersByTimeAsync(999);
+    expect(router.getClient('c1')).toBeDefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(router.getClient('c1')).toBeUndefined();
+  }
+
   afterEach(async () => {
     await transport.close();
     await router.close();
@@ -246,10 +254,7 @@ describe('the transport ends vanished sessions', () => {
     await vi.advanceTimersByTimeAsync(1);
     expect((await poll).status).toBe(204);
     // Idle from the poll's answer on.
-    await vi.advanceTimersByTimeAsync(999);
-    expect(router.getClient('c1')).toBeDefined();
-    await vi.advanceTimersByTimeAsync(1);
-    expect(router.getClient('c1')).toBeUndefined();
+    await leavesAfterTheIdleTimeOut();
   });
 
   it('a client whose handler takes longer than the time-out stays: it keeps polling while the handler runs', async () => {
@@ -294,10 +299,7 @@ describe('the transport ends vanished sessions', () => {
     await client.send(sessionId, { type: 'callClientResult', requestId: polled.requestId, ok: true, data: 'slow answer' });
     expect(await call).toEqual({ ok: true, data: 'slow answer' });
     // The answer counted: idle from then, for the whole time-out.
-    await vi.advanceTimersByTimeAsync(999);
-    expect(router.getClient('c1')).toBeDefined();
-    await vi.advanceTimersByTimeAsync(1);
-    expect(router.getClient('c1')).toBeUndefined();
+    await leavesAfterTheIdleTimeOut();
   });
 
   it('a call still queued is not one in hand: once the client answers what it holds, the queued one keeps nothing', async () => {
@@ -311,10 +313,7 @@ describe('the transport ends vanished sessions', () => {
     expect(router.getClient('c1')).toBeDefined();
     await client.send(sessionId, { type: 'callClientResult', requestId: polled.requestId, ok: true, data: 'held' });
     expect(await held).toEqual({ ok: true, data: 'held' });
-    await vi.advanceTimersByTimeAsync(999);
-    expect(router.getClient('c1')).toBeDefined();
-    await vi.advanceTimersByTimeAsync(1);
-    expect(router.getClient('c1')).toBeUndefined();
+    await leavesAfterTheIdleTimeOut();
     expect(await queued).toMatchObject({ ok: false, source: 'server', error: { code: 'transport_error' } });
   });
 
