@@ -86,7 +86,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   // cluster, the default port is let go and the cluster resigns, then sessions drain and end so
   // pending calls fail, are logged and waiting reads answer, then the transports close their sockets.
   const features: readonly ServerFeature[] = [
-    skillsFeature(ctx, cluster.isServerId),
+    skillsFeature(ctx, cluster.isServerId, options.accessLog ?? false),
     httpLoop,
     metaFeature(ctx, cluster, host),
     authFeature(ctx, options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite),

@@ -127,23 +127,22 @@ describe('skill routes over a websocket client', () => {
     expect(await json.json()).toEqual({ data: { items: [1, 2] } });
   });
 
-  it('answers 404 {error} saying whether the client or the skill is unknown (a non-skill descriptor is no skill)', async () => {
+  it('answers 404 with an empty body, saying in headers whether the client or the skill is unknown (a non-skill descriptor is no skill)', async () => {
     const t = await startServer();
     await registeredClient(
       t,
       descriptor('c5', [skill('/known/skill.md'), { type: 'endpoint', method: 'GET', path: '/known/endpoint' }, { type: 'prompt', path: '/p/prompt.md' }]),
     );
-    for (const [route, message] of [
-      ['/skills/nobody/known', 'No client "nobody" is connected'],
-      ['/skills/c5/unknown', 'Client "c5" has no skill "/unknown"'],
-      ['/c5/skills/known/endpoint', 'Client "c5" has no skill "/known/endpoint"'],
-      ['/skills/c5/p/prompt.md', 'Client "c5" has no skill "/p/prompt.md"'],
+    for (const [route, code, message] of [
+      ['/skills/nobody/known', 'unknown_client', 'No client "nobody" is connected'],
+      ['/skills/c5/unknown', 'unknown_path', 'Client "c5" has no skill "/unknown"'],
+      ['/c5/skills/known/endpoint', 'unknown_path', 'Client "c5" has no skill "/known/endpoint"'],
+      ['/skills/c5/p/prompt.md', 'unknown_path', 'Client "c5" has no skill "/p/prompt.md"'],
     ] as const) {
       const res = await fetch(`${t.http}${route}`);
-      expect(res.status, route).toBe(404);
-      const { error } = (await res.json()) as { error: { code: string; message: string } };
-      expect(error.code).toBe('not_found');
-      expect(error.message.startsWith(message), `${route}: ${error.message}`).toBe(true);
+      expect([res.status, await res.text()], route).toEqual([404, '']);
+      expect(res.headers.get('mdp-error-code'), route).toBe(code);
+      expect(res.headers.get('mdp-error')?.startsWith(message), `${route}: ${res.headers.get('mdp-error')}`).toBe(true);
     }
   });
 

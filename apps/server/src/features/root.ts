@@ -17,6 +17,13 @@ const LINKS = {
   docs: PROTOCOL_DOCS_URL,
 } as const;
 
+/** Where a skill read's 404 says why: its body is empty, as the MDP seed fixes it (SPEC §8). */
+export const SKILL_ROUTES = {
+  direct: '/skills/<clientId>/<skillPath>',
+  nested: '/<clientId>/skills/<skillPath>',
+  notFound: '404 with an empty body; the reason is in the MDP-Error-Code (unknown_client, unknown_path) and MDP-Error response headers',
+} as const;
+
 const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch] as string);
 
@@ -28,7 +35,8 @@ function page(serverId: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1"></head>
 <body>
 <h1>MDP server</h1>
-<p>Server id <code>${escapeHtml(serverId)}</code>. MDP clients connect over the websocket or the HTTP loop and publish paths; skills are read at <code>/skills/&lt;clientId&gt;/&lt;path&gt;</code>.</p>
+<p>Server id <code>${escapeHtml(serverId)}</code>. MDP clients connect over the websocket or the HTTP loop and publish paths; skills are read at <code>/skills/&lt;clientId&gt;/&lt;path&gt;</code>.
+A read that finds nothing answers 404 with an empty body; the <code>MDP-Error-Code</code> and <code>MDP-Error</code> response headers say why.</p>
 <ul>
 ${item(LINKS.inspector, 'Inspector', 'clients and their paths, live; call any path')}
 ${item(LINKS.meta, '/mdp/meta', 'the metadata document: endpoints and cluster view')}
@@ -50,7 +58,7 @@ export function rootFeature(ctx: ServerContext): ServerFeature {
         if ((c.req.header('accept') ?? '').includes('text/html')) {
           return c.html(page(serverId), 200, { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" });
         }
-        return c.json({ name: 'mdp-server', serverId, links: LINKS });
+        return c.json({ name: 'mdp-server', serverId, links: LINKS, skillRoutes: SKILL_ROUTES });
       });
       app.all('/', (c) => c.json({ error: { code: 'bad_request', message: `${c.req.method} is not allowed on /` } }, 405, { allow: 'GET, HEAD, OPTIONS' }));
     },
