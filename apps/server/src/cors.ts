@@ -15,16 +15,24 @@ export const NO_CORS: Readonly<Record<string, string>> = Object.freeze({});
 const ANY_ORIGIN: Readonly<Record<string, string>> = Object.freeze({ 'access-control-allow-origin': '*' });
 
 /**
- * CORS for browser clients (SPEC §6): echo the Origin with credentials allowed (else `*`), allow the
- * MDP headers or whatever the preflight asks for, and answer every OPTIONS with 204, except a
- * preflight that `refuses` (a guarded route, an origin its policy refuses): 403 without CORS
- * headers, so the browser never sends the request.
+ * What a preflight gets: the grant (204 with CORS headers), `refuse` (403 without CORS headers: a
+ * guarded route, an origin its policy refuses) or `withhold` (204 without CORS headers: a skill
+ * route answers every OPTIONS 204, as the seed says, but grants only the pages that may read).
+ * Either way the browser never sends the request.
  */
-export function mdpCors(refuses: (request: Request) => boolean = () => false): MiddlewareHandler {
+export type PreflightAnswer = 'grant' | 'refuse' | 'withhold';
+
+/**
+ * CORS for browser clients (SPEC §6): echo the Origin with credentials allowed (else `*`), allow the
+ * MDP headers or whatever the preflight asks for, and answer every OPTIONS as `preflight` says.
+ */
+export function mdpCors(preflight: (request: Request) => PreflightAnswer = () => 'grant'): MiddlewareHandler {
   return async (c, next) => {
     const headers = corsHeadersFor(c.req.header('origin'));
     if (c.req.method === 'OPTIONS') {
-      if (refuses(c.req.raw)) return new Response(null, { status: 403 });
+      const answer = preflight(c.req.raw);
+      if (answer === 'refuse') return new Response(null, { status: 403 });
+      if (answer === 'withhold') return new Response(null, { status: 204 });
       return new Response(null, {
         status: 204,
         headers: {

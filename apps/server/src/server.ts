@@ -24,9 +24,9 @@ import { httpLoopFeature } from './features/http-loop.js';
 import { mcpFeature } from './features/mcp-http.js';
 import { metaFeature } from './features/meta.js';
 import { sessionsFeature } from './features/sessions.js';
-import { skillsFeature } from './features/skills.js';
+import { skillReaderRefusal, skillsFeature } from './features/skills.js';
 import { websocketFeature } from './features/websocket.js';
-import { preflightRefusal } from './guarded-routes.js';
+import { preflightPolicy } from './guarded-routes.js';
 import { serverLifecycle } from './lifecycle.js';
 import { createApp, createListener, servePort } from './listener.js';
 import { bearerGuard } from './read-route.js';
@@ -82,11 +82,13 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     ...limits.httpLoop,
   });
   const probeGuard = bearerGuard(options.metricsToken);
+  // Which pages may read which client's skills: the skill routes and their preflights ask it.
+  const skillReader = skillReaderRefusal(router, ctx.originPolicy);
   // Dispatch and start run down this list; shutdown runs up it (lifecycle.ts): metrics let go of the
   // cluster, the default port is let go and the cluster resigns, then sessions drain and end so
   // pending calls fail, are logged and waiting reads answer, then the transports close their sockets.
   const features: readonly ServerFeature[] = [
-    skillsFeature(ctx, cluster.isServerId, options.accessLog ?? false),
+    skillsFeature(ctx, { isServerId: cluster.isServerId, readerRefusal: skillReader, accessLog: options.accessLog ?? false }),
     httpLoop,
     metaFeature(ctx, cluster, host),
     authFeature(ctx, options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite),
@@ -104,7 +106,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     // After the cluster: its start subscribes to the node the cluster's start creates.
     metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard }),
   ];
-  const app = createApp(features, logger, preflightRefusal(ctx.originPolicy));
+  const app = createApp(features, logger, preflightPolicy(ctx.originPolicy, skillReader));
   const httpServer = createListener(features, app, host, logger, limits.http, tls?.listenerOptions());
   const lifecycle = serverLifecycle(ctx, httpServer, features, options);
   return {

@@ -13,15 +13,30 @@
  *
  * A mirror link proves it is `<member>` with the cluster secret when it connects (the server's
  * cluster feature checks it); it carries the principal of the client it mirrors, so that principal
- * (reconnecting here after a failover) may still register x. Without a policy there are no
- * principals and none of this applies: any session replaces any id, as on the servers in use today.
+ * (reconnecting here after a failover) may still register x.
+ *
+ * Without a policy the principal is where a connection comes from ({@link originPrincipal}): a web
+ * page's `Origin`, or nothing for a program on this machine (no `Origin`). A page may replace only
+ * ids its own origin holds; a local program replaces any id, as on the servers in use today. So a
+ * page of another site can neither take a local app's id nor another site's (SPEC §4).
  */
 import { proxyMarker, type ClientDescriptor } from '@mdp/protocol';
 import type { IsServerId } from './aliases.js';
 
+/**
+ * The principal of a connection without an auth policy: its web page's origin, or `undefined` for a
+ * program that sends no `Origin` (the local machine, which may replace any id).
+ */
+export function originPrincipal(origin: string | undefined): string | undefined {
+  return origin === undefined ? undefined : `origin:${origin}`;
+}
+
 /** What the rules need of a session. */
 export interface Registrant {
-  /** Under an auth policy, who opened it; `undefined` without a policy. */
+  /**
+   * Under an auth policy, who opened it; without one, its page's origin ({@link originPrincipal}),
+   * `undefined` for a local program.
+   */
   readonly principal: string | undefined;
   /** The cluster member it proved it is a mirror link of, if any. */
   readonly peer: string | undefined;

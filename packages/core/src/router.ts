@@ -90,10 +90,13 @@ export interface ClientInfo {
   /** Its connection is encrypted (TLS). */
   readonly secure: boolean;
   /**
-   * Under an auth policy, the principal its id belongs to (a hash, never a secret): what a mirror
-   * of it carries to the hub, so that the id stays that principal's there too.
+   * The principal its id belongs to (ownership.ts): under an auth policy a hash, never a secret,
+   * which a mirror of it carries to the hub so that the id stays that principal's there too;
+   * without one its page's origin, or `undefined` for a local program.
    */
   readonly principal: string | undefined;
+  /** The `Origin` of the web page that registered it; `undefined` for other programs. */
+  readonly origin: string | undefined;
 }
 
 export type ClientEvent =
@@ -376,9 +379,9 @@ export class Router {
   // Sessions
 
   /**
-   * Open a session for one connection. `principal` names who opened it under an auth policy
-   * (`AuthGate.principalOf`); leave it out without one. `peer`: the cluster member the connection
-   * proved it is a mirror link of, if any.
+   * Open a session for one connection. `principal` names who opened it: under an auth policy
+   * `AuthGate.principalOf`, without one `originPrincipal(transport.origin)` (ownership.ts). `peer`:
+   * the cluster member the connection proved it is a mirror link of, if any.
    */
   openSession(transport: SessionTransport, transportAuth?: AuthContext, principal?: string, peer?: string): Session {
     if (this.closing) throw new MdpError('not_ready', 'Server is shutting down');
@@ -894,6 +897,7 @@ export class Router {
       lastSeen: record.session.lastSeen,
       secure: record.session.transport.secure === true,
       principal: record.session.principal,
+      origin: record.session.transport.origin,
     };
   }
 

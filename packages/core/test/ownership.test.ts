@@ -1,11 +1,12 @@
 /**
  * Client ids under an auth policy in a cluster (ownership.ts): a member's mirrored ids are that
- * member's alone, and an id mirrored from a member stays its owner's on the hub too.
+ * member's alone, and an id mirrored from a member stays its owner's on the hub too. Without a
+ * policy, a page's ids are its origin's.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mirroredId } from '@mdp/protocol';
 import { MdpError, Router } from '../src/index.js';
-import { memberPrefixOf, registrationRefusal, type RegistrationFacts } from '../src/ownership.js';
+import { memberPrefixOf, originPrincipal, registrationRefusal, type RegistrationFacts } from '../src/ownership.js';
 import { FakeTransport, client } from './helpers.js';
 
 const F = '127.0.0.1:4001';
@@ -122,5 +123,63 @@ describe('Router under a policy, in a cluster', () => {
   it('trusts a marker only from the link of the member it names', () => {
     const link = open('principal-a', G);
     expect(refusalOf(() => link.session.handle({ type: 'registerClient', client: marked(F, 'app') }))).toBe('client_id_taken');
+  });
+});
+
+describe('Router without a policy: ids belong to the origin of the page that registered them', () => {
+  let router: Router;
+
+  beforeEach(() => {
+    router = new Router({});
+  });
+
+  afterEach(async () => {
+    await router.close();
+  });
+
+  /** A connection as a transport opens it without a policy: a page's origin, or none for a program. */
+  const connect = (origin?: string) => {
+    const transport = new FakeTransport('ws');
+    return { transport, session: router.openSession(transport, undefined, originPrincipal(origin)) };
+  };
+  const register = (who: ReturnType<typeof connect>, id: string): string | undefined => {
+    try {
+      who.session.handle({ type: 'registerClient', client: client(id) });
+      return undefined;
+    } catch (error) {
+      return error instanceof MdpError ? `${error.refusal}: ${error.message}` : String(error);
+    }
+  };
+
+  it('a page of another origin cannot take a local program\'s id, nor another site\'s', () => {
+    const app = connect();
+    expect(register(app, 'o1')).toBeUndefined();
+    const evil = connect('http://evil.example');
+    expect(register(evil, 'o1')).toBe('client_id_taken: Client id held by another principal');
+    expect(router.getClient('o1')?.sessionId).toBe(app.session.id);
+    expect(app.transport.closes).toEqual([]);
+    const site = connect('https://app.example');
+    expect(register(site, 'page')).toBeUndefined();
+    expect(register(evil, 'page')).toBe('client_id_taken: Client id held by another principal');
+    expect(router.getClient('page')?.origin).toBeUndefined(); // FakeTransport carries no origin
+  });
+
+  it('a page replaces the ids its own origin holds (a reload), and a local program replaces any id', () => {
+    const first = connect('https://app.example');
+    expect(register(first, 'page')).toBeUndefined();
+    const reloaded = connect('https://app.example');
+    expect(register(reloaded, 'page')).toBeUndefined();
+    expect(first.transport.closes).toEqual([{ code: 4000, reason: 'Replaced by newer client session' }]);
+    const local = connect();
+    expect(register(local, 'page')).toBeUndefined();
+    expect(reloaded.transport.closes).toEqual([{ code: 4000, reason: 'Replaced by newer client session' }]);
+    // Once a program holds it, the page's origin no longer does.
+    expect(register(connect('https://app.example'), 'page')).toBe('client_id_taken: Client id held by another principal');
+  });
+
+  it('names the principal of a connection by its origin, none for a program', () => {
+    expect(originPrincipal(undefined)).toBeUndefined();
+    expect(originPrincipal('https://app.example')).toBe('origin:https://app.example');
+    expect(originPrincipal('null')).toBe('origin:null');
   });
 });

@@ -39,6 +39,8 @@ export interface SkillReadResponse {
   readonly body: string | undefined;
   /** Why a 404 found nothing (also in `headers`), for the adapters' logs. */
   readonly miss?: SkillMiss;
+  /** `readerRefusal` refused this reader: an adapter adds no CORS grant to the answer. */
+  readonly readerRefused?: true;
 }
 
 export interface SkillReadOptions {
@@ -57,6 +59,14 @@ export interface SkillReadOptions {
    * mirrored twin only under such a prefix (`resolveClientId` of `@mdp/core`). Default: none.
    */
   isServerId?: IsServerId;
+  /**
+   * Why the reader of `clientId`'s skills may not read them, from its request headers (a web page
+   * of another site, by its `Origin`; a rebound DNS name, by its `Host`), or `undefined` when it
+   * may. A refused read of a skill that exists is 403 `{error}` and never reaches the client; any
+   * refused answer (a preflight is still the seed's 204, a miss still its empty 404) is marked
+   * `readerRefused` so that the adapter grants it no CORS. Default: every reader may.
+   */
+  readerRefusal?: (headers: Readonly<Record<string, string>>, clientId: string) => string | undefined;
 }
 
 export const DEFAULT_SKILL_CONTENT_TYPE = 'text/markdown; charset=utf-8';
@@ -136,7 +146,7 @@ function resolveRead(
   request: SkillReadRequest,
   options: SkillReadOptions,
 ): { readonly clientId: string; readonly target: ResolvedTarget } | SkillReadResponse {
-  if (request.method === 'OPTIONS') return empty(204, { allow: ALLOW });
+  if (request.method === 'OPTIONS') return preflight(request, options);
   if (options.authorize && !options.authorize(request.auth)) return UNAUTHORIZED;
   if (request.method !== 'GET') return empty(405, { allow: ALLOW });
   const raw = rawSkillRoute(request.pathname);
@@ -146,13 +156,32 @@ function resolveRead(
   const plain = !request.pathname.includes('%');
   if (plain) {
     const target = router.findSkillRead(raw.clientId, raw.skillPath);
-    if (target) return { clientId: raw.clientId, target };
+    if (target) return readerRefused(request, raw.clientId, options) ?? { clientId: raw.clientId, target };
   }
   const route = parseSkillRoute(request.pathname);
   if (!route) return empty(404);
   if (!route.ok) return json(400, { error: route.error });
   const target = plain ? undefined : router.findSkillRead(route.clientId, route.skillPath);
-  return target ? { clientId: route.clientId, target } : notFoundResponse(notFound(router, route.clientId, route.skillPath, options.isServerId));
+  if (target) return readerRefused(request, route.clientId, options) ?? { clientId: route.clientId, target };
+  const missed = notFoundResponse(notFound(router, route.clientId, route.skillPath, options.isServerId));
+  // Still the seed's 404; a page of another site is not even told that.
+  return options.readerRefusal?.(request.headers, route.clientId) === undefined ? missed : { ...missed, readerRefused: true };
+}
+
+/** 403 `{error}` for a reader `readerRefusal` refuses, before anything is sent to the client. */
+function readerRefused(request: SkillReadRequest, clientId: string, options: SkillReadOptions): SkillReadResponse | undefined {
+  const refusal = options.readerRefusal?.(request.headers, clientId);
+  return refusal === undefined ? undefined : { ...json(403, { error: refusal }), readerRefused: true };
+}
+
+const PREFLIGHT: SkillReadResponse = empty(204, { allow: ALLOW });
+const REFUSED_PREFLIGHT: SkillReadResponse = { ...PREFLIGHT, readerRefused: true };
+
+/** OPTIONS answers 204 (the seed); a reader refused for the client it names gets no CORS grant. */
+function preflight(request: SkillReadRequest, options: SkillReadOptions): SkillReadResponse {
+  if (!options.readerRefusal) return PREFLIGHT;
+  const route = parseSkillRoute(request.pathname);
+  return options.readerRefusal(request.headers, route?.ok ? route.clientId : '') === undefined ? PREFLIGHT : REFUSED_PREFLIGHT;
 }
 
 /** Why a skill route found nothing, as the `MDP-Error-Code` header names it. */

@@ -12,8 +12,11 @@ import { originForm, skillTarget } from './route.js';
 export interface NodeSkillsOptions extends SkillReadOptions {
   /** Reads the transport auth of a request. Default: extractTransportAuth. */
   extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
-  /** Headers added to every answer (the server's CORS headers, for instance). */
-  extraHeaders?: (request: IncomingMessage) => Readonly<Record<string, string>>;
+  /**
+   * Headers added to every answer (the server's CORS headers, for instance); `answer.readerRefused`
+   * marks an answer to a reader `readerRefusal` refused (no CORS grant for it).
+   */
+  extraHeaders?: (request: IncomingMessage, answer: SkillReadResponse) => Readonly<Record<string, string>>;
   logger?: Logger;
   /**
    * Told of every read that found nothing (answered 404 with an empty body, the reason in its
@@ -55,7 +58,7 @@ export function createNodeSkillsHandler(
     if (response.destroyed || response.headersSent) return;
     let extra: Readonly<Record<string, string>> | undefined;
     try {
-      extra = options.extraHeaders?.(request);
+      extra = options.extraHeaders?.(request, answer);
       response.writeHead(answer.status, extra ? { ...answer.headers, ...extra } : answer.headers);
     } catch (error) {
       // Nothing was sent yet; never leave the reader waiting on an answer that could not be written.
