@@ -20,6 +20,7 @@ import { rootFeature } from './features/root.js';
 import { hostApiFeature } from './features/host-api.js';
 import { clusterFeature } from './features/cluster.js';
 import { defaultPortFeature } from './features/default-port.js';
+import { guideFeature, guideSource } from './features/guide.js';
 import { httpLoopFeature } from './features/http-loop.js';
 import { mcpFeature } from './features/mcp-http.js';
 import { metaFeature } from './features/meta.js';
@@ -74,8 +75,10 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const backlog = { maxBufferedBytes, stallTimeoutMs };
   const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens, tls, backlog });
   clusterIds = cluster.isServerId;
+  // The guide at /SKILL.md is also the MCP bridge's resource mdp:///SKILL.md.
+  const guide = guideSource(ctx, { cluster, bindHost: host, mcpHttp: options.mcp !== false && options.mcp?.http !== false });
   // The MCP bridge, the host API and the inspector share the cluster's host: on a follower it asks the leader.
-  const mcp = mcpFeature(ctx, options.mcp, () => cluster.host);
+  const mcp = mcpFeature(ctx, options.mcp, () => cluster.host, () => guide.text());
   const httpLoop = httpLoopFeature(ctx, {
     longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs,
     idleTimeoutMs: options.httpLoopIdleTimeoutMs ?? SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
@@ -91,6 +94,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     metaFeature(ctx, cluster, host),
     authFeature(ctx, options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite),
     hostApiFeature(ctx, cluster.host),
+    guideFeature(ctx, guide),
     mcp,
     inspectorFeature(ctx, cluster.host),
     rootFeature(ctx),
