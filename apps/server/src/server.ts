@@ -26,6 +26,7 @@ import { mcpFeature } from './features/mcp-http.js';
 import { metaFeature } from './features/meta.js';
 import { sessionsFeature } from './features/sessions.js';
 import { skillsFeature } from './features/skills.js';
+import { stateStoreFeature } from './features/state-store.js';
 import { websocketFeature } from './features/websocket.js';
 import { preflightRefusal } from './guarded-routes.js';
 import { serverLifecycle } from './lifecycle.js';
@@ -64,7 +65,10 @@ export interface MdpServer {
   close(): Promise<void>;
 }
 
-/** @throws RangeError for options that cannot run, TlsFileError for a TLS file that cannot be used. */
+/**
+ * @throws RangeError for options that cannot run, TlsFileError for a TLS file that cannot be used,
+ * StateStoreDirError for a state store directory that cannot be made or written.
+ */
 export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   // The cluster's server ids, once the cluster feature exists (the router is made first).
   let clusterIds: (id: string) => boolean = () => false;
@@ -76,7 +80,8 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens, tls, backlog });
   clusterIds = cluster.isServerId;
   // The guide at /SKILL.md is also the MCP bridge's resource mdp:///SKILL.md.
-  const guide = guideSource(ctx, { cluster, bindHost: host, mcpHttp: options.mcp !== false && options.mcp?.http !== false });
+  const mcpHttp = options.mcp !== false && options.mcp?.http !== false;
+  const guide = guideSource(ctx, { cluster, bindHost: host, mcpHttp });
   // The MCP bridge, the host API and the inspector share the cluster's host: on a follower it asks the leader.
   const mcp = mcpFeature(ctx, options.mcp, () => cluster.host, () => guide.text());
   const httpLoop = httpLoopFeature(ctx, {
@@ -107,6 +112,8 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     defaultPortFeature(cluster, { cluster: options.cluster, host, logger, serve: (port) => servePort(httpServer, host, port) }),
     // After the cluster: its start subscribes to the node the cluster's start creates.
     metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard }),
+    // Last: it follows the cluster node too, and closing first it writes the clients the node had.
+    ...(options.stateStore ? [stateStoreFeature(ctx, options.stateStore, { cluster, clusterId, mcpHttp })] : []),
   ];
   const app = createApp(features, logger, preflightRefusal(ctx.originPolicy));
   const httpServer = createListener(features, app, host, logger, limits.http, tls?.listenerOptions());
