@@ -16,6 +16,7 @@ import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { commandLineLayer, readProblem, resolveSettings, type Env, type FileSetting, type ReadText } from './setting-sources.js';
 import { settingGroup, settingTable, sourceLabel, type Source, type TableValues } from './settings.js';
 import { configDocument, helpSections } from './settings-text.js';
+import { STATE_STORE_SETTINGS, stateStoreOptions } from './store-args.js';
 import { TLS_SETTINGS, tlsSettings, type TlsSettings } from './tls-args.js';
 
 const SERVER_SETTINGS = settingGroup({
@@ -131,7 +132,7 @@ const CONFIG_SETTINGS = settingGroup({
 });
 
 /** The groups, in `--help` order. */
-const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, ORIGIN_SETTINGS, TLS_SETTINGS, LIMIT_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, CONFIG_SETTINGS] as const;
+const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, ORIGIN_SETTINGS, TLS_SETTINGS, LIMIT_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, STATE_STORE_SETTINGS, CONFIG_SETTINGS] as const;
 export const CLI_SETTINGS = settingTable(GROUPS);
 export type CliValues = TableValues<typeof GROUPS>;
 
@@ -242,6 +243,7 @@ function toServerOptions(
     mcp: mcpOptions(values),
     ...observeOptions(values),
     ...limitOptions(values),
+    ...stateStoreOptions(values),
   };
 }
 

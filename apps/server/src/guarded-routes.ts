@@ -1,9 +1,10 @@
 /**
- * The routes that reach every client (the host API, the inspector, /mcp) answer only browsers the
- * origin policy allows. Their own handlers refuse the requests (403); this refuses the CORS
- * preflights too, so that a browser never sends such a request from another site's page. The HTTP
- * loop and /mdp/auth are for browser MDP clients and keep SPEC §6's CORS; the skill routes grant it
- * to the pages that may read (features/skills.ts).
+ * The routes that reach every client (the host API, the inspector, /mcp) and the guide to them
+ * (/SKILL.md: counts, and a connected client's skill) answer only browsers the origin policy
+ * allows. Their own handlers refuse the requests (403); this refuses the CORS preflights too, so
+ * that a browser never sends such a request from another site's page. The HTTP loop and /mdp/auth
+ * are for browser MDP clients and keep SPEC §6's CORS; the skill routes grant it to the pages that
+ * may read (features/skills.ts).
  */
 import { originProblem, type OriginPolicy } from '@mdp/core';
 import { HOST_ROUTES } from '@mdp/host-api';
@@ -11,10 +12,11 @@ import { INSPECTOR_PATH } from '@mdp/inspector';
 import { isSkillRoutePath, parseSkillRoute } from '@mdp/skills-gateway';
 import type { PreflightAnswer } from './cors.js';
 import { MCP_PATH } from './features/mcp-http.js';
+import { GUIDE_PATH } from './guide.js';
 
 /** Whether `path` (no query) is one of the guarded routes. */
 export function isGuardedPath(path: string): boolean {
-  return HOST_ROUTES[path] !== undefined || path === MCP_PATH || path === INSPECTOR_PATH || path.startsWith(`${INSPECTOR_PATH}/`);
+  return HOST_ROUTES[path] !== undefined || path === MCP_PATH || path === GUIDE_PATH || path === INSPECTOR_PATH || path.startsWith(`${INSPECTOR_PATH}/`);
 }
 
 /** Why `headers` may not read `clientId`'s skills (features/skills.ts), or `undefined`. */

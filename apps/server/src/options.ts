@@ -4,6 +4,7 @@ import { HTTP_LOOP_DEFAULTS } from '@mdp/transport-http-loop';
 import { WS_LIMIT_DEFAULTS } from '@mdp/transport-ws';
 import type { MdpClusterOptions } from './cluster.js';
 import type { MdpMcpOptions } from './features/mcp-http.js';
+import type { MdpStateStoreOptions } from './features/state-store.js';
 import type { MdpTlsOptions } from './tls.js';
 
 /** `SameSite` of the `mdp_auth` cookie; `none` lets pages of other sites use it, and needs TLS. */
@@ -149,6 +150,14 @@ export interface MdpServerOptions {
   auditLog?: string | ((line: string) => void);
   /** An HTTP loop session with no poll waiting and none started this long ends, ms. Default 10000. */
   httpLoopIdleTimeoutMs?: number;
+  /**
+   * *beyond* (SPEC §14, the reference server's `--state-store`): a node-local diagnostic snapshot in
+   * four JSON files (`snapshot.json`, `clients.json`, `routes.json`, `services.json`), each replaced
+   * whole on every change, at most four times a second. The directory (default `.mdp/store` under
+   * the current directory) is made, for the owner only, when the server is created: one that
+   * cannot be used throws `StateStoreDirError`. Default: none.
+   */
+  stateStore?: MdpStateStoreOptions;
   /** Log level when no logger is given. Default `info`. */
   logLevel?: LogLevel;
   logger?: Logger;

@@ -20,11 +20,13 @@ import { rootFeature } from './features/root.js';
 import { hostApiFeature } from './features/host-api.js';
 import { clusterFeature } from './features/cluster.js';
 import { defaultPortFeature } from './features/default-port.js';
+import { guideFeature, guideSource } from './features/guide.js';
 import { httpLoopFeature } from './features/http-loop.js';
 import { mcpFeature } from './features/mcp-http.js';
 import { metaFeature } from './features/meta.js';
 import { sessionsFeature } from './features/sessions.js';
 import { skillReaderRefusal, skillsFeature } from './features/skills.js';
+import { stateStoreFeature } from './features/state-store.js';
 import { websocketFeature } from './features/websocket.js';
 import { preflightPolicy } from './guarded-routes.js';
 import { serverLifecycle } from './lifecycle.js';
@@ -63,7 +65,10 @@ export interface MdpServer {
   close(): Promise<void>;
 }
 
-/** @throws RangeError for options that cannot run, TlsFileError for a TLS file that cannot be used. */
+/**
+ * @throws RangeError for options that cannot run, TlsFileError for a TLS file that cannot be used,
+ * StateStoreDirError for a state store directory that cannot be made or written.
+ */
 export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   // The cluster's server ids, once the cluster feature exists (the router is made first).
   let clusterIds: (id: string) => boolean = () => false;
@@ -74,8 +79,11 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const backlog = { maxBufferedBytes, stallTimeoutMs };
   const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens, tls, backlog });
   clusterIds = cluster.isServerId;
+  // The guide at /SKILL.md is also the MCP bridge's resource mdp:///SKILL.md.
+  const mcpHttp = options.mcp !== false && options.mcp?.http !== false;
+  const guide = guideSource(ctx, { cluster, bindHost: host, mcpHttp });
   // The MCP bridge, the host API and the inspector share the cluster's host: on a follower it asks the leader.
-  const mcp = mcpFeature(ctx, options.mcp, () => cluster.host);
+  const mcp = mcpFeature(ctx, options.mcp, () => cluster.host, () => guide.text());
   const httpLoop = httpLoopFeature(ctx, {
     longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs,
     idleTimeoutMs: options.httpLoopIdleTimeoutMs ?? SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
@@ -93,6 +101,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     metaFeature(ctx, cluster, host),
     authFeature(ctx, options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite),
     hostApiFeature(ctx, cluster.host),
+    guideFeature(ctx, guide),
     mcp,
     inspectorFeature(ctx, cluster.host),
     rootFeature(ctx),
@@ -105,6 +114,8 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     defaultPortFeature(cluster, { cluster: options.cluster, host, logger, serve: (port) => servePort(httpServer, host, port) }),
     // After the cluster: its start subscribes to the node the cluster's start creates.
     metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard }),
+    // Last: it follows the cluster node too, and closing first it writes the clients the node had.
+    ...(options.stateStore ? [stateStoreFeature(ctx, options.stateStore, { cluster, clusterId, mcpHttp })] : []),
   ];
   const app = createApp(features, logger, preflightPolicy(ctx.originPolicy, skillReader));
   const httpServer = createListener(features, app, host, logger, limits.http, tls?.listenerOptions());

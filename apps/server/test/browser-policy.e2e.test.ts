@@ -62,6 +62,8 @@ const GUARDED: ReadonlyArray<readonly [string, string, Record<string, string>, s
   ['GET', '/mdp/inspector', {}, undefined],
   ['GET', '/mdp/inspector/events', {}, undefined],
   ['POST', '/mcp', MCP, INIT],
+  // The guide names a connected client's skill and counts what runs here (features/guide.ts).
+  ['GET', '/SKILL.md', {}, undefined],
 ];
 
 describe('a page of another site', () => {
@@ -81,7 +83,7 @@ describe('a page of another site', () => {
     const { t, app } = await serverWithApp();
     const preflight = (path: string, origin: string) =>
       send(t, path, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
-    for (const path of ['/mdp/call', '/mdp/clients', '/mcp', '/mdp/inspector/events']) {
+    for (const path of ['/mdp/call', '/mdp/clients', '/mcp', '/mdp/inspector/events', '/SKILL.md']) {
       const refused = await preflight(path, 'https://evil.example');
       expect(refused.status, path).toBe(403);
       expect(refused.headers['access-control-allow-origin'], path).toBeUndefined();

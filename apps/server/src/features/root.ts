@@ -1,12 +1,15 @@
 /**
  * `GET /`: where to go from here (issue 22: `/` answered an empty 404). JSON for programs, a short
  * page for a browser (it asks for `text/html`). Links are relative, so they work behind any host.
+ * An agent is pointed at `/SKILL.md`, the guide written for it.
  */
 import type { ServerContext, ServerFeature } from '../feature.js';
+import { GUIDE_PATH } from '../guide.js';
 
 export const PROTOCOL_DOCS_URL = 'https://github.com/modeldriveprotocol/modeldriveprotocol/tree/main/docs';
 
 const LINKS = {
+  guide: GUIDE_PATH,
   meta: '/mdp/meta',
   inspector: '/mdp/inspector',
   clients: '/mdp/clients',
@@ -38,6 +41,7 @@ function page(serverId: string): string {
 <p>Server id <code>${escapeHtml(serverId)}</code>. MDP clients connect over the websocket or the HTTP loop and publish paths; skills are read at <code>/skills/&lt;clientId&gt;/&lt;path&gt;</code>.
 A read that finds nothing answers 404 with an empty body; the <code>MDP-Error-Code</code> and <code>MDP-Error</code> response headers say why.</p>
 <ul>
+${item(LINKS.guide, '/SKILL.md', 'a short guide to this server for agents: what is connected, its URLs, how to read a skill')}
 ${item(LINKS.inspector, 'Inspector', 'clients and their paths, live; call any path')}
 ${item(LINKS.meta, '/mdp/meta', 'the metadata document: endpoints and cluster view')}
 ${item(LINKS.clients, '/mdp/clients', 'registered clients (host API)')}
