@@ -109,6 +109,33 @@ describe('client ids in a guarded cluster', () => {
   });
 });
 
+describe('mirror proofs in a guarded cluster', () => {
+  it("are accepted once: a copy of a mirror's upgrade registers nothing (4403, as without a proof), the mirror keeps its id", { timeout: 20_000 }, async () => {
+    const { leader, follower } = await twoServerCluster(TOKENS);
+    // A wiretap on the leader: the headers of every MDP upgrade, as someone on the path would see them.
+    const node = leader.cluster as NonNullable<MdpServer['cluster']>;
+    const upgrades: Array<Record<string, string>> = [];
+    const mirrorPeer = node.mirrorPeer.bind(node);
+    node.mirrorPeer = (headers) => {
+      upgrades.push(Object.fromEntries(Object.entries(headers).filter((e): e is [string, string] => typeof e[1] === 'string')));
+      return mirrorPeer(headers);
+    };
+    const owner = await ownerOnFollower(leader, follower, bearer('token-a'));
+    owner.handler = () => 'paid';
+    const captured = upgrades.find((headers) => headers[MIRROR_PROOF_HEADER] !== undefined) as Record<string, string>;
+    const prefix = follower.info?.serverId as string;
+    const mirror = descriptor(`${prefix}.app`, [endpoint('POST', '/pay')], { metadata: { mdpProxy: { serverId: prefix, clientId: 'app' } } });
+    // The id is held already: whether the copy is refused shows on its own socket.
+    const copy = await TestClient.connect(leader.info?.urls.ws as string, { headers: { ...bearer('cluster-token'), [MIRROR_PROOF_HEADER]: captured[MIRROR_PROOF_HEADER] as string } });
+    copy.send({ type: 'registerClient', client: mirror });
+    expect(await Promise.race([copy.closed, copy.roundTrip().then(() => 'registered')])).toEqual({ code: 4403, reason: expect.stringContaining('mirror of cluster member') });
+    expect(upgrades.at(-1)?.[MIRROR_PROOF_HEADER]).toBe(captured[MIRROR_PROOF_HEADER]);
+    // The real mirror still holds the id, and calls reach the follower's client.
+    const res = await post(`${leader.info?.urls.http}/mdp/call`, { clientId: `${prefix}.app`, method: 'POST', path: '/pay' }, bearer('token-b'));
+    expect(await res.json()).toEqual({ ok: true, data: 'paid' });
+  });
+});
+
 describe('client ids in an open cluster (no policy)', () => {
   it('follow SPEC §4 as before: any session takes any id, and mirrors are not asked for proof', { timeout: 20_000 }, async () => {
     const { leader, follower } = await twoServerCluster(undefined);
