@@ -14,10 +14,10 @@
  * Owner-first: a bare id registered on this server always answers for `x` (an id that names a
  * registered client means that client, aliases.ts), and a member's client `x` stays reachable as
  * `<member>.x`, which nobody else can take. Whichever arrives first, the two end the same: both
- * listed, `x` reaching the bare one. The rules it replaces refused the bare `x` of another
- * principal only while the mirror was already there; registered first (before the mirror, or in
- * the moments after a failover, before the members' mirrors came back) it kept `x` all the same.
- * A rule that closed the bare holder when a mirror arrived would let any principal of any member
+ * listed, `x` reaching the bare one. Refusing another principal's bare `x` while a mirror of it is
+ * registered would not protect the mirror: registered first (before the mirror, or in the moments
+ * after a failover, before the members' mirrors come back) that `x` would keep the id all the same,
+ * and the outcome would hang on arrival order. A rule that closed the bare holder when a mirror arrived would let any principal of any member
  * take `x` from whoever holds it here, which SPEC §4 forbids on one server; SPEC §4's "newest wins"
  * across members would close clients on every failover (each member's mirrors register again). So
  * the id each member's client keeps for certain is its prefixed one; the router logs a bare id that
