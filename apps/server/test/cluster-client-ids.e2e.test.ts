@@ -20,7 +20,9 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
 });
 
-const FAST = { mode: 'auto' as const, ...TEST_CLUSTER_TIMING };
+// The first election follows discovery at once; a lease of seconds keeps the leader where it is for
+// a whole test, even when a loaded machine holds a server's event loop for a while.
+const FAST = { mode: 'auto' as const, ...TEST_CLUSTER_TIMING, leaseDurationMs: 3000, electionTimeoutMinMs: 3500, electionTimeoutMaxMs: 4500 };
 // Mirror links present the first token; the clients' principals below hold other ones.
 const TOKENS = ['cluster-token', 'token-a', 'token-b'];
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
