@@ -8,12 +8,23 @@
  *                               <member> (a mirror link)           the id (that member's to give)
  *   <member>.x (marked or not)  anyone else                        refused: the member's ids
  *   x                           another principal than x's holder  refused (SPEC §4)
- *   x                           another principal than the owner   refused: x lives on that member
- *                               of a mirror `<member>.x`
+ *   x                           anyone, while a mirror <member>.x  accepted: owner-first (below)
+ *                               is registered
+ *
+ * Owner-first: a bare id registered on this server always answers for `x` (an id that names a
+ * registered client means that client, aliases.ts), and a member's client `x` stays reachable as
+ * `<member>.x`, which nobody else can take. Whichever arrives first, the two end the same: both
+ * listed, `x` reaching the bare one. Refusing another principal's bare `x` while a mirror of it is
+ * registered would not protect the mirror: registered first (before the mirror, or in the moments
+ * after a failover, before the members' mirrors come back) that `x` would keep the id all the same,
+ * and the outcome would hang on arrival order. A rule that closed the bare holder when a mirror arrived would let any principal of any member
+ * take `x` from whoever holds it here, which SPEC §4 forbids on one server; SPEC §4's "newest wins"
+ * across members would close clients on every failover (each member's mirrors register again). So
+ * the id each member's client keeps for certain is its prefixed one; the router logs a bare id that
+ * shadows a mirror (`client.mirror_shadowed`, at warn when the two principals differ).
  *
  * A mirror link proves it is `<member>` with the cluster secret when it connects (the server's
- * cluster feature checks it); it carries the principal of the client it mirrors, so that principal
- * (reconnecting here after a failover) may still register x.
+ * cluster feature checks it), and carries the principal of the client it mirrors.
  *
  * Without a policy the principal is where a connection comes from ({@link originPrincipal}): a web
  * page's `Origin`, or nothing for a program on this machine (no `Origin`). A page may replace only
@@ -42,12 +53,6 @@ export interface Registrant {
   readonly peer: string | undefined;
 }
 
-/** A mirror's owner as the rules see it: the member it lives on and the principal it belongs to. */
-export interface MirrorOwner {
-  readonly serverId: string;
-  readonly principal: string | undefined;
-}
-
 /** The id of the member whose mirrors `id` is named like (`<member>.<clientId>`), if any. */
 export function memberPrefixOf(id: string, isServerId: IsServerId): string | undefined {
   for (let dot = id.indexOf('.'); dot > 0; dot = id.indexOf('.', dot + 1)) {
@@ -72,8 +77,6 @@ export interface RegistrationFacts {
   readonly registrant: Registrant;
   /** The session holding the id now, when it is another one. */
   readonly holder: Registrant | undefined;
-  /** Owners of the trusted mirrors of this id held by other sessions (`<member>.<id>`). */
-  readonly mirrors: Iterable<MirrorOwner>;
   readonly isServerId: IsServerId;
 }
 
@@ -86,12 +89,10 @@ export function registrationRefusal(facts: RegistrationFacts): string | undefine
     if (registrant.peer !== member) return `Client id ${JSON.stringify(descriptor.id)} is a mirror of cluster member ${JSON.stringify(member)}: only that member registers it`;
     return undefined;
   }
+  // Owner-first: trusted mirrors of this id (`<member>.<id>`) are no holders of it here.
   if (holder && holder.principal !== registrant.principal) return HELD;
-  for (const mirror of facts.mirrors) {
-    if (mirror.principal !== registrant.principal) return HELD;
-  }
   return undefined;
 }
 
-/** SPEC §4's refusal, also when the holder is on another member of the cluster. */
+/** SPEC §4's refusal. */
 export const HELD = 'Client id held by another principal';
