@@ -8,6 +8,7 @@ import {
   createAuthGate,
   createLogger,
   createTokenPolicy,
+  credentialedOriginProblem,
   originPolicyFor,
   originProblem,
   type CallRecord,
@@ -54,7 +55,11 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
   const host = options.host ?? SERVER_DEFAULTS.host;
   const originPolicy = originPolicyFor(host, { allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins });
   const cookieKeys = policy && options.cookieKeyFile !== undefined ? cookieKeyringOf(options.cookieKeyFile, logger) : undefined;
-  const gate = createAuthGate(policy, cookieKeys ? { cookieKeys } : {});
+  const gate = createAuthGate(policy, {
+    ...(cookieKeys ? { cookieKeys } : {}),
+    // The cookie a browser attaches by itself counts only on requests of the server's own site's pages.
+    honoursCookie: (headers) => credentialedOriginProblem(headers, originPolicy) === undefined,
+  });
   const observers: Array<(record: CallRecord) => void> = [];
   const router = new Router({
     invocationTimeoutMs: options.invocationTimeoutMs ?? SERVER_DEFAULTS.invocationTimeoutMs,
@@ -89,7 +94,7 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
     extractAuth: gate.extract,
     authorize: policy ? gate.allows : undefined,
     principalOf: gate.principalOf,
-    corsFor: (request: IncomingMessage) => corsHeadersFor(request.headers.origin),
+    corsFor: (request: IncomingMessage) => corsHeadersFor(request.headers.origin, gate.honoursCookie(request.headers)),
     originPolicy,
     guardedCorsFor: (request: IncomingMessage) => (originProblem(request.headers, originPolicy) === undefined ? corsHeadersFor(request.headers.origin) : NO_CORS),
     maxMessageBytes: options.maxMessageBytes ?? SERVER_DEFAULTS.maxMessageBytes,

@@ -36,17 +36,23 @@ export function clientErrorAnswer(code: string | undefined): string {
 }
 
 /**
- * The Hono app of every feature's routes: CORS first (`refusesPreflight`: a preflight answered 403),
- * a plain 500 for what they throw, an empty 404.
+ * The Hono app of every feature's routes: CORS first (`refusesPreflight`: a preflight answered 403;
+ * `credentialed`: whether the request's page may send credentials), a plain 500 for what they
+ * throw, an empty 404.
  */
-export function createApp(features: readonly ServerFeature[], logger: Logger, refusesPreflight?: (request: Request) => boolean): Hono {
+export function createApp(
+  features: readonly ServerFeature[],
+  logger: Logger,
+  refusesPreflight?: (request: Request) => boolean,
+  credentialed?: (request: Request) => boolean,
+): Hono {
   const app = new Hono();
   app.onError((error, c) => {
     logger.error('http.unhandled_error', { method: c.req.method, path: c.req.path, error });
     return c.json({ error: INTERNAL_ERROR.message }, 500);
   });
   app.notFound((c) => c.body(null, 404));
-  app.use('*', mdpCors(refusesPreflight));
+  app.use('*', mdpCors(refusesPreflight, credentialed));
   for (const feature of features) feature.routes?.(app);
   return app;
 }

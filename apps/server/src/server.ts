@@ -104,7 +104,8 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     // After the cluster: its start subscribes to the node the cluster's start creates.
     metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard }),
   ];
-  const app = createApp(features, logger, preflightRefusal(ctx.originPolicy));
+  const credentialed = (request: Request): boolean => ctx.gate.honoursCookie({ host: request.headers.get('host') ?? undefined, origin: request.headers.get('origin') ?? undefined });
+  const app = createApp(features, logger, preflightRefusal(ctx.originPolicy), credentialed);
   const httpServer = createListener(features, app, host, logger, limits.http, tls?.listenerOptions());
   const lifecycle = serverLifecycle(ctx, httpServer, features, options);
   return {
