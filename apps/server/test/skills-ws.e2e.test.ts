@@ -156,13 +156,18 @@ describe('skill routes over a websocket client', () => {
       expect(res.headers.get('allow')).toBe('GET, OPTIONS');
       expect(await res.text()).toBe('');
     }
-    const options = await fetch(`${t.http}/c6/skills/s`, { method: 'OPTIONS', headers: { origin: 'http://example.test' } });
+    const options = await fetch(`${t.http}/c6/skills/s`, { method: 'OPTIONS', headers: { origin: 'http://localhost:3000' } });
     expect(options.status).toBe(204);
-    expect(options.headers.get('access-control-allow-origin')).toBe('http://example.test');
+    expect(options.headers.get('access-control-allow-origin')).toBe('http://localhost:3000');
     expect(options.headers.get('access-control-allow-credentials')).toBe('true');
+    // Another site's page: echoed, without credentials (its cookie does not count).
+    const foreign = await fetch(`${t.http}/c6/skills/s`, { method: 'OPTIONS', headers: { origin: 'http://example.test' } });
+    expect(foreign.status).toBe(204);
+    expect(foreign.headers.get('access-control-allow-origin')).toBe('http://example.test');
+    expect(foreign.headers.get('access-control-allow-credentials')).toBeNull();
   });
 
-  it('answers a read with CORS headers for its Origin: echoed with credentials, `*` without one, repeats joined', async () => {
+  it('answers a read with CORS headers for its Origin: echoed (with credentials for the own site), `*` without one, repeats joined', async () => {
     const t = await startServer();
     await registeredClient(t, descriptor('c6b', [skill('/s/skill.md')]));
     const plain = await rawRequest(t.http, '/skills/c6b/s');
@@ -170,11 +175,16 @@ describe('skill routes over a websocket client', () => {
     expect(plain.headers['access-control-allow-origin']).toBe('*');
     expect(plain.headers['access-control-allow-credentials']).toBeUndefined();
     for (const name of ['Origin', 'origin', 'ORIGIN']) {
-      const read = await rawRequest(t.http, '/skills/c6b/s', 'GET', [name, 'http://example.test']);
+      const read = await rawRequest(t.http, '/skills/c6b/s', 'GET', [name, 'http://localhost:3000']);
       expect(read.status, name).toBe(200);
-      expect(read.headers['access-control-allow-origin'], name).toBe('http://example.test');
+      expect(read.headers['access-control-allow-origin'], name).toBe('http://localhost:3000');
       expect(read.headers['access-control-allow-credentials'], name).toBe('true');
       expect(read.headers.vary, name).toBe('Origin');
+      const foreign = await rawRequest(t.http, '/skills/c6b/s', 'GET', [name, 'http://example.test']);
+      expect(foreign.status, name).toBe(200);
+      expect(foreign.headers['access-control-allow-origin'], name).toBe('http://example.test');
+      expect(foreign.headers['access-control-allow-credentials'], name).toBeUndefined();
+      expect(foreign.headers.vary, name).toBe('Origin');
     }
     // Two Origin headers read as node's request.headers would give them (and a browser never sends).
     const twice = await rawRequest(t.http, '/skills/c6b/s', 'GET', ['Origin', 'http://a.test', 'origin', 'http://b.test']);
