@@ -46,9 +46,11 @@ export function rotateCookieKeyMain(argv: readonly string[], env: Env, io: Comma
     const { document, oldKeysUntil } = rotateCookieKeyFile(file, now);
     const retired = document.keys.length - 1;
     io.out(
-      `mdp-server: rotated the mdp_auth cookie key in ${file}: new cookies are sealed with the new key; ` +
-        `cookies sealed before stay valid until ${new Date(oldKeysUntil).toISOString()} at the latest ` +
-        `(${retired} retired key${retired === 1 ? '' : 's'} kept)\n`,
+      retired === 0
+        ? `mdp-server: made the mdp_auth cookie key in ${file} (there was none)\n`
+        : `mdp-server: rotated the mdp_auth cookie key in ${file}: new cookies are sealed with the new key; ` +
+            `cookies sealed before stay valid until ${new Date(oldKeysUntil).toISOString()} at the latest ` +
+            `(${retired} retired key${retired === 1 ? '' : 's'} kept)\n`,
     );
     return EXIT.ok;
   } catch (error) {

@@ -150,7 +150,7 @@ export interface Rotation {
 }
 
 /**
- * Rotate the keys in `file` (made first if there is none) and replace it in one rename. One
+ * Rotate the keys in `file` and replace it in one rename (when there is none, make it). One
  * rotation at a time: while one holds `<file>.lock`, another is refused (two at once would each
  * retire the same key, and the second would drop the first's new key). Throws CookieKeysError.
  */
@@ -167,7 +167,14 @@ export function rotateCookieKeyFile(file: string, now: number = Date.now()): Rot
     throw problem(`cannot lock it: ${reason(error)}`, 'unstorable');
   }
   try {
-    const rotated = rotatedCookieKeys(loadOrCreateCookieKeys(file, now), now);
+    // No file yet: its first key is all a rotation needs (a server that makes one meanwhile wins,
+    // and that one is rotated).
+    const existing = readCookieKeys(file);
+    if (existing === undefined) {
+      const made = newCookieKeys(now);
+      if (createPrivateFile(file, serializeCookieKeys(made), problem)) return { document: made, oldKeysUntil: now };
+    }
+    const rotated = rotatedCookieKeys(existing ?? loadOrCreateCookieKeys(file, now), now);
     replacePrivateFile(file, serializeCookieKeys(rotated), problem);
     return { document: rotated, oldKeysUntil: now + AUTH_COOKIE_MAX_AGE_MS };
   } finally {
