@@ -55,7 +55,7 @@ describe('the cookie keys file', () => {
     expect(loadOrCreateCookieKeys(cookieKeysFile(scratchDir())).keys[0]?.key).not.toBe(made.keys[0]?.key);
   });
 
-  it('is the same for several servers starting at once', async () => {
+  it('is the same for several servers starting at once', { timeout: 60_000 }, async () => {
     const file = cookieKeysFile(join(scratchDir(), 'state'));
     const module = fileURLToPath(new URL('../dist/cookie-keys.js', import.meta.url));
     const script = `import(${JSON.stringify(module)}).then((m) => process.stdout.write(m.loadOrCreateCookieKeys(${JSON.stringify(file)}).keys[0].key))`;
