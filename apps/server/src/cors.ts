@@ -3,7 +3,13 @@ import type { MiddlewareHandler } from 'hono';
 const DEFAULT_ALLOW_HEADERS = 'content-type, x-mdp-session-id, authorization, cookie';
 const ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
 
-/** The CORS headers of an answer to a request from `origin` (none: a non-browser caller). Do not mutate. */
+/**
+ * The CORS headers of an answer to a request from `origin` (none: a non-browser caller). Do not
+ * mutate. Credentials are allowed for every page (SPEC §6: browser MDP clients of every site send
+ * their requests with `credentials: 'include'`); what a page of another site sends with them does
+ * not count: the server reads the `mdp_auth` cookie only for the pages the gate's `honoursCookie`
+ * accepts, so such a page gets what a request without the cookie gets.
+ */
 export function corsHeadersFor(origin: string | undefined): Readonly<Record<string, string>> {
   return origin ? { 'access-control-allow-origin': origin, 'access-control-allow-credentials': 'true', vary: 'Origin' } : ANY_ORIGIN;
 }
@@ -14,6 +20,7 @@ export const NO_CORS: Readonly<Record<string, string>> = Object.freeze({});
 // Most answers go to callers without Origin; they all share one object.
 const ANY_ORIGIN: Readonly<Record<string, string>> = Object.freeze({ 'access-control-allow-origin': '*' });
 
+/**
 /**
  * What a preflight gets: the grant (204 with CORS headers), `refuse` (403 without CORS headers: a
  * guarded route, an origin its policy refuses) or `withhold` (204 without CORS headers: a skill

@@ -36,6 +36,7 @@ export function clientErrorAnswer(code: string | undefined): string {
 }
 
 /**
+/**
  * The Hono app of every feature's routes: CORS first (`preflight`: how a preflight is answered),
  * a plain 500 for what they throw, an empty 404.
  */

@@ -129,6 +129,15 @@ export interface MdpServerOptions {
    */
   cookieSameSite?: CookieSameSite;
   /**
+   * Under an auth policy: the file of the keys that seal the `mdp_auth` cookie (cookie-keys.ts),
+   * made on first use (mode 0600, its directory 0700), so that cookies outlive a restart and every
+   * server reading the file accepts them; `mdp-server rotate-cookie-key` rotates it. The CLI uses
+   * `<state dir>/cookie-keys`. Default: none, the policy's `cookieSecret` (for `authTokens`, a random
+   * key per server: cookies end with it). When the file cannot be made (no writable directory) the
+   * server warns and does the same; a file it must not trust or cannot read stops it.
+   */
+  cookieKeyFile?: string;
+  /**
    * Cluster control and upstream proxy (SPEC §10). Without it the server is standalone: leader of a
    * cluster of one, term 0. The CLI passes `{ mode: 'auto' }` by default.
    */

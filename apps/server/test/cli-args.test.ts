@@ -56,6 +56,7 @@ describe('defaults', () => {
       clusterId: SERVER_DEFAULTS.clusterId,
       logLevel: SERVER_DEFAULTS.logLevel,
       cookieSameSite: SERVER_DEFAULTS.cookieSameSite,
+      cookieKeyFile: join(defaultStateDir(), 'cookie-keys'),
       cluster: {
         mode: 'auto',
         discovery: {

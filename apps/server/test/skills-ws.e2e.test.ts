@@ -160,6 +160,10 @@ describe('skill routes over a websocket client', () => {
     expect(options.status).toBe(204);
     expect(options.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
     expect(options.headers.get('access-control-allow-credentials')).toBe('true');
+    // Another site's page: the seed's 204, without a grant.
+    const foreign = await fetch(`${t.http}/c6/skills/s`, { method: 'OPTIONS', headers: { origin: 'http://example.test' } });
+    expect(foreign.status).toBe(204);
+    expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it('answers a read with CORS headers for a page that may read: echoed with credentials, `*` without Origin', async () => {
