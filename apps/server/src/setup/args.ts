@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { HOST_IDS, HOSTS, PROJECT_COMMAND, type HostId, type Scope } from './hosts.js';
 
-/** The MCP endpoint of a server started with default flags (SPEC: Streamable HTTP at /mcp). */
+/** The MCP endpoint of a server started with default flags (SPEC §13.1: Streamable HTTP at /mcp). */
 export const DEFAULT_MCP_URL = 'http://127.0.0.1:47372/mcp';
 export const DEFAULT_NAME = 'mdp';
 
