@@ -15,6 +15,11 @@ export interface SessionTransport {
   readonly wantsPing?: boolean;
   /** The connection is encrypted (TLS); listings report it. Default false. */
   readonly secure?: boolean;
+  /**
+   * The peer's remote address (`socket.remoteAddress`), if known: its clients count against the
+   * router's `maxClientsPerAddress`. Leave it out for in-process sessions (not counted).
+   */
+  readonly remoteAddress?: string | undefined;
 }
 
 /** Why core closed a session, with the websocket close status each maps to. */
