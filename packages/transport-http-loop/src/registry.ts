@@ -115,6 +115,7 @@ export class LoopSessionRegistry {
       // back through /send, which keeps a client with long polls alive under short time-outs.
       wantsPing: true,
       secure,
+      remoteAddress: address,
       send: (message) => {
         const refusal = mailbox.push(message);
         // A call the full queue cannot take fails at once, retry later; the session goes on.

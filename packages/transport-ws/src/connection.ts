@@ -53,6 +53,8 @@ export class WsConnection implements SessionTransport, Deadline {
     private readonly context: ConnectionContext,
     /** The connection is encrypted (wss); listings report it. */
     readonly secure: boolean,
+    /** The peer's address: its clients count against the router's `maxClientsPerAddress`. */
+    readonly remoteAddress: string | undefined,
   ) {
     this.lastProgressAt = context.clock.now();
   }

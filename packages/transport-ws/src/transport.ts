@@ -263,7 +263,7 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     const peer = options.authorize ? options.peerOf?.(request.headers) : undefined;
     const principal = options.authorize ? (peer?.principal ?? options.principalOf?.(auth)) : undefined;
     // wss: the upgrade came over a TLS socket (a plain one has no `encrypted`).
-    const connection = new WsConnection(ws, socket, context, (request.socket as { encrypted?: boolean }).encrypted === true);
+    const connection = new WsConnection(ws, socket, context, (request.socket as { encrypted?: boolean }).encrypted === true, request.socket.remoteAddress);
     let session: Session;
     try {
       session = router.openSession(connection, auth, principal, peer?.serverId);
