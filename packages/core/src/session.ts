@@ -21,6 +21,11 @@ export interface SessionTransport {
    * session registers (ownership.ts), and a page of that origin may read their skills.
    */
   readonly origin?: string;
+  /**
+   * The peer's remote address (`socket.remoteAddress`), if known: its clients count against the
+   * router's `maxClientsPerAddress`. Leave it out for in-process sessions (not counted).
+   */
+  readonly remoteAddress?: string | undefined;
 }
 
 /** Why core closed a session, with the websocket close status each maps to. */

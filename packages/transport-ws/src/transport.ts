@@ -266,7 +266,7 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     // Without a policy a page's ids are its origin's, and a program's (no Origin) the machine's.
     const principal = options.authorize ? (peer?.principal ?? options.principalOf?.(auth)) : originPrincipal(origin);
     // wss: the upgrade came over a TLS socket (a plain one has no `encrypted`).
-    const connection = new WsConnection(ws, socket, context, (request.socket as { encrypted?: boolean }).encrypted === true, origin);
+    const connection = new WsConnection(ws, socket, context, (request.socket as { encrypted?: boolean }).encrypted === true, origin, request.socket.remoteAddress);
     let session: Session;
     try {
       session = router.openSession(connection, auth, principal, peer?.serverId);
