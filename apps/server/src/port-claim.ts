@@ -34,6 +34,13 @@ const ASK_TIMEOUT_MS = 1000;
 /** Largest answer read from the holder, bytes. */
 const MAX_ANSWER_BYTES = 4096;
 
+/**
+ * The system clock with timers that keep the process alive: the claim is the server's start, and
+ * while it waits between two binds nothing else (no listener yet) would. The system clock's own
+ * timers never do, and the process would end mid-start.
+ */
+const startClock: Clock = { ...systemClock, setTimeout: (callback, ms) => setTimeout(callback, ms) };
+
 export interface PortClaimOptions {
   readonly host: string;
   readonly port: number;
@@ -61,7 +68,7 @@ export interface PortClaimOptions {
  * error it already has); rejects with any other bind error.
  */
 export function claimPort(options: PortClaimOptions, bindOnce: () => Promise<AddressInfo>): Promise<AddressInfo | undefined> {
-  const clock = options.clock ?? systemClock;
+  const clock = options.clock ?? startClock;
   const { logger, port } = options;
   const config: ClaimConfig = { ...PORT_CLAIM_DEFAULTS, ...options.config };
   const target = urlHost(['0.0.0.0', '::', '[::]', ''].includes(options.host) ? '127.0.0.1' : options.host);
