@@ -117,6 +117,7 @@ export function claimPort(options: PortClaimOptions, bindOnce: () => Promise<Add
           bindOnce().then(
             (address) => {
               feed({ type: 'bound' });
+              if (state.asked) logger.info('server.port_claimed', { port, from: state.asked.id, message: 'the port is back: the member that served it let go' });
               finish(() => resolve(address));
             },
             (error: NodeJS.ErrnoException) => {

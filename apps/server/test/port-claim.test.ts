@@ -78,6 +78,7 @@ describe('claiming a port back, wired', () => {
     expect(s.asked).toEqual([{ url: 'http://127.0.0.1:4001/mdp/cluster/release-port', body: { clusterId: 'c1', serverId: '127.0.0.1:4000', to: HOLDER, port: PORT, timestamp: 1, proof: 'p' } }]);
     expect(s.binds()).toBe(1);
     await s.log.seen('server.port_claim_asked', { port: PORT, holder: HOLDER });
+    await s.log.seen('server.port_claimed', { port: PORT, from: HOLDER });
     expect(s.clock.pending()).toBe(0);
   });
 
