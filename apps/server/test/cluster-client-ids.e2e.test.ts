@@ -25,7 +25,7 @@ const endpoint = (method: 'GET' | 'POST', path: string) => ({ type: 'endpoint' a
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
-async function twoServerCluster(authTokens: string[] | undefined): Promise<{ leader: MdpServer; follower: MdpServer }> {
+async function twoServerCluster(authTokens: string[] | undefined, secret?: string): Promise<{ leader: MdpServer; follower: MdpServer }> {
   const ports = await freePorts(2);
   const group = ports.map((port) =>
     createMdpServer({
@@ -34,7 +34,7 @@ async function twoServerCluster(authTokens: string[] | undefined): Promise<{ lea
       logLevel: 'silent',
       clusterId: 'client-ids',
       ...(authTokens ? { authTokens } : {}),
-      cluster: { ...FAST, discovery: { startPort: ports[0] as number, attempts: 2, intervalMs: 150, probeTimeoutMs: 200 } },
+      cluster: { ...FAST, ...(secret ? { secret } : {}), discovery: { startPort: ports[0] as number, attempts: 2, intervalMs: 150, probeTimeoutMs: 200 } },
     }),
   );
   servers.push(...group);
@@ -109,13 +109,41 @@ describe('client ids in a guarded cluster', () => {
   });
 });
 
-describe('client ids in an open cluster (no policy)', () => {
-  it('follow SPEC §4 as before: any session takes any id, and mirrors are not asked for proof', { timeout: 20_000 }, async () => {
+describe('client ids in a cluster without a policy', () => {
+  it('follow SPEC §4 as before: any local program takes any id, and mirrors are not asked for proof', { timeout: 20_000 }, async () => {
     const { leader, follower } = await twoServerCluster(undefined);
     await ownerOnFollower(leader, follower, {});
     const socket = await TestClient.connect(leader.info?.urls.ws as string);
     const registered = clientChange(leader, 'app', true);
     socket.send({ type: 'registerClient', client: descriptor('app', []) });
     await registered;
+  });
+
+  /** Register `client` on the leader from a page of `origin`: 'registered', or the close it got. */
+  async function registerFromPage(leader: MdpServer, origin: string, client: ReturnType<typeof descriptor>) {
+    const socket = await TestClient.connect(leader.info?.urls.ws as string, { headers: { origin } });
+    socket.send({ type: 'registerClient', client });
+    return Promise.race([clientChange(leader, client.id, true).then(() => 'registered' as const), socket.closed]);
+  }
+
+  // Review finding: the leader did not keep mirrored ids for their owner without a policy, so any
+  // site's page took `app` there and got the agent's calls meant for the program on the follower.
+  it("a page of another site cannot take on the leader the id of a local program that lives on a follower", { timeout: 20_000 }, async () => {
+    const { leader, follower } = await twoServerCluster(undefined, 'a-cluster-secret-for-the-test');
+    const owner = await ownerOnFollower(leader, follower, {});
+    owner.handler = () => 'paid';
+    expect(await registerFromPage(leader, 'http://evil.example', descriptor('app', [endpoint('POST', '/pay')]))).toEqual({ code: 4403, reason: 'Client id held by another principal' });
+    for (const at of [follower, leader]) {
+      const res = await post(`${at.info?.urls.http}/mdp/call`, { clientId: 'app', method: 'POST', path: '/pay' });
+      expect(await res.json()).toEqual({ ok: true, data: 'paid' });
+    }
+    expect(owner.calls).toHaveLength(2);
+  });
+
+  it("a page's id on a follower stays its origin's on the leader: that origin may register it there, another may not", { timeout: 20_000 }, async () => {
+    const { leader, follower } = await twoServerCluster(undefined, 'a-cluster-secret-for-the-test');
+    await ownerOnFollower(leader, follower, { origin: 'https://app.example' });
+    expect(await registerFromPage(leader, 'http://evil.example', descriptor('app', []))).toEqual({ code: 4403, reason: 'Client id held by another principal' });
+    expect(await registerFromPage(leader, 'https://app.example', descriptor('app', []))).toBe('registered');
   });
 });

@@ -18,7 +18,9 @@
  * Without a policy the principal is where a connection comes from ({@link originPrincipal}): a web
  * page's `Origin`, or nothing for a program on this machine (no `Origin`). A page may replace only
  * ids its own origin holds; a local program replaces any id, as on the servers in use today. So a
- * page of another site can neither take a local app's id nor another site's (SPEC §4).
+ * page of another site can neither take a local app's id nor another site's (SPEC §4). A proven
+ * mirror link is its member's peer without a policy too, under the principal of the client it
+ * mirrors, so the rows above keep a follower's ids for their owner on the hub as well.
  */
 import { proxyMarker, type ClientDescriptor } from '@mdp/protocol';
 import type { IsServerId } from './aliases.js';

@@ -528,9 +528,9 @@ export class Router {
 
   private register(session: Session, descriptor: ClientDescriptor, auth: AuthContext | undefined): void {
     const holder = this.clients.get(descriptor.id);
-    // Under an auth policy an id belongs to whoever registered it (here, or on the member that
-    // mirrors it here); without one every session has the same (undefined) principal and the
-    // newer session replaces the older, as SPEC §4 says.
+    // An id belongs to whoever registered it (here, or on the member that mirrors it here): under
+    // an auth policy the credential's principal, without one the page's origin (ownership.ts); a
+    // session without a principal (a local program, no policy) replaces any, as SPEC §4 says.
     const refusal = registrationRefusal({
       descriptor,
       registrant: session,
