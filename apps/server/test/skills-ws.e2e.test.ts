@@ -214,6 +214,20 @@ describe('skill routes over a websocket client', () => {
     expect(page.calls).toHaveLength(2);
   });
 
+  // Review finding: `null` pages were one origin, so any site's sandboxed iframe (Origin: null)
+  // read, with credentials, the skills of a page opened from a file, and took over its id.
+  it('treats the opaque origin (null) as no page\'s own: one null page neither reads nor takes another\'s client', async () => {
+    const t = await startServer();
+    const file = await registeredClient(t, descriptor('file-page', [skill('/s/skill.md')]), { origin: 'null' });
+    const read = await rawRequest(t.http, '/skills/file-page/s', 'GET', ['Origin', 'null']);
+    expect([read.status, read.headers['access-control-allow-origin']]).toEqual([403, undefined]);
+    const sandboxed = await TestClient.connect(t.ws, { headers: { origin: 'null' } });
+    sandboxed.send({ type: 'registerClient', client: descriptor('file-page', [skill('/s/skill.md')]) });
+    expect(await sandboxed.closed).toEqual({ code: 4403, reason: 'Client id held by another principal' });
+    expect(file.calls).toHaveLength(0);
+    expect(t.server.router.getClient('file-page')?.origin).toBe('null');
+  });
+
   it('refuses a rebound DNS name (Host) on a loopback server, even without Origin', async () => {
     const t = await startServer();
     const client = await registeredClient(t, descriptor('c6d', [skill('/s/skill.md')]));

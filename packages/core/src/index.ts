@@ -15,7 +15,7 @@ export { AUTH_COOKIE_MAX_AGE_MS, createAuthGate, createTokenPolicy, credentialPr
 export type { AuthGate, AuthGateOptions, AuthPolicy } from './auth-policy.js';
 export { FORWARD_AS_IS, FORWARD_WITHOUT_CREDENTIAL } from './forwarding.js';
 export type { CredentialForwarding } from './forwarding.js';
-export { originPrincipal } from './ownership.js';
+export { isOpaqueOrigin, originPrincipal } from './ownership.js';
 export { PathIndex } from './path-index.js';
 export type { ResolvedTarget } from './path-index.js';
 export { SESSION_CLOSE, closeReason } from './session.js';

@@ -24,13 +24,25 @@
  */
 import { proxyMarker, type ClientDescriptor } from '@mdp/protocol';
 import type { IsServerId } from './aliases.js';
+import { randomUuid } from './uuid.js';
+
+/**
+ * Whether `origin` (an `Origin` header) is the opaque origin `null`, which browsers send for pages
+ * of sandboxed iframes, `file:` and `data:` URLs, and after some redirects. Any site can make one
+ * (a sandboxed iframe of its own), and it is same-origin with nothing, not even another `null`.
+ */
+export function isOpaqueOrigin(origin: string | undefined): boolean {
+  return origin === 'null';
+}
 
 /**
  * The principal of a connection without an auth policy: its web page's origin, or `undefined` for a
- * program that sends no `Origin` (the local machine, which may replace any id).
+ * program that sends no `Origin` (the local machine, which may replace any id). A page of the
+ * opaque origin is a principal of its own, one per connection: two `null` pages share nothing.
  */
 export function originPrincipal(origin: string | undefined): string | undefined {
-  return origin === undefined ? undefined : `origin:${origin}`;
+  if (origin === undefined) return undefined;
+  return isOpaqueOrigin(origin) ? `origin:null#${randomUuid()}` : `origin:${origin}`;
 }
 
 /** What the rules need of a session. */

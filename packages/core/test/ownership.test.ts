@@ -180,6 +180,22 @@ describe('Router without a policy: ids belong to the origin of the page that reg
   it('names the principal of a connection by its origin, none for a program', () => {
     expect(originPrincipal(undefined)).toBeUndefined();
     expect(originPrincipal('https://app.example')).toBe('origin:https://app.example');
-    expect(originPrincipal('null')).toBe('origin:null');
+    // The opaque origin: a principal of its own per connection.
+    expect(originPrincipal('null')).toMatch(/^origin:null#[0-9a-f-]{36}$/);
+    expect(originPrincipal('null')).not.toBe(originPrincipal('null'));
+  });
+
+  // Review finding: every `null` page was one principal, so any site's sandboxed iframe took over
+  // (and, through the skill routes, read) the ids of a page opened from a file.
+  it('a page of the opaque origin (null) replaces nothing of another null page, and nothing takes its id but a program', () => {
+    const file = connect('null');
+    expect(register(file, 'local-file-app')).toBeUndefined();
+    const sandboxed = connect('null');
+    expect(register(sandboxed, 'local-file-app')).toBe('client_id_taken: Client id held by another principal');
+    expect(file.transport.closes).toEqual([]);
+    // Its own session re-registers it freely (a catalog change by registerClient).
+    expect(register(file, 'local-file-app')).toBeUndefined();
+    expect(register(connect(), 'local-file-app')).toBeUndefined();
+    expect(file.transport.closes).toEqual([{ code: 4000, reason: 'Replaced by newer client session' }]);
   });
 });

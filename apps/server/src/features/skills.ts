@@ -1,6 +1,6 @@
 /** The two skill read routes (SPEC §8), answered on node's request without Hono. */
 import type { IncomingMessage } from 'node:http';
-import { originProblem, type OriginPolicy, type Router } from '@mdp/core';
+import { isOpaqueOrigin, originProblem, type OriginPolicy, type Router } from '@mdp/core';
 import { MDP_CLIENT_CANDIDATES_HEADER, MDP_ERROR_CODE_HEADER, MDP_ERROR_HEADER, createNodeSkillsHandler, type SkillReadResponse } from '@mdp/skills-gateway';
 import { NO_CORS } from '../cors.js';
 import type { ServerContext, ServerFeature } from '../feature.js';
@@ -29,7 +29,8 @@ export function skillReaderRefusal(router: Router, policy: OriginPolicy): SkillR
       if (origin === undefined) passedHost = host;
       return undefined;
     }
-    return origin !== undefined && router.getClient(clientId)?.origin === origin ? undefined : problem;
+    // The opaque origin (`null`) is no page's own: any site can send it from a sandboxed iframe.
+    return origin !== undefined && !isOpaqueOrigin(origin) && router.getClient(clientId)?.origin === origin ? undefined : problem;
   };
 }
 
