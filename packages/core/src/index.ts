@@ -35,7 +35,7 @@ export { FANOUT_BODY_FACTOR, createLocalHost, fanoutTargets } from './host.js';
 export type { CallOptions, HostApi, LocalHostOptions } from './host.js';
 export { NO_SERVER_IDS, resolveClientId } from './aliases.js';
 export type { IdResolution, IsServerId } from './aliases.js';
-export { hostnameOf, isLoopbackHost, originPolicyFor, originProblem } from './origin-policy.js';
+export { crossSiteWithoutOrigin, hostnameOf, isLoopbackHost, originPolicyFor, originProblem } from './origin-policy.js';
 export { urlHost } from './url-host.js';
 export type { OriginPolicy } from './origin-policy.js';
 export { parseJsonObject, readBodyText, readNodeBody } from './http-body.js';
