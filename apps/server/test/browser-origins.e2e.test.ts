@@ -99,6 +99,21 @@ describe.skipIf(!chromiumAvailable())('pages of other sites in a real browser (h
     expect(owner.calls).toHaveLength(0);
   }, 20_000);
 
+  // Review finding: any site's page could register a skill of type text/html; a user who opened its
+  // link ran its script as a page of the MDP server, which used the host API to call any client.
+  it("a client's HTML skill opened in the browser runs no script, and not as the server's own page", async () => {
+    const t = await startServer();
+    const publisher = await TestClient.register(t.ws, descriptor('html-skill', [skill('/s/skill.md', { contentType: 'text/html' })]));
+    publisher.handler = () => `<!doctype html><title>skill</title><script>document.title = 'ran as ' + self.origin;</script><p>text</p>`;
+    context = await browser.newContext();
+    const page = await context.newPage();
+    const opened = await page.goto(`${t.http}/skills/html-skill/s`);
+    expect(opened?.status()).toBe(200);
+    expect(await page.title()).toBe('skill');
+    expect(await page.evaluate('self.origin')).toBe('null');
+    expect(await page.textContent('p')).toBe('text');
+  }, 20_000);
+
   it('a page registers and reads its own clients, replaces its own id on a reload; another site cannot', async () => {
     const t = await startServer();
     const app = await openPage('app.example');
