@@ -271,11 +271,12 @@ export class Directory {
   /** The earliest time a `tick` has work to do, or undefined. */
   wakeAt(): number | undefined {
     let at = this.nextBeatAt;
+    const janitor = this.connected && this.synced && this.isJanitor();
     for (const [id, node] of this.nodes) {
       if (id === this.config.node) continue;
       if (node.deadAt === undefined) at = Math.min(at, node.heardAt + node.ttlMs);
       else {
-        if (!node.swept) at = Math.min(at, node.deadAt + this.config.janitorAfterMs);
+        if (janitor && !node.swept) at = Math.min(at, node.deadAt + this.config.janitorAfterMs);
         at = Math.min(at, node.deadAt + this.config.forgetAfterMs);
       }
     }
@@ -303,6 +304,7 @@ export class Directory {
       case 'disconnected':
         this.connected = false;
         this.synced = false;
+        this.deleting.clear();
         this.nextBeatAt = Number.POSITIVE_INFINITY;
         break;
       case 'tick':
@@ -430,7 +432,10 @@ export class Directory {
     const previous = this.entries.get(key);
     if (previous && previous.value.revision >= revision) {
       // An older write delivered late, or the same one again in a new snapshot.
-      if (previous.value.revision === revision) previous.seenGen = this.gen;
+      if (previous.value.revision === revision) {
+        previous.seenGen = this.gen;
+        this.healOwn(key, previous.value);
+      }
       return;
     }
     const wasVisible = previous !== undefined && this.visible(previous.value);
@@ -448,9 +453,8 @@ export class Directory {
         mine.otherRevision = revision;
         mine.otherNode = value.node;
       }
-    } else if (!mine && value.node === this.config.node && this.connected) {
-      // A key naming us for a client we do not hold: a failed withdrawal, or a previous incarnation's.
-      this.deleteOwn(clientId, revision);
+    } else {
+      this.healOwn(key, value);
     }
     const visible = this.visible(value);
     if (visible) this.effects.push({ type: 'change', kind: wasVisible ? 'updated' : 'added', clientId });
@@ -619,6 +623,12 @@ export class Directory {
     if (this.deleting.get(key) === revision) return;
     this.deleting.set(key, revision);
     this.effects.push({ type: 'delete', clientId, expect: revision, janitor: false });
+  }
+
+  /** A key naming us for a client we do not hold (a failed withdrawal, a previous incarnation's): delete it. */
+  private healOwn(key: string, value: RemoteClient): void {
+    if (value.node !== this.config.node || !this.connected || this.local.has(key)) return;
+    this.deleteOwn(value.clientId, value.revision);
   }
 
   private replacedBy(clientId: string, byNode: string): void {
