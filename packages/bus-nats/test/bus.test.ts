@@ -187,6 +187,8 @@ describe.skipIf(!natsServerAvailable())('a fleet on a real nats-server', () => {
     const large = await b.bus.relayToSession('3f1c1b8e-1111-4222-8333-444455556666', big);
     expect(large.ok && large.payload.length).toBe(big.length + 'session:'.length);
     release();
+    // The unsubscription reaches the server with the connection's next flush.
+    await (a.bus as unknown as { nc: { flush(): Promise<void> } }).nc.flush();
     expect(await b.bus.relayToSession('3f1c1b8e-1111-4222-8333-444455556666', Buffer.from('poll'))).toMatchObject({ ok: false, reason: 'unknown' });
     expect(await b.bus.relayToSession('unknown-session', Buffer.from('poll'))).toMatchObject({ ok: false, reason: 'unknown' });
   });
