@@ -56,6 +56,8 @@ const SETUP_RETRY_MS = 1000;
 /** Largest heartbeat value and client announcement, bytes (the bucket refuses more). */
 const MAX_BEAT_BYTES = 4096;
 const MAX_ANNOUNCEMENT_BYTES = 16 * 1024;
+/** Longest wait for each step of leaving (deleting our keys, draining the connection), ms. */
+const LEAVE_MS = 2000;
 /** Relay answer tags: the first byte says whether the rest is the answer or a failure message. */
 const RELAY_OK = 0;
 const RELAY_FAILED = 1;
@@ -101,7 +103,6 @@ class NatsBusNode implements NatsBus {
   private readonly incoming = new Map<string, AbortController>();
   private readonly sessions = new Map<string, Subscription>();
   private readonly descriptors = new DescriptorCache();
-  private readonly descriptorDigests = new Map<string, string>();
   private counters = { reconnects: 0, requestsSent: 0, requestsFailed: 0, requestsServed: 0, latencySum: 0, latencyCount: 0 };
   private readonly latencyBuckets = new Array<number>(LATENCY_BUCKETS_MS.length + 1).fill(0);
 
@@ -186,8 +187,7 @@ class NatsBusNode implements NatsBus {
     if (wasRunning && this.connected) {
       // Leave: delete our keys so that other nodes drop our clients now. Bounded: a NATS that does
       // not answer must not hold the shutdown.
-      const deletes = leaving.map((effect) => this.leaveWrite(effect));
-      await Promise.race([Promise.allSettled(deletes), new Promise((resolve) => this.clock.setTimeout(() => resolve(undefined), 2000))]);
+      await this.within(Promise.allSettled(leaving.map((effect) => this.leaveWrite(effect))), LEAVE_MS);
     }
     for (const watch of this.watches) watch.stop();
     this.watches = [];
@@ -202,7 +202,7 @@ class NatsBusNode implements NatsBus {
     const nc = this.nc;
     this.connected = false;
     if (nc && !nc.isClosed()) {
-      await Promise.race([nc.drain().catch(() => nc.close()), new Promise((resolve) => this.clock.setTimeout(() => resolve(undefined), 2000))]);
+      await this.within(nc.drain().catch(() => nc.close()), LEAVE_MS);
       if (!nc.isClosed()) await nc.close().catch(() => undefined);
     }
     this.state = 'closed';
@@ -319,7 +319,6 @@ class NatsBusNode implements NatsBus {
     if (this.state === 'closing' || this.state === 'closed') return;
     const clientId = client.descriptor.id;
     const digest = descriptorDigest(client.descriptor);
-    this.descriptorDigests.set(clientId, digest);
     this.step({
       type: 'register',
       announcement: {
@@ -336,7 +335,6 @@ class NatsBusNode implements NatsBus {
 
   withdraw(clientId: string): void {
     if (this.state === 'closing' || this.state === 'closed') return;
-    this.descriptorDigests.delete(clientId);
     this.step({ type: 'unregister', clientId });
   }
 
@@ -444,7 +442,6 @@ class NatsBusNode implements NatsBus {
       }
       case 'replaced':
         this.log.info('bus.replaced', { clientId: effect.clientId, byNode: effect.byNode });
-        this.descriptorDigests.delete(effect.clientId);
         this.safely(() => this.handlers.replaced(effect.clientId, effect.byNode));
         return;
       case 'nodeUp':
@@ -830,6 +827,13 @@ class NatsBusNode implements NatsBus {
       nodes: this.directory.liveNodes().length,
       serverMaxPayload: this.wire?.serverMaxPayload ?? 0,
     };
+  }
+
+  /** `promise`, or nothing after `ms`; the timer goes with it (close leaves no timer behind). */
+  private async within(promise: Promise<unknown>, ms: number): Promise<void> {
+    let timer: unknown;
+    await Promise.race([promise, new Promise<void>((resolve) => (timer = this.clock.setTimeout(resolve, ms)))]);
+    this.clock.clearTimeout(timer);
   }
 
   private emit(status: BusStatus): void {

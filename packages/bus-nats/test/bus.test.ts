@@ -3,6 +3,7 @@
  * messages, duplicate ids. Faults (dead nodes, a NATS restart) are in faults.test.ts.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock, type Clock } from '@mdp/core';
 import { Inbox } from '@mdp/test-kit';
 import { idToken } from '../src/index.js';
 import { echo, startNode, type TestNode } from './fleet.js';
@@ -191,6 +192,39 @@ describe.skipIf(!natsServerAvailable())('a fleet on a real nats-server', () => {
     await (a.bus as unknown as { nc: { flush(): Promise<void> } }).nc.flush();
     expect(await b.bus.relayToSession('3f1c1b8e-1111-4222-8333-444455556666', Buffer.from('poll'))).toMatchObject({ ok: false, reason: 'unknown' });
     expect(await b.bus.relayToSession('unknown-session', Buffer.from('poll'))).toMatchObject({ ok: false, reason: 'unknown' });
+  });
+
+  it('close() leaves no timer behind and is idempotent', async () => {
+    const live = new Set<unknown>();
+    const clock: Clock = {
+      now: () => systemClock.now(),
+      wallNow: () => systemClock.wallNow(),
+      setTimeout: (fn, ms) => {
+        const handle = systemClock.setTimeout(() => {
+          live.delete(handle);
+          fn();
+        }, ms);
+        live.add(handle);
+        return handle;
+      },
+      clearTimeout: (handle) => {
+        live.delete(handle);
+        systemClock.clearTimeout(handle);
+      },
+    };
+    const prefix = `t${process.pid}x${prefixCount++}`;
+    const [a, b] = await Promise.all([startNode(server.url, 'node-a', { prefix, clock }), startNode(server.url, 'node-b', { prefix, clock })]);
+    a.add('c1', () => new Promise(() => undefined));
+    await b.sees('c1', 'node-a');
+    const pending = b.bus.call('c1', { method: 'GET', path: '/x' }, { timeoutMs: 60_000 });
+    await a.calls.seen();
+    expect(live.size).toBeGreaterThan(0);
+    await Promise.all([a.close(), b.close()]);
+    await Promise.all([a.close(), b.close()]);
+    expect(await pending).toMatchObject({ ok: false, error: { code: 'transport_error' } });
+    expect(live.size).toBe(0);
+    expect(await b.bus.call('c1', { method: 'GET', path: '/x' })).toMatchObject({ ok: false, error: { code: 'transport_error' } });
+    await b.statuses.seen((s) => s.type === 'closed');
   });
 
   it('figures: requests, latency, directory size', async () => {
