@@ -118,7 +118,11 @@ export interface NatsBus {
   /** The client `clientId` when another live node holds it. */
   resolve(clientId: string): RemoteClient | undefined;
   remoteClients(): RemoteClient[];
-  /** The descriptor of a remote client, fetched from its node (cached by digest); undefined when gone. */
+  /**
+   * The descriptor of a remote client, fetched from its node (cached by digest); undefined when no
+   * live node has it. Rejects with an MdpError (`not_ready`, `transport_error`, `timeout`) when its
+   * node cannot be asked.
+   */
   descriptor(clientId: string, options?: OutgoingOptions): Promise<ClientDescriptor | undefined>;
   /** Call a remote client: one request to its node. Never rejects: failures are `ok: false`. */
   call(clientId: string, call: RemoteCall, options?: OutgoingOptions): Promise<InvokeOutcome>;

@@ -30,6 +30,8 @@ const START_TIMEOUT_MS = 15_000;
 export interface NatsServerOptions {
   /** Extra lines of configuration file (authorization, limits), in nats-server's config syntax. */
   readonly config?: string;
+  /** Start with JetStream (`-js`). Default true. */
+  readonly jetstream?: boolean;
 }
 
 export class NatsServer {
@@ -40,6 +42,7 @@ export class NatsServer {
     readonly port: number,
     readonly dir: string,
     private readonly configFile: string,
+    private readonly jetstream: boolean,
   ) {}
 
   static async start(options: NatsServerOptions = {}): Promise<NatsServer> {
@@ -47,7 +50,7 @@ export class NatsServer {
     const port = await closedPort();
     const configFile = join(dir, 'nats.conf');
     writeFileSync(configFile, `${options.config ?? ''}\n`);
-    const server = new NatsServer(port, dir, configFile);
+    const server = new NatsServer(port, dir, configFile, options.jetstream ?? true);
     await server.start();
     return server;
   }
@@ -63,7 +66,8 @@ export class NatsServer {
   /** Start (again) on the same port with the same store. */
   async start(): Promise<void> {
     if (this.child) return;
-    const child = spawn(NATS_SERVER_PATH, ['-c', this.configFile, '-a', '127.0.0.1', '-p', String(this.port), '-js', '-sd', join(this.dir, 'store')], {
+    const args = ['-c', this.configFile, '-a', '127.0.0.1', '-p', String(this.port), ...(this.jetstream ? ['-js', '-sd', join(this.dir, 'store')] : [])];
+    const child = spawn(NATS_SERVER_PATH, args, {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     this.child = child;
