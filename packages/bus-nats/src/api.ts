@@ -129,8 +129,11 @@ export interface NatsBus {
 
   /** Send `payload` to node `nodeId`'s `relay` handler. */
   relayToNode(nodeId: string, payload: Uint8Array, options?: OutgoingOptions): Promise<RelayResult>;
-  /** Answer relayed requests for HTTP loop session `sessionId` here; returns the release. */
-  holdSession(sessionId: string, handler: SessionRelayHandler): () => void;
+  /**
+   * Answer relayed requests for HTTP loop session `sessionId` here. Resolves with the release once
+   * NATS has the subscription (answer `/connect` after it: the next request may land elsewhere).
+   */
+  holdSession(sessionId: string, handler: SessionRelayHandler): Promise<() => void>;
   /** Send `payload` to whichever node holds session `sessionId`; `unknown` when none does. */
   relayToSession(sessionId: string, payload: Uint8Array, options?: OutgoingOptions): Promise<RelayResult>;
 

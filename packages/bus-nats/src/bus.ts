@@ -668,7 +668,7 @@ class NatsBusNode implements NatsBus {
     return { ok: false, reason: 'failed', message: Buffer.from(answer.subarray(1)).toString('utf8') || 'The node could not answer' };
   }
 
-  holdSession(sessionId: string, handler: SessionRelayHandler): () => void {
+  async holdSession(sessionId: string, handler: SessionRelayHandler): Promise<() => void> {
     const nc = this.nc;
     if (!nc || this.state !== 'running') throw new Error('bus: holdSession() needs a started bus');
     this.sessions.get(sessionId)?.unsubscribe();
@@ -679,11 +679,15 @@ class NatsBusNode implements NatsBus {
       },
     });
     this.sessions.set(sessionId, sub);
-    return () => {
+    const release = (): void => {
       if (this.sessions.get(sessionId) !== sub) return;
       this.sessions.delete(sessionId);
       sub.unsubscribe();
     };
+    // Once the server has the subscription (a PING answered after the SUB), a request for the
+    // session from any node reaches it: the client may send its next request elsewhere at once.
+    if (this.connected) await nc.flush().catch(() => undefined);
+    return release;
   }
 
   // ----------------------------------------------------------------------------------------------

@@ -181,7 +181,7 @@ describe.skipIf(!natsServerAvailable())('a fleet on a real nats-server', () => {
     const [a, b] = (await fleet('node-a', 'node-b')) as [TestNode, TestNode];
     const toNode = await b.bus.relayToNode('node-a', Buffer.from('hi'));
     expect(toNode.ok && Buffer.from(toNode.payload).toString()).toBe('node-a:hi');
-    const release = a.bus.holdSession('3f1c1b8e-1111-4222-8333-444455556666', async (payload) => Buffer.concat([Buffer.from('session:'), payload]));
+    const release = await a.bus.holdSession('3f1c1b8e-1111-4222-8333-444455556666', async (payload) => Buffer.concat([Buffer.from('session:'), payload]));
     const held = await b.bus.relayToSession('3f1c1b8e-1111-4222-8333-444455556666', Buffer.from('poll'));
     expect(held.ok && Buffer.from(held.payload).toString()).toBe('session:poll');
     const big = Buffer.alloc(1024 * 1024 + 10, 7);

@@ -2,7 +2,7 @@
  * Fleet nodes for tests: a bus with a table of local clients standing in for core. A client
  * answers each call with its `answer` function; events land in inboxes the tests wait on.
  */
-import type { InvokeOutcome } from '@mdp/core';
+import { createLogger, type InvokeOutcome } from '@mdp/core';
 import type { ClientDescriptor } from '@mdp/protocol';
 import { Inbox, descriptor as makeDescriptor, until } from '@mdp/test-kit';
 import { createNatsBus, type BusStatus, type DirectoryChange, type NatsBus, type NatsBusOptions, type RemoteCall } from '../src/index.js';
@@ -29,6 +29,12 @@ export interface TestNode {
   close(): Promise<void>;
 }
 
+/**
+ * TTL of test nodes, ms: short, so that death tests end soon, but with heartbeats (every TTL/3)
+ * that survive a loaded CI machine's pauses without flapping.
+ */
+export const TEST_TTL_MS = 2000;
+
 export const echo: LocalTestClient['answer'] = (call) => ({ ok: true, data: { path: call.path, body: call.body ?? null, query: call.query ?? null } });
 
 export async function startNode(url: string | string[], id: string, options: Partial<NatsBusOptions> = {}): Promise<TestNode> {
@@ -38,7 +44,15 @@ export async function startNode(url: string | string[], id: string, options: Par
   const statuses = new Inbox<BusStatus>();
   const calls = new Inbox<{ clientId: string; call: RemoteCall }>();
   const bus = createNatsBus(
-    { servers: url, nodeId: id, ttlMs: 1000, reconnectWaitMs: 100, ...options },
+    {
+      servers: url,
+      nodeId: id,
+      ttlMs: TEST_TTL_MS,
+      reconnectWaitMs: 100,
+      // MDP_TEST_BUS_LOG=debug shows what the nodes of a failing test did.
+      ...(process.env['MDP_TEST_BUS_LOG'] ? { logger: createLogger({ level: 'debug', fields: { test: true } }) } : {}),
+      ...options,
+    },
     {
       call: async (clientId, call, { signal }) => {
         const client = clients.get(clientId);

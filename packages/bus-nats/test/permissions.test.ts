@@ -67,7 +67,7 @@ describe.skipIf(!natsServerAvailable())('a fleet under the README\u2019s NATS pe
     expect(await b.bus.call('c1', { method: 'POST', path: '/p', body: 'x'.repeat(1024 * 1024) })).toMatchObject({ ok: true });
     expect(await a.bus.call('c2', { method: 'GET', path: '/q' })).toMatchObject({ ok: true });
     expect(await a.bus.descriptor('c2')).toMatchObject({ id: 'c2' });
-    const release = a.bus.holdSession('s-1', async (payload) => payload);
+    const release = await a.bus.holdSession('s-1', async (payload) => payload);
     expect(await b.bus.relayToSession('s-1', Buffer.from('hi'))).toMatchObject({ ok: true });
     release();
     expect(a.statuses.items.filter((s) => s.type === 'warning')).toEqual([]);
