@@ -77,6 +77,18 @@ describe.skipIf(!natsServerAvailable())('fleet faults on a real nats-server', ()
     expect(b.bus.metrics().nodes).toBe(1);
   });
 
+  it('a node killed during a call: the call fails with transport_error when the node’s TTL runs out, not at its own time-out', async () => {
+    const p = prefix();
+    const b = await startNode(server.url, 'node-b', { prefix: p });
+    nodes.push(b);
+    const a = await spawnNode(server.url, p, 'node-a', ['hangs']);
+    children.push(a);
+    await b.sees('hangs', 'node-a');
+    const call = b.bus.call('hangs', { method: 'GET', path: '/x' }, { timeoutMs: 600_000 });
+    await killed(a);
+    expect(await call).toMatchObject({ ok: false, source: 'server', error: { code: 'transport_error', message: expect.stringContaining('left the fleet') } });
+  });
+
   it('a client that reconnects to another node is found there at once, before its dead node\u2019s TTL', async () => {
     const p = prefix();
     const [b, c] = await Promise.all([startNode(server.url, 'node-b', { prefix: p, ttlMs: 60_000 }), startNode(server.url, 'node-c', { prefix: p, ttlMs: 60_000 })]);
