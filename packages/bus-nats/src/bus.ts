@@ -56,6 +56,8 @@ const SETUP_RETRY_MS = 1000;
 /** Largest heartbeat value and client announcement, bytes (the bucket refuses more). */
 const MAX_BEAT_BYTES = 4096;
 const MAX_ANNOUNCEMENT_BYTES = 16 * 1024;
+/** Longest client id and principal a node announces, bytes (both fit in one announcement). */
+export const MAX_FLEET_ID_BYTES = 4096;
 /** Longest wait for each step of leaving (deleting our keys, draining the connection), ms. */
 const LEAVE_MS = 2000;
 /** Relay answer tags: the first byte says whether the rest is the answer or a failure message. */
@@ -318,6 +320,8 @@ class NatsBusNode implements NatsBus {
   announce(client: LocalClient): void {
     if (this.state === 'closing' || this.state === 'closed') return;
     const clientId = client.descriptor.id;
+    const problem = announcementProblem(client);
+    if (problem) throw new MdpError('bad_request', problem);
     const digest = descriptorDigest(client.descriptor);
     this.step({
       type: 'register',
@@ -864,6 +868,16 @@ class NodeGone extends Error {
     super(`node ${node} left`);
     this.name = 'NodeGone';
   }
+}
+
+/**
+ * Why a client cannot be announced to the fleet, or undefined. Its announcement must fit in one
+ * value of the clients bucket; core refuses such a registration in bus mode.
+ */
+export function announcementProblem(client: Pick<LocalClient, 'descriptor' | 'principal'>): string | undefined {
+  if (Buffer.byteLength(client.descriptor.id) > MAX_FLEET_ID_BYTES) return `Client id is longer than ${MAX_FLEET_ID_BYTES} bytes, the most a fleet announces`;
+  if (client.principal !== undefined && Buffer.byteLength(client.principal) > MAX_FLEET_ID_BYTES) return `Client principal is longer than ${MAX_FLEET_ID_BYTES} bytes`;
+  return undefined;
 }
 
 function tagged(tag: number, body: Uint8Array | string): Uint8Array {

@@ -94,6 +94,8 @@ export interface DirectoryConfig {
 
 /** Bounds on announced TTLs: a peer's odd value must not make its clients immortal or flap. */
 export const MIN_TTL_MS = 1000;
+/** Longest wait before a failed write is tried again, ms (a write that keeps failing, e.g. refused by permissions). */
+export const MAX_RETRY_MS = 30_000;
 export const MAX_TTL_MS = 60_000;
 
 export const DIRECTORY_DEFAULTS = {
@@ -200,6 +202,8 @@ interface LocalState {
   otherNode: string | undefined;
   /** A failed write waits to be tried again at this time, ms. */
   retryAt: number | undefined;
+  /** Writes failed in a row (not conflicts): the wait before the next doubles, up to MAX_RETRY_MS. */
+  failures: number;
 }
 
 export class Directory {
@@ -491,6 +495,7 @@ export class Directory {
       otherRevision: 0,
       otherNode: undefined,
       retryAt: undefined,
+      failures: 0,
     };
     this.local.set(key, fresh);
     // Unconditional: a registration is the newest by definition (SPEC §4), wherever the id was.
@@ -515,6 +520,7 @@ export class Directory {
       return;
     }
     state.writing = false;
+    state.failures = 0;
     state.revision = Math.max(state.revision ?? 0, revision);
     if (state.otherRevision > state.revision && state.otherNode !== undefined) {
       this.replacedBy(clientId, state.otherNode);
@@ -529,7 +535,8 @@ export class Directory {
     state.writing = false;
     if (!this.connected) return; // written again on `connected`
     if (!conflict) {
-      state.retryAt = now + this.config.retryMs;
+      state.retryAt = now + Math.min(MAX_RETRY_MS, this.config.retryMs * 2 ** Math.min(state.failures, 16));
+      state.failures += 1;
       this.retrying.add(state);
       return;
     }

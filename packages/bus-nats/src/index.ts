@@ -1,4 +1,4 @@
-export { createNatsBus } from './bus.js';
+export { MAX_FLEET_ID_BYTES, announcementProblem, createNatsBus } from './bus.js';
 export { LATENCY_BUCKETS_MS } from './api.js';
 export type {
   BusHandlers,

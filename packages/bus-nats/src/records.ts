@@ -11,7 +11,7 @@ import { idToken } from './subjects.js';
 const VERSION = 1;
 
 const Text = (max: number) => v.pipe(v.string(), v.maxLength(max));
-const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(64 * 1024));
+const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(4096));
 
 const BeatSchema = v.object({
   v: v.literal(VERSION),

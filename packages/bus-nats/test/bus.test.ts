@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock, type Clock } from '@mdp/core';
 import { Inbox } from '@mdp/test-kit';
-import { idToken } from '../src/index.js';
+import { MAX_FLEET_ID_BYTES, announcementProblem, idToken } from '../src/index.js';
 import { echo, startNode, type TestNode } from './fleet.js';
 import { NatsServer, natsServerAvailable, warnIfNoNatsServer } from './nats-server.js';
 
@@ -119,6 +119,14 @@ describe.skipIf(!natsServerAvailable())('a fleet on a real nats-server', () => {
       expect(await b.bus.call(id, { method: 'GET', path: '/who' })).toEqual({ ok: true, data: id });
     }
     expect(new Set(ids.map(idToken)).size).toBe(ids.length);
+  });
+
+  it('an id or principal too long to announce is refused with bad_request before anything is written', async () => {
+    const [a] = (await fleet('node-a')) as [TestNode];
+    expect(() => a.add('x'.repeat(MAX_FLEET_ID_BYTES + 1))).toThrow(expect.objectContaining({ code: 'bad_request' }));
+    expect(() => a.add('ok', echo, 'p'.repeat(MAX_FLEET_ID_BYTES + 1))).toThrow(/principal/);
+    expect(announcementProblem({ descriptor: { id: '日'.repeat(1366), name: '', paths: [] }, principal: undefined })).toMatch(/longer than 4096 bytes/);
+    expect(announcementProblem({ descriptor: { id: 'x'.repeat(MAX_FLEET_ID_BYTES), name: '', paths: [] }, principal: undefined })).toBeUndefined();
   });
 
   it('a request whose body names another client than its subject is refused', async () => {

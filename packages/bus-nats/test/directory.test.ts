@@ -112,6 +112,27 @@ describe('directory: announcing this node\u2019s clients', () => {
   });
 });
 
+describe('directory: writes that keep failing', () => {
+  it('are tried again after doubling waits, up to MAX_RETRY_MS, and from scratch once one succeeds', () => {
+    const d = connected('a', [], { retryMs: 1000, heartbeatMs: 1e9 });
+    d.step({ type: 'register', announcement: local('c1') }, 0);
+    let now = 0;
+    const waits: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      d.step({ type: 'writeFailed', clientId: 'c1' }, now);
+      const at = d.wakeAt() as number;
+      waits.push(at - now);
+      now = at;
+      expect(of(d.step({ type: 'tick' }, now), 'put')).toHaveLength(1);
+    }
+    expect(waits).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000]);
+    d.step({ type: 'writeDone', clientId: 'c1', revision: 3 }, now);
+    d.step({ type: 'tick' }, now + 60_000);
+    d.step({ type: 'writeFailed', clientId: 'c1' }, now + 60_000);
+    expect(d.wakeAt()).toBe(now + 61_000);
+  });
+});
+
 describe('directory: the same id on two nodes (SPEC §4, fleet-wide)', () => {
   it('a newer write by another node replaces ours', () => {
     const d = connected('a', ['b']);
