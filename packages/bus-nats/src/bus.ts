@@ -431,6 +431,7 @@ class NatsBusNode implements NatsBus {
         this.enqueueWrite(async () => {
           try {
             await bucket.delete(this.names.clientKey(clientId), effect.expect);
+            if (effect.janitor) this.log.debug('bus.swept', { clientId });
             this.step({ type: 'deleteDone', clientId });
           } catch {
             this.step({ type: 'deleteFailed', clientId });

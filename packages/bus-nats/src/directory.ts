@@ -29,11 +29,12 @@
  * compare-and-set on the node's own revision, so they never take an id back or delete a newer
  * holder's key.
  *
- * Housekeeping: keys of nodes dead for `janitorAfterMs` are deleted (compare-and-set) by the live
- * node with the smallest id (duplicates are harmless); entries of a node dead for `forgetAfterMs`
- * are dropped from memory. A node that finds its own heartbeat key deleted (it was taken for dead
- * during a pause) writes everything again; one that sees a key naming itself for a client it does
- * not hold (a withdrawal that failed, a previous incarnation) deletes it.
+ * Housekeeping: client keys of nodes dead for `janitorAfterMs` are deleted (compare-and-set) by
+ * the live node with the smallest id (duplicates are harmless; a dead node's heartbeat key expires
+ * by itself, the bucket's max_age being one TTL); entries of a node dead for `forgetAfterMs` are
+ * dropped from memory. A node that finds its own keys deleted (it was taken for dead during a
+ * pause and swept) writes them again; one that sees a key naming itself for a client it does not
+ * hold (a withdrawal that failed, a previous incarnation) deletes it.
  */
 
 /** What a node says about one of its clients; the value of `c.<client>`. */
@@ -159,7 +160,7 @@ export type DirectoryEffect =
   | { readonly type: 'put'; readonly announcement: Announcement; readonly expect: number | undefined }
   /** Delete `c.<clientId>` only if it is still at `expect`. `janitor`: the key of a dead node. */
   | { readonly type: 'delete'; readonly clientId: string; readonly expect: number; readonly janitor: boolean }
-  /** Delete a dead node's heartbeat key (`n.<node>`) if still at `expect`. */
+  /** Delete our heartbeat key (`n.<node>`) if still at `expect`: leaving. */
   | { readonly type: 'deleteNode'; readonly node: string; readonly expect: number }
   /** A newer registration of `clientId` holds it on `byNode`: close our older session (4000). */
   | { readonly type: 'replaced'; readonly clientId: string; readonly byNode: string }
@@ -569,7 +570,7 @@ export class Directory {
           const entry = this.entries.get(key);
           if (entry) this.effects.push({ type: 'delete', clientId: entry.value.clientId, expect: entry.value.revision, janitor: true });
         }
-        this.effects.push({ type: 'deleteNode', node: id, expect: node.revision });
+        // Its heartbeat key needs no sweeping: the bucket's max_age (one TTL) has expired it already.
       }
       if (now >= node.deadAt + this.config.forgetAfterMs) {
         for (const key of [...(this.byNode.get(id) ?? [])]) {

@@ -8,6 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { recordingLogger } from '@mdp/test-kit';
 import { startNode, type TestNode } from './fleet.js';
 import { NatsServer, natsServerAvailable, warnIfNoNatsServer } from './nats-server.js';
 
@@ -101,6 +102,25 @@ describe.skipIf(!natsServerAvailable())('fleet faults on a real nats-server', ()
     // node-a's heartbeat has a 2 s TTL; node-b's write is seen at once, whatever is left of it.
     await c.sees('moves', 'node-b');
     expect(await c.bus.call('moves', { method: 'GET', path: '/x' })).toEqual({ ok: true, data: 'on b' });
+  });
+
+  it('a node paused past its TTL and swept comes back by itself: it writes its keys again and is seen again', async () => {
+    const p = prefix();
+    const log = recordingLogger();
+    const b = await startNode(server.url, 'node-b', { prefix: p, logger: log.logger });
+    nodes.push(b);
+    const a = await spawnNode(server.url, p, 'node-a', ['paused-1', 'paused-2']);
+    children.push(a);
+    await b.sees('paused-2', 'node-a');
+    const swept = Promise.all([log.next('bus.swept', { clientId: 'paused-1' }), log.next('bus.swept', { clientId: 'paused-2' })]);
+    a.kill('SIGSTOP');
+    // node-b takes it for dead after one TTL and, as the live node with the smallest id, deletes its
+    // keys one TTL later.
+    await b.sees('paused-1', undefined);
+    await swept;
+    a.kill('SIGCONT');
+    await Promise.all([b.sees('paused-1', 'node-a'), b.sees('paused-2', 'node-a')]);
+    expect(await b.bus.call('paused-1', { method: 'GET', path: '/x' })).toEqual({ ok: true, data: 'node-a:paused-1:/x' });
   });
 
   it('NATS stopped: calls fail fast with not_ready and a retry hint; restarted: the fleet recovers by itself', async () => {
