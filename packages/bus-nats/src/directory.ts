@@ -196,7 +196,7 @@ interface LocalState {
   writing: boolean;
   /** Another write is wanted once this one ends (the catalog changed meanwhile). */
   again: boolean;
-  /** When our last write was started, ms: the refresh queue is ordered by it. */
+  /** When our last write was acknowledged, ms: the refresh queue is ordered by it. */
   writtenAt: number;
   /** Highest revision seen written by another holder while our write was in flight. */
   otherRevision: number;
@@ -216,8 +216,13 @@ export class Directory {
   /** Every client key the watch delivered (other holders' and our own), by key. */
   private readonly entries = new Map<string, Entry>();
   private readonly byNode = new Map<string, Set<string>>();
-  /** Our own clients by key, in the order of their last write (oldest first: the refresh queue). */
+  /** Our own clients by key. */
   private readonly local = new Map<string, LocalState>();
+  /**
+   * Our clients with no write in flight or waiting, in the order their last write was acknowledged
+   * (oldest first): the refresh queue, whose head says when the next refresh is due, in O(1).
+   */
+  private readonly idle = new Map<string, LocalState>();
   /** Local clients whose last write failed, waiting for `retryAt`. */
   private readonly retrying = new Set<LocalState>();
   /** Deletes in flight, by key → the revision they expect. */
@@ -287,7 +292,7 @@ export class Directory {
     }
     if (this.connected) {
       for (const state of this.retrying) if (state.retryAt !== undefined) at = Math.min(at, state.retryAt);
-      const oldest = this.oldestIdleLocal();
+      const oldest = this.idle.values().next().value;
       if (oldest) at = Math.min(at, oldest.writtenAt + this.config.refreshMs);
     }
     return Number.isFinite(at) ? at : undefined;
@@ -508,6 +513,7 @@ export class Directory {
     const state = this.local.get(key);
     if (!state) return;
     this.local.delete(key);
+    this.idle.delete(key);
     this.retrying.delete(state);
     if (state.revision !== undefined && this.connected) this.deleteOwn(clientId, state.revision);
     // A write in flight: its key is deleted when the watch shows it naming us (`onClientPut`).
@@ -527,7 +533,12 @@ export class Directory {
       this.replacedBy(clientId, state.otherNode);
       return;
     }
-    if (state.again && this.connected) this.write(state, now, state.revision);
+    if (state.again && this.connected) {
+      this.write(state, now, state.revision);
+      return;
+    }
+    state.writtenAt = now;
+    this.idle.set(this.config.clientKey(clientId), state);
   }
 
   private onWriteFailed(clientId: string, conflict: KeyState | undefined, now: number): void {
@@ -585,7 +596,7 @@ export class Directory {
       if (state.retryAt !== undefined && now >= state.retryAt) this.write(state, now, state.revision);
     }
     for (let n = 0; n < this.config.refreshBatch; n++) {
-      const oldest = this.oldestIdleLocal();
+      const oldest = this.idle.values().next().value;
       if (!oldest || now < oldest.writtenAt + this.config.refreshMs) break;
       this.write(oldest, now, oldest.revision);
     }
@@ -603,6 +614,7 @@ export class Directory {
     const self = this.nodes.get(this.config.node);
     if (self) effects.push({ type: 'deleteNode', node: this.config.node, expect: self.revision });
     this.local.clear();
+    this.idle.clear();
     this.retrying.clear();
     this.connected = false;
     this.synced = false;
@@ -618,11 +630,7 @@ export class Directory {
     state.again = false;
     state.retryAt = undefined;
     this.retrying.delete(state);
-    state.writtenAt = now;
-    // Move to the end of the refresh queue.
-    const key = this.config.clientKey(state.announcement.clientId);
-    this.local.delete(key);
-    this.local.set(key, state);
+    this.idle.delete(this.config.clientKey(state.announcement.clientId));
     this.effects.push({ type: 'put', announcement: state.announcement, expect });
   }
 
@@ -644,16 +652,8 @@ export class Directory {
     const state = this.local.get(key);
     if (state) this.retrying.delete(state);
     this.local.delete(key);
+    this.idle.delete(key);
     this.effects.push({ type: 'replaced', clientId, byNode });
-  }
-
-  /** The first local client with no write in flight (the refresh queue's head). */
-  private oldestIdleLocal(): LocalState | undefined {
-    for (const state of this.local.values()) {
-      if (!state.writing && state.retryAt === undefined) return state;
-      // Writing entries were moved to the end when their write started; only a retrying one can sit ahead.
-    }
-    return undefined;
   }
 
   private visible(value: RemoteClient): boolean {

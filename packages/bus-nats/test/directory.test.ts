@@ -48,8 +48,10 @@ describe('directory: announcing this node\u2019s clients', () => {
     const [put] = of(d.step({ type: 'register', announcement: local('c1') }, 10), 'put');
     expect(put).toMatchObject({ announcement: { clientId: 'c1', node: 'a', incarnation: 'a-inc1' }, expect: undefined });
     d.step({ type: 'writeDone', clientId: 'c1', revision: 7 }, 20);
-    expect(d.wakeAt()).toBeLessThanOrEqual(10 + 60_000);
-    const refresh = of(d.step({ type: 'tick' }, 10 + 60_000), 'put');
+    // Refreshed refreshMs after the write was acknowledged.
+    expect(d.wakeAt()).toBeLessThanOrEqual(20 + 60_000);
+    expect(of(d.step({ type: 'tick' }, 20 + 60_000 - 1), 'put')).toHaveLength(0);
+    const refresh = of(d.step({ type: 'tick' }, 20 + 60_000), 'put');
     expect(refresh).toEqual([expect.objectContaining({ expect: 7 })]);
   });
 
