@@ -15,6 +15,7 @@ import type { AuthContext } from '@mdp/protocol';
 import { AUTH_COOKIE_NAME, encodeAuthCookie, extractTransportAuth, type HeaderMap } from './auth.js';
 import { AUTH_COOKIE_MAX_AGE_MS, cookieKeyOf, fixedKeyring, openAuthCookie, sealAuthCookie, type CookieKeyring } from './cookie-seal.js';
 import { FORWARD_AS_IS, FORWARD_WITHOUT_CREDENTIAL, withoutAuthCookie, type CredentialForwarding } from './forwarding.js';
+import { AUTH_ACTIONS, DEFAULT_SCOPE_NAMES, missingScope, type AuthAction, type ScopeNames, type Scopes } from './scopes.js';
 
 export interface AuthPolicy {
   /** Whether this transport auth may connect or read. */
@@ -33,6 +34,32 @@ export interface AuthPolicy {
    * with the process.
    */
   readonly cookieSecret?: Buffer;
+  /**
+   * The scopes of a credential `verify` accepted (scopes.ts), or `undefined` when it may do
+   * everything (a static token). Default: everything.
+   */
+  scopes?(auth: AuthContext): Scopes;
+  /**
+   * What `verify` must do first that cannot be done at once (fetch a key set, check a signature):
+   * the edges call it, through {@link AuthGate.prepare}, before their synchronous checks, and wait
+   * for it. Returns `undefined` when nothing is to be done (a credential already checked, or one the
+   * policy reads at once), so that the hot path pays for no promise. Never rejects: a credential it
+   * cannot accept is simply refused by `verify` afterwards.
+   */
+  prepare?(auth: AuthContext): Promise<void> | undefined;
+  /**
+   * What a client the caller calls may learn of it besides its principal and scopes (for a signed
+   * token: its issuer and subject). Never a secret.
+   */
+  describe?(auth: AuthContext): Readonly<Record<string, string>> | undefined;
+}
+
+/** Who a caller is, as every way in may read it: {@link AuthGate.callerOf}. */
+export interface Caller {
+  /** {@link AuthPolicy.principal}: a short stable string, never a secret. */
+  readonly principal: string;
+  /** Its scopes, or `undefined` for every scope (scopes.ts). */
+  readonly scopes: Scopes;
 }
 
 const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
@@ -95,6 +122,37 @@ export interface AuthGate extends CredentialForwarding {
   encodeCookie(auth: AuthContext): string;
   /** Whether the `mdp_auth` cookie counts on a request with these headers (browsers send it unasked). */
   honoursCookie(headers: HeaderMap): boolean;
+  /**
+   * Do what the policy needs before `allows` can judge the credential of a request with these
+   * headers (`AuthPolicy.prepare`: a signed token's key set fetched, its signature checked). A
+   * server awaits it once per request and upgrade, before any synchronous check; `undefined` when
+   * there is nothing to wait for (no policy, no credential, one checked already). Never rejects.
+   */
+  prepare(headers: HeaderMap): Promise<void> | undefined;
+  /** {@link prepare} for a credential that came another way (a body's `auth`). */
+  prepareAuth(auth: AuthContext | undefined): Promise<void> | undefined;
+  /**
+   * Who the caller with this transport auth is: its principal and scopes; `undefined` without a
+   * policy or for a credential `allows` refuses. Every way in (skill reads, host API, MCP, the MDP
+   * transports) may read it, after `prepare`.
+   */
+  callerOf(auth: AuthContext | undefined): Caller | undefined;
+  /** The scopes of a credential `allows` accepted (`undefined`: every scope, and always without a policy). */
+  scopesOf(auth: AuthContext | undefined): Scopes;
+  /** Which scope grants each action (scopes.ts); the defaults unless the gate was given others. */
+  readonly scopeNames: ScopeNames;
+  /**
+   * The scope a credential `allows` accepted lacks for `action` (on `clientId`, for `register`), or
+   * `undefined` when it has it (and always without a policy). Answer 403 with
+   * `WWW-Authenticate: Bearer error="insufficient_scope", scope="<it>"`.
+   */
+  missingScope(auth: AuthContext | undefined, action: AuthAction, clientId?: string): string | undefined;
+  /**
+   * The auth a call carries when its caller named one itself (the host API's body `auth`): as given
+   * without a policy; under one, with the caller's principal and scopes set over whatever it said
+   * of them (see {@link AuthGateOptions.forwardCaller}).
+   */
+  namedAuth(given: AuthContext, auth: AuthContext | undefined): AuthContext;
 }
 
 export interface AuthGateOptions {
@@ -115,7 +173,23 @@ export interface AuthGateOptions {
    * do not get the cookie's credential).
    */
   readonly honoursCookie?: (headers: HeaderMap) => boolean;
+  /** Which scope grants each action; default `mdp:read`, `mdp:call`, `mdp:register`, `mdp:admin`. */
+  readonly scopeNames?: Partial<ScopeNames>;
+  /**
+   * Under a policy, calls forwarded to a client carry who called in `auth.metadata` (`principal`,
+   * `scopes`, and what `AuthPolicy.describe` adds), set by the server over anything the caller
+   * said. Default false (the server sets it when it signs teams in).
+   */
+  readonly forwardCaller?: boolean;
+  /**
+   * Under a policy, forward the credential the server verified to the clients too (`Authorization`,
+   * the token). Default false: a client holding it could act as the caller here.
+   */
+  readonly forwardCredential?: boolean;
 }
+
+/** The `metadata` keys the server sets on forwarded auth under a policy. */
+export const CALLER_METADATA_KEYS = Object.freeze(['principal', 'scopes', 'issuer', 'subject'] as const);
 
 /** Whether a Cookie header may hold the `mdp_auth` cookie (a cheap test before the origin's). */
 function mayHoldAuthCookie(headers: HeaderMap): boolean {
@@ -136,31 +210,78 @@ export function createAuthGate(policy?: AuthPolicy, options: AuthGateOptions = {
   const honoursCookie = (headers: HeaderMap): boolean => honours === undefined || honours(headers);
   /** The headers as the gate reads them: without a cookie it does not honour. */
   const counted = <H extends HeaderMap>(headers: H): H => (honours === undefined || !mayHoldAuthCookie(headers) || honours(headers) ? headers : withoutTheCookie(headers));
-  const forwarding = policy ? FORWARD_WITHOUT_CREDENTIAL : FORWARD_AS_IS;
-  const common = {
-    policy,
-    honoursCookie,
-    forwardableAuth: (headers: HeaderMap, auth: AuthContext | undefined) => forwarding.forwardableAuth(counted(headers), auth),
-    forwardableHeaders: (headers: Record<string, string>) => forwarding.forwardableHeaders(counted(headers)),
-  };
+  const forwarding = policy && options.forwardCredential !== true ? FORWARD_WITHOUT_CREDENTIAL : FORWARD_AS_IS;
+  const scopeNames: ScopeNames = Object.freeze({ ...DEFAULT_SCOPE_NAMES, ...options.scopeNames });
+  const allScopes = Object.freeze(AUTH_ACTIONS.map((action) => scopeNames[action]));
   if (!policy) {
     return {
-      ...common,
+      policy,
+      honoursCookie,
+      scopeNames,
+      forwardableAuth: (headers: HeaderMap, auth: AuthContext | undefined) => forwarding.forwardableAuth(counted(headers), auth),
+      forwardableHeaders: (headers: Record<string, string>) => forwarding.forwardableHeaders(counted(headers)),
       extract: (headers) => extractTransportAuth(counted(headers)),
       allows: () => true,
       principalOf: () => undefined,
       encodeCookie: encodeAuthCookie,
+      prepare: () => undefined,
+      prepareAuth: () => undefined,
+      callerOf: () => undefined,
+      scopesOf: () => undefined,
+      missingScope: () => undefined,
+      namedAuth: (given) => given,
     };
   }
   const now = options.now ?? Date.now;
   const maxAgeMs = options.cookieMaxAgeMs ?? AUTH_COOKIE_MAX_AGE_MS;
   const ring = options.cookieKeys ?? fixedKeyring([cookieKeyOf(policy.cookieSecret ?? randomBytes(32))]);
   const decodeCookie = (value: string): AuthContext | undefined => openAuthCookie(value, ring, now(), maxAgeMs);
+  const extract = (headers: HeaderMap): AuthContext | undefined => extractTransportAuth(counted(headers), { decodeCookie });
+  const principalOf = (auth: AuthContext | undefined): string => (policy.principal && auth ? policy.principal(auth) : credentialPrincipal(auth));
+  const scopesOf = (auth: AuthContext): Scopes => (policy.scopes ? policy.scopes(auth) : undefined);
+  const callerOf = (auth: AuthContext | undefined): Caller | undefined => (auth && policy.verify(auth) ? { principal: principalOf(auth), scopes: scopesOf(auth) } : undefined);
+  const forwardCaller = options.forwardCaller === true;
+  /** `auth` with the caller's principal, scopes and description set over its metadata. */
+  const stamped = (forwarded: AuthContext | undefined, auth: AuthContext | undefined): AuthContext | undefined => {
+    if (!forwardCaller) return forwarded;
+    const caller = callerOf(auth);
+    if (!caller || !auth) return forwarded;
+    const metadata: Record<string, unknown> = { ...forwarded?.metadata };
+    for (const key of CALLER_METADATA_KEYS) delete metadata[key];
+    Object.assign(metadata, policy.describe?.(auth), { principal: caller.principal, scopes: caller.scopes ?? allScopes });
+    return { ...forwarded, metadata };
+  };
+  const prepareAuth = (auth: AuthContext | undefined): Promise<void> | undefined => (auth && policy.prepare ? policy.prepare(auth) : undefined);
   return {
-    ...common,
-    extract: (headers) => extractTransportAuth(counted(headers), { decodeCookie }),
+    policy,
+    honoursCookie,
+    scopeNames,
+    forwardableAuth: (headers: HeaderMap, auth: AuthContext | undefined) => stamped(forwarding.forwardableAuth(counted(headers), auth), auth),
+    forwardableHeaders: (headers: Record<string, string>) => forwarding.forwardableHeaders(counted(headers)),
+    extract,
     allows: (auth) => policy.verify(auth),
-    principalOf: (auth) => (policy.principal && auth ? policy.principal(auth) : credentialPrincipal(auth)),
+    principalOf,
     encodeCookie: (auth) => sealAuthCookie(auth, ring.sealing(), now() + maxAgeMs),
+    prepare(headers) {
+      if (!policy.prepare) return undefined;
+      const cookie = mayHoldAuthCookie(headers);
+      const authorization = headers.authorization;
+      if (!cookie) {
+        // The common case, read without the whole extraction: the token of `Authorization`.
+        if (authorization === undefined) return undefined;
+        const value = (typeof authorization === 'string' ? authorization : authorization.join(', ')).trim();
+        const space = value.indexOf(' ');
+        return policy.prepare({ token: space > 0 ? value.slice(space + 1).trim() : value });
+      }
+      return prepareAuth(extract(headers));
+    },
+    prepareAuth,
+    callerOf,
+    scopesOf: (auth) => (auth ? scopesOf(auth) : undefined),
+    missingScope(auth, action, clientId) {
+      if (!auth || !policy.scopes) return undefined;
+      return missingScope(policy.scopes(auth), action, scopeNames, clientId);
+    },
+    namedAuth: (given, auth) => stamped(given, auth) ?? given,
   };
 }

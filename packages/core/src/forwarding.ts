@@ -55,6 +55,11 @@ export interface CredentialForwarding {
   forwardableAuth(headers: HeaderMap, auth: AuthContext | undefined): AuthContext | undefined;
   /** The request headers a call carries to the client. */
   forwardableHeaders(headers: Record<string, string>): Record<string, string>;
+  /**
+   * The auth a call carries when the caller named one itself (`given`, e.g. the host API's body
+   * `auth`), from the caller's own transport auth `auth`. Default: `given` as it is.
+   */
+  namedAuth?(given: AuthContext, auth: AuthContext | undefined): AuthContext;
 }
 
 /** Without a policy: everything as it came (SPEC §7). */

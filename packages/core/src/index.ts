@@ -11,8 +11,10 @@ export {
   headersToMap,
 } from './auth.js';
 export type { ExtractAuthOptions, HeaderMap, RequestHeaders } from './auth.js';
-export { createAuthGate, createTokenPolicy, credentialPrincipal } from './auth-policy.js';
-export type { AuthGate, AuthGateOptions, AuthPolicy } from './auth-policy.js';
+export { CALLER_METADATA_KEYS, createAuthGate, createTokenPolicy, credentialPrincipal } from './auth-policy.js';
+export type { AuthGate, AuthGateOptions, AuthPolicy, Caller } from './auth-policy.js';
+export { AUTH_ACTIONS, DEFAULT_SCOPE_NAMES, bearerChallenge, insufficientScopeChallenge, isScopeToken, missingScope, scopeNamesProblem, scopesOfClaims } from './scopes.js';
+export type { AuthAction, ScopeGuard, ScopeNames, Scopes } from './scopes.js';
 export { AUTH_COOKIE_MAX_AGE_MS, cookieKeyOf, fixedKeyring, openAuthCookie, sealAuthCookie } from './cookie-seal.js';
 export type { CookieKey, CookieKeyring } from './cookie-seal.js';
 export { FORWARD_AS_IS, FORWARD_WITHOUT_CREDENTIAL } from './forwarding.js';

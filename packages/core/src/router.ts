@@ -24,6 +24,7 @@ import { MdpError } from './errors.js';
 import { silentLogger, type Logger } from './logger.js';
 import { NO_SERVER_IDS, type IsServerId } from './aliases.js';
 import { mirrorOutranks, registrationRefusal, trustedMirror, type MirrorOwner } from './ownership.js';
+import { DEFAULT_SCOPE_NAMES, missingScope, type ScopeNames, type Scopes } from './scopes.js';
 import { PathIndex, type ResolvedTarget } from './path-index.js';
 import { SESSION_CLOSE, authSourceOf, type AuthSource, type SessionInfo, type SessionTransport } from './session.js';
 
@@ -51,6 +52,11 @@ export interface RouterOptions extends Partial<CatalogLimits> {
    * the call's path: keep it cheap; what it throws is logged. Without it calls are not timed.
    */
   onCallEnd?: (record: CallRecord) => void;
+  /**
+   * Which scope grants registering a client (scopes.ts; `mdp:register` by default): a session whose
+   * `scopes` lack it (or an `<it>:<prefix>` scope the id starts with) is refused (`missing_scope`).
+   */
+  registerScope?: string;
 }
 
 export const ROUTER_DEFAULTS = {
@@ -218,6 +224,11 @@ export class Session implements SessionInfo {
   closed = false;
   /** Catalog changes this session may still make (made on its first one). */
   catalogBucket: RateBucket | undefined;
+  /**
+   * The scopes of the credential that opened the session (or, on the HTTP loop, sent its latest
+   * message), set by its transport under an auth policy; `undefined` for every scope (scopes.ts).
+   */
+  scopes: Scopes = undefined;
   /** Client registered on this session, if any. */
   client: ClientRecord | undefined;
   /** Newest call waiting for this session's answer; the calls link to each other (no set per session). */
@@ -337,12 +348,14 @@ const CALLER_GONE: InvokeOutcome = Object.freeze({
 });
 
 export class Router {
-  readonly options: Required<Omit<RouterOptions, 'logger' | 'onCallEnd' | 'isServerId'>>;
+  readonly options: Required<Omit<RouterOptions, 'logger' | 'onCallEnd' | 'isServerId' | 'registerScope'>>;
   private readonly logger: Logger;
   private readonly isServerId: IsServerId;
   private readonly onCallEnd: ((record: CallRecord) => void) | undefined;
   private readonly sessions = new Set<Session>();
   private readonly clients = new Map<string, ClientRecord>();
+  /** Only `register` is read here. */
+  private readonly scopeNames: ScopeNames;
   /** What the catalogs of `clients` add up to (`maxTotalPaths`, `maxTotalCatalogBytes`, `maxClientsPerAddress`). */
   private readonly totals: CatalogTotals;
   /** Trusted mirrors by the id they mirror (that id lives on their member): to see a bare id shadow one. */
@@ -385,6 +398,7 @@ export class Router {
       if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);
     }
     this.totals = new CatalogTotals(this.options);
+    this.scopeNames = options.registerScope === undefined ? DEFAULT_SCOPE_NAMES : { ...DEFAULT_SCOPE_NAMES, register: options.registerScope };
     this.logger = options.logger ?? silentLogger;
     this.onCallEnd = options.onCallEnd;
     this.isServerId = options.isServerId ?? NO_SERVER_IDS;
@@ -565,6 +579,12 @@ export class Router {
   }
 
   private register(session: Session, descriptor: ClientDescriptor, auth: AuthContext | undefined): void {
+    // SPEC §17: a credential held to scopes registers only what its register scope grants.
+    const lacking = session.scopes && session.peer === undefined ? missingScope(session.scopes, 'register', this.scopeNames, descriptor.id) : undefined;
+    if (lacking !== undefined) {
+      this.logger.info('client.register_refused', { clientId: descriptor.id, sessionId: session.id, principal: session.principal, missingScope: lacking });
+      throw new MdpError('bad_request', `Registering ${JSON.stringify(descriptor.id)} needs scope ${lacking}`, { refusal: 'missing_scope', details: { scope: lacking } });
+    }
     const holder = this.clients.get(descriptor.id);
     // An id belongs to whoever registered it first (here, or on the member that mirrors it here):
     // under an auth policy the credential's principal, without one the page's origin; a session
