@@ -41,6 +41,7 @@ import {
   type HostApi,
   type Logger,
   type OriginPolicy,
+  type ScopeGuard,
 } from '@mdp/core';
 import {
   parseCallPathRequest,
@@ -65,6 +66,12 @@ export interface HostApiOptions {
    * (`FORWARD_WITHOUT_CREDENTIAL`); without, the transport auth as it came (`FORWARD_AS_IS`).
    */
   readonly forwarding?: CredentialForwarding;
+  /**
+   * Holds callers `authorize` accepted to their scopes (SPEC §17): the listings need the read scope,
+   * the calls the call scope; without it 403 with `WWW-Authenticate: Bearer
+   * error="insufficient_scope"`. A 401 says how to sign in. Default: none.
+   */
+  readonly scopeGuard?: ScopeGuard;
   /**
    * Checked against every request's Host and Origin (`originPolicyFor` of `@mdp/core`); refused
    * ones get 403. Default: none, for embedders that guard the routes themselves; the MDP server
@@ -165,6 +172,8 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
   const logger = options.logger ?? silentLogger;
   const maxBodyBytes = options.maxBodyBytes ?? HOST_API_DEFAULTS.maxBodyBytes;
   const forwarding = options.forwarding ?? (options.authorize ? FORWARD_WITHOUT_CREDENTIAL : FORWARD_AS_IS);
+  /** A body's own `auth`, as the forwarding passes it on (under a policy: with the caller stamped on). */
+  const named = (given: AuthContext, auth: AuthContext | undefined): AuthContext => (forwarding.namedAuth ? forwarding.namedAuth(given, auth) : given);
 
   const body = async (request: HostHttpRequest): Promise<Record<string, unknown>> => {
     const read = await request.readBody(maxBodyBytes);
@@ -188,12 +197,12 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
       }
       case '/mdp/call': {
         const call = parsed(parseCallPathRequest(await body(request)));
-        const caller = call.auth ?? forwardable();
+        const caller = call.auth ? named(call.auth, auth) : forwardable();
         return callAnswer(await host.callPath(caller ? { ...call, auth: caller } : call, { signal: request.signal(), route: 'host', caller: auth }));
       }
       case '/mdp/call-many': {
         const call = parsed(parseCallPathsRequest(await body(request)));
-        const caller = call.auth ?? forwardable();
+        const caller = call.auth ? named(call.auth, auth) : forwardable();
         const forwarded = caller ? { ...call, auth: caller } : call;
         // Every client called gets its own copy of the payload: bound the copies, not just the request.
         const maxTargets = fanoutTargets(forwarded, FANOUT_BODY_FACTOR * maxBodyBytes);
@@ -214,7 +223,13 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
     }
     if (request.method !== method) return NOT_ALLOWED[method] as HostHttpResponse;
     const auth = extractAuth(headers);
-    if (options.authorize && !options.authorize(auth)) return UNAUTHORIZED;
+    const guard = options.scopeGuard;
+    if (options.authorize && !options.authorize(auth)) return guard ? { ...UNAUTHORIZED, headers: { 'www-authenticate': guard.unauthorized() } } : UNAUTHORIZED;
+    const lacking = guard?.missingScope(auth, method === 'GET' ? 'read' : 'call');
+    if (guard && lacking !== undefined) {
+      const what = method === 'GET' ? 'Listing' : 'Calling';
+      return { ...failure(403, { code: 'forbidden', message: `${what} needs scope ${lacking}`, details: { scope: lacking } }), headers: { 'www-authenticate': guard.forbidden(lacking) } };
+    }
     if (method === 'POST' && !isJsonType(headerOf(headers, 'content-type'))) return NOT_JSON;
     try {
       return await route(request, auth, () => forwarding.forwardableAuth(headers, auth));

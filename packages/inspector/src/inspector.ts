@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthContext } from '@mdp/protocol';
-import { extractTransportAuth, originProblem, silentLogger, type HeaderMap, type HostApi, type Logger, type OriginPolicy } from '@mdp/core';
+import { extractTransportAuth, originProblem, silentLogger, type HeaderMap, type HostApi, type Logger, type OriginPolicy, type ScopeGuard } from '@mdp/core';
 import { INSPECTOR_CSP, INSPECTOR_PATH, inspectorAssets } from './assets.js';
 import { EventStreams } from './events.js';
 
@@ -16,6 +16,11 @@ export interface InspectorOptions {
   readonly extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
   /** Whether a caller with this auth may open the event stream; refused ones get 401. Default: all. */
   readonly authorize?: (auth: AuthContext | undefined) => boolean;
+  /**
+   * Holds callers `authorize` accepted to their scopes: the event stream needs the admin scope
+   * (SPEC §17), else 403 with `WWW-Authenticate: Bearer error="insufficient_scope"`. Default: none.
+   */
+  readonly scopeGuard?: ScopeGuard;
   /** Checked against every request's Host and Origin (`originPolicyFor` of `@mdp/core`); refused ones get 403. Default: none. */
   readonly originPolicy?: OriginPolicy;
   /** Client changes within this long are sent as one event, ms. Default 100. */
@@ -64,8 +69,14 @@ export function createInspector(host: HostApi, options: InspectorOptions = {}): 
 
   const serveEvents = (request: IncomingMessage, response: ServerResponse, query: string | undefined): void => {
     if (request.method !== 'GET') return refuse(response, 405, 'bad_request', `${request.method} is not allowed on ${INSPECTOR_PATH}${EVENTS}`, { allow: 'GET' });
-    if (options.authorize && !options.authorize(extractAuth(request.headers))) {
-      return refuse(response, 401, 'unauthorized', 'Unauthorized', { 'www-authenticate': 'Bearer' });
+    const auth = extractAuth(request.headers);
+    if (options.authorize && !options.authorize(auth)) {
+      return refuse(response, 401, 'unauthorized', 'Unauthorized', { 'www-authenticate': options.scopeGuard?.unauthorized() ?? 'Bearer' });
+    }
+    const guard = options.scopeGuard;
+    const lacking = guard?.missingScope(auth, 'admin');
+    if (guard && lacking !== undefined) {
+      return refuse(response, 403, 'forbidden', `The inspector needs scope ${lacking}`, { 'www-authenticate': guard.forbidden(lacking) });
     }
     if (query !== undefined && query !== '') {
       const [name] = new URLSearchParams(query).keys();

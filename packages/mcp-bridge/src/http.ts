@@ -24,7 +24,7 @@
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import { originProblem, readBodyText, silentLogger, type Logger, type OriginPolicy } from '@mdp/core';
+import { originProblem, readBodyText, silentLogger, type AuthAction, type Logger, type OriginPolicy } from '@mdp/core';
 import type { McpBridge, McpSession } from './bridge.js';
 import { Timer, systemClock, type Clock } from './clock.js';
 import { releaseAnsweredJsonStreams } from './json-streams.js';
@@ -40,12 +40,45 @@ export interface McpHttpOptions {
    * principal that opened it. Default: everyone is one principal.
    */
   readonly principalOf?: (request: Request) => string;
+  /**
+   * Holds requests `authorize` accepted to their scopes (SPEC §17, MCP authorization): each
+   * JSON-RPC message needs the scope of its action ({@link mcpActionOf}), else 403 with
+   * `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`; and says how to sign in on a
+   * 401 (`resource_metadata`). Default: none.
+   */
+  readonly scopeGuard?: McpScopeGuard;
   readonly maxBodyBytes?: number;
   readonly maxSessions?: number;
   readonly maxSessionsPerPrincipal?: number;
   readonly sessionIdleMs?: number;
   readonly clock?: Clock;
   readonly logger?: Logger;
+}
+
+/** {@link McpHttpOptions.scopeGuard}: core's `ScopeGuard`, on Fetch requests. */
+export interface McpScopeGuard {
+  missingScope(request: Request, action: AuthAction): string | undefined;
+  /** `WWW-Authenticate` of a 401. */
+  unauthorized(): string;
+  /** `WWW-Authenticate` of a 403 for `scope`. */
+  forbidden(scope: string): string;
+}
+
+/** The generic tools that only list. */
+const LISTING_TOOLS: ReadonlySet<string> = new Set(['listClients', 'listPaths']);
+
+/**
+ * The action one JSON-RPC message takes, for its scope: calling a tool (but the two generic tools
+ * that list), getting a prompt (a GET of the prompt's path on its client) and the task methods of
+ * calls are `call`; everything else (initialize, lists, reading a skill resource, completions,
+ * notifications, responses) is `read`.
+ */
+export function mcpActionOf(message: unknown): AuthAction {
+  if (typeof message !== 'object' || message === null) return 'read';
+  const { method, params } = message as { method?: unknown; params?: { name?: unknown } };
+  if (method === 'tools/call') return typeof params?.name === 'string' && LISTING_TOOLS.has(params.name) ? 'read' : 'call';
+  if (method === 'prompts/get' || (typeof method === 'string' && method.startsWith('tasks/'))) return 'call';
+  return 'read';
 }
 
 export interface McpHttpHandler {
@@ -289,8 +322,26 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
       const host = request.headers.get('host') ?? new URL(request.url).host;
       const problem = originProblem({ host, origin: request.headers.get('origin') }, options.originPolicy);
       if (problem) return jsonRpcError(403, -32000, problem);
+      const guard = options.scopeGuard;
       if (options.authorize && !options.authorize(request)) {
-        return jsonRpcError(401, -32000, 'Unauthorized: this server needs a credential (e.g. Authorization: Bearer <token>)', { 'www-authenticate': 'Bearer' });
+        return jsonRpcError(401, -32000, 'Unauthorized: this server needs a credential (e.g. Authorization: Bearer <token>)', { 'www-authenticate': guard?.unauthorized() ?? 'Bearer' });
+      }
+      if (guard && request.method === 'POST') {
+        if (parsedBody === undefined) {
+          const read = await bodyOf(request, maxBodyBytes);
+          if (read instanceof Response) return read;
+          request = read.request;
+          parsedBody = read.parsed;
+        }
+        // Reading needs the read scope (also to open a session); a message that calls, the call scope.
+        const actions = new Set<AuthAction>(['read']);
+        for (const message of Array.isArray(parsedBody) ? parsedBody : [parsedBody]) actions.add(mcpActionOf(message));
+        for (const action of actions) {
+          const lacking = guard.missingScope(request, action);
+          if (lacking === undefined) continue;
+          logger.info('mcp.insufficient_scope', { action, scope: lacking });
+          return jsonRpcError(403, -32000, `Forbidden: this needs scope ${lacking}`, { 'www-authenticate': guard.forbidden(lacking) });
+        }
       }
       if (request.method !== 'POST' && request.method !== 'GET' && request.method !== 'DELETE') {
         return jsonRpcError(405, -32000, `Method ${request.method} not allowed: use POST, GET or DELETE`, { allow: 'GET, POST, DELETE, OPTIONS' });

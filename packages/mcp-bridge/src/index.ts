@@ -3,8 +3,8 @@ export type { McpBridge, McpBridgeOptions, McpSession, ServerGuide } from './bri
 // These are also the `./lite` entry, which never loads the MCP SDK.
 export { CALL_MANY_BUDGET_BYTES, CATALOG_DEFAULTS, GENERIC_TOOL_NAMES, MCP_HTTP_DEFAULTS, SERVER_GUIDE_URI, SURFACES, jsonRpcError } from './lite.js';
 export type { CatalogKind, CatalogOptions, SurfaceMode } from './lite.js';
-export { createMcpHttpHandler } from './http.js';
-export type { McpHttpHandler, McpHttpOptions } from './http.js';
+export { createMcpHttpHandler, mcpActionOf } from './http.js';
+export type { McpHttpHandler, McpHttpOptions, McpScopeGuard } from './http.js';
 // The policy lives in @mdp/core (the host API and the inspector use it too); named here for embedders of /mcp.
 export { originPolicyFor } from '@mdp/core';
 export type { OriginPolicy } from '@mdp/core';

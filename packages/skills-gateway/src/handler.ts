@@ -17,6 +17,7 @@ import {
   type IsServerId,
   type ResolvedTarget,
   type Router,
+  type ScopeGuard,
 } from '@mdp/core';
 import { parseSkillRoute, rawSkillRoute } from './route.js';
 
@@ -48,6 +49,12 @@ export interface SkillReadOptions {
   timeoutMs?: number;
   /** Whether a reader with this transport auth may read; refused reads get 401. Default: all. */
   authorize?: (auth: AuthContext | undefined) => boolean;
+  /**
+   * Holds readers `authorize` accepted to their scopes (SPEC §17): one without the read scope gets
+   * 403 `{error}` with `WWW-Authenticate: Bearer error="insufficient_scope"`; a 401 says how to
+   * sign in. Default: none (every accepted reader reads).
+   */
+  scopeGuard?: ScopeGuard;
   /**
    * What of the reader's headers and transport auth the client gets (`AuthGate` of `@mdp/core` is
    * one). Default: with `authorize` (an auth policy), everything but the credential the server
@@ -147,8 +154,13 @@ function resolveRead(
   options: SkillReadOptions,
 ): { readonly clientId: string; readonly target: ResolvedTarget } | SkillReadResponse {
   if (request.method === 'OPTIONS') return preflight(request, options);
-  if (options.authorize && !options.authorize(request.auth)) return UNAUTHORIZED;
+  if (options.authorize && !options.authorize(request.auth)) return options.scopeGuard ? { ...UNAUTHORIZED, headers: { ...UNAUTHORIZED.headers, 'www-authenticate': options.scopeGuard.unauthorized() } } : UNAUTHORIZED;
   if (request.method !== 'GET') return empty(405, { allow: ALLOW });
+  const guard = options.scopeGuard;
+  const lacking = guard?.missingScope(request.auth, 'read');
+  if (guard && lacking !== undefined) {
+    return { ...json(403, { error: `Reading skills needs scope ${lacking}` }), headers: { 'content-type': JSON_TYPE, 'www-authenticate': guard.forbidden(lacking) } };
+  }
   const raw = rawSkillRoute(request.pathname);
   if (!raw) return empty(404);
   // An unencoded path is looked up as it stands: a skill found under it is a valid static path, so

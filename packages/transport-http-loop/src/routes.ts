@@ -22,6 +22,7 @@ import {
   retryAfterSeconds,
   type BodyResult,
   type HeaderMap,
+  type Scopes,
   type Logger,
 } from '@mdp/core';
 import { parseClientMessage, type AuthContext, type ClientToServerMessage, type ParseResult } from '@mdp/protocol';
@@ -71,6 +72,8 @@ export interface LoopRoutesOptions {
   readonly authorize: ((auth: AuthContext | undefined) => boolean) | undefined;
   /** The principal of a credential `authorize` accepted; later calls must come from the one that connected. */
   readonly principalOf: ((auth: AuthContext | undefined) => string | undefined) | undefined;
+  /** The scopes of a credential `authorize` accepted (`undefined`: every scope). */
+  readonly scopesOf?: ((auth: AuthContext | undefined) => Scopes) | undefined;
   /** True once the transport is closed: connects get 503. */
   readonly isClosed: () => boolean;
 }
@@ -120,7 +123,7 @@ function parseMessage(input: unknown): ParseResult<ClientToServerMessage> {
 }
 
 export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
-  const { registry, logger, longPollTimeoutMs, maxBodyBytes, extractAuth, authorize, principalOf, isClosed } = options;
+  const { registry, logger, longPollTimeoutMs, maxBodyBytes, extractAuth, authorize, principalOf, scopesOf, isClosed } = options;
 
   /**
    * The session a request names and the request's transport auth, or the response refusing it.
@@ -158,6 +161,7 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
       const principal = authorize ? principalOf?.(auth) : originPrincipal(origin);
       const opened = registry.open(auth, principal, request.remoteAddress(), request.secure, origin);
       if (typeof opened === 'string') return error(503, opened, RETRY_SOON);
+      if (authorize && scopesOf) opened.session.scopes = scopesOf(auth);
       return { status: 200, body: JSON.stringify({ sessionId: opened.session.id }) };
     } catch (caught) {
       if (caught instanceof MdpError && caught.code === 'not_ready') return SHUTTING_DOWN;
@@ -170,6 +174,8 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     if (!('found' in looked)) return looked;
     const { session } = looked.found;
     session.touch(looked.auth ?? null);
+    // The credential of this send holds the session to its scopes (a refreshed token may hold others).
+    if (authorize && scopesOf) session.scopes = scopesOf(looked.auth);
     const body = await request.readBody(maxBodyBytes);
     if (!body.ok) {
       // Like a websocket frame over the limit (1009), an oversized send ends the session: the

@@ -4,7 +4,7 @@
  * `./hono` entry (`hono.ts`), which finds a transport's routes with {@link loopRoutesOf}. Both
  * share the sessions, so a client may use either. Nothing this module reaches imports Hono.
  */
-import { DEFAULT_MAX_MESSAGE_BYTES, MAX_TIMER_MS, extractTransportAuth, silentLogger, type HeaderMap, type Logger, type Router } from '@mdp/core';
+import { DEFAULT_MAX_MESSAGE_BYTES, MAX_TIMER_MS, extractTransportAuth, silentLogger, type HeaderMap, type Logger, type Router, type Scopes } from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
 import { createNodeHandler, type NodeExtraHeaders, type NodeHandler } from './node-adapter.js';
 import { LoopSessionRegistry } from './registry.js';
@@ -34,6 +34,12 @@ export interface HttpLoopOptions {
    * registers belong to that principal (another one's `registerClient` is 403).
    */
   principalOf?: (auth: AuthContext | undefined) => string | undefined;
+  /**
+   * The scopes of a credential `authorize` accepted (`AuthGate.scopesOf`; `undefined`: every scope):
+   * a `registerClient` its register scope does not grant is refused, 403
+   * (core's `missing_scope`). Read at connect and again at every send.
+   */
+  scopesOf?: (auth: AuthContext | undefined) => Scopes;
   /** Most sessions at once; more connects get 503 with `Retry-After`. Default 10000. */
   maxSessions?: number;
   /** Most sessions at once from one remote address; more connects get 503. Default 2000. */
@@ -134,6 +140,7 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
     extractAuth: options.extractAuth ?? ((headers: HeaderMap) => extractTransportAuth(headers)),
     authorize: options.authorize,
     principalOf: options.principalOf,
+    scopesOf: options.scopesOf,
     isClosed: () => closed,
   });
 

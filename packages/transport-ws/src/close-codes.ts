@@ -25,7 +25,10 @@ export const WS_CLOSE = {
   tryAgainLater: 1013,
   /** The server's auth policy refused the upgrade's credential (*beyond*, SPEC §7). */
   unauthorized: 4401,
-  /** `registerClient` for an id another principal holds (SPEC §4); the holder is untouched. */
+  /**
+   * `registerClient` for an id another principal holds (SPEC §4; the holder is untouched), or by a
+   * credential without the register scope (SPEC §17).
+   */
   clientIdTaken: 4403,
   /** No `registerClient` within `registerTimeoutMs` of the handshake. */
   registerTimeout: 4408,
@@ -42,6 +45,7 @@ export function closeFor(error: unknown): { readonly code: number; readonly reas
   if (!(error instanceof MdpError)) return { code: WS_CLOSE.internalError, reason: INTERNAL_ERROR.message };
   switch (error.refusal) {
     case 'client_id_taken':
+    case 'missing_scope':
       return { code: WS_CLOSE.clientIdTaken, reason: error.message };
     case 'rate_limited':
       return { code: WS_CLOSE.tryAgainLater, reason: error.message };

@@ -33,6 +33,7 @@ import {
   systemClock,
   type Clock,
   type HeaderMap,
+  type Scopes,
   type Logger,
   type Router,
   type Session,
@@ -54,6 +55,11 @@ export interface WebSocketTransportOptions {
    * to the principal that registered it, another principal's `registerClient` closes 4403.
    */
   principalOf?: (auth: AuthContext | undefined) => string | undefined;
+  /**
+   * The scopes of a credential `authorize` accepted (`AuthGate.scopesOf`; `undefined`: every scope):
+   * a `registerClient` its register scope does not grant closes 4403 (core's `missing_scope`).
+   */
+  scopesOf?: (auth: AuthContext | undefined) => Scopes;
   /**
    * The cluster member an upgrade proves it is a mirror link of, with the principal of the client
    * it mirrors (a cluster node's `mirrorPeer`). Its session is opened as that member's `peer`, under
@@ -278,6 +284,8 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
       ws.close(WS_CLOSE.goingAway, error instanceof MdpError ? closeReason(error.message) : 'Unavailable');
       return;
     }
+    // A mirror link is the cluster's, not a caller held to scopes.
+    if (options.authorize && peer === undefined && options.scopesOf) session.scopes = options.scopesOf(auth);
     connection.session = session;
     connection.awaitingRegistration = true;
     registrations.add(registerTimeoutMs, connection);
