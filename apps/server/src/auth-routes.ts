@@ -86,7 +86,9 @@ export function createAuthRoutes(gate: AuthGate, sameSite: CookieSameSite = 'lax
     }
     auth ??= requestCredential(gate, headersToMap(c.req.raw.headers));
     if (!auth) return c.json({ error: gate.policy ? NO_AUTH_GUARDED : NO_AUTH }, 400);
-    // Under an auth policy a cookie is only minted for a credential the policy accepts.
+    // Under an auth policy a cookie is only minted for a credential the policy accepts (an access
+    // token in the body is checked here: the listener prepared only the request's headers).
+    if (gate.policy) await gate.prepareAuth(auth);
     if (gate.policy && !gate.allows(auth)) return c.json({ error: 'Unauthorized' }, 401);
     let value: string;
     try {

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { LOG_LEVELS, MAX_TIMER_MS } from '@mdp/core';
 import { MAX_WAIT_MS } from '@mdp/transport-http-loop';
+import { ACCESS_TOKEN_SETTINGS, accessTokenOptions } from './access-token-args.js';
 import { CLUSTER_SETTINGS, clusterOptions, userStateDir } from './cluster-args.js';
 import { cookieKeysFile } from './cookie-keys.js';
 import { list, oneOf, text, toggle, wholeNumber } from './flag-values.js';
@@ -135,7 +136,7 @@ const CONFIG_SETTINGS = settingGroup({
 });
 
 /** The groups, in `--help` order. */
-const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, ORIGIN_SETTINGS, TLS_SETTINGS, LIMIT_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, STATE_STORE_SETTINGS, CONFIG_SETTINGS] as const;
+const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, ACCESS_TOKEN_SETTINGS, ORIGIN_SETTINGS, TLS_SETTINGS, LIMIT_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, STATE_STORE_SETTINGS, CONFIG_SETTINGS] as const;
 export const CLI_SETTINGS = settingTable(GROUPS);
 export type CliValues = TableValues<typeof GROUPS>;
 
@@ -204,7 +205,9 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}, readFile: R
   if (typeof tokens === 'string') return { kind: 'error', messages: [tokens] };
   const tls = tlsSettings(values, sources);
   if (!tls.ok) return { kind: 'error', messages: tls.messages };
-  return { kind: 'run', options: toServerOptions(values, sources, tokens, tls) };
+  const access = accessTokenOptions(values);
+  if (typeof access === 'string') return { kind: 'error', messages: [access] };
+  return { kind: 'run', options: { ...toServerOptions(values, sources, tokens, tls), ...access } };
 }
 
 /** The accepted tokens: the setting's, then the tokens file's; or the error to print. */

@@ -11,10 +11,16 @@ import {
   credentialedOriginProblem,
   originPolicyFor,
   originProblem,
+  bearerChallenge,
+  insufficientScopeChallenge,
+  type AuthPolicy,
   type CallRecord,
   type CookieKeyring,
   type Logger,
+  type ScopeGuard,
 } from '@mdp/core';
+import { createAccessTokens, trustedUrlProblem, type AccessTokens } from './access-tokens.js';
+import { createTeamPolicy } from './team-auth.js';
 import { clusterAuthProblem } from './cluster.js';
 import { CookieKeysError, fileKeyring } from './cookie-keys.js';
 import { NO_CORS, corsHeadersFor } from './cors.js';
@@ -49,7 +55,18 @@ export interface OwnedContext extends ServerContext {
 export function createServerContext(options: MdpServerOptions, isServerId: (id: string) => boolean = () => false): OwnedContext {
   if ((options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite) === 'none' && !options.tls) throw new RangeError(SAME_SITE_NONE_NEEDS_TLS);
   const logger = options.logger ?? createLogger({ level: options.logLevel ?? SERVER_DEFAULTS.logLevel });
-  const policy = options.authPolicy ?? (options.authTokens?.length ? createTokenPolicy(options.authTokens) : undefined);
+  let info: ListeningInfo | undefined;
+  const publicUrl = publicUrlOf(options);
+  /** The server's canonical URL (RFC 8707): `publicUrl`, or its base URL once it listens. */
+  const canonicalUrl = (): string | undefined => publicUrl ?? info?.urls.http;
+  const accessTokens = options.authPolicy ? undefined : accessTokensOf(options, canonicalUrl, logger);
+  const policy: AuthPolicy | undefined =
+    options.authPolicy ??
+    (accessTokens
+      ? createTeamPolicy({ staticTokens: options.authTokens ?? [], staticScopes: options.accessTokens?.staticTokenScopes, accessTokens })
+      : options.authTokens?.length
+        ? createTokenPolicy(options.authTokens)
+        : undefined);
   const clusterProblem = clusterAuthProblem(options);
   if (clusterProblem) throw new RangeError(clusterProblem);
   const host = options.host ?? SERVER_DEFAULTS.host;
@@ -59,7 +76,20 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
     ...(cookieKeys ? { cookieKeys } : {}),
     // The cookie a browser attaches by itself counts only on requests of the server's own site's pages.
     honoursCookie: (headers) => credentialedOriginProblem(headers, originPolicy) === undefined,
+    ...(options.accessTokens?.scopeNames ? { scopeNames: options.accessTokens.scopeNames } : {}),
+    // Signing teams in, clients learn who calls them (principal, scopes, issuer, subject), never the token.
+    forwardCaller: accessTokens !== undefined,
   });
+  // Where agents learn how to sign in (RFC 9728), named in every 401 and 403 of a server that takes access tokens.
+  const resourceMetadata = (): string | undefined => {
+    const base = accessTokens ? canonicalUrl() : undefined;
+    return base === undefined ? undefined : `${base}${PROTECTED_RESOURCE_PATH}`;
+  };
+  const scopeGuard: ScopeGuard | undefined = policy && {
+    missingScope: gate.missingScope,
+    unauthorized: () => bearerChallenge(resourceMetadata()),
+    forbidden: (scope) => insufficientScopeChallenge(scope, resourceMetadata()),
+  };
   const observers: Array<(record: CallRecord) => void> = [];
   const router = new Router({
     invocationTimeoutMs: options.invocationTimeoutMs ?? SERVER_DEFAULTS.invocationTimeoutMs,
@@ -76,6 +106,7 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
     maxTotalCatalogBytes: options.maxTotalCatalogBytes ?? SERVER_DEFAULTS.maxTotalCatalogBytes,
     maxClientsPerAddress: options.maxClientsPerAddress ?? SERVER_DEFAULTS.maxClientsPerAddress,
     catalogUpdatesPerMinute: options.maxCatalogUpdatesPerMinute ?? SERVER_DEFAULTS.maxCatalogUpdatesPerMinute,
+    registerScope: gate.scopeNames.register,
     isServerId,
     logger,
     onCallEnd: (record) => {
@@ -87,12 +118,15 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
   const limits = serverLimits(options);
   const httpProblem = httpLimitsProblem(limits.http);
   if (httpProblem) throw new RangeError(httpProblem);
-  let info: ListeningInfo | undefined;
   return {
     router,
     logger,
     gate,
     guarded: policy !== undefined,
+    accessTokens,
+    scopeGuard,
+    canonicalUrl,
+    resourceMetadata,
     host,
     tls,
     limits,
@@ -129,4 +163,55 @@ function cookieKeyringOf(file: string, logger: Logger): CookieKeyring | undefine
     });
     return undefined;
   }
+}
+
+/** Where a server publishes its protected resource metadata (RFC 9728 §3). */
+export const PROTECTED_RESOURCE_PATH = '/.well-known/oauth-protected-resource';
+
+/** `publicUrl` checked and without a trailing slash; throws RangeError for one that cannot be. */
+function publicUrlOf(options: MdpServerOptions): string | undefined {
+  if (options.publicUrl === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(options.publicUrl);
+  } catch {
+    throw new RangeError(`public URL is not a URL: ${JSON.stringify(options.publicUrl)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RangeError(`public URL must be http or https: ${JSON.stringify(options.publicUrl)}`);
+  if (url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw new RangeError(`public URL takes no query, fragment or user: ${JSON.stringify(options.publicUrl)}`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+const WILDCARD = new Set(['0.0.0.0', '::', '']);
+
+/**
+ * The access tokens the server takes, or undefined without an issuer. Throws RangeError for
+ * settings that cannot work: an issuer or key set URL that is not https (but to this machine), or a
+ * wildcard bind with no audience (no one URL names the server).
+ */
+function accessTokensOf(options: MdpServerOptions, canonicalUrl: () => string | undefined, logger: Logger): AccessTokens | undefined {
+  const config = options.accessTokens;
+  if (!config) return undefined;
+  const problem = trustedUrlProblem(config.issuer, 'the issuer') ?? (config.jwksUrl === undefined ? undefined : trustedUrlProblem(config.jwksUrl, 'the key set URL'));
+  if (problem) throw new RangeError(problem);
+  if (config.audiences?.length === 0) throw new RangeError('access tokens need at least one audience');
+  if (!config.audiences && options.publicUrl === undefined && WILDCARD.has(options.host ?? SERVER_DEFAULTS.host)) {
+    throw new RangeError('a server bound to every address takes access tokens only with an audience or a public URL: no one URL names it');
+  }
+  const fixed = config.audiences;
+  return createAccessTokens({
+    issuer: config.issuer,
+    jwksUrl: config.jwksUrl,
+    // RFC 8707: the server's canonical URL; agents that follow the /mcp metadata ask for that one.
+    audiences: fixed ? () => fixed : () => {
+      const base = canonicalUrl();
+      return base === undefined ? [] : [base, `${base}/mcp`];
+    },
+    clockSkewS: config.clockSkewS,
+    refreshIntervalMs: config.refreshIntervalMs,
+    cooldownMs: config.cooldownMs,
+    logger,
+  });
 }

@@ -19,7 +19,8 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Hono } from 'hono';
 import type { AuthContext } from '@mdp/protocol';
-import type { AuthGate, CallRecord, HeaderMap, Logger, OriginPolicy, Router } from '@mdp/core';
+import type { AuthGate, CallRecord, HeaderMap, Logger, OriginPolicy, Router, ScopeGuard } from '@mdp/core';
+import type { AccessTokens } from './access-tokens.js';
 import type { ServerUrls } from './urls.js';
 
 /** Where the server listens; known once it does. */
@@ -47,6 +48,17 @@ export interface ServerContext {
    * without an auth policy.
    */
   readonly principalOf: (auth: AuthContext | undefined) => string | undefined;
+  /**
+   * Under an auth policy: holds callers to their scopes (SPEC §17; `gate.missingScope`) and says how
+   * to sign in (`WWW-Authenticate` of 401 and 403). Every way in asks it after `authorize`.
+   */
+  readonly scopeGuard: ScopeGuard | undefined;
+  /** The server's canonical URL (RFC 8707): the public URL, or its base URL once listening. */
+  readonly canonicalUrl: () => string | undefined;
+  /** The URL of its protected resource metadata (RFC 9728), when it takes access tokens. */
+  readonly resourceMetadata: () => string | undefined;
+  /** Access tokens of an identity provider, when the server takes them (SPEC §17): their key set's status. */
+  readonly accessTokens: AccessTokens | undefined;
   /** CORS headers of an answer to `request` (SPEC §6): the MDP routes browser clients use. */
   readonly corsFor: (request: IncomingMessage) => Readonly<Record<string, string>>;
   /**

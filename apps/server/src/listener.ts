@@ -58,6 +58,13 @@ export type Server = HttpServer | HttpsServer;
 /** Every open connection of each server (those of its second ports too), for `closeListener`. */
 const tracked = new WeakMap<Server, ConnectionTracker<Socket>>();
 
+/**
+ * Work to finish before a request or upgrade is dispatched (the auth gate's `prepare`: an access
+ * token's signature checked), so that every feature's checks stay synchronous; `undefined` when
+ * there is none, which costs the hot path nothing.
+ */
+export type BeforeDispatch = (request: IncomingMessage) => Promise<void> | undefined;
+
 /** A node HTTP server (HTTPS with `tls`) that dispatches to `features` and then to `app`, within `limits`. */
 export function createListener(
   features: readonly ServerFeature[],
@@ -66,14 +73,14 @@ export function createListener(
   logger: Logger,
   limits: HttpLimits,
   tls?: HttpsOptions,
+  before?: BeforeDispatch,
 ): Server {
   const fast = features.filter((f) => f.handle !== undefined);
   const upgraders = features.filter((f) => f.upgrade !== undefined);
   const connectors = features.filter((f) => f.connection !== undefined);
   const serveWithHono = getRequestListener(app.fetch, { hostname: host });
   const connections = new ConnectionTracker<Socket>();
-  const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
-    response.once('close', connections.answering(request.socket));
+  const dispatch = (request: IncomingMessage, response: ServerResponse): void => {
     if (request.method !== 'OPTIONS') {
       const url = originForm(request.url ?? '/');
       try {
@@ -87,6 +94,19 @@ export function createListener(
       }
     }
     void serveWithHono(request, response);
+  };
+  const onRequest = (request: IncomingMessage, response: ServerResponse): void => {
+    response.once('close', connections.answering(request.socket));
+    const pending = request.method === 'OPTIONS' ? undefined : before?.(request);
+    if (pending === undefined) return dispatch(request, response);
+    pending.then(
+      () => dispatch(request, response),
+      (error: unknown) => {
+        // `prepare` never rejects; if it did, the request goes on and its checks refuse it.
+        logger.error('http.prepare_failed', { error });
+        dispatch(request, response);
+      },
+    );
   };
   const serve = oneAtATime(limits, onRequest);
   const server: Server = tls ? createHttpsServer({ ...serverOptions(limits), ...tls }, serve) : createServer(serverOptions(limits), serve);
@@ -107,9 +127,7 @@ export function createListener(
   const stopSweep = closeStalledConnections(connections, limits, logger);
   server.once('close', stopSweep);
   const onUpgradeSocketError = (error: Error): void => logger.debug('upgrade.socket_error', { error: error.message });
-  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    connections.upgraded(socket as Socket);
-    socket.on('error', onUpgradeSocketError);
+  const upgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     const path = (request.url ?? '/').split('?')[0] ?? '/';
     try {
       for (const feature of upgraders) if (feature.upgrade?.(request, socket, head, path)) return;
@@ -120,6 +138,19 @@ export function createListener(
       return;
     }
     socket.end(NOT_FOUND);
+  };
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    connections.upgraded(socket as Socket);
+    socket.on('error', onUpgradeSocketError);
+    const pending = before?.(request);
+    if (pending === undefined) return upgrade(request, socket, head);
+    pending.then(
+      () => upgrade(request, socket, head),
+      (error: unknown) => {
+        logger.error('http.prepare_failed', { error });
+        upgrade(request, socket, head);
+      },
+    );
   });
   if (connectors.length > 0) {
     server.on('connection', (socket: Socket) => {

@@ -8,6 +8,7 @@ import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'pr
 import { CLUSTER_ROLES, proxyMarker } from '@mdp/protocol';
 import type { Router } from '@mdp/core';
 import type { ClusterNode } from '@mdp/cluster';
+import type { KeySetStatus } from './access-tokens.js';
 import { CALL_OUTCOMES, CALL_ROUTES, DURATION_BUCKETS_S, type CallStats } from './call-stats.js';
 
 export interface MetricsSources {
@@ -21,6 +22,8 @@ export interface MetricsSources {
   cluster(): ClusterNode | undefined;
   /** Times the known leader changed. */
   leaderChanges(): number;
+  /** The access tokens' key set, when the server takes access tokens (SPEC §17). */
+  keySet?(): KeySetStatus | undefined;
 }
 
 export interface ServerMetrics {
@@ -218,6 +221,38 @@ export function createServerMetrics(sources: MetricsSources): ServerMetrics {
       this.set(count);
     },
   });
+
+  if (sources.keySet) {
+    const keySet = sources.keySet;
+    new Gauge({
+      name: 'mdp_auth_key_set_state',
+      help: 'The access tokens’ key set (1 for the current state): ok, stale (the last fetch failed, cached keys in use) or unavailable (no keys)',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const state = keySet()?.state;
+        for (const candidate of ['ok', 'stale', 'unavailable']) this.set({ state: candidate }, candidate === state ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'mdp_auth_key_set_age_seconds',
+      help: 'Seconds since the access tokens’ key set was last fetched (-1 before the first fetch)',
+      registers,
+      collect() {
+        const at = keySet()?.fetchedAt;
+        this.set(at === undefined ? -1 : (Date.now() - at) / 1000);
+      },
+    });
+    new Counter({
+      name: 'mdp_auth_key_set_fetch_failures_total',
+      help: 'Fetches of the access tokens’ key set (or of the issuer’s discovery document) that failed',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(keySet()?.failures ?? 0);
+      },
+    });
+  }
 
   return {
     contentType: registry.contentType,

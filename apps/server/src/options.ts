@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_MESSAGE_BYTES, ROUTER_DEFAULTS, type AuthPolicy, type Logger, type LogLevel } from '@mdp/core';
+import { DEFAULT_MAX_MESSAGE_BYTES, ROUTER_DEFAULTS, type AuthPolicy, type Logger, type LogLevel, type ScopeNames } from '@mdp/core';
 import { DEFAULT_PORT } from '@mdp/protocol';
 import { HTTP_LOOP_DEFAULTS } from '@mdp/transport-http-loop';
 import { WS_LIMIT_DEFAULTS } from '@mdp/transport-ws';
@@ -132,6 +132,18 @@ export interface MdpServerOptions {
   /** Shorthand for a token policy: credentials whose `token` is one of these. */
   authTokens?: readonly string[];
   /**
+   * *beyond* (SPEC §17): accept signed access tokens (JWT) of an identity provider beside
+   * `authTokens`, hold every caller to scopes per action, and publish the protected resource
+   * metadata MCP agents sign in with. Ignored when `authPolicy` is given.
+   */
+  accessTokens?: MdpAccessTokenOptions;
+  /**
+   * The URL this server is reached at (`https://mdp.example.com`, behind a proxy or load balancer):
+   * the default audience of access tokens (RFC 8707) and the `resource` of its protected resource
+   * metadata. Default: `http(s)://<bound host>:<port>`.
+   */
+  publicUrl?: string;
+  /**
    * Browser origins (`https://agent.example.com`) that may use the host API, the inspector and
    * /mcp, besides loopback origins and the server's own pages. Any other `Origin` gets 403.
    */
@@ -195,6 +207,26 @@ export interface MdpServerOptions {
   /** Log level when no logger is given. Default `info`. */
   logLevel?: LogLevel;
   logger?: Logger;
+}
+
+/** `MdpServerOptions.accessTokens`. */
+export interface MdpAccessTokenOptions {
+  /** The issuer tokens must name (`iss`); its OIDC discovery document names the key set. */
+  readonly issuer: string;
+  /** The key set's URL, for an issuer without discovery. */
+  readonly jwksUrl?: string;
+  /** What `aud` must name (one of). Default: `publicUrl`, or the server's base URL, and that with `/mcp`. */
+  readonly audiences?: readonly string[];
+  /** Clock skew allowed on `exp` and `nbf`, s. Default 60. */
+  readonly clockSkewS?: number;
+  /** Scope names per action. Default `mdp:read`, `mdp:call`, `mdp:register`, `mdp:admin`. */
+  readonly scopeNames?: Partial<ScopeNames>;
+  /** Scopes of the static tokens (`authTokens`). Default: every scope. */
+  readonly staticTokenScopes?: readonly string[];
+  /** Fetch the key set again in the background this often, ms. Default 10 minutes. */
+  readonly refreshIntervalMs?: number;
+  /** Least time between two fetches of the key set for unknown `kid`s, ms. Default 30 s. */
+  readonly cooldownMs?: number;
 }
 
 export const SERVER_DEFAULTS = {

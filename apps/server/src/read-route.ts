@@ -6,6 +6,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Hono } from 'hono';
+import { headersToMap } from '@mdp/core';
+import type { ServerContext } from './feature.js';
 
 /** Whether a request may read; `undefined` lets everyone. */
 export type ReadGuard = ((c: Context) => boolean) | undefined;
@@ -29,6 +31,20 @@ export function readRoute(app: Hono, path: string, guard: ReadGuard, handler: (c
     return handler(c);
   });
   app.all(path, (c) => refusal(c, 405, 'bad_request', `${c.req.method} is not allowed on ${path}`, { allow: ALLOW }));
+}
+
+/**
+ * `guard` (the metrics token), or under access tokens also any credential the auth gate accepts
+ * with the admin scope (SPEC §17). Without a metrics token the routes stay open, as before.
+ */
+export function adminGuard(ctx: Pick<ServerContext, 'accessTokens' | 'gate'>, guard: ReadGuard): ReadGuard {
+  if (guard === undefined || ctx.accessTokens === undefined) return guard;
+  const { gate } = ctx;
+  return (c) => {
+    if (guard(c)) return true;
+    const auth = gate.extract(headersToMap(c.req.raw.headers));
+    return gate.allows(auth) && gate.missingScope(auth, 'admin') === undefined;
+  };
 }
 
 /** The bearer token a request carries in `Authorization`, if any. */

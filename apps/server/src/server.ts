@@ -10,6 +10,7 @@ import type { McpBridge } from '@mdp/mcp-bridge';
 import type { ClusterNode } from '@mdp/cluster';
 import { createServerContext } from './context.js';
 import type { ListeningInfo, ServerFeature } from './feature.js';
+import { accessTokensFeature, beforeDispatch } from './features/access-tokens.js';
 import { authFeature } from './features/auth.js';
 import { callLogsFeature } from './features/call-logs.js';
 import { clientLogFeature } from './features/client-log.js';
@@ -32,7 +33,7 @@ import { preflightPolicy } from './guarded-routes.js';
 import { serverLifecycle } from './lifecycle.js';
 import { createApp, createListener, servePort } from './listener.js';
 import { portClaimOf } from './port-claim.js';
-import { bearerGuard } from './read-route.js';
+import { adminGuard, bearerGuard } from './read-route.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { peerTlsOf, type ReloadResult } from './tls.js';
 
@@ -90,7 +91,8 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     idleTimeoutMs: options.httpLoopIdleTimeoutMs ?? SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
     ...limits.httpLoop,
   });
-  const probeGuard = bearerGuard(options.metricsToken);
+  // --metrics-token, or (signing teams in) a credential with the admin scope.
+  const probeGuard = adminGuard(ctx, bearerGuard(options.metricsToken));
   // Which pages may read which client's skills: the skill routes and their preflights ask it.
   const skillReader = skillReaderRefusal(router, ctx.originPolicy);
   // Dispatch and start run down this list; shutdown runs up it (lifecycle.ts): metrics let go of the
@@ -100,6 +102,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     skillsFeature(ctx, { isServerId: cluster.isServerId, readerRefusal: skillReader, accessLog: options.accessLog ?? false }),
     httpLoop,
     metaFeature(ctx, cluster, host),
+    ...(ctx.accessTokens && options.accessTokens ? [accessTokensFeature(ctx, { issuer: options.accessTokens.issuer })] : []),
     authFeature(ctx, options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite),
     hostApiFeature(ctx, cluster.host),
     guideFeature(ctx, guide),
@@ -119,7 +122,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     ...(options.stateStore ? [stateStoreFeature(ctx, options.stateStore, { cluster, clusterId, mcpHttp })] : []),
   ];
   const app = createApp(features, logger, preflightPolicy(ctx.originPolicy, skillReader));
-  const httpServer = createListener(features, app, host, logger, limits.http, tls?.listenerOptions());
+  const httpServer = createListener(features, app, host, logger, limits.http, tls?.listenerOptions(), beforeDispatch(ctx));
   const claim = portClaimOf({
     cluster: options.cluster,
     clusterId,

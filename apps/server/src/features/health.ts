@@ -12,7 +12,11 @@ export function notReadyReason(ctx: ServerContext, cluster: ClusterFeature): str
   if (!ctx.info()) return 'not listening';
   const node = cluster.node;
   if (!node) return 'cluster not started';
-  return node.meta().leaderId === '' ? 'no cluster leader known' : undefined;
+  if (node.meta().leaderId === '') return 'no cluster leader known';
+  // Access tokens cannot be checked without a key set (static tokens still could be).
+  const keySet = ctx.accessTokens?.status();
+  if (keySet?.state === 'unavailable') return `access token key set not loaded: ${keySet.error ?? 'not fetched yet'}`;
+  return undefined;
 }
 
 export function healthFeature(ctx: ServerContext, cluster: ClusterFeature, guard: ReadGuard): ServerFeature {
@@ -24,7 +28,10 @@ export function healthFeature(ctx: ServerContext, cluster: ClusterFeature, guard
         const reason = notReadyReason(ctx, cluster);
         if (reason) return c.json({ ready: false, reason }, 503, { 'cache-control': 'no-store' });
         const view = cluster.node!.meta();
-        return c.json({ ready: true, role: view.role, term: view.term, leaderId: view.leaderId }, 200, { 'cache-control': 'no-store' });
+        const keySet = ctx.accessTokens?.status();
+        // A key set that could not be fetched again: cached keys still verify, so still ready, but said.
+        const auth = keySet ? { auth: { keySet: keySet.state, ...(keySet.error !== undefined ? { keySetError: keySet.error } : {}) } } : {};
+        return c.json({ ready: true, role: view.role, term: view.term, leaderId: view.leaderId, ...auth }, 200, { 'cache-control': 'no-store' });
       });
     },
   };

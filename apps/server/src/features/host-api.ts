@@ -14,6 +14,7 @@ export function hostApiFeature(ctx: ServerContext, host: HostApi): ServerFeature
     authorize: ctx.authorize,
     // Under a policy the caller's credential stays here (core's forwarding.ts).
     forwarding: ctx.gate,
+    scopeGuard: ctx.scopeGuard,
     originPolicy: ctx.originPolicy,
     maxBodyBytes: ctx.maxMessageBytes,
     extraHeaders: ctx.guardedCorsFor,

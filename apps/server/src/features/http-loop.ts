@@ -28,6 +28,8 @@ export function httpLoopFeature(ctx: ServerContext, options: HttpLoopFeatureOpti
     extractAuth: ctx.extractAuth,
     authorize: ctx.authorize,
     principalOf: ctx.principalOf,
+    // Registering a client needs the register scope (SPEC §17).
+    scopesOf: ctx.gate.scopesOf,
     extraHeaders: ctx.corsFor,
     ...options,
     logger: ctx.logger,

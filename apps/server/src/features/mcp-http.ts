@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
-import { INTERNAL_ERROR, headersToMap, originProblem, readNodeBody, type HostApi, type OriginPolicy } from '@mdp/core';
+import { INTERNAL_ERROR, headersToMap, originProblem, readNodeBody, type AuthAction, type HostApi, type OriginPolicy } from '@mdp/core';
 import type { McpBridge, McpHttpHandler } from '@mdp/mcp-bridge';
 import { jsonRpcError, type SurfaceMode } from '@mdp/mcp-bridge/lite';
 import type { ServerContext, ServerFeature } from '../feature.js';
@@ -159,6 +159,7 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
   }
   const config = options ?? {};
   const authorize = ctx.authorize;
+  const scopeGuard = ctx.scopeGuard;
   let state: 'idle' | 'started' | 'closed' = 'idle';
   let loading: Promise<Loaded> | undefined;
   let loaded: Loaded | undefined;
@@ -182,6 +183,16 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
             authorize: authorize && ((request) => authorize(ctx.extractAuth(headersToMap(request.headers)))),
             // Under a policy a session belongs to the principal that opened it (the gate's, as for client ids).
             ...(authorize ? { principalOf: (request: Request) => ctx.principalOf(ctx.extractAuth(headersToMap(request.headers))) ?? '' } : {}),
+            // SPEC §17: each message needs the scope of its action; a 401 names the resource metadata.
+            ...(scopeGuard
+              ? {
+                  scopeGuard: {
+                    missingScope: (request: Request, action: AuthAction) => scopeGuard.missingScope(ctx.extractAuth(headersToMap(request.headers)), action),
+                    unauthorized: scopeGuard.unauthorized,
+                    forbidden: scopeGuard.forbidden,
+                  },
+                }
+              : {}),
             maxSessionsPerPrincipal: config.maxSessionsPerPrincipal,
             maxBodyBytes: ctx.maxMessageBytes,
             maxSessions: config.maxSessions,

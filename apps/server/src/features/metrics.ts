@@ -49,6 +49,7 @@ export function metricsFeature(ctx: ServerContext, options: MetricsFeatureOption
     },
     cluster: () => options.cluster.node,
     leaderChanges: () => leaderChanges,
+    ...(ctx.accessTokens ? { keySet: () => ctx.accessTokens?.status() } : {}),
   });
 
   return {

@@ -57,6 +57,7 @@ export function skillsFeature(ctx: ServerContext, { isServerId, readerRefusal, a
     authorize: ctx.authorize,
     // Under a policy the reader's credential stays here (core's forwarding.ts).
     forwarding: ctx.gate,
+    scopeGuard: ctx.scopeGuard,
     readerRefusal,
     extraHeaders: (request: IncomingMessage, answer: SkillReadResponse) => {
       if (answer.readerRefused) return NO_CORS;

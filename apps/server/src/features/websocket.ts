@@ -26,6 +26,8 @@ export function websocketFeature(ctx: ServerContext, options: WebSocketFeatureOp
     extractAuth: ctx.extractAuth,
     authorize: ctx.authorize,
     principalOf: ctx.principalOf,
+    // Registering a client needs the register scope (SPEC §17).
+    scopesOf: ctx.gate.scopesOf,
     peerOf: mirrorPeer,
     ...options,
     logger: ctx.logger,

@@ -1,0 +1,304 @@
+/**
+ * Signed access tokens from an identity provider (*beyond*, SPEC §17), checked with `jose`.
+ *
+ *   request ─▶ gate.prepare ─▶ prepare(token)      token seen before and unexpired: nothing to do
+ *                                  │ new
+ *                                  ▼
+ *              key set (discovered once from the issuer, or --auth-jwks-url) ─▶ jwtVerify
+ *                                  │ accepted                     │ refused
+ *                                  ▼                              ▼
+ *                  cache {principal, scopes} until exp      log auth.token_refused {reason}
+ *   then the synchronous checks (verify, principal, scopes) read the cache.
+ *
+ * A token is accepted when its signature checks with a key of the issuer's set under an asymmetric
+ * algorithm the key itself allows (jose picks the key by `kid`, key type and the key's own `alg`:
+ * `none` and HMAC never verify), and `iss`, `aud` (one of the audiences), `exp` (required) and
+ * `nbf` hold within the clock skew. The principal is `iss` + `sub`, hashed: the same person is the
+ * same principal on every node and across restarts.
+ *
+ * Key sets change and fail: a token with an unknown `kid` makes jose fetch the set again (at most
+ * once per cooldown, 30 s), so a rotated key is used without a restart; the set is also fetched
+ * again in the background every `refreshIntervalMs`. A fetch that fails keeps the keys in hand (a
+ * token signed by one of them still passes), is logged, and shows in `status()` (readiness,
+ * metrics). Verification never waits for a background refresh.
+ */
+import { createHash } from 'node:crypto';
+import * as v from 'valibot';
+import { createRemoteJWKSet, customFetch, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { isLoopbackHost, scopesOfClaims, type Logger } from '@mdp/core';
+
+/** The algorithms a token may be signed with: asymmetric only (no `none`, no HMAC). */
+export const ASYMMETRIC_ALGORITHMS = Object.freeze(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']);
+
+export const ACCESS_TOKEN_DEFAULTS = {
+  /** Clock skew allowed on `exp` and `nbf`, s. */
+  clockSkewS: 60,
+  /** Longest token looked at, characters: longer ones are refused unread. */
+  maxTokenChars: 8192,
+  /** Verified tokens remembered, entries (the oldest goes first). */
+  maxCached: 10_000,
+  /** How long one verification is trusted at most, ms, even when the token lives longer. */
+  maxCacheMs: 5 * 60_000,
+  /** Background refresh of the key set, ms. */
+  refreshIntervalMs: 10 * 60_000,
+  /** Least time between two fetches of the key set for unknown `kid`s (jose's cooldown), ms. */
+  cooldownMs: 30_000,
+  /** Time-out of one fetch (discovery or key set), ms. */
+  fetchTimeoutMs: 5000,
+} as const;
+
+export interface AccessTokenOptions {
+  /** The issuer (`iss`) tokens must name; its OIDC discovery document names the key set unless `jwksUrl` is given. */
+  readonly issuer: string;
+  /** The key set's URL: no discovery. */
+  readonly jwksUrl?: string | undefined;
+  /** The audiences a token's `aud` must name one of; asked at each verification (known once listening). */
+  readonly audiences: () => readonly string[];
+  readonly clockSkewS?: number;
+  readonly refreshIntervalMs?: number;
+  readonly cooldownMs?: number;
+  readonly fetchTimeoutMs?: number;
+  readonly maxCached?: number;
+  readonly logger: Logger;
+  /** ms since the epoch; tests pass their own. */
+  readonly now?: () => number;
+}
+
+/** What the server shows of the key set (readiness, metrics). */
+export interface KeySetStatus {
+  /** `ok`: the last fetch worked; `stale`: it failed, keys from an earlier one are in use; `unavailable`: no keys yet. */
+  readonly state: 'ok' | 'stale' | 'unavailable';
+  readonly jwksUrl: string | undefined;
+  /** When keys were last fetched, ms since the epoch. */
+  readonly fetchedAt: number | undefined;
+  /** Why the last fetch failed, if it did. */
+  readonly error: string | undefined;
+  readonly fetches: number;
+  readonly failures: number;
+}
+
+export interface Verified {
+  readonly principal: string;
+  readonly scopes: readonly string[];
+  readonly issuer: string;
+  readonly subject: string;
+  /** Trusted until, ms since the epoch. */
+  readonly until: number;
+}
+
+export interface AccessTokens {
+  /** Whether `token` has the shape of a JWS (three base64url parts): the other tokens are not ours. */
+  owns(token: string): boolean;
+  /** Check `token` if it is new; `undefined` when there is nothing to wait for. Never rejects. */
+  prepare(token: string): Promise<void> | undefined;
+  /** The verified, unexpired token's facts, or `undefined`. */
+  verified(token: string): Verified | undefined;
+  status(): KeySetStatus;
+  /** Fetch the key set now (at start, so that readiness knows). Never rejects. */
+  start(): Promise<void>;
+  close(): void;
+}
+
+const JWS_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/** The OIDC discovery document: the fields used. */
+const DiscoverySchema = v.object({ issuer: v.string(), jwks_uri: v.pipe(v.string(), v.url()) });
+
+/** Whether a URL may name a key set or an issuer: https, or http to this machine. */
+export function trustedUrlProblem(url: string, what: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `${what} is not a URL: ${JSON.stringify(url)}`;
+  }
+  if (parsed.protocol === 'https:') return undefined;
+  if (parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname.replace(/^\[|\]$/g, ''))) return undefined;
+  return `${what} must be https (http only to this machine): ${JSON.stringify(url)}`;
+}
+
+/** The OIDC discovery URL of `issuer` (OpenID Connect Discovery 1.0 §4). */
+export function discoveryUrl(issuer: string): string {
+  return `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+}
+
+/** `iss` + `sub` as a principal: hashed, so neither shows in logs, fixed in length. */
+export function tokenPrincipal(issuer: string, subject: string): string {
+  return `oidc:${createHash('sha256').update(`${issuer}\n${subject}`, 'utf8').digest('hex').slice(0, 32)}`;
+}
+
+function describeError(error: unknown): { reason: string; code?: string; claim?: string } {
+  if (error instanceof Error) {
+    const { code, claim } = error as { code?: unknown; claim?: unknown };
+    return {
+      reason: error.message,
+      ...(typeof code === 'string' ? { code } : {}),
+      ...(typeof claim === 'string' ? { claim } : {}),
+    };
+  }
+  return { reason: String(error) };
+}
+
+export function createAccessTokens(options: AccessTokenOptions): AccessTokens {
+  const logger = options.logger.child({ component: 'access-tokens' });
+  const now = options.now ?? Date.now;
+  const skewS = options.clockSkewS ?? ACCESS_TOKEN_DEFAULTS.clockSkewS;
+  const maxCached = options.maxCached ?? ACCESS_TOKEN_DEFAULTS.maxCached;
+  const timeoutMs = options.fetchTimeoutMs ?? ACCESS_TOKEN_DEFAULTS.fetchTimeoutMs;
+  const cache = new Map<string, Verified>();
+  const inFlight = new Map<string, Promise<void>>();
+  let jwksUrl = options.jwksUrl;
+  let keys: JWTVerifyGetKey | undefined;
+  let discovering: Promise<JWTVerifyGetKey | undefined> | undefined;
+  let lastDiscoveryFailure = -Infinity;
+  let refresh: NodeJS.Timeout | undefined;
+  let closed = false;
+  const stats = { fetchedAt: undefined as number | undefined, error: undefined as string | undefined, fetches: 0, failures: 0 };
+
+  /** Every fetch of the key set goes through here: its outcome is what `status()` shows. */
+  const watchedFetch = async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    stats.fetches += 1;
+    try {
+      const response = await fetch(url, init);
+      if (response.status !== 200) throw new Error(`key set answered HTTP ${response.status}`);
+      if (stats.error !== undefined) logger.info('auth.key_set_recovered', { jwksUrl });
+      stats.fetchedAt = now();
+      stats.error = undefined;
+      return response;
+    } catch (error) {
+      stats.failures += 1;
+      const { reason } = describeError(error);
+      stats.error = reason;
+      logger.warn('auth.key_set_unreachable', { jwksUrl, error: reason, cachedKeys: stats.fetchedAt !== undefined });
+      throw error;
+    }
+  };
+
+  const keySetAt = (url: string): JWTVerifyGetKey =>
+    createRemoteJWKSet(new URL(url), {
+      // Never stale by age: a set that cannot be fetched again keeps working (the background
+      // refresh and unknown `kid`s fetch it again).
+      cacheMaxAge: Number.POSITIVE_INFINITY,
+      cooldownDuration: options.cooldownMs ?? ACCESS_TOKEN_DEFAULTS.cooldownMs,
+      timeoutDuration: timeoutMs,
+      [customFetch]: watchedFetch,
+    });
+
+  /** The key set, discovering it from the issuer first if need be (at most once per cooldown after a failure). */
+  const keySet = (): Promise<JWTVerifyGetKey | undefined> | JWTVerifyGetKey => {
+    if (keys) return keys;
+    if (discovering) return discovering;
+    if (jwksUrl !== undefined) return (keys = keySetAt(jwksUrl));
+    if (now() - lastDiscoveryFailure < (options.cooldownMs ?? ACCESS_TOKEN_DEFAULTS.cooldownMs)) return Promise.resolve(undefined);
+    discovering = discover().finally(() => {
+      discovering = undefined;
+    });
+    return discovering;
+  };
+
+  const discover = async (): Promise<JWTVerifyGetKey | undefined> => {
+    const url = discoveryUrl(options.issuer);
+    try {
+      const response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(timeoutMs) });
+      if (response.status !== 200) throw new Error(`HTTP ${response.status}`);
+      const parsed = v.safeParse(DiscoverySchema, await response.json());
+      if (!parsed.success) throw new Error(`not a discovery document: ${parsed.issues[0]?.message ?? 'invalid'}`);
+      // OpenID Connect Discovery §4.3: the document must name the issuer it was asked for.
+      if (parsed.output.issuer !== options.issuer) throw new Error(`the document names issuer ${JSON.stringify(parsed.output.issuer)}, not ${JSON.stringify(options.issuer)}`);
+      const problem = trustedUrlProblem(parsed.output.jwks_uri, 'jwks_uri');
+      if (problem) throw new Error(problem);
+      jwksUrl = parsed.output.jwks_uri;
+      logger.info('auth.issuer_discovered', { issuer: options.issuer, jwksUrl });
+      return (keys = keySetAt(jwksUrl));
+    } catch (error) {
+      lastDiscoveryFailure = now();
+      stats.failures += 1;
+      stats.error = `discovery at ${url} failed: ${describeError(error).reason}`;
+      logger.warn('auth.discovery_failed', { issuer: options.issuer, url, error: stats.error });
+      return undefined;
+    }
+  };
+
+  const refused = (details: Record<string, unknown>): void => {
+    logger.info('auth.token_refused', details);
+  };
+
+  const verify = async (token: string): Promise<void> => {
+    const found = keySet();
+    const getKey = found instanceof Promise ? await found : found;
+    if (getKey === undefined) return refused({ reason: `no key set to check the token with (${stats.error ?? 'not fetched yet'})` });
+    try {
+      const { payload } = await jwtVerify(token, getKey, {
+        issuer: options.issuer,
+        audience: [...options.audiences()],
+        algorithms: [...ASYMMETRIC_ALGORITHMS],
+        clockTolerance: skewS,
+        requiredClaims: ['exp', 'sub'],
+        currentDate: new Date(now()),
+      });
+      const issuer = payload.iss as string;
+      const subject = payload.sub as string;
+      const until = Math.min(((payload.exp as number) + skewS) * 1000, now() + ACCESS_TOKEN_DEFAULTS.maxCacheMs);
+      if (cache.size >= maxCached) cache.delete(cache.keys().next().value as string);
+      cache.set(token, { principal: tokenPrincipal(issuer, subject), scopes: scopesOfClaims(payload as { scope?: unknown; scp?: unknown }), issuer, subject, until });
+    } catch (error) {
+      refused(describeError(error));
+    }
+  };
+
+  const owns = (token: string): boolean => token.length > 0 && token.charCodeAt(0) === 101 /* e */ && JWS_SHAPE.test(token);
+
+  const verified = (token: string): Verified | undefined => {
+    const entry = cache.get(token);
+    if (entry === undefined) return undefined;
+    if (now() < entry.until) return entry;
+    cache.delete(token);
+    return undefined;
+  };
+
+  const scheduleRefresh = (): void => {
+    const every = options.refreshIntervalMs ?? ACCESS_TOKEN_DEFAULTS.refreshIntervalMs;
+    // Keys removed from the set stop verifying new tokens within this; a failure keeps the old keys.
+    refresh = setInterval(() => {
+      const set = keys as (JWTVerifyGetKey & { reload?: () => Promise<void> }) | undefined;
+      if (set?.reload) set.reload().catch(() => undefined);
+      else if (!discovering) void Promise.resolve(keySet()).catch(() => undefined);
+    }, every);
+    refresh.unref();
+  };
+
+  return {
+    owns,
+    prepare(token) {
+      if (token.length > ACCESS_TOKEN_DEFAULTS.maxTokenChars) {
+        refused({ reason: `token longer than ${ACCESS_TOKEN_DEFAULTS.maxTokenChars} characters`, length: token.length });
+        return undefined;
+      }
+      if (!owns(token) || verified(token) !== undefined) return undefined;
+      let pending = inFlight.get(token);
+      if (pending === undefined) {
+        pending = verify(token).finally(() => inFlight.delete(token));
+        inFlight.set(token, pending);
+      }
+      return pending;
+    },
+    verified: (token) => (owns(token) ? verified(token) : undefined),
+    status() {
+      const state = stats.fetchedAt === undefined ? 'unavailable' : stats.error === undefined ? 'ok' : 'stale';
+      return { state, jwksUrl, fetchedAt: stats.fetchedAt, error: stats.error, fetches: stats.fetches, failures: stats.failures };
+    },
+    async start() {
+      if (closed || refresh) return;
+      scheduleRefresh();
+      const set = await keySet();
+      const reload = (set as (JWTVerifyGetKey & { reload?: () => Promise<void> }) | undefined)?.reload;
+      if (reload) await reload().catch(() => undefined);
+    },
+    close() {
+      closed = true;
+      if (refresh) clearInterval(refresh);
+      refresh = undefined;
+      cache.clear();
+    },
+  };
+}
