@@ -114,6 +114,8 @@ export {
   CallPathsRequestSchema,
   ListClientsRequestSchema,
   ListPathsRequestSchema,
+  MAX_CURSOR_LENGTH,
+  MAX_LIST_LIMIT,
   methodOf,
   pathDepth,
 } from './host.js';
