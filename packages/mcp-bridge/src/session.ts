@@ -6,6 +6,8 @@
  * - tools: the four generic tools, then the catalog's; every failure is an `isError` result.
  * - prompts/get: a GET of the prompt with the arguments as query; a string is one user message.
  * - resources/read: a GET of the skill the `mdp://` URI names.
+ * - prompts/list, resources/list, resources/templates/list: paged with MCP's `cursor` and
+ *   `nextCursor` (pages.ts); tools/list is capped instead (`maxTools`) and sent whole.
  * Prompts and resources have no error result in MCP: their failures are JSON-RPC errors with a
  * message that says what went wrong.
  */
@@ -28,6 +30,7 @@ import {
 import { compilePattern, isSkillPath, matchPattern, parseCallPathRequest, splitPath, type CallPathRequest, type CallResult } from '@mdp/protocol';
 import { MdpError, serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
+import { jsonBytes, mcpPage } from './pages.js';
 import { promptCall } from './prompt-input.js';
 import { parseResourceUri } from './resource-uri.js';
 import type { Surface } from './surface.js';
@@ -160,7 +163,10 @@ export function createSessionServer(ctx: SessionContext): Server {
     return result;
   });
 
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: (await ctx.surface()).prompts.map((prompt) => prompt.definition) }));
+  server.setRequestHandler(ListPromptsRequestSchema, async (request) => {
+    const { page, nextCursor } = mcpPage('prompts/list', (await ctx.surface()).prompts, (p) => p.definition.name, request.params?.cursor, (p) => jsonBytes(p.definition));
+    return { prompts: page.map((prompt) => prompt.definition), ...(nextCursor === undefined ? {} : { nextCursor }) };
+  });
   server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
     try {
       return await getPrompt(ctx, request.params.name, request.params.arguments ?? {}, extra.signal);
@@ -169,10 +175,15 @@ export function createSessionServer(ctx: SessionContext): Server {
     }
   });
 
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: (await ctx.surface()).resources.map((r) => r.definition) }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-    resourceTemplates: (await ctx.surface()).templates.map((t) => t.definition),
-  }));
+  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+    const { page, nextCursor } = mcpPage('resources/list', (await ctx.surface()).resources, (r) => r.definition.uri, request.params?.cursor, (r) => jsonBytes(r.definition));
+    return { resources: page.map((r) => r.definition), ...(nextCursor === undefined ? {} : { nextCursor }) };
+  });
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request) => {
+    const templates = (await ctx.surface()).templates;
+    const { page, nextCursor } = mcpPage('resources/templates/list', templates, (t) => t.definition.uriTemplate, request.params?.cursor, (t) => jsonBytes(t.definition));
+    return { resourceTemplates: page.map((t) => t.definition), ...(nextCursor === undefined ? {} : { nextCursor }) };
+  });
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     try {
       return await readResource(ctx, request.params.uri, extra.signal);
