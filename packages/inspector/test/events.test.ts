@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Router, createLocalHost, silentLogger } from '@mdp/core';
 import { fakeClient } from '@mdp/test-kit';
+import type { ListClientsResult } from '@mdp/protocol';
 import { EventStreams, type EventSink } from '../src/events.js';
 
 /** A response whose writes stay unsent until `flush()`. */
@@ -66,12 +67,14 @@ const sink = (): SlowSink & EventSink => new SlowSink() as SlowSink & EventSink;
 let router: Router;
 let streams: EventStreams;
 
-function start(options: { maxStreams?: number; maxBufferedBytes?: number } = {}): void {
+function start(options: { maxStreams?: number; maxBufferedBytes?: number; pageLimit?: number; pageBytes?: number } = {}): void {
   streams = new EventStreams(createLocalHost(router), {
     coalesceMs: 10,
     keepAliveMs: 1000,
     maxStreams: options.maxStreams ?? 8,
     maxBufferedBytes: options.maxBufferedBytes ?? 1_000_000,
+    pageLimit: options.pageLimit ?? 100,
+    pageBytes: options.pageBytes ?? 256 * 1024,
     logger: silentLogger,
   });
 }
@@ -90,6 +93,37 @@ afterEach(async () => {
   expect(streams.timers).toBe(0);
   await router.close();
   vi.useRealTimers();
+});
+
+describe('EventStreams and a large catalog', () => {
+  it('sends the first page of the listing, bounded, with the cursor to read the rest, and goes on sending', async () => {
+    start({ pageBytes: 64 * 1024 });
+    // 400 clients of 20 kB each: 8 MB of catalog, far more than one event should carry.
+    const description = 'd'.repeat(20_000);
+    for (let i = 0; i < 400; i++) fakeClient(router, { id: `c${String(i).padStart(3, '0')}`, name: `C${i}`, description, paths: [] });
+    const reader = sink();
+    streams.add(reader);
+    await vi.advanceTimersByTimeAsync(0);
+    reader.flush();
+    const events = () => reader.written.filter((text) => text.startsWith('event: clients')).map((text) => JSON.parse(text.slice(text.indexOf('data: ') + 6)) as ListClientsResult);
+    const [first] = events();
+    expect(Buffer.byteLength(reader.written[0] as string)).toBeLessThanOrEqual(64 * 1024 + 64);
+    expect(first?.clients.map((c) => c.id).slice(0, 2)).toEqual(['c000', 'c001']);
+    expect(first?.nextCursor).toEqual(expect.any(String));
+    // The rest, as the page reads it: every client once.
+    const host = createLocalHost(router);
+    const ids = [...(first?.clients ?? []).map((c) => c.id)];
+    for (let cursor = first?.nextCursor; cursor !== undefined; ) {
+      const page = await host.listClients({ limit: 100, cursor });
+      ids.push(...page.clients.map((c) => c.id));
+      cursor = page.nextCursor;
+    }
+    expect(new Set(ids).size).toBe(400);
+    // The feed goes on: a change sends the new first page.
+    fakeClient(router, { id: 'a-new-one', name: 'new', paths: [] });
+    await vi.advanceTimersByTimeAsync(10);
+    expect(events().at(-1)?.clients[0]?.id).toBe('a-new-one');
+  });
 });
 
 describe('EventStreams and slow readers', () => {
