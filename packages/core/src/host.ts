@@ -33,6 +33,8 @@ import {
   comparePathPlace,
   compareKeys,
   listingLimits,
+  mergedJsonSize,
+  pageTurn,
   parseClientsCursor,
   parsePathsCursor,
   pathsCursor,
@@ -99,20 +101,23 @@ export interface HostApi {
   onChange(listener: () => void): () => void;
 }
 
-function pathTexts(path: PathDescriptor): Array<string | undefined> {
-  const contentType = 'contentType' in path && typeof path.contentType === 'string' ? path.contentType : undefined;
-  return [path.path, methodOf(path), path.type, path.description, contentType];
-}
 
-function listed(info: ClientInfo, aliases: string[]): ListedClient {
+/** What a listing adds to a client's descriptor. */
+function listingFields(info: ClientInfo, aliases: string[]) {
   return {
-    ...info.descriptor,
-    status: 'online',
+    status: 'online' as const,
     connectedAt: new Date(info.registeredAt).toISOString(),
     lastSeenAt: new Date(info.lastSeen).toISOString(),
     connection: { mode: info.transportKind, secure: info.secure, authSource: info.authSource },
     aliases,
   };
+}
+
+/** A client as listed, and its JSON size (made without writing the descriptor out each time). */
+function listed(info: ClientInfo, aliases: string[]): { client: ListedClient; bytes: number | undefined } {
+  const fields = listingFields(info, aliases);
+  const bytes = mergedJsonSize(info.descriptor, fields, Buffer.byteLength(JSON.stringify(fields)));
+  return { client: { ...info.descriptor, ...fields }, bytes };
 }
 
 /** Longest client name a shortened item keeps, characters. */
@@ -186,12 +191,18 @@ function isListable(descriptor: ClientDescriptor): boolean {
   return ok;
 }
 
+/** Whether a path matches a search: its path, method, kind, description or content type. */
+function matchesPath(match: (...texts: Array<string | undefined>) => boolean, path: PathDescriptor): boolean {
+  const contentType = 'contentType' in path && typeof path.contentType === 'string' ? path.contentType : undefined;
+  return match(path.path, methodOf(path), path.type, path.description, contentType);
+}
+
 /** Whether a client matches a search: its id, name or description, or one of its paths (each counted by `budget`). */
 function clientMatches(info: ClientInfo, match: (...texts: Array<string | undefined>) => boolean, budget: ScanBudget): boolean {
   if (match(info.id, info.descriptor.name, info.descriptor.description)) return true;
   for (const path of info.paths) {
     budget.entry();
-    if (match(...pathTexts(path))) return true;
+    if (matchesPath(match, path)) return true;
   }
   return false;
 }
@@ -278,6 +289,7 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
   return {
     async listClients(request = {}, listOptions = {}) {
       const after = request.cursor === undefined ? undefined : parseClientsCursor(request.cursor).client;
+      await pageTurn();
       const clients = ordered();
       const bounds = pageBounds(request, listOptions);
       const page = new PageBuilder<ListedClient>(bounds.limit, bounds.maxBytes, bounds.maxItemBytes, shortClient);
@@ -294,7 +306,8 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
         budget.entry();
         const info = router.getClient(clients.idAt(at));
         if (info && isListable(info.descriptor) && (!match || clientMatches(info, match, budget))) {
-          if (!page.add(listed(info, clients.aliasesOf(info, isServerId, has)))) break;
+          const { client, bytes } = listed(info, clients.aliasesOf(info, isServerId, has));
+          if (!page.add(client, bytes)) break;
         }
         last = clients.keyAt(at);
       }
@@ -303,6 +316,7 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
 
     async listPaths(request = {}, listOptions = {}) {
       const after = request.cursor === undefined ? undefined : parsePathsCursor(request.cursor);
+      await pageTurn();
       const clients = ordered();
       let only: string | undefined;
       if (request.clientId !== undefined) {
@@ -325,7 +339,11 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
         to = from < clients.size && clients.keyAt(from) === key ? from + 1 : from;
       }
       if (after) from = Math.max(from, clients.lowerBound(after.client));
-      let last: PathsPosition | undefined = after;
+      // Where the page ends: after path `lastPath` of the client at `lastClient` (-1: all of its
+      // paths), as the position to make a cursor of once the page is done.
+      let lastClient = -1;
+      let lastPath = -1;
+      let lastSorted: readonly SortedPath[] = [];
       let moved = false; // something was looked at: the page may end (every page makes progress)
       let more = false;
       walk: for (let c = from; c < to; c++) {
@@ -337,30 +355,42 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
         budget.entry();
         // A client whose id or name matches lists all of its paths (of the depth asked for).
         const clientHit = !match || p >= sorted.length || match(info?.id, info?.descriptor.name);
+        // What each listed path adds, and its size: once per client.
+        const owner = info ? { clientId: info.id, clientName: info.descriptor.name } : undefined;
+        const ownerBytes = owner ? Buffer.byteLength(JSON.stringify(owner)) : 0;
         for (; p < sorted.length; p++) {
           if (page.full || (moved && budget.spent())) {
             more = true;
             break walk;
           }
           budget.entry();
-          const entry = sorted[p] as SortedPath;
-          const path = entry.descriptor;
-          if (pathDepth(path.path) <= depth && (clientHit || (match as NonNullable<typeof match>)(...pathTexts(path)))) {
-            const client = info as ClientInfo;
-            if (!page.add({ ...path, clientId: client.id, clientName: client.descriptor.name })) {
+          const path = (sorted[p] as SortedPath).descriptor;
+          if ((depth === Infinity || pathDepth(path.path) <= depth) && (clientHit || matchesPath(match as NonNullable<typeof match>, path))) {
+            const fields = owner as NonNullable<typeof owner>;
+            if (!page.add({ ...path, ...fields }, mergedJsonSize(path, fields, ownerBytes))) {
               more = true;
               break walk;
             }
           }
-          last = { client: key, path: entry.key, method: entry.method, dup: entry.dup };
+          lastClient = c;
+          lastPath = p;
+          lastSorted = sorted;
           moved = true;
         }
-        last = { client: key, path: null, method: 'GET', dup: 0 }; // past every path of this client
+        lastClient = c;
+        lastPath = -1; // past every path of this client
         moved = true;
         if (c + 1 < to && (page.full || budget.spent())) {
           more = true;
           break;
         }
+      }
+      let last: PathsPosition | undefined = after;
+      if (lastClient >= 0) {
+        const entry = lastPath >= 0 ? (lastSorted[lastPath] as SortedPath) : undefined;
+        last = entry
+          ? { client: clients.keyAt(lastClient), path: entry.key, method: entry.method, dup: entry.dup }
+          : { client: clients.keyAt(lastClient), path: null, method: 'GET', dup: 0 };
       }
       return more && last !== undefined ? { paths: page.items, nextCursor: pathsCursor(last) } : { paths: page.items };
     },

@@ -174,16 +174,19 @@ export class ScanBudget {
 
 /**
  * A case-insensitive substring search (SPEC §12) that counts what it looks through. Undefined for
- * no search (an empty or blank one).
+ * no search (an empty or blank one). A regular expression with the `i` and `u` flags (Unicode case
+ * folding): it looks through a text without making a lower-case copy of it, several times faster
+ * than `toLowerCase().includes()` over a large catalog.
  */
 export function searchFor(search: string | undefined, budget: ScanBudget): ((...texts: Array<string | undefined>) => boolean) | undefined {
-  const needle = search?.trim().toLowerCase();
+  const needle = search?.trim();
   if (!needle) return undefined;
+  const pattern = new RegExp(needle.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), 'iu');
   return (...texts) => {
     for (const text of texts) {
       if (text === undefined) continue;
       budget.searched(text.length);
-      if (text.toLowerCase().includes(needle)) return true;
+      if (pattern.test(text)) return true;
     }
     return false;
   };
@@ -211,10 +214,13 @@ export class PageBuilder<T> {
     return this.items.length >= this.limit;
   }
 
-  /** Take `item` if it fits; false when it does not (it starts the next page). An item that cannot be listed at all is skipped (true). */
-  add(item: T): boolean {
+  /**
+   * Take `item` if it fits; false when it does not (it starts the next page). An item that cannot
+   * be listed at all is skipped (true). `bytes`: its JSON size when the caller knows it (jsonSize).
+   */
+  add(item: T, bytes?: number): boolean {
     let listed = item;
-    let size = Buffer.byteLength(JSON.stringify(item));
+    let size = bytes ?? Buffer.byteLength(JSON.stringify(item));
     if (size > this.maxItemBytes) {
       if (!this.shorten) return true;
       listed = this.shorten(item);
@@ -229,6 +235,30 @@ export class PageBuilder<T> {
   }
 }
 
+/** JSON sizes of objects that do not change (descriptors: a catalog update makes new ones), bytes. */
+const jsonSizes = new WeakMap<object, number>();
+
+/** The UTF-8 size of `JSON.stringify(value)`, made once per object. */
+export function cachedJsonSize(value: object): number {
+  let size = jsonSizes.get(value);
+  if (size === undefined) {
+    size = Buffer.byteLength(JSON.stringify(value));
+    jsonSizes.set(value, size);
+  }
+  return size;
+}
+
+/**
+ * The JSON size of `{...base, ...extra}` without writing it: `base`'s (made once) and `extra`'s
+ * (small) put together. Undefined when they share a key (the sum would be wrong): measure it whole.
+ */
+export function mergedJsonSize(base: object, extra: Record<string, unknown>, extraSize: number): number | undefined {
+  for (const key in extra) if (Object.prototype.hasOwnProperty.call(base, key)) return undefined;
+  const baseSize = cachedJsonSize(base);
+  // '{a}' and '{b}' make '{a,b}': less a brace each, plus a comma when both have members.
+  return baseSize + extraSize - 2 + (baseSize > 2 && extraSize > 2 ? 1 : 0);
+}
+
 /** The default limits with `given` over them; each must be a positive number. */
 export function listingLimits(given: Partial<ListingLimits> = {}): ListingLimits {
   const limits = { ...LISTING_DEFAULTS };
@@ -241,9 +271,56 @@ export function listingLimits(given: Partial<ListingLimits> = {}): ListingLimits
   return limits;
 }
 
+/**
+ * `setImmediate` as it was when this module loaded. Turns here are about the event loop, not time:
+ * a test that fakes timers (and with them `setImmediate`) must not stall every listing.
+ */
+const immediate = globalThis.setImmediate;
+
 /** Wait for the next turn of the event loop: what a caller walking many pages does between two. */
 export function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+  return new Promise((resolve) => immediate(resolve));
+}
+
+/**
+ * Listing pages asked for at once are made one per turn of the event loop, in the order asked:
+ * whatever else came in meanwhile (a `/mdp/meta`, a skill read, a call) is served between two
+ * pages, so however many callers list at once, nothing waits for more than one page. A page is
+ * made, and written by its edge, in the turn it is let through (`setImmediate`: after the I/O of
+ * that turn).
+ *
+ *   page asked ─▶ queue ─▶ one per turn (check phase) ─▶ built ─▶ serialised and written
+ *                                  ▲ the turn's I/O (other requests) runs before the next one
+ */
+class PageTurns {
+  private readonly waiting: Array<() => void> = [];
+  private scheduled = false;
+
+  /** Resolves in the turn this page may be made in. */
+  take(): Promise<void> {
+    return new Promise((resolve) => {
+      this.waiting.push(resolve);
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    immediate(() => {
+      this.scheduled = false;
+      this.waiting.shift()?.();
+      if (this.waiting.length > 0) this.schedule();
+    });
+  }
+}
+
+/** One queue for the process: every host of it shares the event loop. */
+const pageTurns = new PageTurns();
+
+/** Wait for this page's turn (see {@link PageTurns}). */
+export function pageTurn(): Promise<void> {
+  return pageTurns.take();
 }
 
 /**

@@ -200,6 +200,25 @@ describe('clients listings', () => {
   });
 });
 
+describe('pages asked for at once', () => {
+  it('are made one per turn of the event loop, so other work is served between two', async () => {
+    connectClient(router, 'a', [endpoint('/x')]);
+    const host = createLocalHost(router);
+    let turn = 0;
+    let ticking = true;
+    const tick = (): void => {
+      if (!ticking) return;
+      turn++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const turns: number[] = [];
+    await Promise.all([host.listClients(), host.listPaths(), host.listClients(), host.listPaths()].map((page) => page.then(() => turns.push(turn))));
+    ticking = false;
+    expect(new Set(turns).size).toBe(4);
+  });
+});
+
 describe('cursors while clients come and go', () => {
   it('list every client present for the whole walk exactly once (seeded churn)', async () => {
     for (let seed = 1; seed <= 20; seed++) {

@@ -1,7 +1,7 @@
 /** The pure parts of paged listings (listing.ts): position keys and walking every page. */
 import { describe, expect, it } from 'vitest';
 import { MdpError, collectPages, positionKey } from '../src/index.js';
-import { KEY_HEAD } from '../src/listing.js';
+import { KEY_HEAD, mergedJsonSize } from '../src/listing.js';
 
 describe('positionKey', () => {
   it('is the text itself up to KEY_HEAD characters, else bounded', () => {
@@ -39,5 +39,22 @@ describe('collectPages', () => {
 
   it('ends with an error when a page hands back the cursor it was asked for', async () => {
     await expect(collectPages(async () => ({ items: [1], nextCursor: 'same' }))).rejects.toBeInstanceOf(MdpError);
+  });
+});
+
+describe('mergedJsonSize', () => {
+  it.each([
+    [{ id: 'a', paths: [] }, { status: 'online', n: 1 }],
+    [{}, { x: 'é✓😀' }],
+    [{ description: 'ü'.repeat(100), '7': 1 }, {}],
+    [{}, {}],
+    [{ a: undefined, b: 'x' }, { c: [1, 'two'] }],
+  ])('is the size of the merged object: %j + %j', (base, extra) => {
+    const size = mergedJsonSize(base, extra, Buffer.byteLength(JSON.stringify(extra)));
+    expect(size).toBe(Buffer.byteLength(JSON.stringify({ ...base, ...extra })));
+  });
+
+  it('declines when the two share a key', () => {
+    expect(mergedJsonSize({ status: 'mine' }, { status: 'online' }, 20)).toBeUndefined();
   });
 });

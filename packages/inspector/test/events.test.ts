@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Router, createLocalHost, silentLogger } from '@mdp/core';
-import { fakeClient } from '@mdp/test-kit';
+import { fakeClient, settle } from '@mdp/test-kit';
 import type { ListClientsResult } from '@mdp/protocol';
 import { EventStreams, type EventSink } from '../src/events.js';
 
@@ -83,8 +83,17 @@ function register(id: string): void {
   fakeClient(router, { id, name: id, paths: [] });
 }
 
+/**
+ * Fake time for the streams' timers; the listing's own turns of the event loop (`@mdp/core`
+ * listing.ts) stay real, and `tick` lets them run.
+ */
+async function tick(ms: number): Promise<void> {
+  await vi.advanceTimersByTimeAsync(ms);
+  await settle(3);
+}
+
 beforeEach(() => {
-  vi.useFakeTimers();
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
   router = new Router();
 });
 
@@ -103,7 +112,7 @@ describe('EventStreams and a large catalog', () => {
     for (let i = 0; i < 400; i++) fakeClient(router, { id: `c${String(i).padStart(3, '0')}`, name: `C${i}`, description, paths: [] });
     const reader = sink();
     streams.add(reader);
-    await vi.advanceTimersByTimeAsync(0);
+    await tick(0);
     reader.flush();
     const events = () => reader.written.filter((text) => text.startsWith('event: clients')).map((text) => JSON.parse(text.slice(text.indexOf('data: ') + 6)) as ListClientsResult);
     const [first] = events();
@@ -121,7 +130,7 @@ describe('EventStreams and a large catalog', () => {
     expect(new Set(ids).size).toBe(400);
     // The feed goes on: a change sends the new first page.
     fakeClient(router, { id: 'a-new-one', name: 'new', paths: [] });
-    await vi.advanceTimersByTimeAsync(10);
+    await tick(10);
     expect(events().at(-1)?.clients[0]?.id).toBe('a-new-one');
   });
 });
@@ -133,11 +142,11 @@ describe('EventStreams and slow readers', () => {
     const quick = sink();
     streams.add(slow);
     streams.add(quick);
-    await vi.advanceTimersByTimeAsync(0);
+    await tick(0);
     quick.flush();
     for (const id of ['a', 'b', 'c']) {
       register(id);
-      await vi.advanceTimersByTimeAsync(10);
+      await tick(10);
       quick.flush();
     }
     // The quick reader got every list; the slow one still holds its first, unsent.
@@ -156,11 +165,11 @@ describe('EventStreams and slow readers', () => {
     const reading = sink();
     streams.add(stuck);
     streams.add(reading);
-    await vi.advanceTimersByTimeAsync(0);
+    await tick(0);
     reading.flush();
     expect(stuck.writableLength).toBeGreaterThan(20);
     register('a');
-    await vi.advanceTimersByTimeAsync(10);
+    await tick(10);
     expect(stuck.destroyed).toBe(true);
     expect(reading.destroyed).toBe(false);
     expect(streams.size).toBe(1);
@@ -173,9 +182,9 @@ describe('EventStreams and slow readers', () => {
     const idle = sink();
     streams.add(stuck);
     streams.add(idle);
-    await vi.advanceTimersByTimeAsync(0);
+    await tick(0);
     idle.flush();
-    await vi.advanceTimersByTimeAsync(1000);
+    await tick(1000);
     expect(idle.written.at(-1)).toBe(': keep-alive\n\n');
     expect(stuck.written).toHaveLength(1);
   });
