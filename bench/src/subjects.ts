@@ -96,6 +96,16 @@ export class RunningServer {
     return this.child.call<ProcessUsage>('usage');
   }
 
+  /** Start timing how late the server's event loop runs. */
+  startLoopDelay(): Promise<void> {
+    return this.child.call('startLoopDelay');
+  }
+
+  /** How late its event loop ran since `startLoopDelay`: the largest and the 99th-percentile delay, ms. */
+  loopDelay(): Promise<{ maxMs: number; p99Ms: number }> {
+    return this.child.call('loopDelay');
+  }
+
   /** Usage after full collections: for memory figures. */
   collectedUsage(): Promise<ProcessUsage> {
     return this.child.call<ProcessUsage>('gc');
