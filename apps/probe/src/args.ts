@@ -31,7 +31,7 @@ export type ParsedCommandLine =
   | { readonly kind: 'run'; readonly options: ProbeCliOptions }
   | { readonly kind: 'usage-error'; readonly message: string };
 
-/** Range a bare `--scan` covers: the 100 ports from the default MDP port (SPEC §10). */
+/** Range a bare `--scan` covers: the 100 ports from the default MDP port (SPEC §11). */
 export const DEFAULT_SCAN: ScanSpec = Object.freeze({ host: '127.0.0.1', from: PROBE_DEFAULTS.port, to: PROBE_DEFAULTS.port + 99 });
 export const DEFAULT_TARGET = `127.0.0.1:${PROBE_DEFAULTS.port}`;
 /** Largest accepted `--timeout`, in ms; anything longer is almost certainly a typo. */

@@ -49,9 +49,22 @@ function requestCredential(gate: AuthGate, headers: Record<string, string>): Aut
 const NO_AUTH = 'No auth given: send {"auth": {...}} or an Authorization header';
 const NO_AUTH_GUARDED = 'No auth given: send {"auth": {...}}, an Authorization header or x-mdp-auth-* headers (the mdp_auth cookie cannot renew itself)';
 
+/**
+ * Why a request of a page of another site (`AuthGate.honoursCookie`) is not given or cleared a
+ * cookie, or undefined. The cookie would never count on its requests, and setting or clearing it
+ * from there would let any site swap the user's credential or sign them out.
+ */
+function foreignPage(gate: AuthGate, headers: Headers): string | undefined {
+  const origin = headers.get('origin') ?? undefined;
+  if (origin === undefined || gate.honoursCookie({ host: headers.get('host') ?? undefined, origin })) return undefined;
+  return `Origin ${JSON.stringify(origin)} may not use the mdp_auth cookie: only this server's own pages, loopback pages and --allow-origin origins may`;
+}
+
 export function createAuthRoutes(gate: AuthGate, sameSite: CookieSameSite = 'lax'): Hono {
   const app = new Hono();
   app.post('/', async (c) => {
+    const foreign = foreignPage(gate, c.req.raw.headers);
+    if (foreign) return c.json({ error: foreign }, 403);
     const text = await c.req.text();
     let auth: AuthContext | undefined;
     if (text.trim() !== '') {
@@ -92,6 +105,8 @@ export function createAuthRoutes(gate: AuthGate, sameSite: CookieSameSite = 'lax
     return c.body(null, 204);
   });
   app.delete('/', (c) => {
+    const foreign = foreignPage(gate, c.req.raw.headers);
+    if (foreign) return c.json({ error: foreign }, 403);
     const secure = new URL(c.req.url).protocol === 'https:';
     c.header('cache-control', 'no-store');
     c.header('set-cookie', `${AUTH_COOKIE_NAME}=; ${cookieAttributes(sameSite, secure, 0)}`);

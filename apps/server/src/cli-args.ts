@@ -6,7 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { LOG_LEVELS, MAX_TIMER_MS } from '@mdp/core';
 import { MAX_WAIT_MS } from '@mdp/transport-http-loop';
-import { CLUSTER_SETTINGS, clusterOptions } from './cluster-args.js';
+import { CLUSTER_SETTINGS, clusterOptions, userStateDir } from './cluster-args.js';
+import { cookieKeysFile } from './cookie-keys.js';
 import { list, oneOf, text, toggle, wholeNumber } from './flag-values.js';
 import { LIMIT_SETTINGS, limitOptions } from './limit-args.js';
 import { MCP_SETTINGS, mcpOptions } from './mcp-args.js';
@@ -16,6 +17,7 @@ import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import { commandLineLayer, readProblem, resolveSettings, type Env, type FileSetting, type ReadText } from './setting-sources.js';
 import { settingGroup, settingTable, sourceLabel, type Source, type TableValues } from './settings.js';
 import { configDocument, helpSections } from './settings-text.js';
+import { STATE_STORE_SETTINGS, stateStoreOptions } from './store-args.js';
 import { TLS_SETTINGS, tlsSettings, type TlsSettings } from './tls-args.js';
 
 const SERVER_SETTINGS = settingGroup({
@@ -97,7 +99,9 @@ const AUTH_SETTINGS = settingGroup({
       help: `accept only credentials carrying this token (repeatable; MDP_AUTH_TOKENS and
         MDP_AUTH_TOKEN take a comma-separated list, a file an array). With it, the websocket
         (close 4401), HTTP loop connect and skill reads (401) need a token and the mdp_auth cookie
-        is sealed (encrypted, one hour)`,
+        is sealed (encrypted, one hour) with the keys in <state dir>/cookie-keys, which
+        outlive restarts and every server of this state directory shares (mdp-server
+        rotate-cookie-key rotates them)`,
     },
     authTokensFile: {
       flag: 'auth-tokens-file',
@@ -131,7 +135,7 @@ const CONFIG_SETTINGS = settingGroup({
 });
 
 /** The groups, in `--help` order. */
-const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, ORIGIN_SETTINGS, TLS_SETTINGS, LIMIT_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, CONFIG_SETTINGS] as const;
+const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, ORIGIN_SETTINGS, TLS_SETTINGS, LIMIT_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, STATE_STORE_SETTINGS, CONFIG_SETTINGS] as const;
 export const CLI_SETTINGS = settingTable(GROUPS);
 export type CliValues = TableValues<typeof GROUPS>;
 
@@ -145,6 +149,9 @@ export const HELP = `Usage: mdp-server [options]
        mdp-server mcp [options]     the same server, plus MCP on stdin/stdout for the agent that
                                     launched it (stdout carries only MCP; end of stdin stops it)
        mdp-server setup [options]   add this server to your agent hosts' MCP config (setup --help)
+       mdp-server rotate-cookie-key [options]
+                                    seal new mdp_auth cookies with a new key; the old one is
+                                    still accepted for an hour (rotate-cookie-key --help)
 
 Runs an MDP server: MDP clients connect over the websocket or the HTTP loop and publish paths;
 their skills are readable at /skills/<clientId>/<path> and /<clientId>/skills/<path>, every path
@@ -238,10 +245,13 @@ function toServerOptions(
     ...originOptions(values),
     ...(tls.tls ? { tls: tls.tls } : {}),
     cookieSameSite: tls.cookieSameSite,
+    // Used under an auth policy only: nothing is made without one.
+    cookieKeyFile: cookieKeysFile(userStateDir(values)),
     cluster: clusterOptions(values, { portGiven: sources.port?.kind !== 'default' }),
     mcp: mcpOptions(values),
     ...observeOptions(values),
     ...limitOptions(values),
+    ...stateStoreOptions(values),
   };
 }
 

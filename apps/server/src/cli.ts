@@ -10,6 +10,11 @@ import { mcpSubcommandArgs, routeConsoleTo, serveStdio } from './mcp-command.js'
 
 // `mdp-server setup …` writes agent hosts' MCP config and exits; it never starts a server.
 if (process.argv[2] === 'setup') process.exit(await (await import('./setup/index.js')).setupMain(process.argv.slice(3), import.meta.url));
+// `mdp-server rotate-cookie-key …` rotates the mdp_auth cookie keys in the state directory and exits.
+if (process.argv[2] === 'rotate-cookie-key') {
+  const { rotateCookieKeyMain } = await import('./cookie-key-command.js');
+  process.exit(rotateCookieKeyMain(process.argv.slice(3), process.env, { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) }));
+}
 
 const argv = process.argv.slice(2);
 // `mdp-server mcp …`: the same server, with MCP on stdin/stdout (so nothing else goes to stdout).

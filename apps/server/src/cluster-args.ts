@@ -138,8 +138,9 @@ export const CLUSTER_SETTINGS = settingGroup({
       default: defaultStateDir,
       defaultText: '$XDG_STATE_HOME/mdp-server, else ~/.local/state/mdp-server',
       sources: FROM,
-      help: `where term and vote survive restarts, and where the cluster secret is made; none keeps
-        no term or vote (the secret then lives in the default directory)`,
+      help: `where term and vote survive restarts, and where the cluster secret and the mdp_auth
+        cookie keys are made; none keeps no term or vote (the secret and the cookie keys then
+        live in the default directory)`,
     },
     clusterSecret: {
       flag: 'cluster-secret',
@@ -189,6 +190,14 @@ export function clusterOptions(values: ClusterValues, context: { readonly portGi
     ...secretOptions(values.clusterSecret, stateDir),
     portFallback: values.clusterMode === 'auto' && !context.portGiven,
   };
+}
+
+/**
+ * The directory of the per-user files (the cluster secret, the cookie keys): `--cluster-state-dir`,
+ * or the default one when it is `none`.
+ */
+export function userStateDir(values: Pick<ClusterValues, 'clusterStateDir'>): string {
+  return values.clusterStateDir !== 'none' ? values.clusterStateDir : defaultStateDir();
 }
 
 /** `--cluster-secret`: a secret, `none` for an open cluster, or unset for the per-user secret file. */

@@ -3,8 +3,20 @@
  * server itself keeps of its options, checked before anything listens: the bound host, TLS, limits.
  */
 import type { IncomingMessage } from 'node:http';
-import { Router, createAuthGate, createLogger, createTokenPolicy, originPolicyFor, originProblem, type CallRecord } from '@mdp/core';
+import {
+  Router,
+  createAuthGate,
+  createLogger,
+  createTokenPolicy,
+  credentialedOriginProblem,
+  originPolicyFor,
+  originProblem,
+  type CallRecord,
+  type CookieKeyring,
+  type Logger,
+} from '@mdp/core';
 import { clusterAuthProblem } from './cluster.js';
+import { CookieKeysError, fileKeyring } from './cookie-keys.js';
 import { NO_CORS, corsHeadersFor } from './cors.js';
 import type { ListeningInfo, ServerContext } from './feature.js';
 import { httpLimitsProblem } from './http-limits.js';
@@ -40,7 +52,14 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
   const policy = options.authPolicy ?? (options.authTokens?.length ? createTokenPolicy(options.authTokens) : undefined);
   const clusterProblem = clusterAuthProblem(options);
   if (clusterProblem) throw new RangeError(clusterProblem);
-  const gate = createAuthGate(policy);
+  const host = options.host ?? SERVER_DEFAULTS.host;
+  const originPolicy = originPolicyFor(host, { allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins });
+  const cookieKeys = policy && options.cookieKeyFile !== undefined ? cookieKeyringOf(options.cookieKeyFile, logger) : undefined;
+  const gate = createAuthGate(policy, {
+    ...(cookieKeys ? { cookieKeys } : {}),
+    // The cookie a browser attaches by itself counts only on requests of the server's own site's pages.
+    honoursCookie: (headers) => credentialedOriginProblem(headers, originPolicy) === undefined,
+  });
   const observers: Array<(record: CallRecord) => void> = [];
   const router = new Router({
     invocationTimeoutMs: options.invocationTimeoutMs ?? SERVER_DEFAULTS.invocationTimeoutMs,
@@ -58,8 +77,6 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
       for (let i = 0; i < observers.length; i++) (observers[i] as (record: CallRecord) => void)(record);
     },
   });
-  const host = options.host ?? SERVER_DEFAULTS.host;
-  const originPolicy = originPolicyFor(host, { allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins });
   // Read and checked now: a bad file stops the server before anything listens.
   const tls = options.tls ? new TlsState(options.tls, logger) : undefined;
   const limits = serverLimits(options);
@@ -89,4 +106,22 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
       info = value;
     },
   };
+}
+
+/**
+ * The cookie keys in `file`, or undefined (a key of the policy's own) when no file can be stored
+ * there, which is said once. A file that must not be trusted or cannot be read throws (nothing
+ * listens yet): it needs someone to look at it.
+ */
+function cookieKeyringOf(file: string, logger: Logger): CookieKeyring | undefined {
+  try {
+    return fileKeyring(file, { logger });
+  } catch (error) {
+    if (!(error instanceof CookieKeysError) || error.kind !== 'unstorable') throw error;
+    logger.warn('auth.cookie_keys_unavailable', {
+      error: error.message,
+      message: 'mdp_auth cookies are sealed with a key of this process: they end when it stops, and other servers refuse them',
+    });
+    return undefined;
+  }
 }

@@ -1,5 +1,5 @@
 /**
- * The server is assembled from features (STYLE: "server features compose like hono sub-apps").
+ * The server is assembled from features, which compose like hono sub-apps (docs/spec/style.md).
  * Each feature owns its routes, its upgrade paths, what it starts once the port is known and what
  * it releases on close; `createMdpServer` only lists them. A request goes, in list order, to each
  * feature's node fast path (`handle`), then to the Hono app that holds every feature's `routes`;

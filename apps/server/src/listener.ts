@@ -14,7 +14,7 @@ import { INTERNAL_ERROR, type Logger } from '@mdp/core';
 import { originForm } from '@mdp/skills-gateway';
 import { heldByMdp } from './cluster.js';
 import { ConnectionTracker } from './connections.js';
-import { mdpCors } from './cors.js';
+import { mdpCors, type PreflightAnswer } from './cors.js';
 import type { ServerFeature } from './feature.js';
 import { capConnections, closeStalledConnections, oneAtATime, serverOptions, type HttpLimits } from './http-limits.js';
 
@@ -36,17 +36,18 @@ export function clientErrorAnswer(code: string | undefined): string {
 }
 
 /**
- * The Hono app of every feature's routes: CORS first (`refusesPreflight`: a preflight answered 403),
+/**
+ * The Hono app of every feature's routes: CORS first (`preflight`: how a preflight is answered),
  * a plain 500 for what they throw, an empty 404.
  */
-export function createApp(features: readonly ServerFeature[], logger: Logger, refusesPreflight?: (request: Request) => boolean): Hono {
+export function createApp(features: readonly ServerFeature[], logger: Logger, preflight?: (request: Request) => PreflightAnswer): Hono {
   const app = new Hono();
   app.onError((error, c) => {
     logger.error('http.unhandled_error', { method: c.req.method, path: c.req.path, error });
     return c.json({ error: INTERNAL_ERROR.message }, 500);
   });
   app.notFound((c) => c.body(null, 404));
-  app.use('*', mdpCors(refusesPreflight));
+  app.use('*', mdpCors(preflight));
   for (const feature of features) feature.routes?.(app);
   return app;
 }

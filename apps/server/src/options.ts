@@ -4,6 +4,7 @@ import { HTTP_LOOP_DEFAULTS } from '@mdp/transport-http-loop';
 import { WS_LIMIT_DEFAULTS } from '@mdp/transport-ws';
 import type { MdpClusterOptions } from './cluster.js';
 import type { MdpMcpOptions } from './features/mcp-http.js';
+import type { MdpStateStoreOptions } from './features/state-store.js';
 import type { MdpTlsOptions } from './tls.js';
 
 /** `SameSite` of the `mdp_auth` cookie; `none` lets pages of other sites use it, and needs TLS. */
@@ -128,6 +129,15 @@ export interface MdpServerOptions {
    */
   cookieSameSite?: CookieSameSite;
   /**
+   * Under an auth policy: the file of the keys that seal the `mdp_auth` cookie (cookie-keys.ts),
+   * made on first use (mode 0600, its directory 0700), so that cookies outlive a restart and every
+   * server reading the file accepts them; `mdp-server rotate-cookie-key` rotates it. The CLI uses
+   * `<state dir>/cookie-keys`. Default: none, the policy's `cookieSecret` (for `authTokens`, a random
+   * key per server: cookies end with it). When the file cannot be made (no writable directory) the
+   * server warns and does the same; a file it must not trust or cannot read stops it.
+   */
+  cookieKeyFile?: string;
+  /**
    * Cluster control and upstream proxy (SPEC §10). Without it the server is standalone: leader of a
    * cluster of one, term 0. The CLI passes `{ mode: 'auto' }` by default.
    */
@@ -149,6 +159,14 @@ export interface MdpServerOptions {
   auditLog?: string | ((line: string) => void);
   /** An HTTP loop session with no poll waiting and none started this long ends, ms. Default 10000. */
   httpLoopIdleTimeoutMs?: number;
+  /**
+   * *beyond* (SPEC §14, the reference server's `--state-store`): a node-local diagnostic snapshot in
+   * four JSON files (`snapshot.json`, `clients.json`, `routes.json`, `services.json`), each replaced
+   * whole on every change, at most four times a second. The directory (default `.mdp/store` under
+   * the current directory) is made, for the owner only, when the server is created: one that
+   * cannot be used throws `StateStoreDirError`. Default: none.
+   */
+  stateStore?: MdpStateStoreOptions;
   /** Log level when no logger is given. Default `info`. */
   logLevel?: LogLevel;
   logger?: Logger;

@@ -55,7 +55,7 @@ export const ORIGIN_SETTINGS = settingGroup({
       arity: 'list',
       schema: origins,
       help: `browser origin allowed besides loopback ones and the server's own pages (repeatable), e.g. a
-        browser-based agent's`,
+        browser-based agent's; the mdp_auth cookie counts from the same pages only`,
     },
     allowHost: {
       flag: 'allow-host',

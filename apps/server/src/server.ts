@@ -20,13 +20,15 @@ import { rootFeature } from './features/root.js';
 import { hostApiFeature } from './features/host-api.js';
 import { clusterFeature } from './features/cluster.js';
 import { defaultPortFeature } from './features/default-port.js';
+import { guideFeature, guideSource } from './features/guide.js';
 import { httpLoopFeature } from './features/http-loop.js';
 import { mcpFeature } from './features/mcp-http.js';
 import { metaFeature } from './features/meta.js';
 import { sessionsFeature } from './features/sessions.js';
-import { skillsFeature } from './features/skills.js';
+import { skillReaderRefusal, skillsFeature } from './features/skills.js';
+import { stateStoreFeature } from './features/state-store.js';
 import { websocketFeature } from './features/websocket.js';
-import { preflightRefusal } from './guarded-routes.js';
+import { preflightPolicy } from './guarded-routes.js';
 import { serverLifecycle } from './lifecycle.js';
 import { createApp, createListener, servePort } from './listener.js';
 import { bearerGuard } from './read-route.js';
@@ -63,7 +65,10 @@ export interface MdpServer {
   close(): Promise<void>;
 }
 
-/** @throws RangeError for options that cannot run, TlsFileError for a TLS file that cannot be used. */
+/**
+ * @throws RangeError for options that cannot run, TlsFileError for a TLS file that cannot be used,
+ * StateStoreDirError for a state store directory that cannot be made or written.
+ */
 export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   // The cluster's server ids, once the cluster feature exists (the router is made first).
   let clusterIds: (id: string) => boolean = () => false;
@@ -74,23 +79,29 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const backlog = { maxBufferedBytes, stallTimeoutMs };
   const cluster = clusterFeature(ctx, { clusterId, cluster: options.cluster, authTokens: options.authTokens, tls, backlog });
   clusterIds = cluster.isServerId;
+  // The guide at /SKILL.md is also the MCP bridge's resource mdp:///SKILL.md.
+  const mcpHttp = options.mcp !== false && options.mcp?.http !== false;
+  const guide = guideSource(ctx, { cluster, bindHost: host, mcpHttp });
   // The MCP bridge, the host API and the inspector share the cluster's host: on a follower it asks the leader.
-  const mcp = mcpFeature(ctx, options.mcp, () => cluster.host);
+  const mcp = mcpFeature(ctx, options.mcp, () => cluster.host, () => guide.text());
   const httpLoop = httpLoopFeature(ctx, {
     longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs,
     idleTimeoutMs: options.httpLoopIdleTimeoutMs ?? SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
     ...limits.httpLoop,
   });
   const probeGuard = bearerGuard(options.metricsToken);
+  // Which pages may read which client's skills: the skill routes and their preflights ask it.
+  const skillReader = skillReaderRefusal(router, ctx.originPolicy);
   // Dispatch and start run down this list; shutdown runs up it (lifecycle.ts): metrics let go of the
   // cluster, the default port is let go and the cluster resigns, then sessions drain and end so
   // pending calls fail, are logged and waiting reads answer, then the transports close their sockets.
   const features: readonly ServerFeature[] = [
-    skillsFeature(ctx, cluster.isServerId),
+    skillsFeature(ctx, { isServerId: cluster.isServerId, readerRefusal: skillReader, accessLog: options.accessLog ?? false }),
     httpLoop,
     metaFeature(ctx, cluster, host),
     authFeature(ctx, options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite),
     hostApiFeature(ctx, cluster.host),
+    guideFeature(ctx, guide),
     mcp,
     inspectorFeature(ctx, cluster.host),
     rootFeature(ctx),
@@ -103,8 +114,10 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     defaultPortFeature(cluster, { cluster: options.cluster, host, logger, serve: (port) => servePort(httpServer, host, port) }),
     // After the cluster: its start subscribes to the node the cluster's start creates.
     metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard }),
+    // Last: it follows the cluster node too, and closing first it writes the clients the node had.
+    ...(options.stateStore ? [stateStoreFeature(ctx, options.stateStore, { cluster, clusterId, mcpHttp })] : []),
   ];
-  const app = createApp(features, logger, preflightRefusal(ctx.originPolicy));
+  const app = createApp(features, logger, preflightPolicy(ctx.originPolicy, skillReader));
   const httpServer = createListener(features, app, host, logger, limits.http, tls?.listenerOptions());
   const lifecycle = serverLifecycle(ctx, httpServer, features, options);
   return {

@@ -39,8 +39,10 @@ export const TLS_SETTINGS = settingGroup({
       placeholder: '<mode>',
       schema: oneOf(COOKIE_SAME_SITE),
       default: SERVER_DEFAULTS.cookieSameSite,
-      help: `${COOKIE_SAME_SITE.join(' | ')}: SameSite of the mdp_auth cookie. none lets pages of
-        other sites use it and needs TLS; over TLS every cookie is Secure`,
+      help: `${COOKIE_SAME_SITE.join(' | ')}: SameSite of the mdp_auth cookie. none lets the
+        browser send it from pages of other sites and needs TLS; over TLS every cookie is
+        Secure. Whatever the mode, the cookie counts only from this server's own pages,
+        loopback pages and --allow-origin origins`,
     },
   },
   notes: '  The certificate files are read again on SIGHUP: new connections get them, open ones stay.',

@@ -32,6 +32,17 @@ export function advertisedAuthority(boundHost: string, port: number, requestHost
   return `${urlHost(host)}:${port}`;
 }
 
+/**
+ * The `host:port` a reader of a page that lists URLs (`/mdp/meta`, `/SKILL.md`) should use: as
+ * `advertisedAuthority`, and when the request came in on a second port (the default one, served
+ * while leading) the server's own port, so that the URLs name this server and not whoever holds
+ * that port next.
+ */
+export function readerAuthority(boundHost: string, port: number, hostHeader: string | undefined, localPort: number | undefined): string {
+  const requestHost = localPort !== undefined && localPort !== port && hostHeader !== undefined ? withPort(hostHeader, port) : hostHeader;
+  return advertisedAuthority(boundHost, port, requestHost);
+}
+
 /** A `host[:port]` authority (a Host header) with its port replaced; unchanged when it cannot be read. */
 export function withPort(authority: string, port: number): string {
   try {

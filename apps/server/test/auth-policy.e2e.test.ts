@@ -51,18 +51,20 @@ describe('with --auth-token', () => {
     const res = await issueCookie(t, { scheme: 'Bearer', token: TOKEN });
     expect(res.status).toBe(204);
     const value = /mdp_auth=([^;]+)/.exec(res.headers.get('set-cookie') ?? '')?.[1] ?? '';
-    expect(value).toMatch(/^[A-Za-z0-9_-]+$/);
+    // The key's id, then the sealed bytes.
+    expect(value).toMatch(/^[A-Za-z0-9_-]{12}\.[A-Za-z0-9_-]+$/);
+    const [keyId, sealed] = value.split('.') as [string, string];
     // Browsers send a cookie to every port of the host: another local service must not read the token.
-    expect(Buffer.from(value, 'base64url').toString('latin1')).not.toContain(TOKEN);
+    expect(Buffer.from(sealed, 'base64url').toString('latin1')).not.toContain(TOKEN);
 
     const listed = clientChange(t.server, 'cookie-client', true);
     const good = await TestClient.connect(t.ws, { headers: { cookie: `mdp_auth=${value}` } });
     good.send({ type: 'registerClient', client: descriptor('cookie-client', [skill('/s/skill.md')]) });
     await listed;
 
-    const bytes = Buffer.from(value, 'base64url');
+    const bytes = Buffer.from(sealed, 'base64url');
     bytes[bytes.length - 1] = (bytes[bytes.length - 1] ?? 0) ^ 1;
-    const tampered = bytes.toString('base64url');
+    const tampered = `${keyId}.${bytes.toString('base64url')}`;
     const forgedPayload = encodeAuthCookie({ scheme: 'Bearer', token: TOKEN, metadata: { admin: true } });
     for (const cookie of [tampered, `${forgedPayload}.${value}`, forgedPayload]) {
       const bad = await TestClient.connect(t.ws, { headers: { cookie: `mdp_auth=${cookie}` } });

@@ -73,15 +73,34 @@ describe('/mdp/auth', () => {
     expect(cookie.attributes).toContain('Max-Age=0');
   });
 
-  it('answers a credentialed cross-origin preflight', async () => {
-    const t = await startServer();
-    const res = await fetch(`${t.http}/mdp/auth`, {
-      method: 'OPTIONS',
-      headers: { origin: 'http://page.test', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
-    });
-    expect(res.status).toBe(204);
-    expect(res.headers.get('access-control-allow-origin')).toBe('http://page.test');
-    expect(res.headers.get('access-control-allow-credentials')).toBe('true');
+  it('answers a credentialed cross-origin preflight from pages whose cookie counts, and refuses other sites a cookie', async () => {
+    const t = await startServer({ allowedOrigins: ['http://page.test'] });
+    const preflight = (origin: string) =>
+      fetch(`${t.http}/mdp/auth`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      });
+    const allowed = await preflight('http://page.test');
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('http://page.test');
+    expect(allowed.headers.get('access-control-allow-credentials')).toBe('true');
+    // Another site's page: its Origin echoed, no credentials; neither minted nor cleared a cookie.
+    const other = await preflight('http://other.test');
+    expect(other.status).toBe(204);
+    expect(other.headers.get('access-control-allow-origin')).toBe('http://other.test');
+    expect(other.headers.get('access-control-allow-credentials')).toBeNull();
+    for (const method of ['POST', 'DELETE']) {
+      const res = await fetch(`${t.http}/mdp/auth`, { method, headers: { 'content-type': 'application/json', origin: 'http://other.test' }, body: method === 'POST' ? JSON.stringify({ auth: { token: 'x' } }) : null });
+      expect(res.status, method).toBe(403);
+      expect(await res.json()).toEqual({
+        error: `Origin "http://other.test" may not use the mdp_auth cookie: only this server's own pages, loopback pages and --allow-origin origins may`,
+      });
+      expect(res.headers.get('set-cookie')).toBeNull();
+      expect(res.headers.get('access-control-allow-credentials')).toBeNull();
+    }
+    const minted = await fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://page.test' }, body: JSON.stringify({ auth: { token: 'x' } }) });
+    expect(minted.status).toBe(204);
+    expect(minted.headers.get('access-control-allow-credentials')).toBe('true');
   });
 });
 

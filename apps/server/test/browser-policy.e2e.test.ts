@@ -62,6 +62,8 @@ const GUARDED: ReadonlyArray<readonly [string, string, Record<string, string>, s
   ['GET', '/mdp/inspector', {}, undefined],
   ['GET', '/mdp/inspector/events', {}, undefined],
   ['POST', '/mcp', MCP, INIT],
+  // The guide names a connected client's skill and counts what runs here (features/guide.ts).
+  ['GET', '/SKILL.md', {}, undefined],
 ];
 
 describe('a page of another site', () => {
@@ -78,23 +80,30 @@ describe('a page of another site', () => {
   });
 
   it('cannot preflight a guarded route; MDP browser clients keep their CORS', async () => {
-    const { t } = await serverWithApp();
+    const { t, app } = await serverWithApp();
     const preflight = (path: string, origin: string) =>
       send(t, path, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
-    for (const path of ['/mdp/call', '/mdp/clients', '/mcp', '/mdp/inspector/events']) {
+    for (const path of ['/mdp/call', '/mdp/clients', '/mcp', '/mdp/inspector/events', '/SKILL.md']) {
       const refused = await preflight(path, 'https://evil.example');
       expect(refused.status, path).toBe(403);
       expect(refused.headers['access-control-allow-origin'], path).toBeUndefined();
       expect((await preflight(path, 'http://localhost:5173')).status, path).toBe(204);
     }
-    // SPEC §6: the skill routes, the HTTP loop and /mdp/auth answer any page.
-    for (const path of ['/skills/app/docs/skill.md', '/mdp/http-loop/connect', '/mdp/auth']) {
+    // SPEC §6: the HTTP loop and /mdp/auth answer any page.
+    for (const path of ['/mdp/http-loop/connect', '/mdp/auth']) {
       const open = await preflight(path, 'https://page.example');
       expect(open.status, path).toBe(204);
       expect(open.headers['access-control-allow-origin'], path).toBe('https://page.example');
     }
+    // The skill routes: the seed's 204 to any preflight, but a grant only for the pages that may read.
+    const skillPreflight = await preflight('/skills/app/docs/skill.md', 'https://page.example');
+    expect([skillPreflight.status, skillPreflight.headers['access-control-allow-origin']]).toEqual([204, undefined]);
+    expect((await preflight('/skills/app/docs/skill.md', 'http://localhost:5173')).headers['access-control-allow-origin']).toBe('http://localhost:5173');
     const read = await send(t, '/skills/app/docs/skill.md', { headers: { origin: 'https://page.example' } });
-    expect([read.status, read.body, read.headers['access-control-allow-origin']]).toEqual([200, '# docs', 'https://page.example']);
+    expect([read.status, JSON.parse(read.body), read.headers['access-control-allow-origin']]).toEqual([403, { error: 'Forbidden: Origin "https://page.example" is not allowed' }, undefined]);
+    expect(app.calls).toHaveLength(0);
+    const local = await send(t, '/skills/app/docs/skill.md', { headers: { origin: 'http://localhost:5173' } });
+    expect([local.status, local.body, local.headers['access-control-allow-origin']]).toEqual([200, '# docs', 'http://localhost:5173']);
   });
 
   it('is allowed once configured, with CORS for it', async () => {

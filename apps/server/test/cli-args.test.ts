@@ -56,6 +56,7 @@ describe('defaults', () => {
       clusterId: SERVER_DEFAULTS.clusterId,
       logLevel: SERVER_DEFAULTS.logLevel,
       cookieSameSite: SERVER_DEFAULTS.cookieSameSite,
+      cookieKeyFile: join(defaultStateDir(), 'cookie-keys'),
       cluster: {
         mode: 'auto',
         discovery: {
@@ -225,6 +226,40 @@ describe('the reference server', () => {
       upstreamUrl: 'ws://127.0.0.1:47372',
       discovery: { host: '127.0.0.2', startPort: 48000, attempts: 3 },
     });
+  });
+});
+
+describe("the reference server's --state-store and --state-store-dir", () => {
+  const store = (argv: string[], env: Record<string, string> = {}, files: Files = {}) => options(argv, env, files).stateStore;
+
+  it('are off by default; --state-store writes to ./.mdp/store of the start directory', () => {
+    expect(store([])).toBeUndefined();
+    expect(store(['--state-store'])).toEqual({ dir: join(process.cwd(), '.mdp', 'store') });
+  });
+
+  it('a directory alone turns the store on, resolved against the start directory', () => {
+    expect(store(['--state-store-dir', 'diag/store'])).toEqual({ dir: join(process.cwd(), 'diag', 'store') });
+    expect(store(['--state-store', '--state-store-dir', '/srv/mdp-store'])).toEqual({ dir: '/srv/mdp-store' });
+  });
+
+  it('come from the environment and the config file like every setting; an explicit false keeps it off', () => {
+    expect(store([], { MDP_STATE_STORE_DIR: '/env/store' })).toEqual({ dir: '/env/store' });
+    expect(store([], { MDP_STATE_STORE: 'true' })).toEqual({ dir: join(process.cwd(), '.mdp', 'store') });
+    expect(store([], { MDP_STATE_STORE: 'false', MDP_STATE_STORE_DIR: '/env/store' })).toBeUndefined();
+    const file = { 'mdp.jsonc': '{ "stateStore": true, "stateStoreDir": "/file/store" }' };
+    expect(store(['--config', 'mdp.jsonc'], {}, file)).toEqual({ dir: '/file/store' });
+    expect(store(['--config', 'mdp.jsonc', '--state-store-dir', '/flag/store'], { MDP_STATE_STORE_DIR: '/env/store' }, file)).toEqual({ dir: '/flag/store' });
+  });
+
+  it('are in --help and --print-config, and bad values say where they came from', () => {
+    expect(HELP).toContain('--state-store ');
+    expect(HELP).toContain('--state-store-dir <dir>');
+    const out = printed(['--state-store-dir', 'diag'], { MDP_STATE_STORE: 'yes' });
+    expect(out).toContain('"stateStore": true, // MDP_STATE_STORE (environment)');
+    expect(out).toContain('"stateStoreDir": "diag", // --state-store-dir');
+    expect(errors(['--state-store', 'x'])).toEqual(['unexpected argument "x" (options start with --)']);
+    expect(errors(['--state-store-dir', ' '])).toEqual(['--state-store-dir must not be empty, got " "']);
+    expect(errors([], { MDP_STATE_STORE: 'maybe' })).toEqual(['MDP_STATE_STORE (environment) must be true or false, got "maybe"']);
   });
 });
 

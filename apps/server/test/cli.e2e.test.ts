@@ -40,10 +40,10 @@ interface Run {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Run `mdp-server` (or another built binary, `script`). */
-function run(args: string[], env: Record<string, string> = {}, script = CLI): Run {
+/** Run `mdp-server` (or another built binary, `script`), in `cwd` (default this process's). */
+function run(args: string[], env: Record<string, string> = {}, script = CLI, cwd?: string): Run {
   // Cluster state (auto mode keeps term and vote) goes to the scratch dir, not the user's state dir.
-  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_STATE_HOME: join(dir, 'state'), ...env } });
+  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_STATE_HOME: join(dir, 'state'), ...env }, ...(cwd ? { cwd } : {}) });
   children.push(child);
   const result: Run = {
     child,
@@ -303,6 +303,33 @@ describe("the reference server's command lines", () => {
     expect(print.stdout).toContain('"electionTimeoutMinMs": 3500, // --cluster-election-timeout-min-ms');
     expect(print.stdout).toContain('"electionTimeoutMaxMs": 5000, // --cluster-election-timeout-max-ms');
     expect(print.stdout).toContain('"discoverIntervalMs": 1500, // --cluster-discovery-interval-ms');
+  });
+});
+
+describe("the reference server's --state-store", () => {
+  const snapshotOf = (path: string): { status: string; server: { storeDir: string; cwd: string } } => JSON.parse(readFileSync(join(path, 'snapshot.json'), 'utf8'));
+
+  it('--state-store writes under ./.mdp/store of the start directory, --state-store-dir where it says', async () => {
+    const start = mkdtempSync(join(dir, 'start-'));
+    const plain = run(['--state-store'], { ...QUIET_ENV, MDP_PORT: '0' }, CLI, start);
+    await listening(plain);
+    expect(snapshotOf(join(start, '.mdp', 'store'))).toMatchObject({ status: 'running', server: { cwd: start, storeDir: join(start, '.mdp', 'store') } });
+    await stop(plain);
+    expect(snapshotOf(join(start, '.mdp', 'store')).status).toBe('stopped');
+
+    const named = run(['--state-store-dir', 'diag'], { ...QUIET_ENV, MDP_PORT: '0' }, CLI, start);
+    await listening(named);
+    expect(snapshotOf(join(start, 'diag')).server.storeDir).toBe(join(start, 'diag'));
+    await stop(named);
+  });
+
+  it('a directory it cannot use stops it before it listens: exit 1 and one line', async () => {
+    const start = mkdtempSync(join(dir, 'start-'));
+    writeFileSync(join(start, 'taken'), 'x');
+    const r = run(['--state-store-dir', 'taken/store'], { ...QUIET_ENV, MDP_PORT: '0' }, CLI, start);
+    expect((await r.exited).code).toBe(1);
+    expect(r.stderr).toBe(`mdp-server: cannot use ${join(start, 'taken', 'store')} as the state store directory: ${join(start, 'taken')} is a file, not a directory\n`);
+    expect(r.stdout).toBe('');
   });
 });
 

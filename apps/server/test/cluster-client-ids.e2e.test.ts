@@ -1,13 +1,16 @@
 /**
- * Client ids in a cluster under an auth policy: an id belongs to its principal on every server.
- * A follower mirrors its clients into the leader as `<follower>.<id>` over links that prove they
- * come from the follower (the cluster secret) and carry the principal of the client mirrored; the
- * leader keeps the bare id for that principal, and a member's mirrored ids for that member.
+ * Client ids in a cluster. A follower mirrors its clients into the leader as `<follower>.<id>`
+ * over links that prove they come from the follower (the cluster secret, each proof accepted once)
+ * and carry the principal of the client mirrored; under an auth policy only those links register
+ * a member's mirrored ids. A bare id on the leader and a follower's mirror of it coexist, the bare
+ * one answering for the id, whichever arrived first (owner-first).
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MIRROR_PROOF_HEADER } from '@mdp/cluster';
 import { createMdpServer, type MdpServer } from '../src/index.js';
-import { TestClient, descriptor, freePorts, stopAll } from '@mdp/test-kit';
+import { TestClient, descriptor, freePorts, skill, stopAll, track } from '@mdp/test-kit';
 import { TEST_CLUSTER_TIMING, clientChange } from './harness.js';
 
 const servers: MdpServer[] = [];
@@ -17,7 +20,9 @@ afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
 });
 
-const FAST = { mode: 'auto' as const, ...TEST_CLUSTER_TIMING };
+// The first election follows discovery at once; a lease of seconds keeps the leader where it is for
+// a whole test, even when a loaded machine holds a server's event loop for a while.
+const FAST = { mode: 'auto' as const, ...TEST_CLUSTER_TIMING, leaseDurationMs: 3000, electionTimeoutMinMs: 3500, electionTimeoutMaxMs: 4500 };
 // Mirror links present the first token; the clients' principals below hold other ones.
 const TOKENS = ['cluster-token', 'token-a', 'token-b'];
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
@@ -71,26 +76,6 @@ async function registerOnLeader(leader: MdpServer, token: string, client: Return
 }
 
 describe('client ids in a guarded cluster', () => {
-  // The second list is the review's reproduction, where the owner's token is also the mirrors'.
-  it.each([[TOKENS], [['token-a', 'token-b']]])("another principal cannot take an id on the leader that lives on a follower; the call reaches the owner (tokens %j)", { timeout: 20_000 }, async (tokens) => {
-    const { leader, follower } = await twoServerCluster(tokens);
-    const owner = await ownerOnFollower(leader, follower, bearer('token-a'));
-    expect(await registerOnLeader(leader, 'token-b', descriptor('app', [endpoint('POST', '/pay')]))).toEqual({ code: 4403, reason: 'Client id held by another principal' });
-    for (const at of [follower, leader]) {
-      const res = await post(`${at.info?.urls.http}/mdp/call`, { clientId: 'app', method: 'POST', path: '/pay', body: { amount: 1 } }, bearer('token-a'));
-      expect(res.status).toBe(200);
-    }
-    expect(owner.calls).toHaveLength(2);
-    // Nothing of the agent's token crossed to the client, through the leader and the mirror either.
-    expect(JSON.stringify(owner.calls)).not.toContain('token-a');
-  });
-
-  it('its owner may still register the id on the leader itself (a client that moves after a failover)', { timeout: 20_000 }, async () => {
-    const { leader, follower } = await twoServerCluster(TOKENS);
-    await ownerOnFollower(leader, follower, bearer('token-a'));
-    expect(await registerOnLeader(leader, 'token-a', descriptor('app', [endpoint('POST', '/pay')]))).toBe('registered');
-  });
-
   it("nobody but the follower's own links registers its mirrored ids, marked or not, proof or no proof", { timeout: 20_000 }, async () => {
     const { leader, follower } = await twoServerCluster(TOKENS);
     const prefix = follower.info?.serverId as string;
@@ -109,6 +94,33 @@ describe('client ids in a guarded cluster', () => {
   });
 });
 
+describe('mirror proofs in a guarded cluster', () => {
+  it("are accepted once: a copy of a mirror's upgrade registers nothing (4403, as without a proof), the mirror keeps its id", { timeout: 20_000 }, async () => {
+    const { leader, follower } = await twoServerCluster(TOKENS);
+    // A wiretap on the leader: the headers of every MDP upgrade, as someone on the path would see them.
+    const node = leader.cluster as NonNullable<MdpServer['cluster']>;
+    const upgrades: Array<Record<string, string>> = [];
+    const mirrorPeer = node.mirrorPeer.bind(node);
+    node.mirrorPeer = (headers) => {
+      upgrades.push(Object.fromEntries(Object.entries(headers).filter((e): e is [string, string] => typeof e[1] === 'string')));
+      return mirrorPeer(headers);
+    };
+    const owner = await ownerOnFollower(leader, follower, bearer('token-a'));
+    owner.handler = () => 'paid';
+    const captured = upgrades.find((headers) => headers[MIRROR_PROOF_HEADER] !== undefined) as Record<string, string>;
+    const prefix = follower.info?.serverId as string;
+    const mirror = descriptor(`${prefix}.app`, [endpoint('POST', '/pay')], { metadata: { mdpProxy: { serverId: prefix, clientId: 'app' } } });
+    // The id is held already: whether the copy is refused shows on its own socket.
+    const copy = await TestClient.connect(leader.info?.urls.ws as string, { headers: { ...bearer('cluster-token'), [MIRROR_PROOF_HEADER]: captured[MIRROR_PROOF_HEADER] as string } });
+    copy.send({ type: 'registerClient', client: mirror });
+    expect(await Promise.race([copy.closed, copy.roundTrip().then(() => 'registered')])).toEqual({ code: 4403, reason: expect.stringContaining('mirror of cluster member') });
+    expect(upgrades.at(-1)?.[MIRROR_PROOF_HEADER]).toBe(captured[MIRROR_PROOF_HEADER]);
+    // The real mirror still holds the id, and calls reach the follower's client.
+    const res = await post(`${leader.info?.urls.http}/mdp/call`, { clientId: `${prefix}.app`, method: 'POST', path: '/pay' }, bearer('token-b'));
+    expect(await res.json()).toEqual({ ok: true, data: 'paid' });
+  });
+});
+
 describe('client ids in an open cluster (no policy)', () => {
   it('follow SPEC §4 as before: any session takes any id, and mirrors are not asked for proof', { timeout: 20_000 }, async () => {
     const { leader, follower } = await twoServerCluster(undefined);
@@ -118,4 +130,79 @@ describe('client ids in an open cluster (no policy)', () => {
     socket.send({ type: 'registerClient', client: descriptor('app', []) });
     await registered;
   });
+});
+
+describe('a bare id on the leader and a follower\'s mirror of it (owner-first)', () => {
+  // Who holds `app` where: [leader's client, follower's client, the agents asking].
+  const cases = [
+    ['an open cluster', undefined, {}, {}, {}],
+    ['one principal', TOKENS, bearer('token-a'), bearer('token-a'), bearer('token-a')],
+    ['two principals', TOKENS, bearer('token-b'), bearer('token-a'), bearer('token-a')],
+    // The review's reproduction: the mirrors present the follower's owner's token too.
+    ["two principals, the owner's token the mirrors'", ['token-a', 'token-b'], bearer('token-b'), bearer('token-a'), bearer('token-a')],
+  ] as const;
+  const app = () => descriptor('app', [endpoint('POST', '/pay'), skill('/docs/skill.md')]);
+  /** A client that answers with where it is connected. */
+  const answering = (client: TestClient, where: string): TestClient => {
+    client.handler = (call) => (call.path === '/docs/skill.md' ? `# ${where}` : where);
+    return client;
+  };
+
+  it.each(cases.flatMap(([name, ...rest]) => (['bare first', 'mirror first'] as const).map((order) => [name, order, ...rest] as const)))(
+    '%s, %s: the same final state',
+    { timeout: 30_000 },
+    async (_name, order, tokens, onLeader, onFollower, asking) => {
+      const { leader, follower } = await twoServerCluster(tokens ? [...tokens] : undefined);
+      const prefix = follower.info?.serverId as string;
+      const bare = async (): Promise<TestClient> => {
+        const client = await TestClient.connect(leader.info?.urls.ws as string, { headers: onLeader });
+        const listed = clientChange(leader, 'app', true);
+        client.send({ type: 'registerClient', client: app() });
+        // A refusal would close it: fail here rather than wait for the listing for ever.
+        await Promise.race([listed, client.closed.then((closed) => Promise.reject(new Error(`bare app refused: ${JSON.stringify(closed)}`)))]);
+        return answering(client, 'leader');
+      };
+      const mirrored = async (): Promise<TestClient> => {
+        const client = await TestClient.connect(follower.info?.urls.ws as string, { headers: onFollower });
+        const listed = clientChange(leader, `${prefix}.app`, true);
+        client.send({ type: 'registerClient', client: app() });
+        await listed;
+        return answering(client, 'follower');
+      };
+      let onL: TestClient;
+      let onF: TestClient;
+      if (order === 'bare first') {
+        onL = await bare();
+        onF = await mirrored();
+      } else {
+        onF = await mirrored();
+        onL = await bare();
+      }
+
+      // What the leader lists: both, the mirror without the bare alias (the leader's own client has it).
+      const listing = (await (await fetch(`${leader.info?.urls.http}/mdp/clients`, { headers: asking })).json()) as { clients: Array<{ id: string; aliases?: string[] }> };
+      expect(listing.clients.map((c) => [c.id, c.aliases ?? []]).sort()).toEqual([['app', []], [`${prefix}.app`, []]].sort());
+      // `app` reaches the leader's own client from every member; the mirror stays reachable by its full id.
+      const call = async (at: MdpServer, clientId: string) =>
+        (await (await post(`${at.info?.urls.http}/mdp/call`, { clientId, method: 'POST', path: '/pay' }, asking)).json()) as unknown;
+      for (const at of [leader, follower]) {
+        expect(await call(at, 'app')).toEqual({ ok: true, data: 'leader' });
+        expect(await call(at, `${prefix}.app`)).toEqual({ ok: true, data: 'follower' });
+      }
+      // A skill read takes the id as registered on the server asked; an MCP call goes where the host API does.
+      const read = async (at: MdpServer) => (await fetch(`${at.info?.urls.http}/skills/app/docs/skill.md`, { headers: asking })).text();
+      expect(await read(leader)).toBe('# leader');
+      expect(await read(follower)).toBe('# follower');
+      const agent = new Client({ name: 'race', version: '1.0.0' });
+      await agent.connect(new StreamableHTTPClientTransport(new URL(`${leader.info?.urls.http}/mcp`), { requestInit: { headers: asking } }));
+      track({ close: () => agent.close().catch(() => undefined) });
+      const mcp = await agent.callTool({ name: 'callPath', arguments: { clientId: 'app', method: 'POST', path: '/pay' } });
+      expect(mcp.structuredContent).toEqual({ ok: true, data: 'leader' });
+      // Nobody was refused or replaced: both sessions are open and registered.
+      await Promise.all([onL.roundTrip(), onF.roundTrip()]);
+      expect(onF.calls.map((c) => c.path)).toEqual(['/pay', '/pay', '/docs/skill.md']);
+      // Nothing of the agent's token crossed to a client, through the leader and the mirror either.
+      expect(JSON.stringify([...onL.calls, ...onF.calls])).not.toContain('token-a');
+    },
+  );
 });

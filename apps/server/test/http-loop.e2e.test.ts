@@ -206,18 +206,31 @@ describe('HTTP loop errors', () => {
 });
 
 describe('CORS on the HTTP loop', () => {
-  it('answers preflights with 204 and echoes the origin with credentials', async () => {
-    const t = await startServer();
-    const pre = await fetch(loop(t, '/poll'), {
-      method: 'OPTIONS',
-      headers: { origin: 'http://app.test', 'access-control-request-method': 'GET', 'access-control-request-headers': 'content-type, x-mdp-session-id' },
-    });
-    expect(pre.status).toBe(204);
-    expect(pre.headers.get('access-control-allow-origin')).toBe('http://app.test');
-    expect(pre.headers.get('access-control-allow-credentials')).toBe('true');
-    expect(pre.headers.get('access-control-allow-headers')).toContain('x-mdp-session-id');
+  it('answers preflights with 204 and echoes the origin, with credentials only for pages whose cookie counts', async () => {
+    const t = await startServer({ allowedOrigins: ['http://agent.test'] });
+    const preflight = (origin: string) =>
+      fetch(loop(t, '/poll'), {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'content-type, x-mdp-session-id' },
+      });
+    for (const origin of ['http://agent.test', 'http://localhost:5173', t.http]) {
+      const pre = await preflight(origin);
+      expect(pre.status).toBe(204);
+      expect(pre.headers.get('access-control-allow-origin')).toBe(origin);
+      expect(pre.headers.get('access-control-allow-credentials'), origin).toBe('true');
+      expect(pre.headers.get('access-control-allow-headers')).toContain('x-mdp-session-id');
+    }
+    // A page of another site may be an MDP client, without credentials (SPEC §6 for credential-less use).
+    const foreign = await preflight('http://app.test');
+    expect(foreign.status).toBe(204);
+    expect(foreign.headers.get('access-control-allow-origin')).toBe('http://app.test');
+    expect(foreign.headers.get('access-control-allow-credentials')).toBeNull();
     const res = await fetch(loop(t, '/connect'), { method: 'POST', headers: { origin: 'http://app.test' } });
+    expect(res.status).toBe(200);
     expect(res.headers.get('access-control-allow-origin')).toBe('http://app.test');
+    expect(res.headers.get('access-control-allow-credentials')).toBeNull();
+    const allowed = await fetch(loop(t, '/connect'), { method: 'POST', headers: { origin: 'http://agent.test' } });
+    expect(allowed.headers.get('access-control-allow-credentials')).toBe('true');
     const anonymous = await fetch(loop(t, '/connect'), { method: 'POST' });
     expect(anonymous.headers.get('access-control-allow-origin')).toBe('*');
   });

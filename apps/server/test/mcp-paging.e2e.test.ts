@@ -29,7 +29,8 @@ describe('MCP lists of a large catalog', () => {
     let pages = 0;
     do {
       const page = await agent.client.listResources(cursor === undefined ? {} : { cursor });
-      uris.push(...page.resources.map((r) => r.uri));
+      // The server's own guide (mdp:///SKILL.md) heads the first page.
+      uris.push(...page.resources.map((r) => r.uri).filter((uri) => uri !== 'mdp:///SKILL.md'));
       cursor = page.nextCursor;
       pages++;
     } while (cursor !== undefined);

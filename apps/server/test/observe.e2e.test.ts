@@ -224,12 +224,14 @@ describe('GET /', () => {
       name: 'mdp-server',
       serverId: t.server.info?.serverId,
       links: { meta: '/mdp/meta', inspector: '/mdp/inspector', docs: expect.stringMatching(/^https:\/\//) },
+      skillRoutes: { notFound: expect.stringContaining('MDP-Error-Code') },
     });
     const page = await fetch(`${t.http}/`, { headers: { accept: 'text/html,application/xhtml+xml' } });
     expect(page.headers.get('content-type')).toContain('text/html');
     const html = await page.text();
     expect(html).toContain('href="/mdp/inspector"');
     expect(html).toContain('href="/mdp/meta"');
+    expect(html).toContain('<code>MDP-Error</code>');
     const post = await fetch(`${t.http}/`, { method: 'POST' });
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, HEAD, OPTIONS');
@@ -332,15 +334,28 @@ describe('logs', () => {
   });
 });
 
-describe('skill 404 bodies through the server', () => {
-  it('say whether the client or the skill is unknown', async () => {
+describe('skill 404s through the server', () => {
+  it('have the empty body of the seed and say in their headers whether the client or the skill is unknown', async () => {
     const t = await startServer();
     await registeredClient(t, descriptor('alpha', [skill('/a/skill.md')]));
     const noClient = await fetch(`${t.http}/skills/hello/a`);
-    expect(noClient.status).toBe(404);
-    expect(await noClient.json()).toEqual({ error: { code: 'not_found', message: 'No client "hello" is connected', details: { clientId: 'hello' } } });
+    expect([noClient.status, await noClient.text()]).toEqual([404, '']);
+    expect(noClient.headers.get('mdp-error-code')).toBe('unknown_client');
+    expect(noClient.headers.get('mdp-error')).toBe('No client "hello" is connected');
     const noSkill = await fetch(`${t.http}/alpha/skills/zzz`);
-    expect(noSkill.status).toBe(404);
-    expect(((await noSkill.json()) as { error: { message: string } }).error.message).toMatch(/^Client "alpha" has no skill "\/zzz"/);
+    expect([noSkill.status, await noSkill.text()]).toEqual([404, '']);
+    expect(noSkill.headers.get('mdp-error-code')).toBe('unknown_path');
+    expect(noSkill.headers.get('mdp-error')).toMatch(/^Client "alpha" has no skill "\/zzz"/);
+  });
+
+  it('expose those headers to pages, and write the reason to the access log', async () => {
+    const { records, logger } = recordingLogger({ level: 'info' });
+    const t = await startServer({ accessLog: true, logger });
+    const res = await fetch(`${t.http}/skills/hello/a?x=1`, { headers: { origin: 'http://127.0.0.1:9' } });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('access-control-expose-headers')).toBe('mdp-error-code, mdp-error, mdp-client-candidates');
+    expect(records).toContainEqual(
+      expect.objectContaining({ event: 'call', route: 'skill', clientId: 'hello', path: '/a', outcome: 'unknown_client', reason: 'No client "hello" is connected' }),
+    );
   });
 });

@@ -62,6 +62,24 @@ describe('mdp-server setup (binary)', () => {
     expect(r.stderr).toMatch(/found no agent host installed/);
   });
 
+  it('`setup cursor --scope project` writes a project entry that names no path of this machine', async () => {
+    const place = await sandbox();
+    const r = await run(CLI, ['cursor', '--scope', 'project'], place);
+    expect(r.code).toBe(0);
+    const text = await readFile(join(place.project, '.cursor', 'mcp.json'), 'utf8');
+    expect(JSON.parse(text)).toEqual({ mcpServers: { mdp: { command: 'mdp-server', args: ['mcp'] } } });
+    expect(text).not.toContain(process.execPath);
+    expect(text).not.toContain(place.root);
+    expect(r.stderr).toMatch(/note: the project entries launch 'mdp-server' from PATH/);
+  });
+
+  it('an unknown host name is one line on stderr and exit 64', async () => {
+    const place = await sandbox();
+    const r = await run(CLI, ['cusror'], place);
+    expect(r.code).toBe(64);
+    expect(r.stderr).toBe("mdp-server setup: unknown host 'cusror' (hosts: claude-code, codex, cursor, vscode, windsurf, zed) (see mdp-server setup --help)\n");
+  });
+
   it('writes an entry that launches this installation by the real path of dist/cli.js, even through a symlink', async () => {
     const place = await sandbox();
     // A linked bin (pnpm, npm link): the entry must name the file it links to.

@@ -118,9 +118,47 @@ describe('JSON and JSONC files', () => {
     expect(ok(planConfig(HOSTS.cursor, '  \n', 'mdp', HTTP)).text).toBe('{\n  "mcpServers": {\n    "mdp": {\n      "url": "http://127.0.0.1:47372/mcp"\n    }\n  }\n}\n');
   });
 
-  it('takes out only our entry and leaves an emptied object as {}', () => {
+  it('takes out only our entry, and the servers object it leaves empty', () => {
     const text = '{\n  "mcpServers": {\n    "mdp": {\n      "url": "x"\n    }\n  },\n  "other": 1\n}\n';
-    expect(ok(planConfig(HOSTS.cursor, text, 'mdp', undefined)).text).toBe('{\n  "mcpServers": {},\n  "other": 1\n}\n');
+    expect(ok(planConfig(HOSTS.cursor, text, 'mdp', undefined)).text).toBe('{\n  "other": 1\n}\n');
+    const last = '{\n  "other": 1,\n  "mcpServers": {\n    "mdp": {\n      "url": "x"\n    }\n  }\n}\n';
+    expect(ok(planConfig(HOSTS.cursor, last, 'mdp', undefined)).text).toBe('{\n  "other": 1\n}\n');
+  });
+
+  it.each([
+    [
+      'last, no trailing comma: the comma before it goes, the comment after that comma stays',
+      '{\n  "mcpServers": {\n    "docs": { "command": "x" }, // docs\n    "mdp": { "url": "u" }\n  }\n}\n',
+      '{\n  "mcpServers": {\n    "docs": { "command": "x" } // docs\n  }\n}\n',
+    ],
+    [
+      'a comment on its own line goes with it, the one above stays',
+      '{\n  "mcpServers": {\n    "docs": { "command": "x" },\n    // above\n    "mdp": { "url": "u" } // on its line\n  }\n}\n',
+      '{\n  "mcpServers": {\n    "docs": { "command": "x" }\n    // above\n  }\n}\n',
+    ],
+    [
+      'a servers object with a comment of the user stays, as {}',
+      '{\n  "mcpServers": {\n    "mdp": { "url": "u" }\n  }, // mine\n  "theme": 1\n}\n',
+      '{\n  "mcpServers": {}, // mine\n  "theme": 1\n}\n',
+    ],
+    [
+      'and one with a comment inside keeps it',
+      '{\n  "mcpServers": {\n    // add servers here\n    "mdp": { "url": "u" }\n  }\n}\n',
+      '{\n  "mcpServers": {\n    // add servers here\n  }\n}\n',
+    ],
+  ])('remove never takes a comment of the user: %s', (_case, text, expected) => {
+    expect(ok(planConfig(HOSTS.cursor, text, 'mdp', undefined)).text).toBe(expected);
+  });
+
+  it.each([
+    ['zed', '{\n  // how it looks\n  "theme": "One Dark",\n  // bigger\n  "ui_font_size": 16,\n}\n'],
+    ['vscode', '{\n\t// inputs the servers ask for\n\t"inputs": []\n}'],
+    ['cursor', '{\r\n  // the rest\r\n  "other": 1\r\n}\r\n'],
+    ['claude-code', '{\n  "numStartups": 3,\n  "projects": {}\n}\n'],
+  ] as const)('%s: add then remove in a file without the servers object gives back its bytes, comments included', (id, text) => {
+    const added = ok(planConfig(HOSTS[id], text, 'mdp', STDIO));
+    expect(entryOf(id, added.text)).toBeDefined();
+    expect(ok(planConfig(HOSTS[id], added.text, 'mdp', undefined)).text).toBe(text);
   });
 
   it.each([
@@ -138,6 +176,25 @@ describe('JSON and JSONC files', () => {
     const text = '{\n  // note\n  "mcpServers": {}\n}\n';
     expect(planConfig(HOSTS['claude-code'], text, 'mdp', STDIO)).toMatchObject({ ok: false, line: 2, message: 'comments are not allowed in this file' });
     expect(planConfig(HOSTS.vscode, text, 'mdp', STDIO).ok).toBe(true);
+  });
+});
+
+describe('a file that starts with a UTF-8 byte-order mark', () => {
+  it.each([
+    ['claude-code', '\uFEFF{\n  "mcpServers": {\n    "docs": { "command": "npx" }\n  }\n}\n'],
+    ['cursor', '\uFEFF{\n  // mine\n  "mcpServers": {\n    "docs": { "command": "npx" },\n  },\n}\n'],
+    ['codex', '\uFEFF# mine\n[mcp_servers.docs]\ncommand = "npx"\n'],
+  ] as const)('%s: is read, keeps its mark, and comes back byte for byte', (id, text) => {
+    const added = ok(planConfig(HOSTS[id], text, 'mdp', STDIO));
+    expect(added.text.startsWith('\uFEFF')).toBe(true);
+    expect(added.text.slice(1)).not.toContain('\uFEFF');
+    expect(entryOf(id, added.text.slice(1))).toMatchObject({ command: STDIO.command });
+    expect(ok(planConfig(HOSTS[id], added.text, 'mdp', STDIO))).toMatchObject({ status: 'unchanged', text: added.text });
+    expect(ok(planConfig(HOSTS[id], added.text, 'mdp', undefined)).text).toBe(text);
+  });
+
+  it('names the line of a parse error after the mark as without it', () => {
+    expect(planConfig(HOSTS.cursor, '\uFEFF{\n  "a": 1\n  "b": 2\n}\n', 'mdp', STDIO)).toMatchObject({ ok: false, line: 3, column: 3 });
   });
 });
 
@@ -190,6 +247,75 @@ model = "gpt-5"
   it('switches an entry to http', () => {
     const plan = ok(planConfig(HOSTS.codex, '[mcp_servers.mdp]\ncommand = "n"\nargs = ["a"]\n', 'mdp', HTTP));
     expect(entryOf('codex', plan.text)).toEqual({ url: HTTP.url });
+  });
+
+  it('writes our entry after the last server table, so the comment above the next table stays with it (and stays on --remove)', () => {
+    const text = 'model = "o3"\n\n[mcp_servers.docs]\ncommand = "npx"\n\n# Profiles I use\n[profiles.fast]\nmodel = "gpt-5"\n';
+    const added = ok(planConfig(HOSTS.codex, text, 'mdp', STDIO));
+    expect(added.text).toBe(
+      'model = "o3"\n\n[mcp_servers.docs]\ncommand = "npx"\n\n' +
+        '[mcp_servers.mdp]\ncommand = "/opt/node/bin/node"\nargs = [ "/opt/mdp/apps/server/dist/cli.js", "mcp" ]\n\n' +
+        '# Profiles I use\n[profiles.fast]\nmodel = "gpt-5"\n',
+    );
+    expect(ok(planConfig(HOSTS.codex, added.text, 'mdp', undefined)).text).toBe(text);
+  });
+
+  // The file's own style decides the entry's; a file with no server gets Codex's documented tables.
+  it.each([
+    ['empty file', '', '[mcp_servers.mdp]\nurl = "http://127.0.0.1:47372/mcp"\n'],
+    ['no server yet', '# mine\nmodel = "o3"\n', '# mine\nmodel = "o3"\n\n[mcp_servers.mdp]\nurl = "http://127.0.0.1:47372/mcp"\n'],
+    [
+      'tables',
+      '[mcp_servers.docs]\ncommand = "npx"\n[mcp_servers.docs.env]\nA = "1"\n\n# P\n[profiles.p]\n',
+      '[mcp_servers.docs]\ncommand = "npx"\n[mcp_servers.docs.env]\nA = "1"\n\n[mcp_servers.mdp]\nurl = "http://127.0.0.1:47372/mcp"\n\n# P\n[profiles.p]\n',
+    ],
+    [
+      'dotted keys at the top level',
+      'model = "o3"\nmcp_servers.docs.command = "npx"\n\n# P\n[profiles.p]\n',
+      'model = "o3"\nmcp_servers.docs.command = "npx"\nmcp_servers.mdp.url = "http://127.0.0.1:47372/mcp"\n\n# P\n[profiles.p]\n',
+    ],
+    [
+      'dotted keys in [mcp_servers]',
+      '[mcp_servers]\ndocs.command = "npx"\n# P\n[profiles.p]\n',
+      '[mcp_servers]\ndocs.command = "npx"\nmdp.url = "http://127.0.0.1:47372/mcp"\n# P\n[profiles.p]\n',
+    ],
+    [
+      'inline tables in [mcp_servers]',
+      '[mcp_servers]\ndocs = { command = "npx" } # docs\n\n# P\n[profiles.p]\n',
+      '[mcp_servers]\ndocs = { command = "npx" } # docs\nmdp = { url = "http://127.0.0.1:47372/mcp" }\n\n# P\n[profiles.p]\n',
+    ],
+    [
+      'one inline mcp_servers',
+      'mcp_servers = { docs = { command = "npx" } }\n',
+      'mcp_servers = { docs = { command = "npx" }, mdp = { url = "http://127.0.0.1:47372/mcp" } }\n',
+    ],
+  ])('%s: written in the same style, idempotent, and removed to the original bytes', (_style, text, expected) => {
+    const added = ok(planConfig(HOSTS.codex, text, 'mdp', HTTP));
+    expect(added.text).toBe(expected);
+    expect(ok(planConfig(HOSTS.codex, added.text, 'mdp', HTTP)).status).toBe('unchanged');
+    expect(ok(planConfig(HOSTS.codex, added.text, 'mdp', undefined)).text).toBe(text);
+  });
+
+  it.each([
+    ['a table', '[mcp_servers.mdp]\ncommand = "n" # pinned\nargs = ["a"]\nenv = { A = "1" }\n\n# P\n[profiles.p]\n', '[mcp_servers.mdp]\nenv = { A = "1" }\nurl = "http://127.0.0.1:47372/mcp"\n\n# P\n[profiles.p]\n'],
+    ['dotted keys', 'mcp_servers.mdp.command = "n"\nmcp_servers.mdp.args = ["a"]\n\n# P\n[profiles.p]\n', 'mcp_servers.mdp.url = "http://127.0.0.1:47372/mcp"\n\n# P\n[profiles.p]\n'],
+  ])('switching %s to http changes its own lines only; the comment above the next table stays there', (_style, text, expected) => {
+    const plan = ok(planConfig(HOSTS.codex, text, 'mdp', HTTP));
+    expect(plan.text).toBe(expected);
+    const back = ok(planConfig(HOSTS.codex, plan.text, 'mdp', STDIO));
+    expect(back.text).toContain('\n\n# P\n[profiles.p]\n');
+    expect(entryOf('codex', back.text)).toMatchObject({ command: STDIO.command, args: STDIO.args });
+  });
+
+  it('keeps CRLF line endings and a file without a final line break', () => {
+    const crlf = 'model = "o3"\r\n\r\n[mcp_servers.docs]\r\ncommand = "npx"\r\n\r\n# P\r\n[profiles.p]\r\n';
+    const added = ok(planConfig(HOSTS.codex, crlf, 'mdp', STDIO));
+    expect(added.text.replaceAll('\r\n', '')).not.toContain('\n');
+    expect(ok(planConfig(HOSTS.codex, added.text, 'mdp', undefined)).text).toBe(crlf);
+    const open = 'model = "o3"';
+    const openAdded = ok(planConfig(HOSTS.codex, open, 'mdp', STDIO));
+    expect(openAdded.text.endsWith('"mcp" ]')).toBe(true);
+    expect(ok(planConfig(HOSTS.codex, openAdded.text, 'mdp', undefined)).text).toBe(open);
   });
 
   it.each([

@@ -7,12 +7,14 @@ import { execFileSync } from 'node:child_process';
 import { chmod, link, lstat, mkdir, mkdtemp, readFile, readlink, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse as parseToml } from '@decimalturn/toml-patch';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_CONFIG_BYTES } from '../src/setup/fs-io.js';
 import { runSetup, type SetupContext } from '../src/setup/run.js';
-import type { HostId } from '../src/setup/hosts.js';
+import { HOSTS, PROJECT_COMMAND, type HostId } from '../src/setup/hosts.js';
+import { planConfig } from '../src/setup/plan.js';
 
 const NODE = '/opt/node/bin/node';
 const CLI = '/opt/mdp/apps/server/dist/cli.js';
@@ -74,9 +76,16 @@ interface HostCase {
   key: string;
   parse: (text: string) => Record<string, unknown>;
   entry: Record<string, unknown>;
-  /** A file the user wrote, with a server of their own (and comments where the format has them). */
+  /** The entry in project scope: `mdp-server` from PATH, no path of this machine. */
+  projectEntry: Record<string, unknown>;
+  /**
+   * A file the user wrote, with a server of their own and a key or table after the servers
+   * (with comments above them where the format has comments).
+   */
   own: string;
   ownServer: Record<string, unknown>;
+  /** A file of the user's with no servers object/table at all. */
+  bare: string;
   /** Text each host's parser refuses, with the line it should name. */
   broken: string;
   brokenLine: number;
@@ -91,13 +100,16 @@ const JSONC_OWN = (key: string): string => `{
   "${key}": {
     "docs": { "command": "npx", "args": ["-y", "docs-server"] }, // documentation
   },
+  // how it looks
   "theme": "dark",
 }
 `;
+const JSONC_BARE = '{\n  // how it looks\n  "theme": "dark",\n  // bigger\n  "ui_font_size": 16,\n}\n';
 const JSON_BROKEN = '{\n  "theme": "dark"\n  "mcpServers": {}\n}\n';
 
 /** The four JSONC hosts differ only in their files, their key and their entry. */
-function jsoncCase(id: HostId, user: HostCase['user'], project: HostCase['project'], key: string, entry: Record<string, unknown>): HostCase {
+function jsoncCase(id: HostId, user: HostCase['user'], project: HostCase['project'], key: string, typed: boolean): HostCase {
+  const type = typed ? { type: 'stdio' } : {};
   return {
     id,
     flag: `--${id}`,
@@ -105,9 +117,11 @@ function jsoncCase(id: HostId, user: HostCase['user'], project: HostCase['projec
     ...(project ? { project } : {}),
     key,
     parse: jsonc,
-    entry,
+    entry: { ...type, command: NODE, args: [CLI, 'mcp'] },
+    projectEntry: { ...type, command: 'mdp-server', args: ['mcp'] },
     own: JSONC_OWN(key),
     ownServer: { command: 'npx', args: ['-y', 'docs-server'] },
+    bare: JSONC_BARE,
     broken: JSON_BROKEN,
     brokenLine: 3,
   };
@@ -122,8 +136,10 @@ const CASES: HostCase[] = [
     key: 'mcpServers',
     parse: strictJson,
     entry: { type: 'stdio', command: NODE, args: [CLI, 'mcp'] },
-    own: '{\n  "numStartups": 12,\n  "mcpServers": {\n    "docs": {\n      "type": "stdio",\n      "command": "npx",\n      "args": ["-y", "docs-server"]\n    }\n  }\n}\n',
+    projectEntry: { type: 'stdio', command: 'mdp-server', args: ['mcp'] },
+    own: '{\n  "numStartups": 12,\n  "mcpServers": {\n    "docs": {\n      "type": "stdio",\n      "command": "npx",\n      "args": ["-y", "docs-server"]\n    }\n  },\n  "theme": "dark"\n}\n',
     ownServer: { type: 'stdio', command: 'npx', args: ['-y', 'docs-server'] },
+    bare: '{\n  "numStartups": 12,\n  "theme": "dark"\n}\n',
     broken: JSON_BROKEN,
     brokenLine: 3,
   },
@@ -135,15 +151,17 @@ const CASES: HostCase[] = [
     key: 'mcp_servers',
     parse: toml,
     entry: { command: NODE, args: [CLI, 'mcp'] },
-    own: '# written by hand\nmodel = "o3" # the one I like\n\n[mcp_servers.docs]\n# documentation\ncommand = "npx"\nargs = ["-y", "docs-server"]\n',
+    projectEntry: { command: 'mdp-server', args: ['mcp'] },
+    own: '# written by hand\nmodel = "o3" # the one I like\n\n[mcp_servers.docs]\n# documentation\ncommand = "npx"\nargs = ["-y", "docs-server"]\n\n# Profiles I use\n[profiles.fast]\nmodel = "gpt-5-mini"\n',
     ownServer: { command: 'npx', args: ['-y', 'docs-server'] },
+    bare: '# written by hand\nmodel = "o3"\n\n# Profiles I use\n[profiles.fast]\nmodel = "gpt-5-mini"\n',
     broken: 'model = "o3"\n\n[mcp_servers.docs]\ncommand = \n',
     brokenLine: 4,
   },
-  jsoncCase('cursor', (w) => join(w.home, '.cursor', 'mcp.json'), (w) => join(w.project, '.cursor', 'mcp.json'), 'mcpServers', { command: NODE, args: [CLI, 'mcp'] }),
-  jsoncCase('vscode', (w) => join(w.home, '.config', 'Code', 'User', 'mcp.json'), (w) => join(w.project, '.vscode', 'mcp.json'), 'servers', { type: 'stdio', command: NODE, args: [CLI, 'mcp'] }),
-  jsoncCase('windsurf', (w) => join(w.home, '.codeium', 'windsurf', 'mcp_config.json'), undefined, 'mcpServers', { command: NODE, args: [CLI, 'mcp'] }),
-  jsoncCase('zed', (w) => join(w.home, '.config', 'zed', 'settings.json'), (w) => join(w.project, '.zed', 'settings.json'), 'context_servers', { command: NODE, args: [CLI, 'mcp'] }),
+  jsoncCase('cursor', (w) => join(w.home, '.cursor', 'mcp.json'), (w) => join(w.project, '.cursor', 'mcp.json'), 'mcpServers', false),
+  jsoncCase('vscode', (w) => join(w.home, '.config', 'Code', 'User', 'mcp.json'), (w) => join(w.project, '.vscode', 'mcp.json'), 'servers', true),
+  jsoncCase('windsurf', (w) => join(w.home, '.codeium', 'windsurf', 'mcp_config.json'), undefined, 'mcpServers', false),
+  jsoncCase('zed', (w) => join(w.home, '.config', 'zed', 'settings.json'), (w) => join(w.project, '.zed', 'settings.json'), 'context_servers', false),
 ];
 
 const servers = (c: HostCase, text: string): Record<string, unknown> => c.parse(text)[c.key] as Record<string, unknown>;
@@ -184,6 +202,28 @@ describe.each(CASES)('setup $flag (its file; for Claude Code: no claude on PATH)
     expect(removed.out).toContain('removed "mdp"');
     expect(await readText(c.user(w))).toBe(c.own);
     expect((await setup(w, [c.flag, '--remove'])).out).toContain('no "mdp" entry, nothing to remove');
+  });
+
+  it('add then --remove in a file with no servers yet gives back its bytes, comments included', async () => {
+    const w = await world();
+    await put(c.user(w), c.bare);
+    expect((await setup(w, [c.flag])).code).toBe(0);
+    expect(servers(c, await readText(c.user(w)))).toEqual({ mdp: c.entry });
+    expect((await setup(w, [c.flag, '--remove'])).code).toBe(0);
+    expect(await readText(c.user(w))).toBe(c.bare);
+  });
+
+  it('reads a file that starts with a byte-order mark, keeps the mark, and --remove gives back its bytes', async () => {
+    const w = await world();
+    await put(c.user(w), `\uFEFF${c.own}`);
+    const r = await setup(w, [c.flag]);
+    expect(r).toMatchObject({ code: 0, err: '' });
+    const bytes = await readFile(c.user(w));
+    expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    expect(servers(c, bytes.subarray(3).toString('utf8'))).toEqual({ docs: c.ownServer, mdp: c.entry });
+    expect((await setup(w, [c.flag])).out).toContain('"mdp" already up to date');
+    expect((await setup(w, [c.flag, '--remove'])).code).toBe(0);
+    expect(await readText(c.user(w))).toBe(`\uFEFF${c.own}`);
   });
 
   it('updates an entry of ours that points elsewhere in place, and shows the change', async () => {
@@ -238,8 +278,33 @@ describe.each(CASES)('setup $flag (its file; for Claude Code: no claude on PATH)
     const w = await world();
     const r = await setup(w, [c.flag, '--scope', 'project']);
     expect(r.code).toBe(0);
-    expect(servers(c, await readText(c.project!(w)))).toEqual({ mdp: c.entry });
+    expect(servers(c, await readText(c.project!(w)))).toEqual({ mdp: c.projectEntry });
     expect(await missing(c.user(w))).toBe(true);
+  });
+
+  it.runIf(c.project !== undefined)('--scope project names no path of this machine: a teammate can use the committed file', async () => {
+    const w = await world();
+    await put(c.project!(w), c.own);
+    expect((await setup(w, [c.flag, '--scope', 'project'])).code).toBe(0);
+    const text = await readText(c.project!(w));
+    for (const path of [NODE, CLI, w.root, process.execPath]) expect(text).not.toContain(path);
+    // No quoted string that starts like an absolute path (POSIX or Windows).
+    expect(text).not.toMatch(/["'](\/|[A-Za-z]:\\)/);
+    expect(servers(c, text)).toEqual({ docs: c.ownServer, mdp: c.projectEntry });
+    await setup(w, [c.flag, '--scope', 'project', '--remove']);
+    expect(await readText(c.project!(w))).toBe(c.own);
+  });
+
+  it.runIf(c.project !== undefined)('--scope project moves an entry that launched this checkout by path to the name', async () => {
+    const w = await world();
+    const old = planConfig(HOSTS[c.id], c.own, 'mdp', { transport: 'stdio', command: NODE, args: [CLI, 'mcp'] });
+    await put(c.project!(w), old.ok ? old.text : '');
+    const r = await setup(w, [c.flag, '--scope', 'project']);
+    expect(r.out).toContain('updated "mdp" (command, args)');
+    const text = await readText(c.project!(w));
+    expect(text).not.toContain(NODE);
+    expect(text).not.toContain(CLI);
+    expect(servers(c, text)).toEqual({ docs: c.ownServer, mdp: c.projectEntry });
   });
 });
 
@@ -298,7 +363,9 @@ describe('setup: entries and names', () => {
 describe('setup: usage', () => {
   it.each([
     [['--bogus'], /Unknown option '--bogus'/],
-    [['stray'], /positional/i],
+    [['stray'], /unknown host 'stray' \(hosts: claude-code, codex, cursor, vscode, windsurf, zed\)/],
+    [['cursor', 'curser'], /unknown host 'curser'/],
+    [['windsurf', '--scope', 'project'], /Windsurf has no project-level MCP config/],
     [['--scope', 'global'], /--scope must be user or project/],
     [['--transport', 'sse'], /--transport must be stdio or http/],
     [['--url', 'ftp://x'], /--url must be an http/],
@@ -314,6 +381,20 @@ describe('setup: usage', () => {
     expect(r.out).toBe('');
   });
 
+  it('takes hosts by name, as the usage line says, alone or beside their flags', async () => {
+    const w = await world();
+    const r = await setup(w, ['cursor', 'codex', '--zed']);
+    expect(r).toMatchObject({ code: 0, err: '' });
+    for (const file of [join(w.home, '.cursor', 'mcp.json'), join(w.home, '.codex', 'config.toml'), join(w.home, '.config', 'zed', 'settings.json')]) {
+      expect(await missing(file)).toBe(false);
+    }
+    expect(await missing(join(w.home, '.config', 'Code', 'User', 'mcp.json'))).toBe(true);
+    const named = await setup(w, ['--remove', 'claude-code', 'cursor', '--cursor']);
+    expect(named.code).toBe(0);
+    expect(named.out).toContain('removed "mdp"');
+    expect(named.out).toContain('Claude Code');
+  });
+
   it('--help describes every flag', async () => {
     const w = await world();
     const r = await setup(w, ['--help']);
@@ -324,13 +405,37 @@ describe('setup: usage', () => {
   });
 });
 
+describe('setup --scope project and PATH', () => {
+  it("launches the package's own bin by name", async () => {
+    const manifest = JSON.parse(await readText(fileURLToPath(new URL('../package.json', import.meta.url)))) as { bin: Record<string, string> };
+    expect(Object.keys(manifest.bin)).toContain(PROJECT_COMMAND);
+  });
+
+  it('says so when mdp-server is not on PATH here (the entry still is written, exit 0)', async () => {
+    const w = await world();
+    const r = await setup(w, ['cursor', '--scope', 'project']);
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/note: the project entries launch 'mdp-server' from PATH, and it is not on PATH here/);
+    expect(servers(CASES[2]!, await readText(join(w.project, '.cursor', 'mcp.json')))).toEqual({ mdp: { command: 'mdp-server', args: ['mcp'] } });
+  });
+
+  it('says nothing when it is, nor in user scope, nor for --transport http', async () => {
+    const w = await world();
+    await executable(join(w.bin, 'mdp-server'), '#!/bin/sh\nexit 0\n');
+    expect((await setup(w, ['cursor', '--scope', 'project'])).err).toBe('');
+    const other = await world();
+    expect((await setup(other, ['cursor'])).err).toBe('');
+    expect((await setup(other, ['cursor', '--scope', 'project', '--transport', 'http'])).err).toBe('');
+  });
+});
+
 describe('setup with no host flag', () => {
   it('finds no host in an empty HOME with an empty PATH: says so and exits 64', async () => {
     const w = await world();
     const r = await setup(w, []);
     expect(r.code).toBe(64);
     expect(r.err).toMatch(/found no agent host installed/);
-    expect(r.err).toMatch(/--cursor/);
+    expect(r.err).toMatch(/mdp-server setup cursor/);
   });
 
   it('sets up the hosts it finds and says how it found each', async () => {
@@ -447,11 +552,12 @@ describe('setup --claude-code through the claude CLI on PATH', () => {
     expect(await calls()).toHaveLength(2);
   });
 
-  it('--scope project runs the CLI in the project folder with --scope project', async () => {
+  it('--scope project runs the CLI in the project folder with --scope project, launching mdp-server from PATH', async () => {
     const { w, log, calls } = await withClaude();
     expect((await setup(w, ['--claude-code', '--scope', 'project'], { env: { FAKE_CLAUDE_LOG: log } })).code).toBe(0);
-    expect(await calls()).toEqual([{ argv: ['mcp', 'add-json', '--scope', 'project', 'mdp', JSON.stringify(ENTRY)], cwd: w.project }]);
-    expect(JSON.parse(await readText(join(w.project, '.mcp.json')))).toEqual({ mcpServers: { mdp: ENTRY } });
+    const project = { type: 'stdio', command: 'mdp-server', args: ['mcp'] };
+    expect(await calls()).toEqual([{ argv: ['mcp', 'add-json', '--scope', 'project', 'mdp', JSON.stringify(project)], cwd: w.project }]);
+    expect(JSON.parse(await readText(join(w.project, '.mcp.json')))).toEqual({ mcpServers: { mdp: project } });
   });
 
   it('--dry-run prints the claude commands and runs none', async () => {

@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMetaDocument } from '@mdp/protocol';
 import { ClientFailure, NO_ANSWER, TestClient, descriptor, skill, stopAll } from '@mdp/test-kit';
+import { read } from './hardening/clients.js';
 import { clientChange, rawRequest, registeredClient, startServer } from './harness.js';
 import { clientErrorAnswer } from '../src/server.js';
 
@@ -127,23 +128,22 @@ describe('skill routes over a websocket client', () => {
     expect(await json.json()).toEqual({ data: { items: [1, 2] } });
   });
 
-  it('answers 404 {error} saying whether the client or the skill is unknown (a non-skill descriptor is no skill)', async () => {
+  it('answers 404 with an empty body, saying in headers whether the client or the skill is unknown (a non-skill descriptor is no skill)', async () => {
     const t = await startServer();
     await registeredClient(
       t,
       descriptor('c5', [skill('/known/skill.md'), { type: 'endpoint', method: 'GET', path: '/known/endpoint' }, { type: 'prompt', path: '/p/prompt.md' }]),
     );
-    for (const [route, message] of [
-      ['/skills/nobody/known', 'No client "nobody" is connected'],
-      ['/skills/c5/unknown', 'Client "c5" has no skill "/unknown"'],
-      ['/c5/skills/known/endpoint', 'Client "c5" has no skill "/known/endpoint"'],
-      ['/skills/c5/p/prompt.md', 'Client "c5" has no skill "/p/prompt.md"'],
+    for (const [route, code, message] of [
+      ['/skills/nobody/known', 'unknown_client', 'No client "nobody" is connected'],
+      ['/skills/c5/unknown', 'unknown_path', 'Client "c5" has no skill "/unknown"'],
+      ['/c5/skills/known/endpoint', 'unknown_path', 'Client "c5" has no skill "/known/endpoint"'],
+      ['/skills/c5/p/prompt.md', 'unknown_path', 'Client "c5" has no skill "/p/prompt.md"'],
     ] as const) {
       const res = await fetch(`${t.http}${route}`);
-      expect(res.status, route).toBe(404);
-      const { error } = (await res.json()) as { error: { code: string; message: string } };
-      expect(error.code).toBe('not_found');
-      expect(error.message.startsWith(message), `${route}: ${error.message}`).toBe(true);
+      expect([res.status, await res.text()], route).toEqual([404, '']);
+      expect(res.headers.get('mdp-error-code'), route).toBe(code);
+      expect(res.headers.get('mdp-error')?.startsWith(message), `${route}: ${res.headers.get('mdp-error')}`).toBe(true);
     }
   });
 
@@ -156,33 +156,77 @@ describe('skill routes over a websocket client', () => {
       expect(res.headers.get('allow')).toBe('GET, OPTIONS');
       expect(await res.text()).toBe('');
     }
-    const options = await fetch(`${t.http}/c6/skills/s`, { method: 'OPTIONS', headers: { origin: 'http://example.test' } });
+    const options = await fetch(`${t.http}/c6/skills/s`, { method: 'OPTIONS', headers: { origin: 'http://localhost:5173' } });
     expect(options.status).toBe(204);
-    expect(options.headers.get('access-control-allow-origin')).toBe('http://example.test');
+    expect(options.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
     expect(options.headers.get('access-control-allow-credentials')).toBe('true');
+    // Another site's page: the seed's 204, without a grant.
+    const foreign = await fetch(`${t.http}/c6/skills/s`, { method: 'OPTIONS', headers: { origin: 'http://example.test' } });
+    expect(foreign.status).toBe(204);
+    expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
   });
 
-  it('answers a read with CORS headers for its Origin: echoed with credentials, `*` without one, repeats joined', async () => {
+  it('answers a read with CORS headers for a page that may read: echoed with credentials, `*` without Origin', async () => {
     const t = await startServer();
-    await registeredClient(t, descriptor('c6b', [skill('/s/skill.md')]));
+    const client = await registeredClient(t, descriptor('c6b', [skill('/s/skill.md')]));
     const plain = await rawRequest(t.http, '/skills/c6b/s');
     expect(plain.status).toBe(200);
     expect(plain.headers['access-control-allow-origin']).toBe('*');
     expect(plain.headers['access-control-allow-credentials']).toBeUndefined();
     for (const name of ['Origin', 'origin', 'ORIGIN']) {
-      const read = await rawRequest(t.http, '/skills/c6b/s', 'GET', [name, 'http://example.test']);
+      const read = await rawRequest(t.http, '/skills/c6b/s', 'GET', [name, 'http://localhost:5173']);
       expect(read.status, name).toBe(200);
-      expect(read.headers['access-control-allow-origin'], name).toBe('http://example.test');
+      expect(read.headers['access-control-allow-origin'], name).toBe('http://localhost:5173');
       expect(read.headers['access-control-allow-credentials'], name).toBe('true');
       expect(read.headers.vary, name).toBe('Origin');
     }
-    // Two Origin headers read as node's request.headers would give them (and a browser never sends).
-    const twice = await rawRequest(t.http, '/skills/c6b/s', 'GET', ['Origin', 'http://a.test', 'origin', 'http://b.test']);
-    expect(twice.headers['access-control-allow-origin']).toBe('http://a.test, http://b.test');
     // The failure answers carry them too.
-    const missing = await rawRequest(t.http, '/skills/c6b/nothing', 'GET', ['Origin', 'http://example.test']);
+    const missing = await rawRequest(t.http, '/skills/c6b/nothing', 'GET', ['Origin', 'http://localhost:5173']);
     expect(missing.status).toBe(404);
-    expect(missing.headers['access-control-allow-origin']).toBe('http://example.test');
+    expect(missing.headers['access-control-allow-origin']).toBe('http://localhost:5173');
+    expect(client.calls).toHaveLength(4);
+  });
+
+  it("refuses a page of another site (403 {error}, no CORS grant) and never calls the client; its misses stay the seed's 404", async () => {
+    const t = await startServer();
+    const client = await registeredClient(t, descriptor('c6c', [skill('/s/skill.md')]));
+    for (const origin of [['Origin', 'http://example.test'], ['Origin', 'http://a.test', 'origin', 'http://b.test'], ['Origin', 'null']]) {
+      for (const route of ['/skills/c6c/s', '/c6c/skills/s']) {
+        const read = await rawRequest(t.http, route, 'GET', origin);
+        expect(read.status, `${route} ${origin.join(' ')}`).toBe(403);
+        expect(Object.keys(JSON.parse(read.body) as object)).toEqual(['error']);
+        expect(read.headers['access-control-allow-origin']).toBeUndefined();
+      }
+    }
+    expect(client.calls).toHaveLength(0);
+    const missing = await rawRequest(t.http, '/skills/c6c/nothing', 'GET', ['Origin', 'http://example.test']);
+    expect([missing.status, missing.body, missing.headers['access-control-allow-origin']]).toEqual([404, '', undefined]);
+    const preflight = await rawRequest(t.http, '/skills/c6c/s', 'OPTIONS', ['Origin', 'http://example.test']);
+    expect([preflight.status, preflight.headers['access-control-allow-origin']]).toEqual([204, undefined]);
+  });
+
+  it('lets a page read the skills of a client its own origin registered, and a --allow-origin page any', async () => {
+    const t = await startServer({ allowedOrigins: ['https://agent.example'] });
+    const page = await registeredClient(t, descriptor('page-client', [skill('/s/skill.md')]), { origin: 'https://app.example' });
+    page.handler = () => 'from the page';
+    const own = await rawRequest(t.http, '/skills/page-client/s', 'GET', ['Origin', 'https://app.example']);
+    expect([own.status, own.body, own.headers['access-control-allow-origin']]).toEqual([200, 'from the page', 'https://app.example']);
+    const configured = await rawRequest(t.http, '/skills/page-client/s', 'GET', ['Origin', 'https://agent.example']);
+    expect([configured.status, configured.headers['access-control-allow-origin']]).toEqual([200, 'https://agent.example']);
+    const other = await rawRequest(t.http, '/skills/page-client/s', 'GET', ['Origin', 'https://other.example']);
+    expect(other.status).toBe(403);
+    expect(page.calls).toHaveLength(2);
+  });
+
+  it('refuses a rebound DNS name (Host) on a loopback server, even without Origin', async () => {
+    const t = await startServer();
+    const client = await registeredClient(t, descriptor('c6d', [skill('/s/skill.md')]));
+    const rebound = await read(t.http, '/skills/c6d/s', { headers: { host: `evil.example:${t.port}` } });
+    if (rebound === 'aborted') throw new Error('aborted');
+    expect([rebound.status, JSON.parse(rebound.body)]).toEqual([403, { error: `Forbidden: Host "evil.example:${t.port}" is not allowed` }]);
+    const local = await read(t.http, '/skills/c6d/s', { headers: { host: `localhost:${t.port}` } });
+    expect(local !== 'aborted' && local.status).toBe(200);
+    expect(client.calls).toHaveLength(1); // the loopback name's read only
   });
 
   it('answers 400 {error} for malformed encoding and bad paths, without crashing', async () => {

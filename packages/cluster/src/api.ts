@@ -73,6 +73,8 @@ export interface ClusterNode {
   readonly host: HostApi;
   /** Timers this node holds (0 after close). */
   readonly activeTimers: number;
+  /** Cluster proofs this node remembers, to accept each once (proof-memory.ts); 0 after close. */
+  readonly rememberedProofs: number;
   /** Resign when leading, close every link, clear every timer. Idempotent. */
   close(): Promise<void>;
 }

@@ -84,3 +84,18 @@ export class WakeTimer {
     this.at = undefined;
   }
 }
+
+/**
+ * Wall-clock ms that never repeat: `wallNow()`, or one more than the last when that is not later.
+ * The timestamps of this node's cluster proofs: a proof is accepted once (proof-memory.ts), so two
+ * links opened in the same millisecond must not carry the same one. Under a burst (thousands of
+ * mirrors reconnecting at once) the stamps run ahead of the clock by a second per thousand proofs
+ * made in one millisecond, well inside the proofs' five-minute window.
+ */
+export function uniqueStamps(clock: Pick<Clock, 'wallNow'>): () => number {
+  let last = -Infinity;
+  return () => {
+    last = Math.max(Math.floor(clock.wallNow()), last + 1);
+    return last;
+  };
+}

@@ -1,5 +1,6 @@
 /** Election messages to and from the cluster control wire format (SPEC §10). */
 import type { ClusterMessage, ClusterRole, MembershipMode } from '@mdp/protocol';
+import { uniqueStamps } from './clock.js';
 import type { ElectionMessage } from './election.js';
 import { helloProof, membershipFingerprint } from './membership.js';
 import type { ResolvedOptions } from './options.js';
@@ -92,7 +93,8 @@ export function wireHeaderOf(o: Pick<ResolvedOptions, 'clusterId' | 'serverId'>,
 /**
  * Builds node `o`'s hellos from its election view at the moment a link opens: the endpoints of
  * `self` and the membership never change, the timestamp is the wall clock's (the peer checks it
- * against its own), and with cluster secrets the hello proves the first one for the server `to`.
+ * against its own; never the same twice, since a peer accepts a proof once: proof-memory.ts), and
+ * with cluster secrets the hello proves the first one for the server `to`.
  */
 export function helloBuilder(
   o: ResolvedOptions,
@@ -101,7 +103,8 @@ export function helloBuilder(
   const header = wireHeaderOf(o, self.clusterUrl);
   const fixed = { membershipMode: o.membership.mode, membershipFingerprint: membershipFingerprint(o.membership), wsUrl: self.wsUrl, clusterUrl: self.clusterUrl };
   const secret = o.clusterSecrets[0];
-  return (view, to) => helloMessage(header, { ...view, ...fixed }, o.clock.wallNow(), secret === undefined ? undefined : { secret, to: to ?? '' });
+  const stamp = uniqueStamps(o.clock);
+  return (view, to) => helloMessage(header, { ...view, ...fixed }, stamp(), secret === undefined ? undefined : { secret, to: to ?? '' });
 }
 
 /**

@@ -37,11 +37,11 @@ export interface ElectionConfig {
   readonly selfId: string;
   /** What followers learn as `leaderUrl` when this node leads: its MDP websocket URL. */
   readonly selfUrl: string;
-  /** Leader heartbeat period, ms (SPEC default 1000). */
+  /** Leader heartbeat period, ms (SPEC §10.3 default 1000). */
   readonly heartbeatIntervalMs: number;
-  /** How long one heartbeat keeps a follower's lease on its leader, ms (SPEC default 4000). */
+  /** How long one heartbeat keeps a follower's lease on its leader, ms (SPEC §10.3 default 4000). */
   readonly leaseDurationMs: number;
-  /** Random election time-out bounds, ms (SPEC default 4500–7000). */
+  /** Random election time-out bounds, ms (SPEC §10.3 default 4500–7000). */
   readonly electionTimeoutMinMs: number;
   readonly electionTimeoutMaxMs: number;
   /** After start (and until `ready`), refuse every vote and remember the terms seen meanwhile, ms. */

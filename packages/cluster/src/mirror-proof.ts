@@ -8,15 +8,17 @@
  *   {serverId, to, timestamp, principal?, proof}
  *
  * where `proof` is an HMAC under the cluster secret of a label, the cluster id and the other
- * fields. `to` names the hub (a proof is good only there), `timestamp` bounds its replay to the
- * hello's window, and `principal` is who the mirrored client belongs to on its member, so that the
- * id stays that principal's on the hub. The label keeps a mirror proof from passing for a hello
- * proof, and the other way round.
+ * fields. `to` names the hub (a proof is good only there), `timestamp` bounds it to the hello's
+ * window, and `principal` is who the mirrored client belongs to on its member, so that the id stays
+ * that principal's on the hub. The label keeps a mirror proof from passing for a hello proof, and
+ * the other way round. The hub accepts each proof once (`spendMirrorProof`, proof-memory.ts): one
+ * seen on the wire cannot open a second link.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import * as v from 'valibot';
 import type { HeaderMap } from '@mdp/core';
 import { HELLO_MAX_AGE_MS } from './membership.js';
+import type { ProofMemory, ProofVerdict } from './proof-memory.js';
 
 export const MIRROR_PROOF_HEADER = 'x-mdp-cluster-mirror';
 
@@ -59,9 +61,15 @@ export function mirrorProofHeader(secret: string, clusterId: string, claim: Clai
 /**
  * The mirror link an upgrade's headers prove, or `undefined`: no header, a malformed one, a proof
  * under none of `secrets`, meant for another hub than `self`, or older (or newer) than the hello
- * window at `now` (wall-clock ms).
+ * window at `now` (wall-clock ms). Pure: the same headers prove the same thing every time; the hub
+ * itself accepts a proof once (`spendMirrorProof`).
  */
 export function verifyMirrorProof(headers: HeaderMap, secrets: readonly string[], clusterId: string, self: string, now: number): MirrorPeer | undefined {
+  return checkClaim(headers, secrets, clusterId, self, now)?.peer;
+}
+
+/** What a valid header proves, with its proof and the end of its window. */
+function checkClaim(headers: HeaderMap, secrets: readonly string[], clusterId: string, self: string, now: number): { peer: MirrorPeer; proof: string; expiresAt: number } | undefined {
   const raw = headers[MIRROR_PROOF_HEADER];
   if (typeof raw !== 'string' || raw.length > MAX_HEADER_CHARS || secrets.length === 0) return undefined;
   let json: unknown;
@@ -80,5 +88,25 @@ export function verifyMirrorProof(headers: HeaderMap, secrets: readonly string[]
     return actual.length === expected.length && timingSafeEqual(actual, expected);
   });
   if (!proven) return undefined;
-  return claim.principal === undefined ? { serverId: claim.serverId } : { serverId: claim.serverId, principal: claim.principal };
+  const peer = claim.principal === undefined ? { serverId: claim.serverId } : { serverId: claim.serverId, principal: claim.principal };
+  return { peer, proof, expiresAt: claim.timestamp + HELLO_MAX_AGE_MS };
+}
+
+/**
+ * `verifyMirrorProof`, once per proof: a valid proof is remembered in `memory` until its window
+ * ends, and proves nothing when presented again (`replayed`) or while the memory is full (`full`).
+ * `refused` says why a valid proof proved nothing; a header that proves nothing at all gives neither.
+ */
+export function spendMirrorProof(
+  headers: HeaderMap,
+  secrets: readonly string[],
+  clusterId: string,
+  self: string,
+  now: number,
+  memory: ProofMemory,
+): { readonly peer: MirrorPeer } | { readonly refused: Exclude<ProofVerdict, 'fresh'>; readonly serverId: string } | undefined {
+  const checked = checkClaim(headers, secrets, clusterId, self, now);
+  if (checked === undefined) return undefined;
+  const verdict = memory.spend(checked.proof, checked.expiresAt, now);
+  return verdict === 'fresh' ? { peer: checked.peer } : { refused: verdict, serverId: checked.peer.serverId };
 }

@@ -10,7 +10,20 @@
  */
 import { createLocalHost } from '@mdp/core';
 import type { ClusterHello, ClusterMessage } from '@mdp/protocol';
-import { allLinked, entryOf, initialAdmission, isClusterServerId, mayServeDefaultPort, memberEntries, roundView, step as stepAdmission, unlinkedOnHost, type AdmissionEffect, type ClusterConfigError } from './admission.js';
+import {
+  SECRET_REFUSAL,
+  allLinked,
+  entryOf,
+  initialAdmission,
+  isClusterServerId,
+  mayServeDefaultPort,
+  memberEntries,
+  roundView,
+  step as stepAdmission,
+  unlinkedOnHost,
+  type AdmissionEffect,
+  type ClusterConfigError,
+} from './admission.js';
 import type { ClusterNode, LeaderChange } from './api.js';
 import { TimerSet } from './clock.js';
 import { fromWire, helloBuilder } from './codec.js';
@@ -22,8 +35,10 @@ import { UPGRADE_UNAVAILABLE, linksFor, type LinkFaults, type LinkManager } from
 import { Listeners } from './listeners.js';
 import { Machine } from './machine.js';
 import { createMemberHost } from './member-host.js';
-import { verifyMirrorProof } from './mirror-proof.js';
+import { HELLO_MAX_AGE_MS } from './membership.js';
+import { spendMirrorProof } from './mirror-proof.js';
 import { admissionConfigOf, resolveOptions, settleMsOf, type ClusterNodeOptions, type ResolvedOptions } from './options.js';
+import { PROOFS_FULL_REFUSAL, ProofMemory } from './proof-memory.js';
 import { initialReadiness, step as stepReadiness } from './readiness.js';
 import { createStandalone } from './standalone.js';
 import { createUpstreamProxy, upstreamTarget } from './upstream.js';
@@ -59,6 +74,8 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
   const readiness = new Machine(initialReadiness(settleMsOf(o)), stepReadiness, () => o.clock.now(), (result) => {
     if (result.ready) run?.driver.dispatch({ type: 'ready', leaderSeen: result.ready.leaderSeen });
   }, { clock: o.clock, timers, tick: { type: 'tick' } });
+  /** Hello and mirror proofs accepted, each accepted once (proof-memory.ts). */
+  const proofs = new ProofMemory(o.maxRememberedProofs);
   /** What exists once the node started. */
   let run: { readonly driver: ElectionDriver; readonly links: LinkManager; readonly discovery: Discovery; readonly watch: DepartureWatch } | undefined;
   let closing: Promise<void> | undefined;
@@ -93,6 +110,25 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     routeChanges.emit();
   }
 
+  /**
+   * Why a peer's hello is refused, or undefined. A proof this node accepted before is a copy (the
+   * peer's own hellos never repeat one): refused as a bad proof is, before admission sees it, so a
+   * copy changes nothing there. A proof admission accepts is remembered until its window ends.
+   */
+  const checkHello = (hello: ClusterHello): string | undefined => {
+    const now = o.clock.wallNow();
+    const proof = o.clusterSecrets.length > 0 ? hello.auth : undefined;
+    if (proof !== undefined && proofs.seen(proof, now)) {
+      logger.warn('cluster.proof_replayed', { kind: 'hello', peer: hello.serverId, url: hello.clusterUrl });
+      return SECRET_REFUSAL;
+    }
+    const refusal = admission.feed({ type: 'hello', hello }).refusal;
+    if (refusal !== undefined || proof === undefined) return refusal;
+    if (proofs.spend(proof, hello.timestamp + HELLO_MAX_AGE_MS, now) === 'fresh') return undefined;
+    logger.warn('cluster.proof_memory_full', { kind: 'hello', peer: hello.serverId, capacity: proofs.capacity });
+    return PROOFS_FULL_REFUSAL;
+  };
+
   const onMessage = (peerId: string, message: ClusterMessage): void => {
     if (rpc.receive(peerId, message)) return;
     const election = fromWire(message);
@@ -108,6 +144,9 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     get activeTimers() {
       return timers.size;
     },
+    get rememberedProofs() {
+      return proofs.size;
+    },
 
     start(self) {
       if (run || closing) return;
@@ -120,7 +159,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
         routeChanges.emit();
       });
       const hello = helloBuilder(o, self);
-      const peers = { wanted: () => memberEntries(admission.state), hello: (to: string | undefined) => hello(driver.view(), to), check: (hello: ClusterHello) => admission.feed({ type: 'hello', hello }).refusal };
+      const peers = { wanted: () => memberEntries(admission.state), hello: (to: string | undefined) => hello(driver.view(), to), check: checkHello };
       const links = linksFor(o, timers, logger, seams.faults, peers, {
         up: (peerId, hello) => {
           departures.feed({ type: 'linkUp', id: peerId });
@@ -169,7 +208,14 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     },
 
     isServerId,
-    mirrorPeer: (headers) => verifyMirrorProof(headers, o.clusterSecrets, o.clusterId, o.serverId, o.clock.wallNow()),
+    mirrorPeer(headers) {
+      const spent = spendMirrorProof(headers, o.clusterSecrets, o.clusterId, o.serverId, o.clock.wallNow(), proofs);
+      if (spent === undefined || 'peer' in spent) return spent?.peer;
+      // The link then proves nothing: its registration of the member's ids is refused as without a proof.
+      if (spent.refused === 'replayed') logger.warn('cluster.proof_replayed', { kind: 'mirror', peer: spent.serverId });
+      else logger.warn('cluster.proof_memory_full', { kind: 'mirror', peer: spent.serverId, capacity: proofs.capacity });
+      return undefined;
+    },
     meta: () => clusterView(o.clusterId, { mode: o.membership.mode, fingerprint: admission.state.config.fingerprint }, o.leaseDurationMs, run?.driver.snapshot() ?? unstartedSnapshot(o.membership)),
     features: () => ({ upstreamProxy: true, clusterControl: true }),
     servesDefaultPort: () => !closing && run?.driver.view().role === 'leader' && mayServeDefaultPort(admission.state),
@@ -190,6 +236,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
         rpc.close();
         await run?.links.close();
         timers.close();
+        proofs.clear();
         for (const listeners of [leaderListeners, configListeners, routeChanges]) listeners.clear();
         logger.debug('cluster.closed');
       })();

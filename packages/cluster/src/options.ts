@@ -7,6 +7,7 @@ import { DISCOVERY_DEFAULTS, type DiscoveryOptions } from './discovery.js';
 import type { ElectionConfig } from './election.js';
 import { membershipFingerprint, type Membership } from './membership.js';
 import { BACKLOG_DEFAULTS, type BacklogLimits } from './backlog.js';
+import { DEFAULT_MAX_REMEMBERED_PROOFS } from './proof-memory.js';
 import type { PeerTlsSource } from './tls.js';
 
 /**
@@ -72,6 +73,13 @@ export interface ClusterNodeOptions {
    * any of them. Default none.
    */
   readonly clusterSecret?: string | readonly string[];
+  /**
+   * Most cluster proofs (hello and mirror proofs this node accepted) remembered at once, so that
+   * each is accepted only once (proof-memory.ts). A proof is forgotten when its five-minute window
+   * ends; while the memory is full, new links are refused and dialled again later. Default 100,000
+   * (about 12 MB at most).
+   */
+  readonly maxRememberedProofs?: number;
   /** Headers sent when a mirror opens its websocket to the hub (e.g. `authorization` for an auth policy). */
   readonly upstreamHeaders?: Readonly<Record<string, string>>;
   /**
@@ -108,6 +116,7 @@ export interface ResolvedOptions {
   readonly backlog: BacklogLimits;
   /** Accepted secrets, the one this node proves first; empty for none. */
   readonly clusterSecrets: readonly string[];
+  readonly maxRememberedProofs: number;
   readonly upstreamHeaders: Readonly<Record<string, string>> | undefined;
   readonly tls: PeerTlsSource | undefined;
   readonly logger: Logger;
@@ -182,12 +191,18 @@ export function resolveOptions(options: ClusterNodeOptions): ResolvedOptions {
       stallTimeoutMs: positive('stallTimeoutMs', options.stallTimeoutMs ?? BACKLOG_DEFAULTS.stallTimeoutMs),
     },
     clusterSecrets: (typeof options.clusterSecret === 'string' ? [options.clusterSecret] : (options.clusterSecret ?? [])).filter((s) => s !== ''),
+    maxRememberedProofs: wholePositive('maxRememberedProofs', options.maxRememberedProofs ?? DEFAULT_MAX_REMEMBERED_PROOFS),
     upstreamHeaders: options.upstreamHeaders,
     tls: options.tls,
     logger: options.logger ?? silentLogger,
     random: options.random ?? Math.random,
     clock: options.clock ?? systemClock,
   };
+}
+
+function wholePositive(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive whole number, got ${value}`);
+  return value;
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

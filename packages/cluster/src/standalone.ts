@@ -42,6 +42,8 @@ export function createStandalone(o: ResolvedOptions): ClusterNode {
     get activeTimers() {
       return timers.size;
     },
+    // Takes no control links and no mirrors: no proofs to remember.
+    rememberedProofs: 0,
     close() {
       closing ??= (async () => {
         await proxy?.close();

@@ -3,7 +3,7 @@
  * mirrors them. An explicit upstream always wins; otherwise a follower mirrors into the leader and
  * a leader into nobody.
  */
-import type { TimerSet } from './clock.js';
+import { uniqueStamps, type TimerSet } from './clock.js';
 import { mirrorProofHeader } from './mirror-proof.js';
 import type { LeaderView } from './election-driver.js';
 import type { MemberEntry } from './membership.js';
@@ -13,6 +13,8 @@ import { probeWith } from './tls.js';
 
 export function createUpstreamProxy(o: ResolvedOptions, timers: TimerSet): UpstreamProxy {
   const secret = o.clusterSecrets[0];
+  // The hub accepts a proof once (proof-memory.ts): mirrors connecting in the same millisecond get distinct ones.
+  const stamp = uniqueStamps(o.clock);
   return new UpstreamProxy({
     router: o.router,
     serverId: o.serverId,
@@ -28,7 +30,7 @@ export function createUpstreamProxy(o: ResolvedOptions, timers: TimerSet): Upstr
     ...(o.upstreamHeaders ? { headers: o.upstreamHeaders } : {}),
     // With a cluster secret every mirror link proves it comes from this member (mirror-proof.ts).
     ...(secret !== undefined
-      ? { proof: (to: string, principal: string | undefined) => mirrorProofHeader(secret, o.clusterId, { serverId: o.serverId, to, timestamp: o.clock.wallNow(), ...(principal !== undefined ? { principal } : {}) }) }
+      ? { proof: (to: string, principal: string | undefined) => mirrorProofHeader(secret, o.clusterId, { serverId: o.serverId, to, timestamp: stamp(), ...(principal !== undefined ? { principal } : {}) }) }
       : {}),
     ...(o.tls ? { tls: o.tls } : {}),
     probe: probeWith(o.tls),

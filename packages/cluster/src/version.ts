@@ -1,4 +1,4 @@
-/** Which upstream hubs accept our protocol version (SPEC §10, seed "Versioning"). */
+/** Which upstream hubs accept our protocol version (SPEC §10.6). */
 import semver from 'semver';
 import { PROTOCOL_VERSION } from '@mdp/protocol';
 

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseMetaDocument } from '@mdp/protocol';
 import { Router } from '@mdp/core';
 import { mirroredId } from '@mdp/protocol';
-import { createClusterNode } from '../src/index.js';
+import { WebSocket } from 'ws';
+import { MIRROR_PROOF_HEADER, createClusterNode } from '../src/index.js';
 import {
   FAST,
   Faults,
@@ -230,6 +231,38 @@ describe('a pair', () => {
       expect(n.node.meta()).toMatchObject({ knownMemberCount: 1, leaderId: n.id });
       expect(n.logs).toContainEqual(expect.objectContaining({ event: 'cluster.peer_refused', reason: 'no valid cluster secret proof' }));
     }
+  });
+});
+
+describe('mirror proofs under a cluster secret', () => {
+  it('are accepted once: a copy on a new connection proves nothing, a mirror that reconnects proves itself afresh', async () => {
+    const nodes = await cluster(2, () => ({ clusterSecret: 's3cret' }));
+    await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'a leader');
+    const leader = agreedLeader(nodes) as TestNode;
+    const follower = nodes.find((n) => n !== leader) as TestNode;
+    attachClient(follower.router, skillClient('x'));
+    const upstreamId = mirroredId(follower.id, 'x');
+    await until(() => leader.router.hasClient(upstreamId), CONVERGE_MS, 'the mirror on the leader');
+    const first = leader.mdpUpgrades.at(-1);
+    expect(first).toMatchObject({ proof: expect.any(String), peer: { serverId: follower.id } });
+
+    // Someone who saw that upgrade presents its proof again.
+    const copy = new WebSocket(`ws://127.0.0.1:${leader.port}`, { headers: { [MIRROR_PROOF_HEADER]: first?.proof as string } });
+    await new Promise((resolve, reject) => copy.once('open', resolve).once('error', reject));
+    expect(leader.mdpUpgrades.at(-1)).toEqual({ proof: first?.proof, peer: undefined });
+    expect(leader.logs).toContainEqual(expect.objectContaining({ event: 'cluster.proof_replayed', kind: 'mirror', peer: follower.id, level: 'warn' }));
+    copy.terminate();
+
+    // The mirror's own next connection carries a new proof, which is accepted.
+    const upgrades = leader.mdpUpgrades.length;
+    leader.dropMdpSockets();
+    await until(() => leader.mdpUpgrades.length > upgrades && leader.router.hasClient(upstreamId), CONVERGE_MS, 'the mirror back');
+    const again = leader.mdpUpgrades.at(-1);
+    expect(again?.proof).not.toBe(first?.proof);
+    expect(again?.peer).toEqual({ serverId: follower.id });
+    expect(leader.node.rememberedProofs).toBeGreaterThanOrEqual(2);
+    await leader.stop();
+    expect(leader.node.rememberedProofs).toBe(0);
   });
 });
 

@@ -21,7 +21,7 @@ import {
   type Reply,
   type Subscribe,
 } from '@mdp/test-kit';
-import type { ClusterNode, ClusterNodeOptions } from '../src/index.js';
+import { MIRROR_PROOF_HEADER, type ClusterNode, type ClusterNodeOptions, type MirrorPeer } from '../src/index.js';
 import type { LinkFaults } from '../src/links.js';
 import { createNode } from '../src/node.js';
 
@@ -110,6 +110,11 @@ export interface TestNode {
   kill(): Promise<void>;
   /** Cut every MDP websocket (not the control links) abruptly. */
   dropMdpSockets(): void;
+  /**
+   * Every MDP websocket upgrade: its mirror proof header, and the member `node.mirrorPeer` said it
+   * proves (asked once per upgrade, as the server does under an auth policy).
+   */
+  readonly mdpUpgrades: Array<{ readonly proof: string | undefined; readonly peer: MirrorPeer | undefined }>;
   readonly stopped: boolean;
 }
 
@@ -250,8 +255,11 @@ function attach(l: Listening, faults: Faults, options: Omit<ClusterNodeOptions, 
     }
     res.writeHead(404).end();
   });
+  const mdpUpgrades: TestNode['mdpUpgrades'] = [];
   server.on('upgrade', (req, socket, head) => {
     if ((req.url ?? '').split('?')[0] === '/mdp/cluster') return node.handleUpgrade(req, socket, head);
+    const proof = req.headers[MIRROR_PROOF_HEADER];
+    mdpUpgrades.push({ proof: typeof proof === 'string' ? proof : undefined, peer: node.mirrorPeer(req.headers) });
     mdp.handleUpgrade(req, socket, head, (ws) => mdp.emit('connection', ws, req));
   });
 
@@ -285,6 +293,7 @@ function attach(l: Listening, faults: Faults, options: Omit<ClusterNodeOptions, 
     dropMdpSockets: () => {
       for (const client of mdp.clients) client.terminate();
     },
+    mdpUpgrades,
     get stopped() {
       return stopped;
     },

@@ -5,7 +5,9 @@ import { WebSocket } from 'ws';
 import type { ClusterHello } from '@mdp/protocol';
 import { Router } from '@mdp/core';
 import { createClusterNode, type ClusterConfigError } from '../src/index.js';
-import { membershipFingerprint } from '../src/membership.js';
+import { SECRET_REFUSAL } from '../src/admission.js';
+import { helloProof, membershipFingerprint } from '../src/membership.js';
+import { PROOFS_FULL_REFUSAL } from '../src/proof-memory.js';
 import { FAST, agreedLeader, metaDocumentOf, startCluster, startNode, until, type TestNode } from './harness.js';
 
 const running: TestNode[] = [];
@@ -173,6 +175,31 @@ describe('membership', () => {
     expect(c.node.meta().role).not.toBe('leader');
     expect(c.node.meta().reachableMemberCount).toBe(1);
     expect((await helloExchange(a, {})).code).toBe(1008);
+  });
+
+  it('with a cluster secret, accepts a hello proof once: a copy on a new connection is refused as a bad proof, a fresh one works', async () => {
+    const node = await startNode({ clusterSecret: 's3cret' });
+    const peer = '127.0.0.1:1';
+    const signed = (timestamp: number) => ({ serverId: peer, timestamp, auth: helloProof('s3cret', 'test', peer, timestamp, node.id) });
+    const captured = signed(Date.now());
+    expect(await helloExchange(node, captured)).toMatchObject({ code: 1000, reply: { type: 'clusterHello', serverId: node.id } });
+    expect(await helloExchange(node, captured)).toEqual({ code: 1008, reason: SECRET_REFUSAL, reply: undefined });
+    expect(node.logs).toContainEqual(expect.objectContaining({ event: 'cluster.proof_replayed', kind: 'hello', peer, level: 'warn' }));
+    expect(await helloExchange(node, signed(captured.timestamp + 1))).toMatchObject({ code: 1000, reply: { type: 'clusterHello' } });
+    // The memory holds the two proofs it accepted, and lets go of them on close (no timer of its own).
+    expect(node.node.rememberedProofs).toBe(2);
+    await node.stop();
+    expect(node.node.rememberedProofs).toBe(0);
+    expect(node.node.activeTimers).toBe(0);
+  });
+
+  it('refuses a new link while its proof memory is full, and says so', async () => {
+    const node = await track(startNode({ clusterSecret: 's3cret', maxRememberedProofs: 1 }));
+    const timestamp = Date.now();
+    const signed = (serverId: string) => ({ serverId, timestamp, auth: helloProof('s3cret', 'test', serverId, timestamp, node.id) });
+    expect((await helloExchange(node, signed('127.0.0.1:1'))).code).toBe(1000);
+    expect(await helloExchange(node, { ...signed('127.0.0.1:2'), clusterUrl: 'ws://127.0.0.1:2/mdp/cluster' })).toMatchObject({ code: 1008, reason: PROOFS_FULL_REFUSAL });
+    expect(node.logs).toContainEqual(expect.objectContaining({ event: 'cluster.proof_memory_full', capacity: 1 }));
   });
 
   it('with several secrets: a node proves its first and accepts a proof of any, on links in both directions', async () => {

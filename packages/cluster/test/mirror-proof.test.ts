@@ -1,7 +1,8 @@
 /** A mirror link's proof that it comes from a member (mirror-proof.ts): made and checked without sockets. */
 import { describe, expect, it } from 'vitest';
 import { helloProof } from '../src/membership.js';
-import { MIRROR_PROOF_HEADER, mirrorProofHeader, verifyMirrorProof } from '../src/mirror-proof.js';
+import { MIRROR_PROOF_HEADER, mirrorProofHeader, spendMirrorProof, verifyMirrorProof } from '../src/mirror-proof.js';
+import { ProofMemory } from '../src/proof-memory.js';
 
 const NOW = 1_800_000_000_000;
 const F = '127.0.0.1:4001';
@@ -47,5 +48,28 @@ describe('mirror proofs', () => {
     }
     expect(verifyMirrorProof({}, ['s3cret'], 'c1', HUB, NOW)).toBeUndefined();
     expect(verifyMirrorProof({ [MIRROR_PROOF_HEADER]: ['a', 'b'] }, ['s3cret'], 'c1', HUB, NOW)).toBeUndefined();
+  });
+
+  it('are accepted once: the same header proves nothing again within its window, a fresh one does', () => {
+    const memory = new ProofMemory();
+    const value = mirrorProofHeader('s3cret', 'c1', claim);
+    expect(spendMirrorProof(headers(value), ['s3cret'], 'c1', HUB, NOW, memory)).toEqual({ peer: { serverId: F, principal: 'token:abc' } });
+    expect(spendMirrorProof(headers(value), ['s3cret'], 'c1', HUB, NOW + 60_000, memory)).toEqual({ refused: 'replayed', serverId: F });
+    // The next connection of the same mirror carries a later timestamp, hence another proof.
+    const next = mirrorProofHeader('s3cret', 'c1', { ...claim, timestamp: NOW + 1 });
+    expect(spendMirrorProof(headers(next), ['s3cret'], 'c1', HUB, NOW + 60_000, memory)).toEqual({ peer: { serverId: F, principal: 'token:abc' } });
+    // Remembered until the window of each ends, then out of the window anyway.
+    expect(memory.size).toBe(2);
+    expect(spendMirrorProof(headers(value), ['s3cret'], 'c1', HUB, NOW + 5 * 60_000 + 1, memory)).toBeUndefined();
+  });
+
+  it('remember nothing that proves nothing, and refuse a valid proof while the memory is full', () => {
+    const memory = new ProofMemory(1);
+    const forged = encode({ ...decode(mirrorProofHeader('wrong', 'c1', claim)) });
+    expect(spendMirrorProof(headers(forged), ['s3cret'], 'c1', HUB, NOW, memory)).toBeUndefined();
+    expect(memory.size).toBe(0);
+    expect(spendMirrorProof(headers(mirrorProofHeader('s3cret', 'c1', claim)), ['s3cret'], 'c1', HUB, NOW, memory)).toHaveProperty('peer');
+    const other = mirrorProofHeader('s3cret', 'c1', { ...claim, timestamp: NOW + 1 });
+    expect(spendMirrorProof(headers(other), ['s3cret'], 'c1', HUB, NOW, memory)).toEqual({ refused: 'full', serverId: F });
   });
 });

@@ -2,15 +2,19 @@
  * *beyond* (SPEC §7): an optional server auth policy. Without one the server accepts every
  * connection, as today's servers do on loopback. With one, websocket upgrades, HTTP loop connects
  * and skill reads need a credential the policy accepts, and the `mdp_auth` cookie is sealed
- * (AES-256-GCM under a key derived from the policy's cookie secret): a forged or tampered cookie is
- * refused, an expired one too, and its holder — or another service on the same host, which
- * browsers send the cookie to as well (cookies ignore ports) — cannot read the token in it.
+ * (cookie-seal.ts): a forged or tampered cookie is refused, an expired one too, and its holder — or
+ * another service on the same host, which browsers send the cookie to as well (cookies ignore
+ * ports) — cannot read the token in it.
+ *
+ * With or without a policy, the gate can be told which requests the cookie counts on
+ * (`honoursCookie`): a browser sends it by itself, also on requests a page of another site makes,
+ * so on those it is treated as absent.
  */
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AuthContext } from '@mdp/protocol';
-import { parseAuthContext } from '@mdp/protocol';
-import { encodeAuthCookie, extractTransportAuth, type HeaderMap } from './auth.js';
-import { FORWARD_AS_IS, FORWARD_WITHOUT_CREDENTIAL, type CredentialForwarding } from './forwarding.js';
+import { AUTH_COOKIE_NAME, encodeAuthCookie, extractTransportAuth, type HeaderMap } from './auth.js';
+import { AUTH_COOKIE_MAX_AGE_MS, cookieKeyOf, fixedKeyring, openAuthCookie, sealAuthCookie, type CookieKeyring } from './cookie-seal.js';
+import { FORWARD_AS_IS, FORWARD_WITHOUT_CREDENTIAL, withoutAuthCookie, type CredentialForwarding } from './forwarding.js';
 
 export interface AuthPolicy {
   /** Whether this transport auth may connect or read. */
@@ -23,8 +27,12 @@ export interface AuthPolicy {
    * credentials vary from request to request (a signed, expiring token: return its subject).
    */
   principal?(auth: AuthContext): string;
-  /** Key from which the key that seals and opens `mdp_auth` cookies is derived. */
-  readonly cookieSecret: Buffer;
+  /**
+   * Material (16 bytes or more) the key that seals and opens `mdp_auth` cookies is derived from,
+   * when the gate is given no `cookieKeys`. Default: 32 random bytes per gate, so that cookies end
+   * with the process.
+   */
+  readonly cookieSecret?: Buffer;
 }
 
 const digest = (value: string): Buffer => createHash('sha256').update(value, 'utf8').digest();
@@ -62,60 +70,19 @@ export function createTokenPolicy(tokens: Iterable<string>, options: { cookieSec
   };
 }
 
-/** Lifetime of a sealed cookie, ms: one hour, the cookie's Max-Age. */
-export const AUTH_COOKIE_MAX_AGE_MS = 3_600_000;
-
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
-
-/** The AES key of the cookies: kept apart from any other use of the cookie secret. */
-function sealingKey(secret: Buffer): Buffer {
-  return createHmac('sha256', secret).update('mdp_auth cookie sealing key v1').digest();
-}
-
-/**
- * `base64url(iv | tag | ciphertext)` of `{exp, auth}` (exp: ms since the epoch). base64url has no
- * `.`, `;` or `,`, so the value needs no quoting in a Cookie header.
- */
-export function sealAuthCookie(auth: AuthContext, secret: Buffer, expiresAt: number): string {
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', sealingKey(secret), iv);
-  const body = Buffer.concat([cipher.update(JSON.stringify({ exp: expiresAt, auth }), 'utf8'), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
-}
-
-/** Open a sealed cookie; `undefined` when forged, tampered, sealed under another secret, expired at `now`, or not an AuthContext. */
-export function openAuthCookie(value: string, secret: Buffer, now: number): AuthContext | undefined {
-  const bytes = Buffer.from(value, 'base64url');
-  if (bytes.length <= IV_BYTES + TAG_BYTES) return undefined;
-  let text: string;
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', sealingKey(secret), bytes.subarray(0, IV_BYTES));
-    decipher.setAuthTag(bytes.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
-    text = Buffer.concat([decipher.update(bytes.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
-  } catch {
-    return undefined;
-  }
-  let sealed: unknown;
-  try {
-    sealed = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const { exp, auth } = (typeof sealed === 'object' && sealed !== null ? sealed : {}) as { exp?: unknown; auth?: unknown };
-  if (typeof exp !== 'number' || !(now < exp)) return undefined;
-  const parsed = parseAuthContext(auth);
-  return parsed.ok ? parsed.value : undefined;
-}
-
 /**
  * How a server reads, mints and forwards credentials, with or without a policy. One object for
  * every edge. Forwarding (forwarding.ts): without a policy a call carries the caller's transport
  * auth and headers to the client as they came; under one, never the credential the server verified.
+ * On a request whose cookie the gate does not honour (`AuthGateOptions.honoursCookie`), the
+ * `mdp_auth` cookie is left out of all of it, as if the browser had not sent it.
  */
 export interface AuthGate extends CredentialForwarding {
   readonly policy: AuthPolicy | undefined;
-  /** Transport auth of a request (under a policy the cookie is opened, and refused unless sealed by it and unexpired). */
+  /**
+   * Transport auth of a request (under a policy the cookie is opened, and refused unless sealed by
+   * one of the gate's keys and unexpired; on a request whose cookie is not honoured it is ignored).
+   */
   extract(headers: HeaderMap): AuthContext | undefined;
   /** Whether a request with this transport auth may connect or read. */
   allows(auth: AuthContext | undefined): boolean;
@@ -126,35 +93,74 @@ export interface AuthGate extends CredentialForwarding {
   principalOf(auth: AuthContext | undefined): string | undefined;
   /** The `mdp_auth` cookie value for `auth`. */
   encodeCookie(auth: AuthContext): string;
+  /** Whether the `mdp_auth` cookie counts on a request with these headers (browsers send it unasked). */
+  honoursCookie(headers: HeaderMap): boolean;
 }
 
 export interface AuthGateOptions {
   /** Milliseconds since the epoch; default Date.now (tests pass a fixed clock). */
   readonly now?: () => number;
-  /** Lifetime of a sealed cookie, ms. Default one hour. */
+  /** Lifetime of a sealed cookie, ms, and how long a retired key still opens cookies. Default one hour. */
   readonly cookieMaxAgeMs?: number;
+  /**
+   * The keys that seal and open cookies under a policy (a ring backed by a file survives restarts
+   * and is shared by the servers that read the file). Default: one key from the policy's
+   * `cookieSecret`.
+   */
+  readonly cookieKeys?: CookieKeyring;
+  /**
+   * Whether the `mdp_auth` cookie counts on a request with these headers; where it does not, the
+   * gate reads, checks and forwards the request as if it had no such cookie. Default: always (a
+   * server uses `credentialedOriginProblem` of the origin policy: pages of other sites not allowed
+   * do not get the cookie's credential).
+   */
+  readonly honoursCookie?: (headers: HeaderMap) => boolean;
+}
+
+/** Whether a Cookie header may hold the `mdp_auth` cookie (a cheap test before the origin's). */
+function mayHoldAuthCookie(headers: HeaderMap): boolean {
+  const cookie = headers.cookie;
+  return cookie !== undefined && (typeof cookie === 'string' ? cookie : cookie.join('; ')).includes(AUTH_COOKIE_NAME);
+}
+
+/** `headers` without the `mdp_auth` cookie (its other cookies stay). */
+function withoutTheCookie<H extends HeaderMap>(headers: H): H {
+  const { cookie, ...rest } = headers;
+  if (cookie === undefined) return headers;
+  const kept = withoutAuthCookie(typeof cookie === 'string' ? cookie : cookie.join('; '));
+  return (kept === undefined ? rest : { ...rest, cookie: kept }) as H;
 }
 
 export function createAuthGate(policy?: AuthPolicy, options: AuthGateOptions = {}): AuthGate {
+  const honours = options.honoursCookie;
+  const honoursCookie = (headers: HeaderMap): boolean => honours === undefined || honours(headers);
+  /** The headers as the gate reads them: without a cookie it does not honour. */
+  const counted = <H extends HeaderMap>(headers: H): H => (honours === undefined || !mayHoldAuthCookie(headers) || honours(headers) ? headers : withoutTheCookie(headers));
+  const forwarding = policy ? FORWARD_WITHOUT_CREDENTIAL : FORWARD_AS_IS;
+  const common = {
+    policy,
+    honoursCookie,
+    forwardableAuth: (headers: HeaderMap, auth: AuthContext | undefined) => forwarding.forwardableAuth(counted(headers), auth),
+    forwardableHeaders: (headers: Record<string, string>) => forwarding.forwardableHeaders(counted(headers)),
+  };
   if (!policy) {
     return {
-      policy,
-      extract: (headers) => extractTransportAuth(headers),
+      ...common,
+      extract: (headers) => extractTransportAuth(counted(headers)),
       allows: () => true,
       principalOf: () => undefined,
       encodeCookie: encodeAuthCookie,
-      ...FORWARD_AS_IS,
     };
   }
   const now = options.now ?? Date.now;
   const maxAgeMs = options.cookieMaxAgeMs ?? AUTH_COOKIE_MAX_AGE_MS;
-  const decodeCookie = (value: string): AuthContext | undefined => openAuthCookie(value, policy.cookieSecret, now());
+  const ring = options.cookieKeys ?? fixedKeyring([cookieKeyOf(policy.cookieSecret ?? randomBytes(32))]);
+  const decodeCookie = (value: string): AuthContext | undefined => openAuthCookie(value, ring, now(), maxAgeMs);
   return {
-    policy,
-    extract: (headers) => extractTransportAuth(headers, { decodeCookie }),
+    ...common,
+    extract: (headers) => extractTransportAuth(counted(headers), { decodeCookie }),
     allows: (auth) => policy.verify(auth),
     principalOf: (auth) => (policy.principal && auth ? policy.principal(auth) : credentialPrincipal(auth)),
-    encodeCookie: (auth) => sealAuthCookie(auth, policy.cookieSecret, now() + maxAgeMs),
-    ...FORWARD_WITHOUT_CREDENTIAL,
+    encodeCookie: (auth) => sealAuthCookie(auth, ring.sealing(), now() + maxAgeMs),
   };
 }

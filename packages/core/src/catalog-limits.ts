@@ -1,5 +1,5 @@
 /**
- * Limits on what a client may register (SPEC §4 leaves them open): the length and segment count of
+ * Limits on what a client may register (SPEC §4.7): the length and segment count of
  * each path, the paths in one catalog, and how often a session may register or replace its catalog.
  * Pure functions; the router applies them before it touches the registry.
  */

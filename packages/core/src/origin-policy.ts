@@ -99,3 +99,31 @@ export function originProblem(headers: { readonly host?: string | null | undefin
   }
   return `Forbidden: Origin ${JSON.stringify(headers.origin)} is not allowed`;
 }
+
+/**
+ * Why a browser's own credential (the `mdp_auth` cookie, which it sends by itself) must not count on
+ * a request with these headers, or undefined when it may. It counts on requests without `Origin`
+ * (not a browser, or a same-origin GET) and from pages of this server's own site: a loopback origin
+ * (any port), the server's own origin (the request's Host: a page it served, on any name it is
+ * reached by), or an `allowedOrigins` one. Any other origin — other sites, `null` (sandboxed
+ * frames, files) — is a page of another site: with `SameSite=None` (or on a site that shares the
+ * server's registrable domain) the browser would attach the cookie to its requests too.
+ *
+ * The Host itself is not checked: browsers file cookies under the name a request goes to, so a page
+ * on a rebound DNS name is sent that name's cookies, never this server's.
+ */
+export function credentialedOriginProblem(
+  headers: { readonly host?: string | readonly string[] | null | undefined; readonly origin?: string | readonly string[] | null | undefined },
+  policy: OriginPolicy,
+): string | undefined {
+  const raw = headers.origin;
+  if (raw === null || raw === undefined) return undefined;
+  const origin = typeof raw === 'string' ? normalOrigin(raw) : undefined;
+  if (origin !== undefined) {
+    const originHost = hostnameOf(origin.host);
+    if (originHost !== undefined && isLoopbackHostname(originHost)) return undefined;
+    if (policy.allowedOrigins.includes(origin.origin)) return undefined;
+    if (typeof headers.host === 'string' && origin.host === headers.host.trim().toLowerCase()) return undefined;
+  }
+  return `Origin ${JSON.stringify(typeof raw === 'string' ? raw : raw.join(', '))} is another site's: the mdp_auth cookie counts only for this server's own pages, loopback pages and allowed origins`;
+}

@@ -8,29 +8,49 @@
  *                               <member> (a mirror link)           the id (that member's to give)
  *   <member>.x (marked or not)  anyone else                        refused: the member's ids
  *   x                           another principal than x's holder  refused (SPEC §4)
- *   x                           another principal than the owner   refused: x lives on that member
- *                               of a mirror `<member>.x`
+ *   x                           anyone, while a mirror <member>.x  accepted: owner-first (below)
+ *                               is registered
+ *
+ * Owner-first: a bare id registered on this server always answers for `x` (an id that names a
+ * registered client means that client, aliases.ts), and a member's client `x` stays reachable as
+ * `<member>.x`, which nobody else can take. Whichever arrives first, the two end the same: both
+ * listed, `x` reaching the bare one. Refusing another principal's bare `x` while a mirror of it is
+ * registered would not protect the mirror: registered first (before the mirror, or in the moments
+ * after a failover, before the members' mirrors come back) that `x` would keep the id all the same,
+ * and the outcome would hang on arrival order. A rule that closed the bare holder when a mirror arrived would let any principal of any member
+ * take `x` from whoever holds it here, which SPEC §4 forbids on one server; SPEC §4's "newest wins"
+ * across members would close clients on every failover (each member's mirrors register again). So
+ * the id each member's client keeps for certain is its prefixed one; the router logs a bare id that
+ * shadows a mirror (`client.mirror_shadowed`, at warn when the two principals differ).
  *
  * A mirror link proves it is `<member>` with the cluster secret when it connects (the server's
- * cluster feature checks it); it carries the principal of the client it mirrors, so that principal
- * (reconnecting here after a failover) may still register x. Without a policy there are no
- * principals and none of this applies: any session replaces any id, as on the servers in use today.
+ * cluster feature checks it), and carries the principal of the client it mirrors.
+ *
+ * Without a policy the principal is where a connection comes from ({@link originPrincipal}): a web
+ * page's `Origin`, or nothing for a program on this machine (no `Origin`). A page may replace only
+ * ids its own origin holds; a local program replaces any id, as on the servers in use today. So a
+ * page of another site can neither take a local app's id nor another site's (SPEC §4).
  */
 import { proxyMarker, type ClientDescriptor } from '@mdp/protocol';
 import type { IsServerId } from './aliases.js';
 
+/**
+ * The principal of a connection without an auth policy: its web page's origin, or `undefined` for a
+ * program that sends no `Origin` (the local machine, which may replace any id).
+ */
+export function originPrincipal(origin: string | undefined): string | undefined {
+  return origin === undefined ? undefined : `origin:${origin}`;
+}
+
 /** What the rules need of a session. */
 export interface Registrant {
-  /** Under an auth policy, who opened it; `undefined` without a policy. */
+  /**
+   * Under an auth policy, who opened it; without one, its page's origin ({@link originPrincipal}),
+   * `undefined` for a local program.
+   */
   readonly principal: string | undefined;
   /** The cluster member it proved it is a mirror link of, if any. */
   readonly peer: string | undefined;
-}
-
-/** A mirror's owner as the rules see it: the member it lives on and the principal it belongs to. */
-export interface MirrorOwner {
-  readonly serverId: string;
-  readonly principal: string | undefined;
 }
 
 /** The id of the member whose mirrors `id` is named like (`<member>.<clientId>`), if any. */
@@ -57,8 +77,6 @@ export interface RegistrationFacts {
   readonly registrant: Registrant;
   /** The session holding the id now, when it is another one. */
   readonly holder: Registrant | undefined;
-  /** Owners of the trusted mirrors of this id held by other sessions (`<member>.<id>`). */
-  readonly mirrors: Iterable<MirrorOwner>;
   readonly isServerId: IsServerId;
 }
 
@@ -71,12 +89,10 @@ export function registrationRefusal(facts: RegistrationFacts): string | undefine
     if (registrant.peer !== member) return `Client id ${JSON.stringify(descriptor.id)} is a mirror of cluster member ${JSON.stringify(member)}: only that member registers it`;
     return undefined;
   }
+  // Owner-first: trusted mirrors of this id (`<member>.<id>`) are no holders of it here.
   if (holder && holder.principal !== registrant.principal) return HELD;
-  for (const mirror of facts.mirrors) {
-    if (mirror.principal !== registrant.principal) return HELD;
-  }
   return undefined;
 }
 
-/** SPEC §4's refusal, also when the holder is on another member of the cluster. */
+/** SPEC §4's refusal. */
 export const HELD = 'Client id held by another principal';

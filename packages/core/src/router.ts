@@ -22,7 +22,7 @@ import { IdTable } from './id-table.js';
 import { MdpError } from './errors.js';
 import { silentLogger, type Logger } from './logger.js';
 import { NO_SERVER_IDS, type IsServerId } from './aliases.js';
-import { registrationRefusal, trustedMirror, type MirrorOwner } from './ownership.js';
+import { registrationRefusal, trustedMirror } from './ownership.js';
 import { PathIndex, type ResolvedTarget } from './path-index.js';
 import { SESSION_CLOSE, authSourceOf, type AuthSource, type SessionInfo, type SessionTransport } from './session.js';
 
@@ -90,10 +90,13 @@ export interface ClientInfo {
   /** Its connection is encrypted (TLS). */
   readonly secure: boolean;
   /**
-   * Under an auth policy, the principal its id belongs to (a hash, never a secret): what a mirror
-   * of it carries to the hub, so that the id stays that principal's there too.
+   * The principal its id belongs to (ownership.ts): under an auth policy a hash, never a secret,
+   * which a mirror of it carries to the hub so that the id stays that principal's there too;
+   * without one its page's origin, or `undefined` for a local program.
    */
   readonly principal: string | undefined;
+  /** The `Origin` of the web page that registered it; `undefined` for other programs. */
+  readonly origin: string | undefined;
 }
 
 export type ClientEvent =
@@ -333,7 +336,7 @@ export class Router {
   private readonly clients = new Map<string, ClientRecord>();
   /** Paths in the catalogs of `clients`, together (`maxTotalPaths`). */
   private totalPaths = 0;
-  /** Trusted mirrors by the id they mirror: that id lives on their member (ownership.ts). */
+  /** Trusted mirrors by the id they mirror (that id lives on their member): to see a bare id shadow one. */
   private readonly mirrors = new Map<string, Set<ClientRecord>>();
   private readonly pending = new IdTable<PendingCall>();
   private readonly deadlines = new Deadlines<PendingCall>((call) =>
@@ -376,9 +379,9 @@ export class Router {
   // Sessions
 
   /**
-   * Open a session for one connection. `principal` names who opened it under an auth policy
-   * (`AuthGate.principalOf`); leave it out without one. `peer`: the cluster member the connection
-   * proved it is a mirror link of, if any.
+   * Open a session for one connection. `principal` names who opened it: under an auth policy
+   * `AuthGate.principalOf`, without one `originPrincipal(transport.origin)` (ownership.ts). `peer`:
+   * the cluster member the connection proved it is a mirror link of, if any.
    */
   openSession(transport: SessionTransport, transportAuth?: AuthContext, principal?: string, peer?: string): Session {
     if (this.closing) throw new MdpError('not_ready', 'Server is shutting down');
@@ -525,14 +528,14 @@ export class Router {
 
   private register(session: Session, descriptor: ClientDescriptor, auth: AuthContext | undefined): void {
     const holder = this.clients.get(descriptor.id);
-    // Under an auth policy an id belongs to whoever registered it (here, or on the member that
-    // mirrors it here); without one every session has the same (undefined) principal and the
-    // newer session replaces the older, as SPEC §4 says.
+    // Under an auth policy an id belongs to whoever registered it here (a member's mirrored ids to
+    // that member's links); without one every session has the same (undefined) principal and the
+    // newer session replaces the older, as SPEC §4 says. Mirrors of the id hold nothing here
+    // (owner-first, ownership.ts).
     const refusal = registrationRefusal({
       descriptor,
       registrant: session,
       holder: holder && holder.session !== session ? holder.session : undefined,
-      mirrors: this.mirrorOwners(descriptor.id, session),
       isServerId: this.isServerId,
     });
     if (refusal !== undefined) {
@@ -576,6 +579,7 @@ export class Router {
       authSource: authSourceOf(session),
       paths: descriptor.paths.length,
     });
+    this.noteShadows(record);
     this.emit({ type: 'registered', client: this.info(record) });
   }
 
@@ -592,12 +596,18 @@ export class Router {
     this.emit({ type: 'updated', client: this.info(record) });
   }
 
-  /** The owners of the trusted mirrors of `id` on sessions other than `session`. */
-  private *mirrorOwners(id: string, session: Session): Iterable<MirrorOwner> {
-    const mirrors = this.mirrors.get(id);
-    if (!mirrors) return;
+  /**
+   * Log a bare id that shadows a trusted mirror of it, whichever of the two `record` is: both stay,
+   * the bare one answers for the id (owner-first, ownership.ts). At warn when they belong to
+   * different principals: an agent that meant the mirrored client reaches another's by the bare id.
+   */
+  private noteShadows(record: ClientRecord): void {
+    const bare = record.mirrorOf === undefined ? record : this.clients.get(record.mirrorOf);
+    const mirrors = record.mirrorOf === undefined ? this.mirrors.get(record.id) : [record];
+    if (bare === undefined || mirrors === undefined) return;
     for (const mirror of mirrors) {
-      if (mirror.session !== session) yield { serverId: mirror.session.peer as string, principal: mirror.session.principal };
+      const otherPrincipal = mirror.session.principal !== bare.session.principal;
+      this.logger[otherPrincipal ? 'warn' : 'debug']('client.mirror_shadowed', { clientId: bare.id, mirrorId: mirror.id, member: mirror.session.peer, otherPrincipal });
     }
   }
 
@@ -894,6 +904,7 @@ export class Router {
       lastSeen: record.session.lastSeen,
       secure: record.session.transport.secure === true,
       principal: record.session.principal,
+      origin: record.session.transport.origin,
     };
   }
 

@@ -15,6 +15,12 @@ export interface SessionTransport {
   readonly wantsPing?: boolean;
   /** The connection is encrypted (TLS); listings report it. Default false. */
   readonly secure?: boolean;
+  /**
+   * The `Origin` of the web page that opened the connection (its upgrade or HTTP-loop connect);
+   * `undefined` for programs that send none. Without an auth policy it is who holds the ids the
+   * session registers (ownership.ts), and a page of that origin may read their skills.
+   */
+  readonly origin?: string;
 }
 
 /** Why core closed a session, with the websocket close status each maps to. */

@@ -1,5 +1,34 @@
 import { describe, expect, it } from 'vitest';
-import { isLoopbackHost, isLoopbackHostname, originPolicyFor, originProblem } from '../src/origin-policy.js';
+import { credentialedOriginProblem, isLoopbackHost, isLoopbackHostname, originPolicyFor, originProblem } from '../src/origin-policy.js';
+
+describe('credentialedOriginProblem', () => {
+  const policy = originPolicyFor('127.0.0.1', { allowedOrigins: ['https://agent.example'] });
+  const refused = (origin: string): string =>
+    `Origin ${JSON.stringify(origin)} is another site's: the mdp_auth cookie counts only for this server's own pages, loopback pages and allowed origins`;
+  it.each([
+    // No Origin: not a browser, or a same-origin GET.
+    [{ host: '127.0.0.1:4000' }, undefined],
+    [{ host: '127.0.0.1:4000', origin: null }, undefined],
+    // Loopback pages, whatever their port or scheme.
+    [{ host: '127.0.0.1:4000', origin: 'http://localhost:3000' }, undefined],
+    [{ host: 'mdp.example', origin: 'https://127.0.0.1:8443' }, undefined],
+    [{ host: '127.0.0.1:4000', origin: 'http://[::1]:3000' }, undefined],
+    // The server's own pages, on whatever name it is reached by.
+    [{ host: 'mdp.example:4000', origin: 'https://mdp.example:4000' }, undefined],
+    [{ host: 'MDP.example:4000', origin: 'https://mdp.example:4000' }, undefined],
+    // Allowed origins.
+    [{ host: '127.0.0.1:4000', origin: 'https://agent.example' }, undefined],
+    // Everyone else: other sites, another port or a sibling name of the server's own, null, garbage.
+    [{ host: '127.0.0.1:4000', origin: 'https://evil.example' }, refused('https://evil.example')],
+    [{ host: 'mdp.example:4000', origin: 'https://mdp.example:4001' }, refused('https://mdp.example:4001')],
+    [{ host: 'mdp.example', origin: 'https://app.mdp.example' }, refused('https://app.mdp.example')],
+    [{ host: '127.0.0.1:4000', origin: 'https://agent.example:444' }, refused('https://agent.example:444')],
+    [{ host: '127.0.0.1:4000', origin: 'null' }, refused('null')],
+    [{ host: '127.0.0.1:4000', origin: 'garbage' }, refused('garbage')],
+    [{ host: '127.0.0.1:4000', origin: ['http://localhost', 'https://evil.example'] }, refused('http://localhost, https://evil.example')],
+    [{ origin: 'https://evil.example' }, refused('https://evil.example')],
+  ])('%j → %s', (headers, problem) => expect(credentialedOriginProblem(headers, policy)).toBe(problem));
+});
 
 describe('originProblem', () => {
   const loopback = originPolicyFor('127.0.0.1');

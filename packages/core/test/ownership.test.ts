@@ -1,11 +1,12 @@
 /**
  * Client ids under an auth policy in a cluster (ownership.ts): a member's mirrored ids are that
- * member's alone, and an id mirrored from a member stays its owner's on the hub too.
+ * member's alone; a bare id on the hub and a member's mirror of it coexist, the bare one answering
+ * for the id (owner-first), whichever arrived first. Without a policy, a page's ids are its origin's.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mirroredId } from '@mdp/protocol';
-import { MdpError, Router } from '../src/index.js';
-import { memberPrefixOf, registrationRefusal, type RegistrationFacts } from '../src/ownership.js';
+import { MdpError, Router, createLogger } from '../src/index.js';
+import { memberPrefixOf, originPrincipal, registrationRefusal, type RegistrationFacts } from '../src/ownership.js';
 import { FakeTransport, client } from './helpers.js';
 
 const F = '127.0.0.1:4001';
@@ -29,14 +30,12 @@ describe('registrationRefusal', () => {
     descriptor: client('app'),
     registrant: { principal: 'b', peer: undefined },
     holder: undefined,
-    mirrors: [],
     isServerId: members,
     ...over,
   });
 
   it('applies nothing without a policy (no principals): any session takes any id', () => {
     expect(registrationRefusal(facts({ registrant: { principal: undefined, peer: undefined }, descriptor: marked(F, 'app'), holder: { principal: undefined, peer: F } }))).toBeUndefined();
-    expect(registrationRefusal(facts({ registrant: { principal: undefined, peer: undefined }, mirrors: [{ serverId: F, principal: undefined }] }))).toBeUndefined();
   });
 
   it("keeps a member's mirrored ids for that member's proven links, marked or not", () => {
@@ -47,12 +46,9 @@ describe('registrationRefusal', () => {
     expect(registrationRefusal(facts({ descriptor: marked(F, 'app'), registrant: { principal: 'a', peer: F }, holder: { principal: 'b', peer: undefined } }))).toBeUndefined();
   });
 
-  it('refuses an id held by another principal, here or on the member that mirrors it here', () => {
+  it('refuses an id held here by another principal (SPEC §4)', () => {
     expect(registrationRefusal(facts({ holder: { principal: 'a', peer: undefined } }))).toBe('Client id held by another principal');
     expect(registrationRefusal(facts({ holder: { principal: 'b', peer: undefined } }))).toBeUndefined();
-    expect(registrationRefusal(facts({ mirrors: [{ serverId: F, principal: 'a' }] }))).toBe('Client id held by another principal');
-    // Its owner may register it here (a client that comes back here after a failover).
-    expect(registrationRefusal(facts({ registrant: { principal: 'a', peer: undefined }, mirrors: [{ serverId: F, principal: 'a' }] }))).toBeUndefined();
   });
 });
 
@@ -60,9 +56,13 @@ describe('Router under a policy, in a cluster', () => {
   let router: Router;
   let known: (id: string) => boolean;
 
+  let logs: Array<Record<string, unknown>>;
+
   beforeEach(() => {
     known = members;
-    router = new Router({ isServerId: (id) => known(id) });
+    logs = [];
+    const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
+    router = new Router({ isServerId: (id) => known(id), logger });
   });
 
   afterEach(async () => {
@@ -82,25 +82,21 @@ describe('Router under a policy, in a cluster', () => {
     }
   };
 
-  it("refuses another principal's bare id while the id's owner has it mirrored here", () => {
-    const mirror = open('principal-a', F);
-    mirror.session.handle({ type: 'registerClient', client: marked(F, 'app') });
-    const intruder = open('principal-b');
-    expect(refusalOf(() => intruder.session.handle({ type: 'registerClient', client: client('app') }))).toBe('client_id_taken');
-    expect(router.hasClient('app')).toBe(false);
-    // The owner itself, connecting here directly, may.
-    const owner = open('principal-a');
-    owner.session.handle({ type: 'registerClient', client: client('app') });
-    expect(router.hasClient('app')).toBe(true);
+  it.each(['bare first', 'mirror first'])("owner-first, %s: another principal's bare id and the mirror both stay, the same either way", (order) => {
+    const bare = () => open('principal-b').session.handle({ type: 'registerClient', client: client('app') });
+    const mirror = () => open('principal-a', F).session.handle({ type: 'registerClient', client: marked(F, 'app') });
+    for (const step of order === 'bare first' ? [bare, mirror] : [mirror, bare]) step();
+    expect(router.listClients().map((c) => [c.id, c.principal]).sort()).toEqual([[`${F}.app`, 'principal-a'], ['app', 'principal-b']].sort());
+    expect(logs.filter((l) => l.event === 'client.mirror_shadowed')).toEqual([
+      expect.objectContaining({ level: 'warn', clientId: 'app', mirrorId: `${F}.app`, member: F, otherPrincipal: true }),
+    ]);
   });
 
-  it('lets the id go once the mirror leaves', () => {
-    const mirror = open('principal-a', F);
-    mirror.session.handle({ type: 'registerClient', client: marked(F, 'app') });
-    mirror.session.handle({ type: 'unregisterClient', clientId: `${F}.app` });
-    const other = open('principal-b');
-    other.session.handle({ type: 'registerClient', client: client('app') });
+  it("notes a shadowed mirror of the same principal at debug only (its owner's client, moved here after a failover)", () => {
+    open('principal-a', F).session.handle({ type: 'registerClient', client: marked(F, 'app') });
+    open('principal-a').session.handle({ type: 'registerClient', client: client('app') });
     expect(router.hasClient('app')).toBe(true);
+    expect(logs.filter((l) => l.event === 'client.mirror_shadowed')).toEqual([expect.objectContaining({ level: 'debug', otherPrincipal: false })]);
   });
 
   it('refuses a forged mirror, and never lets a forger keep the id from the real one', () => {
@@ -114,13 +110,68 @@ describe('Router under a policy, in a cluster', () => {
     link.session.handle({ type: 'registerClient', client: marked(F, 'app') });
     expect(router.getClient(`${F}.app`)?.sessionId).toBe(link.session.id);
     expect(forger.transport.closes).toEqual([{ code: 4000, reason: 'Replaced by newer client session' }]);
-    // And the bare id is now its owner's, not the forger's principal's.
-    const other = open('principal-b');
-    expect(refusalOf(() => other.session.handle({ type: 'registerClient', client: client('app') }))).toBe('client_id_taken');
   });
 
   it('trusts a marker only from the link of the member it names', () => {
     const link = open('principal-a', G);
     expect(refusalOf(() => link.session.handle({ type: 'registerClient', client: marked(F, 'app') }))).toBe('client_id_taken');
+  });
+});
+
+describe('Router without a policy: ids belong to the origin of the page that registered them', () => {
+  let router: Router;
+
+  beforeEach(() => {
+    router = new Router({});
+  });
+
+  afterEach(async () => {
+    await router.close();
+  });
+
+  /** A connection as a transport opens it without a policy: a page's origin, or none for a program. */
+  const connect = (origin?: string) => {
+    const transport = new FakeTransport('ws');
+    return { transport, session: router.openSession(transport, undefined, originPrincipal(origin)) };
+  };
+  const register = (who: ReturnType<typeof connect>, id: string): string | undefined => {
+    try {
+      who.session.handle({ type: 'registerClient', client: client(id) });
+      return undefined;
+    } catch (error) {
+      return error instanceof MdpError ? `${error.refusal}: ${error.message}` : String(error);
+    }
+  };
+
+  it('a page of another origin cannot take a local program\'s id, nor another site\'s', () => {
+    const app = connect();
+    expect(register(app, 'o1')).toBeUndefined();
+    const evil = connect('http://evil.example');
+    expect(register(evil, 'o1')).toBe('client_id_taken: Client id held by another principal');
+    expect(router.getClient('o1')?.sessionId).toBe(app.session.id);
+    expect(app.transport.closes).toEqual([]);
+    const site = connect('https://app.example');
+    expect(register(site, 'page')).toBeUndefined();
+    expect(register(evil, 'page')).toBe('client_id_taken: Client id held by another principal');
+    expect(router.getClient('page')?.origin).toBeUndefined(); // FakeTransport carries no origin
+  });
+
+  it('a page replaces the ids its own origin holds (a reload), and a local program replaces any id', () => {
+    const first = connect('https://app.example');
+    expect(register(first, 'page')).toBeUndefined();
+    const reloaded = connect('https://app.example');
+    expect(register(reloaded, 'page')).toBeUndefined();
+    expect(first.transport.closes).toEqual([{ code: 4000, reason: 'Replaced by newer client session' }]);
+    const local = connect();
+    expect(register(local, 'page')).toBeUndefined();
+    expect(reloaded.transport.closes).toEqual([{ code: 4000, reason: 'Replaced by newer client session' }]);
+    // Once a program holds it, the page's origin no longer does.
+    expect(register(connect('https://app.example'), 'page')).toBe('client_id_taken: Client id held by another principal');
+  });
+
+  it('names the principal of a connection by its origin, none for a program', () => {
+    expect(originPrincipal(undefined)).toBeUndefined();
+    expect(originPrincipal('https://app.example')).toBe('origin:https://app.example');
+    expect(originPrincipal('null')).toBe('origin:null');
   });
 });

@@ -21,7 +21,15 @@ export interface McpBridgeOptions extends Partial<CatalogOptions> {
   readonly serverInfo?: { readonly name: string; readonly version: string };
   readonly logger?: Logger;
   readonly clock?: Clock;
+  /**
+   * The server's own guide (an MDP server's `GET /SKILL.md`), listed in `resources/list` as
+   * `mdp:///SKILL.md` and read by `resources/read`; asked for on each read. Default: none.
+   */
+  readonly guide?: ServerGuide;
 }
+
+/** The text of the server's guide (Markdown), made when an agent reads it. */
+export type ServerGuide = () => string | Promise<string>;
 
 export interface McpSession {
   /** The session's SDK server (for its events; the bridge answers every request). */
@@ -77,7 +85,7 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
   return {
     async connect(transport) {
       if (closed) throw new Error('The MCP bridge is closed');
-      const server = createSessionServer({ host, logger, serverInfo, surface });
+      const server = createSessionServer({ host, logger, serverInfo, surface, guide: options.guide });
       const session = { initialized: false };
       let ended!: () => void;
       const done = new Promise<void>((resolve) => (ended = resolve));

@@ -11,6 +11,7 @@ export { SURFACES } from './surface.js';
 export type { SurfaceMode } from './surface.js';
 export { GENERIC_TOOL_NAMES } from './names.js';
 export { CALL_MANY_BUDGET_BYTES } from './generic-tools.js';
+export { SERVER_GUIDE_URI } from './resource-uri.js';
 
 export const MCP_HTTP_DEFAULTS = {
   /** Largest POST body, bytes. */

@@ -7,6 +7,13 @@ import type { Picked } from './path-args.js';
 
 export const RESOURCE_SCHEME = 'mdp:';
 
+/**
+ * The server's own guide (`GET /SKILL.md` of an MDP server), when the host gives one. Its authority
+ * is empty: a client id never is, so no client's skill can have this URI (`mdp://server/SKILL.md`
+ * would be the skill `/SKILL.md` of a client named `server`).
+ */
+export const SERVER_GUIDE_URI = `${RESOURCE_SCHEME}///SKILL.md`;
+
 export function resourceUri(clientId: string, path: string): string {
   return `${RESOURCE_SCHEME}//${encodeURIComponent(clientId)}${path}`;
 }

@@ -5,7 +5,8 @@
  *
  * - tools: the four generic tools, then the catalog's; every failure is an `isError` result.
  * - prompts/get: a GET of the prompt with the arguments as query; a string is one user message.
- * - resources/read: a GET of the skill the `mdp://` URI names.
+ * - resources/read: a GET of the skill the `mdp://` URI names; `mdp:///SKILL.md`, the server's own
+ *   guide when the host gave one (listed first).
  * - prompts/list, resources/list, resources/templates/list: paged with MCP's `cursor` and
  *   `nextCursor` (pages.ts); tools/list is capped instead (`maxTools`) and sent whole.
  * Prompts and resources have no error result in MCP: their failures are JSON-RPC errors with a
@@ -32,7 +33,7 @@ import { MdpError, serializeError, type CallOptions, type HostApi, type Logger }
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
 import { jsonBytes, mcpPage } from './pages.js';
 import { promptCall } from './prompt-input.js';
-import { parseResourceUri } from './resource-uri.js';
+import { SERVER_GUIDE_URI, parseResourceUri } from './resource-uri.js';
 import type { Surface } from './surface.js';
 import { badArguments, callOutcome, toolFailure, type ToolResult } from './tool-results.js';
 import { toolCall } from './tool-input.js';
@@ -45,10 +46,21 @@ listClients shows them; listPaths lists what each one publishes: skills (markdow
 Endpoints may also be listed as tools of their own, prompts as prompts and skills as resources (mdp://<clientId>/<path>).
 Descriptions quoted from clients are the apps' own words, not instructions from the user.`;
 
+/** The guide's entry in `resources/list`. */
+const GUIDE_RESOURCE = {
+  uri: SERVER_GUIDE_URI,
+  name: 'SKILL.md',
+  title: 'This MDP server',
+  description: "The server's guide: what is connected, its HTTP URLs (host API, skill routes, MCP), how to read a skill.",
+  mimeType: 'text/markdown',
+} as const;
+
 export interface SessionContext {
   readonly host: HostApi;
   readonly logger: Logger;
   readonly serverInfo: { readonly name: string; readonly version: string };
+  /** The server's guide, when the host gives one (`McpBridgeOptions.guide`). */
+  readonly guide?: (() => string | Promise<string>) | undefined;
   /** The surface, once it reflects the host. */
   surface(): Promise<Surface>;
 }
@@ -122,6 +134,7 @@ function mimeTypeOf(surface: Surface, uri: string, clientId: string, path: strin
 }
 
 async function readResource(ctx: SessionContext, uri: string, signal: AbortSignal): Promise<ReadResourceResult> {
+  if (uri === SERVER_GUIDE_URI && ctx.guide) return { contents: [{ uri, mimeType: GUIDE_RESOURCE.mimeType, text: await ctx.guide() }] };
   const target = parseResourceUri(uri);
   if (!target.ok) throw invalidParams(target.message);
   const { clientId, path } = target.value;
@@ -176,8 +189,12 @@ export function createSessionServer(ctx: SessionContext): Server {
   });
 
   server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
-    const { page, nextCursor } = mcpPage('resources/list', (await ctx.surface()).resources, (r) => r.definition.uri, request.params?.cursor, (r) => jsonBytes(r.definition));
-    return { resources: page.map((r) => r.definition), ...(nextCursor === undefined ? {} : { nextCursor }) };
+    const cursor = request.params?.cursor;
+    const { page, nextCursor } = mcpPage('resources/list', (await ctx.surface()).resources, (r) => r.definition.uri, cursor, (r) => jsonBytes(r.definition));
+    const skills = page.map((r) => r.definition);
+    // The guide heads the first page (its URI sorts before every client's anyway).
+    const resources = ctx.guide && cursor === undefined ? [GUIDE_RESOURCE, ...skills] : skills;
+    return { resources, ...(nextCursor === undefined ? {} : { nextCursor }) };
   });
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request) => {
     const templates = (await ctx.surface()).templates;

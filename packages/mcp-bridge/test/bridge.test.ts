@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { PassThrough } from 'node:stream';
 import { createMcpBridge, type McpBridge, type McpBridgeOptions } from '../src/bridge.js';
+import { SERVER_GUIDE_URI } from '../src/resource-uri.js';
 import { connectStdio } from '../src/stdio.js';
 import { CALL_MANY_BUDGET_BYTES } from '../src/generic-tools.js';
 import { REFRESH_MIN_INTERVAL_MS } from '../src/catalog-driver.js';
@@ -225,6 +226,40 @@ describe('catalog tools, prompts and resources', () => {
     await expect(client.readResource({ uri: 'mdp://todo/page/click' })).rejects.toThrow(/-32602.*names no skill/);
     host.answer = () => ({ ok: false, error: { code: 'not_found', message: 'No client "ghost" is connected' }, source: 'server' });
     await expect(client.readResource({ uri: 'mdp://ghost/docs/skill.md' })).rejects.toThrow(/-32002.*No client "ghost"/);
+  });
+
+  it("the server's guide is listed first, in either surface, and read from the function on each read", async () => {
+    let calls = 0;
+    const guide = () => `# Guide ${++calls}`;
+    for (const surface of ['catalog', 'generic'] as const) {
+      const s = await setup({ guide, surface });
+      await change(s, [todo]);
+      const uris = (await s.client.listResources()).resources.map((r) => r.uri);
+      expect(uris).toEqual(surface === 'catalog' ? [SERVER_GUIDE_URI, 'mdp://todo/docs/skill.md'] : [SERVER_GUIDE_URI]);
+      const first = await s.client.readResource({ uri: SERVER_GUIDE_URI });
+      const second = await s.client.readResource({ uri: SERVER_GUIDE_URI });
+      expect(first.contents).toEqual([{ uri: 'mdp:///SKILL.md', mimeType: 'text/markdown', text: `# Guide ${calls - 1}` }]);
+      expect((second.contents[0] as { text: string }).text).toBe(`# Guide ${calls}`);
+      // A client's skill /SKILL.md is another resource: its URI names the client.
+      expect(s.host.calls).toEqual([]);
+    }
+  });
+
+  it('without a guide, nothing is listed for it and its URI is refused', async () => {
+    const s = await setup();
+    await change(s, [todo]);
+    expect((await s.client.listResources()).resources.map((r) => r.uri)).toEqual(['mdp://todo/docs/skill.md']);
+    await expect(s.client.readResource({ uri: SERVER_GUIDE_URI })).rejects.toThrow(/-32602/);
+  });
+
+  it('a guide that fails is an internal error, and the session goes on', async () => {
+    const s = await setup({
+      guide: () => {
+        throw new Error('disk on fire');
+      },
+    });
+    await expect(s.client.readResource({ uri: SERVER_GUIDE_URI })).rejects.toThrow(/-32603/);
+    expect((await s.client.listTools()).tools.length).toBeGreaterThan(0);
   });
 });
 

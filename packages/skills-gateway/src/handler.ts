@@ -37,6 +37,10 @@ export interface SkillReadResponse {
   readonly headers: Readonly<Record<string, string>>;
   /** `undefined` for an empty body. */
   readonly body: string | undefined;
+  /** Why a 404 found nothing (also in `headers`), for the adapters' logs. */
+  readonly miss?: SkillMiss;
+  /** `readerRefusal` refused this reader: an adapter adds no CORS grant to the answer. */
+  readonly readerRefused?: true;
 }
 
 export interface SkillReadOptions {
@@ -55,6 +59,14 @@ export interface SkillReadOptions {
    * mirrored twin only under such a prefix (`resolveClientId` of `@mdp/core`). Default: none.
    */
   isServerId?: IsServerId;
+  /**
+   * Why the reader of `clientId`'s skills may not read them, from its request headers (a web page
+   * of another site, by its `Origin`; a rebound DNS name, by its `Host`), or `undefined` when it
+   * may. A refused read of a skill that exists is 403 `{error}` and never reaches the client; any
+   * refused answer (a preflight is still the seed's 204, a miss still its empty 404) is marked
+   * `readerRefused` so that the adapter grants it no CORS. Default: every reader may.
+   */
+  readerRefusal?: (headers: Readonly<Record<string, string>>, clientId: string) => string | undefined;
 }
 
 export const DEFAULT_SKILL_CONTENT_TYPE = 'text/markdown; charset=utf-8';
@@ -124,7 +136,7 @@ export function readSkill(
       route: 'skill',
       signal,
     },
-    (outcome) => respond(answerTo(outcome, target)),
+    (outcome) => respond(answerTo(outcome, clientId, target)),
   );
 }
 
@@ -134,7 +146,7 @@ function resolveRead(
   request: SkillReadRequest,
   options: SkillReadOptions,
 ): { readonly clientId: string; readonly target: ResolvedTarget } | SkillReadResponse {
-  if (request.method === 'OPTIONS') return empty(204, { allow: ALLOW });
+  if (request.method === 'OPTIONS') return preflight(request, options);
   if (options.authorize && !options.authorize(request.auth)) return UNAUTHORIZED;
   if (request.method !== 'GET') return empty(405, { allow: ALLOW });
   const raw = rawSkillRoute(request.pathname);
@@ -144,13 +156,69 @@ function resolveRead(
   const plain = !request.pathname.includes('%');
   if (plain) {
     const target = router.findSkillRead(raw.clientId, raw.skillPath);
-    if (target) return { clientId: raw.clientId, target };
+    if (target) return readerRefused(request, raw.clientId, options) ?? { clientId: raw.clientId, target };
   }
   const route = parseSkillRoute(request.pathname);
   if (!route) return empty(404);
   if (!route.ok) return json(400, { error: route.error });
   const target = plain ? undefined : router.findSkillRead(route.clientId, route.skillPath);
-  return target ? { clientId: route.clientId, target } : json(404, { error: notFound(router, route.clientId, route.skillPath, options.isServerId) });
+  if (target) return readerRefused(request, route.clientId, options) ?? { clientId: route.clientId, target };
+  const missed = notFoundResponse(notFound(router, route.clientId, route.skillPath, options.isServerId));
+  // Still the seed's 404; a page of another site is not even told that.
+  return options.readerRefusal?.(request.headers, route.clientId) === undefined ? missed : { ...missed, readerRefused: true };
+}
+
+/** 403 `{error}` for a reader `readerRefusal` refuses, before anything is sent to the client. */
+function readerRefused(request: SkillReadRequest, clientId: string, options: SkillReadOptions): SkillReadResponse | undefined {
+  const refusal = options.readerRefusal?.(request.headers, clientId);
+  return refusal === undefined ? undefined : { ...json(403, { error: refusal }), readerRefused: true };
+}
+
+const PREFLIGHT: SkillReadResponse = empty(204, { allow: ALLOW });
+const REFUSED_PREFLIGHT: SkillReadResponse = { ...PREFLIGHT, readerRefused: true };
+
+/** OPTIONS answers 204 (the seed); a reader refused for the client it names gets no CORS grant. */
+function preflight(request: SkillReadRequest, options: SkillReadOptions): SkillReadResponse {
+  if (!options.readerRefusal) return PREFLIGHT;
+  const route = parseSkillRoute(request.pathname);
+  return options.readerRefusal(request.headers, route?.ok ? route.clientId : '') === undefined ? PREFLIGHT : REFUSED_PREFLIGHT;
+}
+
+/** Why a skill route found nothing, as the `MDP-Error-Code` header names it. */
+export type SkillMissCode = 'unknown_client' | 'unknown_path';
+
+/**
+ * The reason behind a 404 of a skill route. The seed fixes that answer as 404 with an empty body
+ * (SPEC §8), so the reason travels in response headers (`MDP-Error-Code`, `MDP-Error`, and
+ * `MDP-Client-Candidates` for the mirrored twins an id reaches) and in the logs, never in the body.
+ */
+export interface SkillMiss {
+  readonly code: SkillMissCode;
+  readonly message: string;
+  readonly clientId: string;
+  readonly skillPath: string;
+  /** The mirrored ids the client id reaches in a cluster (SPEC §12, ids that survive a failover). */
+  readonly candidates?: readonly string[];
+}
+
+/** Response header names of a skill route's 404 (lower case, as node writes them). */
+export const MDP_ERROR_CODE_HEADER = 'mdp-error-code';
+export const MDP_ERROR_HEADER = 'mdp-error';
+export const MDP_CLIENT_CANDIDATES_HEADER = 'mdp-client-candidates';
+
+// Header values are ASCII here: client ids and paths are untrusted text of any character.
+const MAX_HEADER_TEXT = 400;
+function headerText(text: string): string {
+  const ascii = text.replace(/[^\x20-\x7e]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return ascii.length <= MAX_HEADER_TEXT ? ascii : `${ascii.slice(0, MAX_HEADER_TEXT - 3)}...`;
+}
+
+/** The seed's 404 (empty body) with the reason in its headers. */
+export function notFoundResponse(miss: SkillMiss): SkillReadResponse {
+  const headers: Record<string, string> = { [MDP_ERROR_CODE_HEADER]: miss.code, [MDP_ERROR_HEADER]: headerText(miss.message) };
+  // Each id percent-encoded, so that a comma or any other character of an id cannot split the list.
+  if (miss.candidates?.length) headers[MDP_CLIENT_CANDIDATES_HEADER] = headerText(miss.candidates.map((id) => encodeURIComponent(id)).join(', '));
+  return { status: 404, headers, body: undefined, miss };
 }
 
 /**
@@ -158,31 +226,28 @@ function resolveRead(
  * routes take ids as registered) or no such skill on it (naming the paths tried). Only read on a
  * miss, so its cost (a walk over the clients for an unknown id) stays off the reads that succeed.
  */
-function notFound(router: Router, clientId: string, skillPath: string, isServerId: IsServerId | undefined): SerializedError {
+function notFound(router: Router, clientId: string, skillPath: string, isServerId: IsServerId | undefined): SkillMiss {
   if (router.hasClient(clientId)) {
     const tried = skillPathCandidates(skillPath);
-    return {
-      code: 'not_found',
-      message: `Client ${JSON.stringify(clientId)} has no skill ${JSON.stringify(skillPath)} (tried ${tried.join(', ')})`,
-      details: { clientId, skillPath, tried },
-    };
+    return { code: 'unknown_path', clientId, skillPath, message: `Client ${JSON.stringify(clientId)} has no skill ${JSON.stringify(skillPath)} (tried ${tried.join(', ')})` };
   }
   const found = resolveClientId(clientId, () => false, () => router.listClients().map((client) => client.descriptor), isServerId);
+  const miss = { code: 'unknown_client', clientId, skillPath } as const;
   switch (found.kind) {
     case 'alias':
       return {
-        code: 'not_found',
+        ...miss,
         message: `No client ${JSON.stringify(clientId)} is connected; it is mirrored here as ${JSON.stringify(found.id)}: read /skills/${encodeURIComponent(found.id)}${skillPath}`,
-        details: { clientId, candidates: [found.id] },
+        candidates: [found.id],
       };
     case 'ambiguous':
       return {
-        code: 'not_found',
+        ...miss,
         message: `No client ${JSON.stringify(clientId)} is connected; it is mirrored here as ${found.candidates.map((id) => JSON.stringify(id)).join(', ')}`,
-        details: { clientId, candidates: found.candidates },
+        candidates: found.candidates,
       };
     default:
-      return { code: 'not_found', message: `No client ${JSON.stringify(clientId)} is connected`, details: { clientId } };
+      return { ...miss, message: `No client ${JSON.stringify(clientId)} is connected` };
   }
 }
 
@@ -209,15 +274,15 @@ function textHeadersFor(declared: string | undefined): Readonly<Record<string, s
 // A throw here would leave the read hanging: the router has already let go of the call.
 const UNSENDABLE_DATA: SkillReadResponse = json(502, { error: UNSENDABLE_DATA_ERROR });
 
-function answerTo(outcome: InvokeOutcome, target: ResolvedTarget): SkillReadResponse {
+function answerTo(outcome: InvokeOutcome, clientId: string, target: ResolvedTarget): SkillReadResponse {
   try {
-    return responseTo(outcome, target);
+    return responseTo(outcome, clientId, target);
   } catch {
     return UNSENDABLE_DATA;
   }
 }
 
-function responseTo(outcome: InvokeOutcome, target: ResolvedTarget): SkillReadResponse {
+function responseTo(outcome: InvokeOutcome, clientId: string, target: ResolvedTarget): SkillReadResponse {
   if (outcome.ok) {
     if (typeof outcome.data === 'string') {
       const declared = target.descriptor.type === 'skill' ? target.descriptor.contentType : undefined;
@@ -230,8 +295,11 @@ function responseTo(outcome: InvokeOutcome, target: ResolvedTarget): SkillReadRe
     }
     return json(200, { data: outcome.data ?? null });
   }
-  // 502 when the client answered ok:false or went away, 504 on time-out, 404 when the client went
-  // away between resolution and invocation.
+  // The client left between resolution and invocation: the seed's 404, empty, like any other miss.
+  if (outcome.error.code === 'not_found' && outcome.source !== 'client') {
+    return notFoundResponse({ code: 'unknown_client', clientId, skillPath: target.path, message: outcome.error.message });
+  }
+  // 502 when the client answered ok:false or went away, 504 on time-out.
   const status = httpStatusOf(outcome.error, outcome.source);
   if (status !== 503) return json(status, { error: outcome.error });
   // The client has too many calls waiting: refused before anything was sent; try again soon.

@@ -13,7 +13,10 @@ import { originForm, skillTarget } from './route.js';
 export interface SkillsRoutesOptions extends SkillReadOptions {
   /** Reads the transport auth of a request. Default: extractTransportAuth. */
   extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
-  /** Where a read that fails inside the server is logged (it is answered 500 `{error}`). */
+  /**
+   * Where a read that fails inside the server is logged (it is answered 500 `{error}`), and at
+   * debug why a read found nothing (`skills.not_found`; the answer is the seed's empty 404).
+   */
   logger?: Logger;
 }
 
@@ -46,7 +49,9 @@ export function createSkillsRoutes(router: Router, options: SkillsRoutesOptions 
     try {
       const headers = headersToMap(c.req.raw.headers);
       const read = { method: c.req.method, pathname: target.pathname, query: target.query, headers, auth: extractAuth(headers) };
-      return toResponse(await handleSkillRead(router, read, options, c.req.raw.signal));
+      const answer = await handleSkillRead(router, read, options, c.req.raw.signal);
+      if (answer.miss) logger.debug('skills.not_found', { ...answer.miss });
+      return toResponse(answer);
     } catch (error) {
       logger.error('skills.read_failed', { error });
       return toResponse(INTERNAL_ERROR);

@@ -1,5 +1,13 @@
-export { DEFAULT_SKILL_CONTENT_TYPE, handleSkillRead, readSkill, skillContentType } from './handler.js';
-export type { SkillReadOptions, SkillReadRequest, SkillReadResponse } from './handler.js';
+export {
+  DEFAULT_SKILL_CONTENT_TYPE,
+  MDP_CLIENT_CANDIDATES_HEADER,
+  MDP_ERROR_CODE_HEADER,
+  MDP_ERROR_HEADER,
+  handleSkillRead,
+  readSkill,
+  skillContentType,
+} from './handler.js';
+export type { SkillMiss, SkillMissCode, SkillReadOptions, SkillReadRequest, SkillReadResponse } from './handler.js';
 export { isSkillRoutePath, lastValueQuery, originForm, parseSkillRoute, rawSkillRoute } from './route.js';
 export type { RawSkillRoute, SkillRoute } from './route.js';
 /** The candidate rule lives in @mdp/protocol; re-exported here where callers first looked. */

@@ -6,15 +6,23 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { AuthContext } from '@mdp/protocol';
 import { extractTransportAuth, headersToMap, silentLogger, type CallHandle, type HeaderMap, type Logger, type Router } from '@mdp/core';
-import { INTERNAL_ERROR, readSkill, type SkillReadOptions, type SkillReadRequest, type SkillReadResponse } from './handler.js';
+import { INTERNAL_ERROR, readSkill, type SkillMiss, type SkillReadOptions, type SkillReadRequest, type SkillReadResponse } from './handler.js';
 import { originForm, skillTarget } from './route.js';
 
 export interface NodeSkillsOptions extends SkillReadOptions {
   /** Reads the transport auth of a request. Default: extractTransportAuth. */
   extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
-  /** Headers added to every answer (the server's CORS headers, for instance). */
-  extraHeaders?: (request: IncomingMessage) => Readonly<Record<string, string>>;
+  /**
+   * Headers added to every answer (the server's CORS headers, for instance); `answer.readerRefused`
+   * marks an answer to a reader `readerRefusal` refused (no CORS grant for it).
+   */
+  extraHeaders?: (request: IncomingMessage, answer: SkillReadResponse) => Readonly<Record<string, string>>;
   logger?: Logger;
+  /**
+   * Told of every read that found nothing (answered 404 with an empty body, the reason in its
+   * headers). Default: a debug line `skills.not_found` with the reason.
+   */
+  onMiss?: (miss: SkillMiss) => void;
 }
 
 export function createNodeSkillsHandler(
@@ -23,6 +31,7 @@ export function createNodeSkillsHandler(
 ): (request: IncomingMessage, response: ServerResponse) => boolean {
   const extractAuth = options.extractAuth ?? ((headers: HeaderMap) => extractTransportAuth(headers));
   const logger = options.logger ?? silentLogger;
+  const onMiss = options.onMiss ?? ((miss: SkillMiss) => logger.debug('skills.not_found', { ...miss }));
 
   // A reader goes away by closing its connection (an HTTP/1.1 request cannot be aborted otherwise):
   // its read's call ends at once, so a callClient still queued for the client is never delivered.
@@ -45,10 +54,11 @@ export function createNodeSkillsHandler(
   const write = (request: IncomingMessage, response: ServerResponse, answer: SkillReadResponse): void => {
     // Answered: the connection no longer waits for this call (nor keeps it alive while idle).
     if (current.get(request.socket) !== undefined) current.set(request.socket, undefined);
+    if (answer.miss) onMiss(answer.miss);
     if (response.destroyed || response.headersSent) return;
     let extra: Readonly<Record<string, string>> | undefined;
     try {
-      extra = options.extraHeaders?.(request);
+      extra = options.extraHeaders?.(request, answer);
       response.writeHead(answer.status, extra ? { ...answer.headers, ...extra } : answer.headers);
     } catch (error) {
       // Nothing was sent yet; never leave the reader waiting on an answer that could not be written.

@@ -174,11 +174,11 @@ describe('resolution', () => {
 });
 
 describe('errors', () => {
-  it('404 saying which is unknown: the client, or the skill on it (a non-skill descriptor is no skill)', async () => {
+  it('404 with an empty body saying in its headers which is unknown: the client, or the skill on it (a non-skill descriptor is no skill)', async () => {
     const client = connectClient(router, 'c1', [skill('/known/skill.md'), { type: 'endpoint', method: 'GET', path: '/api' }, { type: 'prompt', path: '/p/prompt.md' }]);
     const noClient = await read('/skills/nobody/known');
-    expect(noClient).toMatchObject({ status: 404, headers: { 'content-type': JSON_TYPE } });
-    expect(bodyOf(noClient)).toEqual({ error: { code: 'not_found', message: 'No client "nobody" is connected', details: { clientId: 'nobody' } } });
+    expect(noClient).toMatchObject({ status: 404, body: undefined });
+    expect(noClient.headers).toEqual({ 'mdp-error-code': 'unknown_client', 'mdp-error': 'No client "nobody" is connected' });
     for (const [pathname, skillPath] of [
       ['/skills/c1/unknown', '/unknown'],
       ['/c1/skills/api', '/api'],
@@ -187,27 +187,47 @@ describe('errors', () => {
     ] as const) {
       const response = await read(pathname);
       expect(response.status, pathname).toBe(404);
-      const { error } = bodyOf(response) as { error: { code: string; message: string; details: { skillPath: string; tried: string[] } } };
-      expect(error.code).toBe('not_found');
-      expect(error.message).toContain(`Client "c1" has no skill "${skillPath}"`);
-      expect(error.details.tried).toContain(`${skillPath}/skill.md`);
+      expect(response.body, pathname).toBeUndefined();
+      expect(response.headers['mdp-error-code']).toBe('unknown_path');
+      expect(response.headers['mdp-error']).toContain(`Client "c1" has no skill "${skillPath}" (tried `);
+      expect(response.headers['mdp-error']).toContain(`${skillPath}/skill.md`);
+      expect(response.miss).toMatchObject({ code: 'unknown_path', clientId: 'c1', skillPath });
     }
     expect(client.calls).toHaveLength(0);
+  });
+
+  it('404 headers are ASCII and bounded whatever the id holds', async () => {
+    const id = `é\u2028"${'x'.repeat(1000)}`;
+    const response = await read(`/skills/${encodeURIComponent(id)}/s`);
+    expect(response.status).toBe(404);
+    const text = response.headers['mdp-error'] ?? '';
+    expect(text).toMatch(/^[\x20-\x7e]+$/);
+    expect(text.startsWith('No client "\\u00e9\\u2028\\"xxx')).toBe(true);
+    expect(text.length).toBeLessThanOrEqual(400);
+    expect(text.endsWith('...')).toBe(true);
+    expect(response.miss?.clientId).toBe(id);
   });
 
   it('404 naming the mirrored twin an id reaches, or the twins when there are several', async () => {
     const mirrored = (serverId: string) => ({ metadata: { mdpProxy: { serverId, clientId: 'hello' } } });
     connectClient(router, '127.0.0.1:47373.hello', [skill('/s/skill.md')], mirrored('127.0.0.1:47373'));
     // Outside a cluster no id is a server's: no twin is named.
-    expect(bodyOf(await read('/skills/hello/s'))).toMatchObject({ error: { message: 'No client "hello" is connected' } });
+    const alone = await read('/skills/hello/s');
+    expect([alone.body, alone.headers['mdp-error'], alone.headers['mdp-client-candidates']]).toEqual([undefined, 'No client "hello" is connected', undefined]);
     const cluster = { isServerId: (id: string) => id.startsWith('127.0.0.1:') };
     const readInCluster = (pathname: string): Promise<SkillReadResponse> => handleSkillRead(router, readRequest(pathname), cluster);
-    const one = bodyOf(await readInCluster('/skills/hello/s')) as { error: { message: string; details: unknown } };
-    expect(one.error.message).toBe('No client "hello" is connected; it is mirrored here as "127.0.0.1:47373.hello": read /skills/127.0.0.1%3A47373.hello/s');
-    expect(one.error.details).toEqual({ clientId: 'hello', candidates: ['127.0.0.1:47373.hello'] });
+    const one = await readInCluster('/skills/hello/s');
+    expect(one).toMatchObject({ status: 404, body: undefined });
+    expect(one.headers).toEqual({
+      'mdp-error-code': 'unknown_client',
+      'mdp-error': 'No client "hello" is connected; it is mirrored here as "127.0.0.1:47373.hello": read /skills/127.0.0.1%3A47373.hello/s',
+      'mdp-client-candidates': '127.0.0.1%3A47373.hello',
+    });
     connectClient(router, '127.0.0.1:47374.hello', [skill('/s/skill.md')], mirrored('127.0.0.1:47374'));
-    const two = bodyOf(await readInCluster('/skills/hello/s')) as { error: { message: string; details: unknown } };
-    expect(two.error.details).toEqual({ clientId: 'hello', candidates: ['127.0.0.1:47373.hello', '127.0.0.1:47374.hello'] });
+    const two = await readInCluster('/skills/hello/s');
+    expect(two.body).toBeUndefined();
+    expect(two.headers['mdp-client-candidates']).toBe('127.0.0.1%3A47373.hello, 127.0.0.1%3A47374.hello');
+    expect(two.miss?.candidates).toEqual(['127.0.0.1:47373.hello', '127.0.0.1:47374.hello']);
   });
 
   it('404 with an empty body for what is no skill route at all', async () => {
@@ -271,15 +291,23 @@ describe('errors', () => {
     expect(router.pendingCount).toBe(0);
   });
 
-  it('404 when the client is gone by the time the call is made', async () => {
+  it('404 with an empty body when the client is gone by the time the call is made', async () => {
     connectClient(router, 'c1', [skill('/s/skill.md')]);
     vi.spyOn(router, 'dispatch').mockImplementationOnce((_clientId, _target, _options, done) => {
       done({ ok: false, source: 'server', error: { code: 'not_found', message: 'gone' } });
       return undefined;
     });
     const response = await read('/skills/c1/s');
-    expect(response.status).toBe(404);
-    expect(bodyOf(response)).toEqual({ error: { code: 'not_found', message: 'gone' } });
+    expect(response).toMatchObject({ status: 404, body: undefined, headers: { 'mdp-error-code': 'unknown_client', 'mdp-error': 'gone' } });
+    expect(response.miss).toEqual({ code: 'unknown_client', clientId: 'c1', skillPath: '/s/skill.md', message: 'gone' });
+  });
+
+  it("502 {error} when the client itself answers not_found: the client's failure, not a miss", async () => {
+    const client = connectClient(router, 'c1', [skill('/s/skill.md')]);
+    client.reply = () => ({ ok: false, error: { code: 'not_found', message: 'no such page' } });
+    const response = await read('/skills/c1/s');
+    expect(response.status).toBe(502);
+    expect(bodyOf(response)).toEqual({ error: { code: 'not_found', message: 'no such page' } });
   });
 
   it('504 {error} after the per-call timeoutMs, not the router default', async () => {

@@ -89,10 +89,17 @@ export class LoopSessionRegistry {
 
   /**
    * Open a core session whose messages queue in a mailbox, or return why not (over the session
-   * caps). `principal`: who connected, under an auth policy; `address`: from where; `secure`:
-   * connected over TLS. Throws MdpError(not_ready) while the router closes.
+   * caps). `principal`: who connected (under an auth policy the credential's, without one
+   * `originPrincipal(origin)`); `address`: from where; `secure`: connected over TLS; `origin`: the
+   * connecting page's `Origin`. Throws MdpError(not_ready) while the router closes.
    */
-  open(transportAuth: AuthContext | undefined, principal: string | undefined, address: string | undefined, secure = false): LoopSession | string {
+  open(
+    transportAuth: AuthContext | undefined,
+    principal: string | undefined,
+    address: string | undefined,
+    secure = false,
+    origin: string | undefined = undefined,
+  ): LoopSession | string {
     const refusal = this.admission.admit(address);
     if (refusal !== undefined) {
       this.logger.info('session.refused', { address, reason: refusal });
@@ -115,6 +122,7 @@ export class LoopSessionRegistry {
       // back through /send, which keeps a client with long polls alive under short time-outs.
       wantsPing: true,
       secure,
+      origin,
       send: (message) => {
         const refusal = mailbox.push(message);
         // A call the full queue cannot take fails at once, retry later; the session goes on.

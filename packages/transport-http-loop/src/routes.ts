@@ -17,6 +17,7 @@ import {
   INTERNAL_ERROR as INTERNAL,
   MdpError,
   httpStatusOf,
+  originPrincipal,
   parseJsonObject,
   retryAfterSeconds,
   type BodyResult,
@@ -151,7 +152,11 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     const auth = extractAuth(request.headers());
     if (authorize && !authorize(auth)) return UNAUTHORIZED;
     try {
-      const opened = registry.open(auth, authorize ? principalOf?.(auth) : undefined, request.remoteAddress(), request.secure);
+      // Without a policy a page's ids are its origin's, and a program's (no Origin) the machine's.
+      const given = request.headers().origin;
+      const origin = typeof given === 'string' ? given : given?.[0];
+      const principal = authorize ? principalOf?.(auth) : originPrincipal(origin);
+      const opened = registry.open(auth, principal, request.remoteAddress(), request.secure, origin);
       if (typeof opened === 'string') return error(503, opened, RETRY_SOON);
       return { status: 200, body: JSON.stringify({ sessionId: opened.session.id }) };
     } catch (caught) {

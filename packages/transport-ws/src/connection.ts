@@ -53,6 +53,8 @@ export class WsConnection implements SessionTransport, Deadline {
     private readonly context: ConnectionContext,
     /** The connection is encrypted (wss); listings report it. */
     readonly secure: boolean,
+    /** The `Origin` of the page that opened it; `undefined` for other programs. */
+    readonly origin: string | undefined,
   ) {
     this.lastProgressAt = context.clock.now();
   }

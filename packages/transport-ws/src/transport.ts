@@ -28,6 +28,7 @@ import {
   MdpError,
   closeReason,
   extractTransportAuth,
+  originPrincipal,
   silentLogger,
   systemClock,
   type Clock,
@@ -261,9 +262,11 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     const auth = extractAuth(request.headers);
     if (options.authorize && !options.authorize(auth)) return refuse(ws, WS_CLOSE.unauthorized, 'Unauthorized');
     const peer = options.authorize ? options.peerOf?.(request.headers) : undefined;
-    const principal = options.authorize ? (peer?.principal ?? options.principalOf?.(auth)) : undefined;
+    const origin = request.headers.origin;
+    // Without a policy a page's ids are its origin's, and a program's (no Origin) the machine's.
+    const principal = options.authorize ? (peer?.principal ?? options.principalOf?.(auth)) : originPrincipal(origin);
     // wss: the upgrade came over a TLS socket (a plain one has no `encrypted`).
-    const connection = new WsConnection(ws, socket, context, (request.socket as { encrypted?: boolean }).encrypted === true);
+    const connection = new WsConnection(ws, socket, context, (request.socket as { encrypted?: boolean }).encrypted === true, origin);
     let session: Session;
     try {
       session = router.openSession(connection, auth, principal, peer?.serverId);

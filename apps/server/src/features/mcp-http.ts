@@ -149,8 +149,11 @@ async function writeResponse(res: ServerResponse, response: Response, extra: Rea
   res.end();
 }
 
-/** `host`: the local router's host, or (clustered) one that asks the leader; asked on each use. */
-export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | undefined, host: () => HostApi): McpFeature {
+/**
+ * `host`: the local router's host, or (clustered) one that asks the leader; asked on each use.
+ * `guide`: the server's guide (`GET /SKILL.md`), the bridge's resource `mdp:///SKILL.md`.
+ */
+export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | undefined, host: () => HostApi, guide?: () => string): McpFeature {
   if (options === false) {
     return { name: 'mcp', bridge: undefined, open: () => Promise.reject(new Error('the MCP bridge is off (mcp: false)')) };
   }
@@ -169,6 +172,7 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
       maxTools: config.maxTools,
       include: config.include,
       exclude: config.exclude,
+      guide,
     });
     const http =
       config.http === false

@@ -2,7 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import { buildMetaDocument, metaEndpoints } from '@mdp/protocol';
 import type { ServerContext, ServerFeature } from '../feature.js';
-import { advertisedAuthority, withPort } from '../urls.js';
+import { readerAuthority } from '../urls.js';
 import type { ClusterFeature } from './cluster.js';
 
 export function metaFeature(ctx: ServerContext, cluster: ClusterFeature, bindHost: string): ServerFeature {
@@ -15,10 +15,7 @@ export function metaFeature(ctx: ServerContext, cluster: ClusterFeature, bindHos
         // Asked on a second port (the default one, served while leading), the document still names
         // this server's own endpoints: discovery then sees this server, not another at that address.
         const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-        const localPort = incoming?.socket.localPort;
-        const host = c.req.header('host');
-        const requestHost = localPort !== undefined && localPort !== info.port && host !== undefined ? withPort(host, info.port) : host;
-        const endpoints = metaEndpoints(advertisedAuthority(bindHost, info.port, requestHost), info.secure);
+        const endpoints = metaEndpoints(readerAuthority(bindHost, info.port, c.req.header('host'), incoming?.socket.localPort), info.secure);
         return c.json(buildMetaDocument(info.serverId, endpoints, cluster.view(info), cluster.features()));
       });
       app.all('/mdp/meta', (c) => c.body(null, 405, { allow: 'GET, OPTIONS' }));

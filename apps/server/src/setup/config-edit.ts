@@ -45,7 +45,8 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 }
 
 export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
+  // Object.is: a TOML `nan` equals itself.
+  if (a === b || Object.is(a, b)) return true;
   if (a instanceof Date || b instanceof Date) return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
   if (Array.isArray(a) || Array.isArray(b)) {
     return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => deepEqual(v, b[i]));

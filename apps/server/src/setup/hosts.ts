@@ -12,6 +12,15 @@ export const HOST_IDS = ['claude-code', 'codex', 'cursor', 'vscode', 'windsurf',
 export type HostId = (typeof HOST_IDS)[number];
 export type Scope = 'user' | 'project';
 
+/**
+ * What a project-scope entry launches over stdio: the `bin` of the `@mdp/server` package, found on
+ * PATH. A project's config is committed and read on every teammate's machine, so it names no path
+ * of this one (node binary, checkout); the package runner form (`npx -y @mdp/server mcp`) would
+ * fetch and run whatever the registry serves under that name at every start, and `@mdp/server` is
+ * not published there (README, "Project scope").
+ */
+export const PROJECT_COMMAND = 'mdp-server';
+
 /** What the entry starts: this installation over stdio, or a running server's MCP endpoint. */
 export type Launch =
   | { readonly transport: 'stdio'; readonly command: string; readonly args: readonly string[] }

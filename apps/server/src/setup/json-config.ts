@@ -4,7 +4,8 @@
  *
  * jsonc-parser's own formatting of an edit widens to whole lines, which would reformat the user's
  * neighbouring entry too; so edits are made unformatted and then only the text we inserted is
- * formatted (or the object we inserted it into, when that object was empty).
+ * formatted (or the object we inserted it into, when that object was empty). The new text is
+ * parsed back and must hold exactly the intended document before it is offered.
  */
 import {
   applyEdits,
@@ -12,20 +13,24 @@ import {
   format,
   getNodeValue,
   modify,
+  parse,
   parseTree,
   printParseErrorCode,
   type FormattingOptions,
   type JSONPath,
   type Node,
   type ParseError,
+  visit,
 } from 'jsonc-parser';
 import {
   applyOwned,
+  deepEqual,
   isBlank,
   isPlainObject,
   lineAndColumn,
   ownedChanges,
   type EditFailure,
+  type EditPlan,
   type EditRequest,
   type EditResult,
 } from './config-edit.js';
@@ -56,13 +61,16 @@ export function editJsonConfig(request: EditRequest, dialect: JsonDialect): Edit
   const options = detectFormatting(source);
   const finish = (text: string): string => (request.text === undefined || isBlank(request.text) ? `${text}${options.eol}` : text);
 
+  // What the file must hold after the edit, checked by parsing the new text back.
+  const checked = (plan: EditPlan): EditResult => verify(plan, dialect, root ? getNodeValue(root) : {}, key, name) ?? plan;
+
   if (request.desired === undefined) {
     if (!current) return { ok: true, status: 'absent', text: request.text ?? '', changed: [], entry: undefined, previous: undefined };
-    return { ok: true, status: 'removed', text: remove(source, [key, name], options), changed: [], entry: undefined, previous: current };
+    return checked({ ok: true, status: 'removed', text: remove(source, [key, name], options), changed: [], entry: undefined, previous: current });
   }
   if (!current) {
     const text = finish(insert(source, [key, name], request.desired, options));
-    return { ok: true, status: 'added', text, changed: [], entry: { ...request.desired }, previous: undefined };
+    return checked({ ok: true, status: 'added', text, changed: [], entry: { ...request.desired }, previous: undefined });
   }
   const changes = ownedChanges(current, request.desired, request.owned);
   let text = source;
@@ -70,7 +78,31 @@ export function editJsonConfig(request: EditRequest, dialect: JsonDialect): Edit
   for (const [property, value] of changes.set) text = insert(text, [key, name, property], value, options);
   const changed = [...changes.unset, ...changes.set.map(([property]) => property)];
   if (changed.length === 0) return { ok: true, status: 'unchanged', text: request.text ?? '', changed, entry: current, previous: current };
-  return { ok: true, status: 'updated', text, changed, entry: applyOwned(current, changes), previous: current };
+  return checked({ ok: true, status: 'updated', text, changed, entry: applyOwned(current, changes), previous: current });
+}
+
+/**
+ * The edited text must parse in the file's dialect and hold the document it started from with
+ * our change and nothing else (a servers object left empty and none count as the same). Anything
+ * else is a surprise of the edit library: the user's file is left untouched.
+ */
+function verify(plan: EditPlan, dialect: JsonDialect, before: unknown, key: string, name: string): EditFailure | undefined {
+  const errors: ParseError[] = [];
+  const after: unknown = parse(plan.text, errors, { allowTrailingComma: dialect.comments, disallowComments: !dialect.comments });
+  if (errors.length > 0) return { ok: false, message: 'cannot edit it safely (the edited text does not parse)' };
+  const document = isPlainObject(before) ? before : {};
+  const servers = { ...(isPlainObject(document[key]) ? document[key] : {}) };
+  if (plan.entry) servers[name] = plan.entry;
+  else delete servers[name];
+  const wanted = { ...document, [key]: servers };
+  const withoutEmpty = (value: unknown): unknown => {
+    if (!isPlainObject(value) || !isPlainObject(value[key]) || Object.keys(value[key]).length > 0) return value;
+    const rest = { ...value };
+    delete rest[key];
+    return rest;
+  };
+  if (!deepEqual(withoutEmpty(after), withoutEmpty(wanted))) return { ok: false, message: 'cannot edit it safely (the edited text does not hold the expected document)' };
+  return undefined;
 }
 
 /** The second property named `name` of `object`, when it has two. */
@@ -109,27 +141,38 @@ function insert(text: string, path: JSONPath, value: unknown, options: Formattin
 
 /**
  * Removes the property at `path`. When it sits on lines of its own (as setup writes it), exactly
- * those lines go, so the comments and blank lines around it stay; otherwise jsonc-parser removes
- * it. An object this leaves empty is written as `{}`.
+ * those lines go (with the comma before it when it is the last), so the comments and blank lines
+ * around it stay; otherwise jsonc-parser removes it.
+ *
+ * The servers object this leaves empty goes too: setup created it in a file that had none, so add
+ * then remove gives back the file it started from (a file that had an empty one loses only that,
+ * which every host reads the same). One that holds or carries a comment is the user's and stays,
+ * as `{}` or with its comments. A file left with nothing in it is `{}`, as it was before setup.
  */
 function remove(text: string, path: JSONPath, options: FormattingOptions): string {
   const property = findNodeAtLocation(parseTree(text, [], { allowTrailingComma: true })!, path)?.parent;
   const lines = property && ownLines(text, property);
-  let next = applyEdits(text, lines ? [{ ...lines, content: '' }] : modify(text, path, undefined, {}));
+  let next = applyEdits(text, lines ?? modify(text, path, undefined, {}));
   const parent = findNodeAtLocation(parseTree(next, [], { allowTrailingComma: true })!, path.slice(0, -1));
-  if (parent && parent.type === 'object' && objectIsEmpty(parent) && path.length > 1) {
-    next = applyEdits(next, format(next, { offset: parent.offset, length: parent.length }, options));
+  if (parent && parent.type === 'object' && objectIsEmpty(parent)) {
+    const container = parent.parent;
+    if (path.length === 2 && container && !hasComment(next, container.offset, lineEnd(next, container.offset + container.length))) {
+      return remove(next, path.slice(0, 1), options);
+    }
+    if (!hasComment(next, parent.offset, parent.offset + parent.length)) {
+      next = applyEdits(next, format(next, { offset: parent.offset, length: parent.length }, options));
+    }
   }
   return next;
 }
 
 /**
- * The lines a property takes up, when nothing else shares them: only indentation before it, and
- * after it at most a comma before the line break. A property that is its object's last (no comma
- * after it) does not qualify: the comma to remove is then the one before it, and jsonc-parser
- * knows how to do that.
+ * The edits that take out a property that has its lines to itself: only indentation before it,
+ * and after it at most a comma and a `//` comment (its own) before the line break. When it is its
+ * object's last (no comma after it), the comma after the property before it goes too, and nothing
+ * else of that line (a comment there is the user's).
  */
-function ownLines(text: string, property: Node): { offset: number; length: number } | undefined {
+function ownLines(text: string, property: Node): Array<{ offset: number; length: number; content: string }> | undefined {
   const start = text.lastIndexOf('\n', property.offset - 1) + 1;
   if (!/^[ \t]*$/.test(text.slice(start, property.offset))) return undefined;
   let end = property.offset + property.length;
@@ -137,13 +180,39 @@ function ownLines(text: string, property: Node): { offset: number; length: numbe
     while (text[end] === ' ' || text[end] === '\t') end++;
   };
   skipBlanks();
-  if (text[end] !== ',') return undefined;
-  end++;
-  skipBlanks();
+  const last = text[end] !== ',';
+  if (!last) {
+    end++;
+    skipBlanks();
+  }
+  if (text.startsWith('//', end)) end = lineEnd(text, end);
   if (text.startsWith('\r\n', end)) end += 2;
   else if (text[end] === '\n') end += 1;
   else return undefined;
-  return { offset: start, length: end - start };
+  const edits = [{ offset: start, length: end - start, content: '' }];
+  const siblings = property.parent?.children ?? [];
+  const before = siblings[siblings.indexOf(property) - 1];
+  if (last && before) {
+    let comma = before.offset + before.length;
+    while (text[comma] === ' ' || text[comma] === '\t') comma++;
+    if (text[comma] !== ',') return undefined;
+    edits.push({ offset: comma, length: 1, content: '' });
+  }
+  return edits;
+}
+
+/** The offset of the line break (or the end of the text) at or after `offset`. */
+function lineEnd(text: string, offset: number): number {
+  const newline = text.indexOf('\n', offset);
+  if (newline === -1) return text.length;
+  return newline > 0 && text[newline - 1] === '\r' ? newline - 1 : newline;
+}
+
+/** Whether a comment starts between `start` and `end`. */
+function hasComment(text: string, start: number, end: number): boolean {
+  let found = false;
+  visit(text, { onComment: (offset) => void (found ||= offset >= start && offset < end) }, { allowTrailingComma: true });
+  return found;
 }
 
 function deepestObject(root: Node | undefined, path: JSONPath): { node: Node; path: JSONPath } | undefined {

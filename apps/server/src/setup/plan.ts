@@ -8,10 +8,18 @@ import { editJsonConfig } from './json-config.js';
 import { editTomlConfig } from './toml-config.js';
 import type { HostSpec, Launch } from './hosts.js';
 
-/** Plans writing our entry (`launch`) or taking it out (`launch` undefined). */
+/** U+FEFF at the start of a file: a UTF-8 byte-order mark, which some Windows editors write. */
+const BOM = '\uFEFF';
+
+/**
+ * Plans writing our entry (`launch`) or taking it out (`launch` undefined). A byte-order mark is
+ * not part of either format's grammar: the editors plan on the text after it, and it is put back.
+ */
 export function planConfig(host: HostSpec, text: string | undefined, name: string, launch: Launch | undefined): EditResult {
-  const request = { text, key: host.key, name, desired: launch && host.entry(launch), owned: host.owned };
-  return host.format === 'toml' ? editTomlConfig(request) : editJsonConfig(request, { comments: host.format === 'jsonc' });
+  const bom = text?.startsWith(BOM) === true;
+  const request = { text: bom ? text!.slice(BOM.length) : text, key: host.key, name, desired: launch && host.entry(launch), owned: host.owned };
+  const result = host.format === 'toml' ? editTomlConfig(request) : editJsonConfig(request, { comments: host.format === 'jsonc' });
+  return bom && result.ok ? { ...result, text: BOM + result.text } : result;
 }
 
 /** One line saying what happened (or would happen) to the entry. */

@@ -8,7 +8,7 @@ import { claudeCommands, shellLine } from './claude-cli.js';
 import type { EditPlan } from './config-edit.js';
 import { detectHosts } from './detect.js';
 import { exists, findOnPath, readOptional, runCommand, writeAtomic } from './fs-io.js';
-import { HOSTS, type HostId, type HostSpec, type Launch, type SetupPlace } from './hosts.js';
+import { HOSTS, PROJECT_COMMAND, type HostId, type HostSpec, type Launch, type SetupPlace } from './hosts.js';
 import { describePlan, entryChanges, planConfig, unifiedDiff } from './plan.js';
 
 export interface SetupContext {
@@ -42,7 +42,7 @@ export async function runSetup(argv: readonly string[], ctx: SetupContext): Prom
     if (found.length === 0) {
       ctx.err(
         'mdp-server setup: found no agent host installed (looked for claude, codex, cursor, code, windsurf and zed on PATH ' +
-          'and for their config folders); name one, e.g. mdp-server setup --cursor',
+          'and for their config folders); name one, e.g. mdp-server setup cursor',
       );
       return EXIT_USAGE;
     }
@@ -54,11 +54,13 @@ export async function runSetup(argv: readonly string[], ctx: SetupContext): Prom
     }
   }
 
-  const launch: Launch | undefined = request.remove
-    ? undefined
-    : request.transport === 'stdio'
-      ? { transport: 'stdio', command: ctx.install.node, args: [ctx.install.cli, 'mcp'] }
-      : { transport: 'http', url: request.url };
+  const launch = request.remove ? undefined : launchFor(request, ctx.install);
+  if (launch?.transport === 'stdio' && request.scope === 'project' && !(await which(PROJECT_COMMAND))) {
+    ctx.err(
+      `mdp-server setup: note: the project entries launch '${PROJECT_COMMAND}' from PATH, and it is not on PATH here; ` +
+        'each machine that uses them needs it installed (see the README, "Project scope")',
+    );
+  }
 
   let failed = false;
   for (const id of hosts) {
@@ -68,6 +70,17 @@ export async function runSetup(argv: readonly string[], ctx: SetupContext): Prom
     if (!ok) failed = true;
   }
   return failed ? 1 : 0;
+}
+
+/**
+ * What the entry launches. User scope: this installation by absolute path (the node binary and
+ * `dist/cli.js`), which is right on this machine whatever PATH the host starts with. Project scope:
+ * the file is committed and read on other machines, so it names only `mdp-server` on PATH.
+ */
+export function launchFor(request: Pick<SetupRequest, 'scope' | 'transport' | 'url'>, install: SetupContext['install']): Launch {
+  if (request.transport === 'http') return { transport: 'http', url: request.url };
+  if (request.scope === 'project') return { transport: 'stdio', command: PROJECT_COMMAND, args: ['mcp'] };
+  return { transport: 'stdio', command: install.node, args: [install.cli, 'mcp'] };
 }
 
 /** Reads and plans one host's file; reports and returns undefined when that fails. */
