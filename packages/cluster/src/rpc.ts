@@ -19,7 +19,7 @@
  * failed call's result, whether the client or the server gave up; `limit` and `cursor` in a
  * listing's params, and `nextCursor` in its result.
  *
- * Listings are paged (SPEC §12, `@mdp/core` listing.ts): a request that names a `limit` or a
+ * Listings are paged (SPEC §12.6, `@mdp/core` listing.ts): a request that names a `limit` or a
  * `cursor` gets one page, at most what one cluster frame carries (`maxPageBytes`; an item larger
  * than that alone comes in its short form, `truncated: true`). Our followers always name a limit
  * and walk the pages one request at a time. A request that names neither (a follower of an earlier

@@ -1,5 +1,5 @@
 /**
- * Paged listings (SPEC §12): the parts of a page that know nothing of the registry. A listing is
+ * Paged listings (SPEC §12.6): the parts of a page that know nothing of the registry. A listing is
  * walked in one fixed order, and a cursor names the last place a page looked at, never an index:
  * clients come and go between two pages, and every client (path) present for the whole walk is
  * still listed exactly once.

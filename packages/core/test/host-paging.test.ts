@@ -80,7 +80,7 @@ describe('a registry at the 250,000-path cap', { timeout: 60_000 }, () => {
       connectClient(full, `c${String(c).padStart(2, '0')}`, paths);
     }
     expect(full.listClients().reduce((sum, c) => sum + c.paths.length, 0)).toBe(250_000);
-  });
+  }, 60_000);
 
   afterAll(async () => {
     await full.close();

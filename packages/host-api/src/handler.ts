@@ -8,7 +8,7 @@
  *   POST /mdp/call       {clientId, method, path, query?, body?, headers?, auth?} → 200 {ok: true, data}
  *   POST /mdp/call-many  {clientIds?, method, path, …}                            → 200 {results}
  *
- * Listings are paged (SPEC §12, `@mdp/core` listing.ts): `limit` items at most (default 100, at
+ * Listings are paged (SPEC §12.6, `@mdp/core` listing.ts): `limit` items at most (default 100, at
  * most 1000), about 1 MiB of JSON at most, and a page may end early after a bounded amount of work;
  * `nextCursor` is there while the listing goes on. Each page is built and written on its own, so
  * no answer is one giant string.

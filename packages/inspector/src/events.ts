@@ -7,7 +7,7 @@
  *   open ─▶ "clients" ─▶ host.onChange ─(coalesceMs)─▶ "clients" to every stream ─▶ …
  *                          keep-alive comment every keepAliveMs ─┘     close() ends every stream
  *
- * An event is one page of the host's listing (SPEC §12): `{clients, nextCursor?}`, at most
+ * An event is one page of the host's listing (SPEC §12.6): `{clients, nextCursor?}`, at most
  * `pageLimit` clients and `pageBytes` of JSON (a client larger than that alone comes alone), so a
  * huge catalog never makes one huge event, nor stops the feed. The page reads the rest, when it
  * wants it, from `GET /mdp/clients?cursor=`.

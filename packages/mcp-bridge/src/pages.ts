@@ -1,9 +1,9 @@
 /**
- * MCP's own pagination (`cursor` in, `nextCursor` out) for `prompts/list`, `resources/list` and
- * `resources/templates/list`: each list is read in one fixed order (prompts by name, resources by
- * URI, templates by URI template) and a cursor names the last item sent, never an index, so a page
- * asked for after the catalog changed goes on where the one before ended (as the host's listings
- * do, `@mdp/core` listing.ts). A page holds at most `MCP_PAGE.limit` items and about
+ * MCP's own pagination (SPEC §13.3: `cursor` in, `nextCursor` out) for `prompts/list`,
+ * `resources/list` and `resources/templates/list`: each list is read in one fixed order (prompts
+ * by name, resources by URI, templates by URI template) and a cursor names the last item sent,
+ * never an index, so a page asked for after the catalog changed goes on where the one before ended
+ * (as the host's listings do, `@mdp/core` listing.ts). A page holds at most `MCP_PAGE.limit` items and about
  * `MCP_PAGE.maxBytes` of JSON; an item alone larger than that is sent alone.
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';

@@ -25,7 +25,7 @@ export const MAX_LIST_LIMIT = 1000;
 export const MAX_CURSOR_LENGTH = 4096;
 
 /**
- * Paging (SPEC §12): `limit` items at most (default: the answering server's page size), from
+ * Paging (SPEC §12.6): `limit` items at most (default: the answering server's page size), from
  * where `cursor` (the `nextCursor` of the page before) left off. The cursor is opaque; its
  * content is checked by whoever answers.
  */

@@ -6,7 +6,7 @@
  *   events ──clients──▶ render list ──click a path──▶ form ──submit──▶ /mdp/call ──▶ status, time, result
  *     └─ 401 ──▶ token form ──▶ sessionStorage ──▶ reconnect
  *
- * Each event is the first page of the clients (SPEC §12). "Show more clients" reads the next page
+ * Each event is the first page of the clients (SPEC §12.6). "Show more clients" reads the next page
  * from `GET /mdp/clients?cursor=`; after each event the pages shown beyond the first are read again
  * from its cursor, so a huge catalog is read only as far as someone looks.
  */
