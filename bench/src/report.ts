@@ -27,6 +27,8 @@ export interface SummaryRow {
   readonly pageP99: number | undefined;
   readonly loopMax: number | undefined;
   readonly loopP99: number | undefined;
+  readonly turnMax: number | undefined;
+  readonly turnP99: number | undefined;
 }
 
 export interface ComparisonResult {
@@ -79,6 +81,8 @@ export function summarize(records: readonly RunRecord[]): SummaryRow[] {
       pageP99: first.pageP99 === undefined ? undefined : m((r) => r.pageP99),
       loopMax: first.loopMax === undefined ? undefined : m((r) => r.loopMax),
       loopP99: first.loopP99 === undefined ? undefined : m((r) => r.loopP99),
+      turnMax: first.turnMax === undefined ? undefined : m((r) => r.turnMax),
+      turnP99: first.turnP99 === undefined ? undefined : m((r) => r.turnP99),
     };
   });
 }
@@ -144,7 +148,7 @@ export function renderTables(scenarios: readonly Scenario[], rows: readonly Summ
     if (scenario.kind === 'listing') {
       out.push(
         table(
-          ['catalog', 'load', '/mdp/meta p50 ms', 'p99 ms', 'max ms', `under ${scenario.metaTargetMs} ms`, 'loop delay p99 / max ms', 'pages/s', 'MB/s listed', 'page p99 ms', 'largest page KB', 'CPU µs/page', 'RSS MB', 'errors'],
+          ['catalog', 'load', '/mdp/meta p50 ms', 'p99 ms', 'max ms', `under ${scenario.metaTargetMs} ms`, 'loop delay p99 / max ms', 'turn CPU p99 / max ms', 'pages/s', 'MB/s listed', 'page p99 ms', 'largest page KB', 'CPU µs/page', 'RSS MB', 'errors'],
           mine.map((r) => [
             r.caseLabel,
             r.load,
@@ -153,6 +157,7 @@ export function renderTables(scenarios: readonly Scenario[], rows: readonly Summ
             fixed(r.max, 2),
             r.max === undefined ? '–' : r.max < scenario.metaTargetMs ? 'yes' : 'NO',
             `${fixed(r.loopP99, 1)} / ${fixed(r.loopMax, 1)}`,
+            `${fixed(r.turnP99, 1)} / ${fixed(r.turnMax, 1)}`,
             whole(r.opsPerSec),
             fixed((r.bytesPerSec ?? Number.NaN) / 1e6, 1),
             fixed(r.pageP99, 1),

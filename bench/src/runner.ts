@@ -55,6 +55,9 @@ export interface RunRecord {
   /** Listing only: how late the server's own event loop ran, largest and p99, ms (its monitorEventLoopDelay). */
   readonly loopMax?: number;
   readonly loopP99?: number;
+  /** Listing only: the CPU time the server spent between two ticks of a 1 ms timer, largest and p99, ms (its longest turns). */
+  readonly turnMax?: number;
+  readonly turnP99?: number;
 }
 
 function serverOptions(options: RunOptions, ...names: string[]): ServerOptions {
@@ -159,7 +162,10 @@ async function runListing(scenario: ListingScenario, walker: LoadGenerator, opti
   const prober = new LoadGenerator('meta prober');
   try {
     for (const listingCase of scenario.cases) {
-      const spec: SubjectSpec = { label: 'mdp-server', server: 'mdp', transport: 'ws', population: listingCase.population };
+      const spec: SubjectSpec =
+        listingCase.server === 'mdp'
+          ? { label: 'mdp-server', server: 'mdp', transport: 'ws', population: listingCase.population }
+          : { label: 'bare pages', server: 'bare-pages', transport: 'none', population: listingCase.population };
       options.log(`  starting ${listingCase.label}`);
       const subject = await Subject.start(spec, serverOptions(options, scenario.name, listingCase.label));
       try {
@@ -167,6 +173,7 @@ async function runListing(scenario: ListingScenario, walker: LoadGenerator, opti
           const load = `${walkers} walker${walkers === 1 ? '' : 's'}`;
           const run = async (durationMs: number) => {
             await subject.server.startLoopDelay();
+            await subject.server.startTurnCpu();
             const u0 = await subject.server.usage();
             const [walk, probe] = await Promise.all([
               walkers > 0 ? walker.walk({ port: subject.server.port, walkers, durationMs }) : undefined,
@@ -174,12 +181,13 @@ async function runListing(scenario: ListingScenario, walker: LoadGenerator, opti
             ]);
             const u1 = await subject.server.usage();
             const loop = await subject.server.loopDelay();
+            const turn = await subject.server.turnCpu();
             const clients = await subject.clientErrors();
-            return { walk, probe, loop, cpuUs: u1.cpuUs - u0.cpuUs, rss: u1.rss, clients };
+            return { walk, probe, loop, turn, cpuUs: u1.cpuUs - u0.cpuUs, rss: u1.rss, clients };
           };
           await run(options.warmupMs);
           for (let round = 0; round < options.rounds; round++) {
-            const { walk, probe, loop, cpuUs, rss, clients } = await run(options.durationMs);
+            const { walk, probe, loop, turn, cpuUs, rss, clients } = await run(options.durationMs);
             const errors = probe.errors + (walk?.errors ?? 0);
             records.push({
               scenario: scenario.name,
@@ -202,9 +210,11 @@ async function runListing(scenario: ListingScenario, walker: LoadGenerator, opti
               pageP99: walk?.pageLatency.p99 ?? Number.NaN,
               loopMax: loop.maxMs,
               loopP99: loop.p99Ms,
+              turnMax: turn.maxMs,
+              turnP99: turn.p99Ms,
             });
             options.log(
-              `  ${listingCase.label}, ${load}, round ${round + 1}/${options.rounds}: /mdp/meta p50 ${probe.latency.p50.toFixed(1)} p99 ${probe.latency.p99.toFixed(1)} max ${probe.latency.max.toFixed(1)} ms, loop delay max ${loop.maxMs.toFixed(1)} ms` +
+              `  ${listingCase.label}, ${load}, round ${round + 1}/${options.rounds}: /mdp/meta p50 ${probe.latency.p50.toFixed(1)} p99 ${probe.latency.p99.toFixed(1)} max ${probe.latency.max.toFixed(1)} ms, loop delay max ${loop.maxMs.toFixed(1)} ms, longest turn ${turn.maxMs.toFixed(1)} ms CPU` +
                 (walk ? `, ${walk.pages} pages (${(walk.bytes / 1e6).toFixed(0)} MB, ${walk.walks} whole listings)` : '') +
                 `, ${errors} errors`,
             );

@@ -99,8 +99,8 @@ export type Scenario =
       readonly name: string;
       readonly kind: 'listing';
       readonly title: string;
-      /** One server each, with the catalog of `population`. */
-      readonly cases: ReadonlyArray<{ readonly label: string; readonly population: Population }>;
+      /** One server each: the MDP server with the catalog of `population`, or the bare pages baseline. */
+      readonly cases: ReadonlyArray<{ readonly label: string; readonly server: 'mdp' | 'bare-pages'; readonly population: Population }>;
       /** Walkers at once, one load each (0: /mdp/meta timed with nothing else running, the control). */
       readonly walkers: readonly number[];
       /** Time between two /mdp/meta probes, ms. */
@@ -298,12 +298,16 @@ export function scenarios(sizes: Sizes): Scenario[] {
       cases: [
         {
           label: `${(sizes.listingPathClients * sizes.listingPathsEach).toLocaleString('en-US')} paths (${sizes.listingPathClients} clients × ${sizes.listingPathsEach.toLocaleString('en-US')})`,
+          server: 'mdp',
           population: { prefix: 'p', clients: sizes.listingPathClients, skills: sizes.listingPathsEach },
         },
         {
           label: `${sizes.listingBigClients} clients × ${(sizes.listingDescriptionBytes / 1e6).toLocaleString('en-US')} MB description`,
+          server: 'mdp',
           population: { prefix: 'b', clients: sizes.listingBigClients, skills: 1, descriptionBytes: sizes.listingDescriptionBytes },
         },
+        // The machine's floor: plain node:http writing pages of the same size, no registry.
+        { label: 'bare node:http, 1 MB pages (control)', server: 'bare-pages', population: { prefix: 'x', clients: 0, skills: 0 } },
       ],
       walkers: [0, sizes.listingWalkers],
       metaIntervalMs: 10,
