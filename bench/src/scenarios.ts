@@ -309,7 +309,7 @@ export function scenarios(sizes: Sizes): Scenario[] {
         // The machine's floor: plain node:http writing pages of the same size, no registry.
         { label: 'bare node:http, 1 MB pages (control)', server: 'bare-pages', population: { prefix: 'x', clients: 0, skills: 0 } },
       ],
-      walkers: [0, sizes.listingWalkers],
+      walkers: [0, 1, sizes.listingWalkers],
       metaIntervalMs: 10,
       metaTargetMs: 50,
       comparisons: [],

@@ -71,8 +71,8 @@ describe('pnpm bench --smoke', () => {
     const { code, stderr, report } = await runBench('listing');
     expect(code, stderr.slice(-2000)).toBe(0);
     const rows = report?.rows ?? [];
-    // Two catalogs and the bare pages control, each with no walker and with walkers.
-    expect(rows).toHaveLength(6);
+    // Two catalogs and the bare pages control, each with no walker, one and several.
+    expect(rows).toHaveLength(9);
     for (const row of rows) {
       expect(row.subject).toBe('GET /mdp/meta');
       expect(row.errors, `${row.load}`).toBe(0);

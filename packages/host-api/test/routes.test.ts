@@ -211,6 +211,15 @@ describe.each(ADAPTERS)('%s adapter', (_name, app) => {
       }
     });
 
+    it('writes a large page whole, its Content-Length in bytes', async () => {
+      const big = { id: 'é'.repeat(100_000), name: 'n', paths: [], status: 'online', connectedAt: 'x', lastSeenAt: 'y', connection: { mode: 'ws', secure: false, authSource: 'none' }, aliases: [] };
+      const host = { ...fakeHost(), listClients: async () => ({ clients: [big as never], nextCursor: 'n' }) };
+      const res = await app(host).request('/mdp/clients');
+      const bytes = Buffer.from(await res.arrayBuffer());
+      expect(Number(res.headers.get('content-length') ?? bytes.length)).toBe(bytes.length);
+      expect(JSON.parse(bytes.toString('utf8'))).toEqual({ clients: [big], nextCursor: 'n' });
+    });
+
     it('answers a cursor it did not make with 400 naming the cursor', async () => {
       const router = new Router();
       const a = app(createLocalHost(router));
