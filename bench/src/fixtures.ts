@@ -38,13 +38,13 @@ export type ReadVia = 'skill' | 'host-call' | 'mcp-call';
 
 /**
  * The registerClient message of one mock client with `count` skill (or endpoint) descriptors. With
- * `descriptionBytes`, the first descriptor's description is padded to that many characters (the
- * largest catalogs the limits allow, for the listing scenario).
+ * `descriptionBytes`, every description is padded to that many characters (the largest catalogs
+ * the limits allow, for the listing scenario).
  */
 export function registerMessage(id: string, count: number, via: ReadVia = 'skill', descriptionBytes = 0): object {
   const paths = [];
   for (let j = 0; j < count; j++) {
-    const description = j === 0 && descriptionBytes > 0 ? `Bench skill ${j} `.padEnd(descriptionBytes, 'd') : `Bench ${via === 'skill' ? 'skill' : 'endpoint'} ${j}`;
+    const description = descriptionBytes > 0 ? `Bench skill ${j} `.padEnd(descriptionBytes, 'd') : `Bench ${via === 'skill' ? 'skill' : 'endpoint'} ${j}`;
     paths.push(via === 'skill' ? { type: 'skill', path: skillPath(j), description } : { type: 'endpoint', method: 'POST', path: endpointPath(j), description });
   }
   return { type: 'registerClient', client: { id, name: `Bench client ${id}`, version: '1.0.0', paths } };
@@ -59,6 +59,6 @@ export interface Population {
   readonly readClients?: number;
   /** How the load reaches them; default `skill`. */
   readonly via?: ReadVia;
-  /** Characters of the first path's description (default: a short one). */
+  /** Characters of each path's description (default: a short one). */
   readonly descriptionBytes?: number;
 }

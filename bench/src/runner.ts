@@ -92,7 +92,11 @@ async function runReadCase(scenario: string, readCase: ReadCase, loadgen: LoadGe
   try {
     for (const spec of readCase.subjects) {
       options.log(`  starting ${spec.label} (${spec.population.clients} × ${spec.population.skills} ${spec.transport})`);
-      subjects.push(await Subject.start(spec, serverOptions(options, scenario, readCase.label, spec.label)));
+      const subject = await Subject.start(spec, serverOptions(options, scenario, readCase.label, spec.label));
+      subjects.push(subject);
+      if (subject.started) {
+        options.log(`    connected and registered in ${subject.started.ms.toFixed(0)} ms, server CPU ${subject.started.cpuUsPerClient.toFixed(0)} µs per client`);
+      }
     }
     for (const load of readCase.loads) {
       const loadLabel = `c${load.concurrency}`;
@@ -120,7 +124,7 @@ async function runReadCase(scenario: string, readCase: ReadCase, loadgen: LoadGe
 /** A fresh server per round: RSS before and after connecting `clients` clients, both after full GCs. */
 async function memoryRun(spec: SubjectSpec, options: RunOptions): Promise<Omit<RunRecord, 'scenario' | 'caseLabel' | 'load' | 'subject' | 'round'>> {
   // No CPU profile here: memory figures only.
-  const server = await RunningServer.start(spec.server, spec.label, { nodeArgs: options.server.nodeArgs });
+  const server = await RunningServer.start(spec.server, spec.label, { nodeArgs: options.server.nodeArgs, clients: spec.population.clients });
   const clients = new ClientProcess(spec.label);
   try {
     // Let start-up work (module loading, first timers) finish before the baseline reading.

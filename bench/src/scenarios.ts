@@ -20,8 +20,9 @@ export interface Sizes {
   /** Listing: clients × paths each of the path-count case (the default cap: 250,000 paths in all). */
   readonly listingPathClients: number;
   readonly listingPathsEach: number;
-  /** Listing: clients of the large-description case, and the characters of each one's description. */
+  /** Listing: clients of the large-catalog case, paths in each catalog, and characters of each path's description. */
   readonly listingBigClients: number;
+  readonly listingBigPaths: number;
   readonly listingDescriptionBytes: number;
   /** Listing: walkers at once while /mdp/meta is timed. */
   readonly listingWalkers: number;
@@ -36,9 +37,11 @@ export const FULL_SIZES: Sizes = {
   registrationSkills: 20,
   listingPathClients: 25,
   listingPathsEach: 10_000,
-  listingBigClients: 200,
-  // A registerClient of one path with this description stays within the 1 MiB message limit.
-  listingDescriptionBytes: 1_000_000,
+  // The byte caps' defaults: descriptions of 16 KiB at most, 1 MiB a catalog, 32 MiB in all. 31
+  // catalogs of 62 descriptions of 16,000 characters (about 1 MB each) are the largest they take.
+  listingBigClients: 31,
+  listingBigPaths: 62,
+  listingDescriptionBytes: 16_000,
   listingWalkers: 4,
 };
 
@@ -53,6 +56,7 @@ export const SMOKE_SIZES: Sizes = {
   listingPathClients: 2,
   listingPathsEach: 100,
   listingBigClients: 4,
+  listingBigPaths: 2,
   listingDescriptionBytes: 10_000,
   listingWalkers: 2,
 };
@@ -302,9 +306,9 @@ export function scenarios(sizes: Sizes): Scenario[] {
           population: { prefix: 'p', clients: sizes.listingPathClients, skills: sizes.listingPathsEach },
         },
         {
-          label: `${sizes.listingBigClients} clients × ${(sizes.listingDescriptionBytes / 1e6).toLocaleString('en-US')} MB description`,
+          label: `${sizes.listingBigClients} clients × ${sizes.listingBigPaths} paths × ${(sizes.listingDescriptionBytes / 1000).toLocaleString('en-US')} kB descriptions`,
           server: 'mdp',
-          population: { prefix: 'b', clients: sizes.listingBigClients, skills: 1, descriptionBytes: sizes.listingDescriptionBytes },
+          population: { prefix: 'b', clients: sizes.listingBigClients, skills: sizes.listingBigPaths, descriptionBytes: sizes.listingDescriptionBytes },
         },
         // The machine's floor: plain node:http writing pages of the same size, no registry.
         { label: 'bare node:http, 1 MB pages (control)', server: 'bare-pages', population: { prefix: 'x', clients: 0, skills: 0 } },

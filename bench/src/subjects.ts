@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { SERVER_DEFAULTS } from '@mdp/server';
 import type { Population } from './fixtures.js';
 import { Child } from './proc.js';
 import type { ProcessUsage } from './probe.js';
@@ -42,6 +43,19 @@ export interface ServerOptions {
   readonly cpuProfileDir?: string | undefined;
   /** Extra node flags for the server process. */
   readonly nodeArgs?: readonly string[];
+  /** How many clients the server will hold (they all connect from 127.0.0.1). */
+  readonly clients?: number;
+  /** Extra flags for `mdp-server` (tools; the scenarios run it with its defaults). */
+  readonly extraArgs?: readonly string[];
+}
+
+/**
+ * The flags a population of `clients` needs on `mdp-server`: every mock client connects from
+ * 127.0.0.1, so past the server's default cap of clients per address (1,000) the cap is raised to
+ * the population, and only then: otherwise the server runs with its defaults.
+ */
+export function populationArgs(clients: number | undefined): string[] {
+  return clients !== undefined && clients > SERVER_DEFAULTS.maxClientsPerAddress ? ['--max-clients-per-address', String(clients)] : [];
 }
 
 /** A directory name for one subject's profile: `ws-read_1-client_mdp-server`. */
@@ -73,7 +87,7 @@ export class RunningServer {
       // The binary as users run it (default options, loopback, any free port), as one node: the
       // CLI's default cluster mode (auto) probes 100 ports every 2 s and may follow and mirror
       // into whatever hub it finds on this machine, which is not the relay being measured.
-      args = ['--host', '127.0.0.1', '--port', '0', '--cluster-mode', 'standalone'];
+      args = ['--host', '127.0.0.1', '--port', '0', '--cluster-mode', 'standalone', ...populationArgs(options.clients), ...(options.extraArgs ?? [])];
     } else {
       script = SCRIPTS[kind];
       args = ['0'];
@@ -161,7 +175,16 @@ export class ClientProcess {
 }
 
 /** A subject brought up: its server and, unless it has none, its clients connected. */
+/** How a subject's population came up: the time to connect and confirm it, and the server CPU it took per client. */
+export interface PopulationStart {
+  readonly ms: number;
+  readonly cpuUsPerClient: number;
+}
+
 export class Subject {
+  /** Set once its clients are connected (none for a subject without clients). */
+  started: PopulationStart | undefined;
+
   private constructor(
     readonly spec: SubjectSpec,
     readonly server: RunningServer,
@@ -170,14 +193,17 @@ export class Subject {
   ) {}
 
   static async start(spec: SubjectSpec, options: ServerOptions = {}): Promise<Subject> {
-    const server = await RunningServer.start(spec.server, spec.label, options);
+    const server = await RunningServer.start(spec.server, spec.label, { ...options, clients: spec.population.clients });
     if (spec.transport === 'none') return new Subject(spec, server, undefined, options.cpuProfileDir);
     const clients = new ClientProcess(spec.label);
     const subject = new Subject(spec, server, clients, options.cpuProfileDir);
     try {
       // 2,000 clients × 20 skills takes a few seconds on a busy machine; allow far more.
       const timeoutMs = 60_000 + spec.population.clients * 30;
-      await clients.connect(spec.transport === 'ws' ? server.wsUrl : server.httpUrl, spec.transport, spec.population, timeoutMs);
+      const u0 = await server.usage();
+      const ms = await clients.connect(spec.transport === 'ws' ? server.wsUrl : server.httpUrl, spec.transport, spec.population, timeoutMs);
+      const u1 = await server.usage();
+      subject.started = { ms, cpuUsPerClient: (u1.cpuUs - u0.cpuUs) / spec.population.clients };
     } catch (error) {
       await subject.stop();
       throw error;

@@ -94,7 +94,8 @@ export const CLUSTER_SETTINGS = settingGroup({
       default: true,
       sources: FROM,
       help: `while leading, also serve the first port of the discovery range (the one clients
-        know) as soon as the member that held it is gone; let it go on step-down`,
+        know) as soon as the member that held it is gone; let it go on step-down, and give it back
+        when that member starts on it again`,
     },
     clusterHeartbeatIntervalMs: {
       flag: 'cluster-heartbeat-interval-ms',

@@ -2,7 +2,8 @@
  * The lifecycle of the features (feature.ts) on their listener, the one place its order is carried
  * out:
  *
- *   listen ──▶ bind (auto mode: the next free port of the range when an MDP server holds it)
+ *   listen ──▶ bind (auto mode: the next free port of the range when an MDP server holds it; its own
+ *              port held by a member of its cluster as a second port: asked back, port-claim.ts)
  *          ──▶ the listening line ──▶ each feature's `start`, in list order (one throws: unbound again)
  *   close ───▶ the listener stops accepting ──▶ each feature's `stopping`, in reverse list order
  *          ──▶ each feature's `close`, in reverse list order, one after the other ──▶ connections end
@@ -12,7 +13,7 @@
 import type { ListeningInfo, ServerFeature } from './feature.js';
 import { portFallbackOf } from './cluster.js';
 import type { OwnedContext } from './context.js';
-import { bindServing, closeListener, type Server } from './listener.js';
+import { bindServing, closeListener, type BindOptions, type Server } from './listener.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
 import type { ReloadResult, TlsState } from './tls.js';
 import { advertisedAuthority, defaultServerId, serverUrls } from './urls.js';
@@ -31,6 +32,8 @@ export function serverLifecycle(
   server: Server,
   features: readonly ServerFeature[],
   options: Pick<MdpServerOptions, 'port' | 'serverId' | 'cluster'>,
+  /** How to get its own port back from a member of its cluster (`portClaimOf`), if it may. */
+  claim?: (port: number, serverId: string) => BindOptions['claim'],
 ): Lifecycle {
   const { host, logger, tls } = ctx;
   const secure = tls !== undefined;
@@ -56,7 +59,8 @@ export function serverLifecycle(
     listen() {
       const port = options.port ?? SERVER_DEFAULTS.port;
       const fallbackPorts = portFallbackOf(options.cluster, port, options.port !== undefined);
-      return bindServing(server, { host, port, logger, fallbackPorts, secure }, start);
+      const serverId = options.serverId ?? defaultServerId(host, port);
+      return bindServing(server, { host, port, logger, fallbackPorts, secure, claim: port === 0 ? undefined : claim?.(port, serverId) }, start);
     },
     reloadTls() {
       if (!tls || !('setSecureContext' in server)) return { ok: false, error: 'the server does not use TLS' };

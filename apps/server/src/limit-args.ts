@@ -31,6 +31,41 @@ export const LIMIT_SETTINGS = settingGroup({
       default: SERVER_DEFAULTS.maxTotalPaths,
       help: 'paths in all catalogs together; a catalog past it closes 1013 / answers 503 with Retry-After',
     },
+    maxDescriptionLength: {
+      flag: 'max-description-length',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxDescriptionLength,
+      help: 'characters in one description (or other text a client registers: name, contentType…); a longer one closes 1009 / answers 413',
+    },
+    maxSchemaLength: {
+      flag: 'max-schema-length',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxSchemaLength,
+      help: 'characters of one inputSchema or outputSchema as JSON (or metadata, other objects); a longer one closes 1009 / answers 413',
+    },
+    maxCatalogBytes: {
+      flag: 'max-catalog-bytes',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxCatalogBytes,
+      help: "bytes of one client's descriptor as JSON, paths included; a larger one closes 1009 / answers 413",
+    },
+    maxTotalCatalogBytes: {
+      flag: 'max-total-catalog-bytes',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxTotalCatalogBytes,
+      help: 'bytes of all catalogs together (at most ~21 bytes of heap each, 2-5 for most); past it closes 1013 / answers 503 with Retry-After',
+    },
+    maxClientsPerAddress: {
+      flag: 'max-clients-per-address',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxClientsPerAddress,
+      help: 'clients registered from one remote address (loopback: every local process); one more closes 4429 / answers 429',
+    },
     maxCatalogUpdatesPerMinute: {
       flag: 'max-catalog-updates-per-minute',
       placeholder: '<n>',
@@ -144,7 +179,11 @@ export const LIMIT_SETTINGS = settingGroup({
       help: 'TCP connections open at once per port, websockets included; more are closed as soon as accepted',
     },
   },
-  checks: [{ keys: ['httpRequestTimeoutMs', 'httpHeadersTimeoutMs'], holds: (request, headers) => request >= headers, message: '{0} must not be below {1}' }],
+  checks: [
+    { keys: ['httpRequestTimeoutMs', 'httpHeadersTimeoutMs'], holds: (request, headers) => request >= headers, message: '{0} must not be below {1}' },
+    // Else the largest catalog allowed could never be registered.
+    { keys: ['maxTotalCatalogBytes', 'maxCatalogBytes'], holds: (total, one) => total >= one, message: '{0} must not be below {1}' },
+  ],
 });
 
 /** The options the limit settings name. */

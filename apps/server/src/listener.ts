@@ -76,7 +76,15 @@ export function createListener(
     response.once('close', connections.answering(request.socket));
     if (request.method !== 'OPTIONS') {
       const url = originForm(request.url ?? '/');
-      for (const feature of fast) if (feature.handle?.(request, response, url)) return;
+      try {
+        for (const feature of fast) if (feature.handle?.(request, response, url)) return;
+      } catch (error) {
+        // What a feature throws is answered as Hono's routes answer it, never left to end the process.
+        logger.error('http.unhandled_error', { method: request.method, path: url.split('?')[0], error });
+        if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ error: INTERNAL_ERROR.message }));
+        return;
+      }
     }
     void serveWithHono(request, response);
   };
@@ -103,7 +111,14 @@ export function createListener(
     connections.upgraded(socket as Socket);
     socket.on('error', onUpgradeSocketError);
     const path = (request.url ?? '/').split('?')[0] ?? '/';
-    for (const feature of upgraders) if (feature.upgrade?.(request, socket, head, path)) return;
+    try {
+      for (const feature of upgraders) if (feature.upgrade?.(request, socket, head, path)) return;
+    } catch (error) {
+      // As for requests: one refused upgrade, never the end of the process.
+      logger.error('http.unhandled_error', { method: 'upgrade', path, error });
+      socket.destroy();
+      return;
+    }
     socket.end(NOT_FOUND);
   });
   if (connectors.length > 0) {
@@ -145,12 +160,19 @@ export interface BindOptions {
   readonly logger: Logger;
   /** The server speaks TLS: whoever holds the port is asked over HTTPS. */
   readonly secure?: boolean;
+  /**
+   * When the port is in use and there is no fallback: get it back from a member of the cluster that
+   * holds it as a second port (port-claim.ts). Gets one bind attempt; resolves with the address
+   * once bound, or `undefined` to fail with the bind error.
+   */
+  readonly claim?: ((bindOnce: () => Promise<AddressInfo>) => Promise<AddressInfo | undefined>) | undefined;
 }
 
 /**
  * Bind the port, or in auto mode the next free port of the range when an MDP server holds it (this
- * one then follows that server if it is of the same cluster, and leads its own otherwise). `start`
- * runs once bound; what it throws rejects with nothing left listening.
+ * one then follows that server if it is of the same cluster, and leads its own otherwise), or, for
+ * a port of its own, get it back from a member holding it as a second port (`claim`). `start` runs
+ * once bound; what it throws rejects with nothing left listening.
  */
 export async function bindServing<T>(server: Server, options: BindOptions, start: (port: number) => T): Promise<T> {
   const { host, port, logger } = options;
@@ -165,7 +187,13 @@ export async function bindServing<T>(server: Server, options: BindOptions, start
   try {
     return started(await bind(server, host, port));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || !options.fallbackPorts || !(await heldByMdp(host, port, options.secure))) throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+    if (!options.fallbackPorts && options.claim) {
+      const claimed = await options.claim(() => bind(server, host, port));
+      if (claimed) return started(claimed);
+      throw error;
+    }
+    if (!options.fallbackPorts || !(await heldByMdp(host, port, options.secure))) throw error;
     for (const next of options.fallbackPorts()) {
       let address: AddressInfo;
       try {
@@ -187,6 +215,11 @@ export async function bindServing<T>(server: Server, options: BindOptions, start
 export interface ServedPort {
   readonly port: number;
   close(): void;
+  /**
+   * Stop accepting there and end the connections accepted there (their clients reconnect, to
+   * whoever binds the port next); resolves once the port is free. Idempotent.
+   */
+  drop(): Promise<void>;
 }
 
 /** The second ports of a server and the connections they accepted (the server counts only its own). */
@@ -208,10 +241,14 @@ const served = new WeakMap<Server, Served>();
 export async function servePort(server: Server, host: string, port: number): Promise<ServedPort> {
   const entry = served.get(server) ?? { listeners: new Set<NetServer>(), sockets: new Set<Socket>(), onSocketClosed: undefined };
   served.set(server, entry);
+  /** The connections accepted on this port (`drop` ends them). */
+  const own = new Set<Socket>();
   const extra = createNetServer((socket) => {
     entry.sockets.add(socket);
+    own.add(socket);
     socket.once('close', () => {
       entry.sockets.delete(socket);
+      own.delete(socket);
       entry.onSocketClosed?.();
     });
     server.emit('connection', socket);
@@ -229,11 +266,19 @@ export async function servePort(server: Server, host: string, port: number): Pro
   });
   extra.on('error', () => undefined);
   entry.listeners.add(extra);
+  // 'close' comes once the listener is closed and every connection it accepted has ended.
+  const closed = new Promise<void>((resolve) => extra.once('close', () => resolve()));
+  const close = (): void => {
+    entry.listeners.delete(extra);
+    if (extra.listening) extra.close();
+  };
   return {
     port: (extra.address() as AddressInfo).port,
-    close() {
-      entry.listeners.delete(extra);
-      if (extra.listening) extra.close();
+    close,
+    drop() {
+      close();
+      for (const socket of own) socket.destroy();
+      return closed;
     },
   };
 }

@@ -115,6 +115,14 @@ export function createServerMetrics(sources: MetricsSources): ServerMetrics {
       for (const [type, count] of Object.entries(counts)) this.set({ type }, count);
     },
   });
+  new Gauge({
+    name: 'mdp_catalog_bytes',
+    help: 'Bytes of JSON in all registered catalogs together (what --max-total-catalog-bytes caps)',
+    registers,
+    collect() {
+      this.set(router.catalogBytes);
+    },
+  });
   new Counter({
     name: 'mdp_invocations_total',
     help: 'Calls routed to clients, by route (skill, host, mcp, cluster) and outcome (ok or error code)',

@@ -51,6 +51,31 @@ export interface MdpServerOptions {
    * 503 with Retry-After), and the registry's memory stays bounded. Default 250000.
    */
   maxTotalPaths?: number;
+  /**
+   * Longest text a client registers, characters: a client's or a path's description, and its name,
+   * version, platform, contentType and other string fields (not the path). A catalog with a longer
+   * one is refused: close 1009 / send 413 naming the field and the limit. Default 16384.
+   */
+  maxDescriptionLength?: number;
+  /**
+   * Longest `inputSchema` or `outputSchema` (or `metadata`, or any other object field), characters
+   * of its JSON; refused like a long description. Default 65536.
+   */
+  maxSchemaLength?: number;
+  /** Largest catalog, bytes of the client descriptor's JSON; refused like a long description. Default 1 MiB. */
+  maxCatalogBytes?: number;
+  /**
+   * Most bytes of all catalogs together (as `maxCatalogBytes` counts them); a catalog that would pass
+   * it is refused like one past `maxTotalPaths` (close 1013 / send 503 with Retry-After). Bounds the
+   * registry's memory: about 21 bytes of heap per byte at worst, 2 to 5 for most catalogs. Default 32 MiB.
+   */
+  maxTotalCatalogBytes?: number;
+  /**
+   * Most clients registered at once from one remote address (websocket and HTTP loop together; on
+   * loopback every local process shares one); one more `registerClient` is refused: close 4429 /
+   * send 429. Proven mirror links of cluster members are not counted. Default 1000.
+   */
+  maxClientsPerAddress?: number;
   /** Most catalog changes per session and minute (a burst of that many, then at that rate); more close 1013 / answer 429. Default 120. */
   maxCatalogUpdatesPerMinute?: number;
   /**
@@ -187,6 +212,11 @@ export const SERVER_DEFAULTS = {
   maxPathSegments: ROUTER_DEFAULTS.maxPathSegments,
   maxCatalogPaths: ROUTER_DEFAULTS.maxCatalogPaths,
   maxTotalPaths: ROUTER_DEFAULTS.maxTotalPaths,
+  maxDescriptionLength: ROUTER_DEFAULTS.maxDescriptionLength,
+  maxSchemaLength: ROUTER_DEFAULTS.maxSchemaLength,
+  maxCatalogBytes: ROUTER_DEFAULTS.maxCatalogBytes,
+  maxTotalCatalogBytes: ROUTER_DEFAULTS.maxTotalCatalogBytes,
+  maxClientsPerAddress: ROUTER_DEFAULTS.maxClientsPerAddress,
   maxCatalogUpdatesPerMinute: ROUTER_DEFAULTS.catalogUpdatesPerMinute,
   maxWsBufferedBytes: WS_LIMIT_DEFAULTS.maxBufferedBytes,
   wsStallTimeoutMs: WS_LIMIT_DEFAULTS.stallTimeoutMs,

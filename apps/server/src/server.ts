@@ -31,9 +31,10 @@ import { websocketFeature } from './features/websocket.js';
 import { preflightPolicy } from './guarded-routes.js';
 import { serverLifecycle } from './lifecycle.js';
 import { createApp, createListener, servePort } from './listener.js';
+import { portClaimOf } from './port-claim.js';
 import { bearerGuard } from './read-route.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
-import type { ReloadResult } from './tls.js';
+import { peerTlsOf, type ReloadResult } from './tls.js';
 
 export type { ListeningInfo } from './feature.js';
 export { SAME_SITE_NONE_NEEDS_TLS } from './context.js';
@@ -119,7 +120,16 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   ];
   const app = createApp(features, logger, preflightPolicy(ctx.originPolicy, skillReader));
   const httpServer = createListener(features, app, host, logger, limits.http, tls?.listenerOptions());
-  const lifecycle = serverLifecycle(ctx, httpServer, features, options);
+  const claim = portClaimOf({
+    cluster: options.cluster,
+    clusterId,
+    host,
+    secure: tls !== undefined,
+    tls: tls && (() => peerTlsOf(tls.current)),
+    logger,
+    releaseRequest: (to, port, serverId) => cluster.portReleaseRequest({ to, port, serverId }),
+  });
+  const lifecycle = serverLifecycle(ctx, httpServer, features, options, claim);
   return {
     router,
     app,

@@ -16,7 +16,8 @@ const id = (p: Proc): string => `127.0.0.1:${p.port}`;
 describe('three mdp-server processes in auto mode', () => {
   it('find each other, elect one leader, and replace it when it is killed', { timeout: 60_000 }, async () => {
     // No member listens on the range's first port, the default port the leader takes as well: one
-    // that started late would find it held by a leader elected without it, and exit.
+    // that started late would find it held by a leader elected without it and have to ask for it
+    // back (port-back.process.e2e.test.ts), which this test is not about.
     const [start, ...ports] = (await freePorts(4)) as [number, ...number[]];
     const clusterId = `proc-${start}`;
     const procs = ports.map((port) => spawnServer({ port, rangeStart: start, rangeSize: 4, stateDir: state, clusterId, extra: FAST_CLUSTER }));

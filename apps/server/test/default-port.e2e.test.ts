@@ -2,10 +2,12 @@
  * The default port stays served, in process: when the member holding the first port of the
  * discovery range goes away, the new leader serves that port too (keeping its own), clients that
  * know only that port reach it, and /mdp/meta there tells the truth. Another user's hub's port is
- * never taken.
+ * never taken. When its owner starts on it again, the holder gives it back (proven with the
+ * cluster secret); a server of another cluster or user does not get it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Logger } from '@mdp/core';
+import { PORT_RELEASE_PATH, portReleaseRequest } from '@mdp/cluster';
 import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
 import { TestClient, descriptor, freePorts, recordingLogger, skill, stopAll, until } from '@mdp/test-kit';
 import { createMdpServer, type MdpServer } from '../src/index.js';
@@ -129,5 +131,98 @@ describe('the default port', () => {
     expect(server.cluster!.servesDefaultPort()).toBe(true);
     await expect(fetch(`http://127.0.0.1:${home}/mdp/meta`)).rejects.toThrow();
     expect(watch.events()).not.toContain('server.default_port_held');
+  });
+});
+
+describe('the default port, given back', () => {
+  const ours = { secret: 'ours' };
+
+  /** Owner on `home`, survivor on `own`; the owner closes and the survivor holds `home`. */
+  async function held(range: number[]): Promise<{ survivor: MdpServer; watch: ReturnType<typeof recordingLogger> }> {
+    const [home, own] = range as [number, number];
+    const owner = await start(home, range, ours);
+    const watch = recordingLogger({ level: 'info' });
+    const survivor = await start(own, range, ours, watch.logger);
+    await Promise.race([leads(owner), leads(survivor)]);
+    await owner.close();
+    await watch.seen('server.default_port_held');
+    return { survivor, watch };
+  }
+
+  it('goes back to its owner when it starts on it again; the connections there are cut', async () => {
+    const range = await freePorts(3);
+    const [home, own] = range as [number, number];
+    const { watch } = await held(range);
+    const client = await TestClient.connect(`ws://127.0.0.1:${home}`);
+
+    const ownerWatch = recordingLogger({ level: 'info' });
+    const again = await start(home, range, ours, ownerWatch.logger);
+    expect(again.info?.port).toBe(home);
+    await ownerWatch.seen('server.port_claim_asked', { port: home, holder: `127.0.0.1:${own}` });
+    await watch.seen('server.default_port_yielded', { port: home, to: `127.0.0.1:${home}` });
+    await client.closed;
+    expect((await metaAt(home)).serverId).toBe(`127.0.0.1:${home}`);
+    expect((await metaAt(own)).serverId).toBe(`127.0.0.1:${own}`);
+  });
+
+  it("is not given to another user's server, nor to a server of another cluster: their bind fails as before", async () => {
+    const range = await freePorts(3);
+    const [home, own] = range as [number, number];
+    const { watch } = await held(range);
+    const discovery = { startPort: home, attempts: range.length, intervalMs: 100, probeTimeoutMs: 200 };
+    const theirs = createMdpServer({ host: '127.0.0.1', port: home, clusterId: 'dp', logLevel: 'silent', cluster: { ...FAST, discovery, secret: 'theirs' } });
+    const otherCluster = createMdpServer({ host: '127.0.0.1', port: home, clusterId: 'other', logLevel: 'silent', cluster: { ...FAST, discovery, secret: 'ours' } });
+    servers.push(theirs, otherCluster);
+    await expect(theirs.listen()).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    await watch.seen('server.port_release_refused', { port: home, reason: 'cluster secret not proven' });
+    await expect(otherCluster.listen()).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    expect((await metaAt(home)).serverId).toBe(`127.0.0.1:${own}`);
+    expect(watch.events()).not.toContain('server.default_port_yielded');
+  });
+
+  it('is asked for only by a proven request, once: bad ones get a clear refusal', async () => {
+    const range = await freePorts(3);
+    const [home, own] = range as [number, number];
+    const server = await start(own, range, ours);
+    await leads(server);
+    const url = `http://127.0.0.1:${own}${PORT_RELEASE_PATH}`;
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    const request = (over: { to?: string; port?: number; secret?: string } = {}) =>
+      portReleaseRequest(over.secret ?? 'ours', 'dp', { serverId: `127.0.0.1:${home}`, to: over.to ?? `127.0.0.1:${own}`, port: over.port ?? home, timestamp: Date.now() });
+    const refused = async (res: Response, status: number, error: RegExp) => {
+      expect(res.status).toBe(status);
+      expect((await res.json()) as unknown).toEqual({ error: expect.stringMatching(error) });
+    };
+
+    const get = await fetch(url);
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+    await refused(await post(request(), { origin: 'http://evil.example' }), 403, /web pages/);
+    await refused(await post('nope'), 400, /not JSON/);
+    await refused(await post({ hello: 1 }), 400, /^not a port release request: /);
+    await refused(await post('x'.repeat(5000)), 413, /exceeds/);
+    await refused(await post(request({ secret: 'theirs' })), 403, /cluster secret not proven/);
+    await refused(await post(request({ to: '127.0.0.1:1' })), 403, /another server/);
+    await refused(await post(request({ port: own })), 409, /not served here as a second port/);
+
+    const body = request();
+    const ok = await post(body);
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ released: true, port: home });
+    // Asked again: released again, but a copy of a request already acted on changes nothing.
+    expect((await post(request())).status).toBe(200);
+    await refused(await post(body), 403, /used before/);
+  });
+
+  it('is not asked of a server whose own port it is', async () => {
+    const range = await freePorts(2);
+    const [home, own] = range as [number, number];
+    const server = await start(home, range, ours);
+    await leads(server);
+    const body = portReleaseRequest('ours', 'dp', { serverId: `127.0.0.1:${own}`, to: `127.0.0.1:${home}`, port: home, timestamp: Date.now() });
+    const res = await fetch(`http://127.0.0.1:${home}${PORT_RELEASE_PATH}`, { method: 'POST', body: JSON.stringify(body) });
+    expect(res.status).toBe(409);
+    expect((await metaAt(home)).serverId).toBe(`127.0.0.1:${home}`);
   });
 });

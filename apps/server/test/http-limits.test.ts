@@ -53,6 +53,34 @@ describe('a second port', () => {
   });
 });
 
+describe('a second port, let go', () => {
+  const connected = (port: number): Promise<Socket> =>
+    new Promise((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => resolve(socket)).on('error', reject);
+    });
+  const closed = (socket: Socket): Promise<void> => new Promise((resolve) => socket.once('close', () => resolve()));
+
+  it('close() stops accepting and keeps the connections; drop() ends them too and resolves once the port is free', async () => {
+    const server = createHttpServer();
+    const kept = await servePort(server, '127.0.0.1', 0);
+    const keptSocket = await connected(kept.port);
+    kept.close();
+    await expect(connected(kept.port)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    const dropped = await servePort(server, '127.0.0.1', 0);
+    const droppedSocket = await connected(dropped.port);
+    const ended = closed(droppedSocket);
+    await dropped.drop();
+    await ended;
+    // Free: it binds again at once.
+    const again = await servePort(server, '127.0.0.1', dropped.port);
+    expect(keptSocket.destroyed).toBe(false);
+    await dropped.drop(); // idempotent
+    await again.drop();
+    keptSocket.destroy();
+    await kept.drop();
+  });
+});
+
 describe('HTTP limits', () => {
   it('become node server options, checked every second at most', () => {
     expect(serverOptions(limits)).toEqual({ headersTimeout: 20_000, requestTimeout: 60_000, keepAliveTimeout: 5_000, connectionsCheckingInterval: 1000 });

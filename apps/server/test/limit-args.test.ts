@@ -36,6 +36,11 @@ describe('limit flags', () => {
       'max-path-segments',
       'max-catalog-paths',
       'max-total-paths',
+      'max-description-length',
+      'max-schema-length',
+      'max-catalog-bytes',
+      'max-total-catalog-bytes',
+      'max-clients-per-address',
       'max-catalog-updates-per-minute',
       'max-ws-buffered-bytes',
       'ws-stall-timeout-ms',
@@ -62,6 +67,11 @@ describe('limit flags', () => {
     [['--ws-stall-timeout-ms', '0'], '--ws-stall-timeout-ms must be a whole number from 1 to 2147483647, got "0"'],
     [['--max-total-paths', '-5'], '--max-total-paths must be a positive whole number, got "-5"'],
     [['--max-http-connections', 'many'], '--max-http-connections must be a positive whole number, got "many"'],
+    [['--max-description-length', '0'], '--max-description-length must be a positive whole number, got "0"'],
+    [['--max-schema-length', '64k'], '--max-schema-length must be a positive whole number, got "64k"'],
+    [['--max-catalog-bytes', '-1'], '--max-catalog-bytes must be a positive whole number, got "-1"'],
+    [['--max-total-catalog-bytes', '1e9'], '--max-total-catalog-bytes must be a positive whole number, got "1e9"'],
+    [['--max-clients-per-address', '2.5'], '--max-clients-per-address must be a positive whole number, got "2.5"'],
   ])('refuse %j', (argv, message) => {
     expect(run(argv)).toEqual({ kind: 'error', messages: [message] });
   });
@@ -70,5 +80,13 @@ describe('limit flags', () => {
     const refused = run(['--http-request-timeout-ms', '1000']);
     expect(refused.kind).toBe('error');
     expect(refused).toEqual({ kind: 'error', messages: ['--http-request-timeout-ms (1000) must not be below the default --http-headers-timeout-ms (20000)'] });
+  });
+
+  it('refuse a total of catalog bytes below the bytes of one catalog', () => {
+    expect(run(['--max-total-catalog-bytes', '1000'])).toEqual({
+      kind: 'error',
+      messages: ['--max-total-catalog-bytes (1000) must not be below the default --max-catalog-bytes (1048576)'],
+    });
+    expect(run(['--max-total-catalog-bytes', '1000', '--max-catalog-bytes', '1000'])).toMatchObject({ kind: 'run', options: { maxTotalCatalogBytes: 1000, maxCatalogBytes: 1000 } });
   });
 });

@@ -114,7 +114,8 @@ describe('a pair of processes (default heartbeat and lease)', () => {
 describe('three processes', () => {
   it('that lose two (the leader among them): the last one leads', { timeout: 60_000 }, async () => {
     // The first port of the range is the default port, which the leader takes as well: no member
-    // may listen there, or a leader elected before that member binds it leaves it nothing to bind.
+    // listens there, or a leader elected before that member binds it would have to give it back
+    // (port-back.process.e2e.test.ts), which this test is not about.
     const [start, ...ports] = (await freePorts(4)) as [number, ...number[]];
     const state = user();
     const procs = ports.map((port) => spawnServer({ port, rangeStart: start, rangeSize: 4, stateDir: state, clusterId: `three-${start}`, extra: FAST_CLUSTER }));

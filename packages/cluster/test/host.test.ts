@@ -177,8 +177,9 @@ describe('cluster RPC on the wire', () => {
 
   it("walks the leader's listing page by page, each page within one frame, where the whole would not fit", async () => {
     const [leader, f1] = await trio();
-    const description = 'd'.repeat(20_000);
-    for (let i = 0; i < 120; i++) attachClient(leader.router, { ...skillClient(`c${String(i).padStart(3, '0')}`), description });
+    // Descriptions at the 16 KiB cap, 2.4 MB in all: more than twice what one frame carries.
+    const description = 'd'.repeat(15_000);
+    for (let i = 0; i < 160; i++) attachClient(leader.router, { ...skillClient(`c${String(i).padStart(3, '0')}`), description });
     const ids: string[] = [];
     let cursor: string | undefined;
     let pages = 0;
@@ -189,7 +190,7 @@ describe('cluster RPC on the wire', () => {
       cursor = page.nextCursor;
       pages++;
     } while (cursor !== undefined);
-    expect(ids).toEqual(Array.from({ length: 120 }, (_, i) => `c${String(i).padStart(3, '0')}`));
+    expect(ids).toEqual(Array.from({ length: 160 }, (_, i) => `c${String(i).padStart(3, '0')}`));
     expect(pages).toBeGreaterThan(1);
     // Asked whole (an earlier follower), the 2.4 MB listing is refused as too large for the link.
     const answers = await rpcOver(leader, [{ requestId: 'w', method: 'listClients' }]);

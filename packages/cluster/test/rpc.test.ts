@@ -58,7 +58,8 @@ describe('serveRpc', () => {
   });
 
   it('lists an item larger than a frame in its short form, so the walk goes on', async () => {
-    attachClient(router, { ...skillClient('big'), description: 'd'.repeat(20_000) });
+    const long = 'd'.repeat(10_000);
+    attachClient(router, { ...skillClient('big'), description: long, paths: [1, 2].map((n) => ({ type: 'skill', path: `/s${n}/skill.md`, description: long })) });
     attachClient(router, skillClient('small'));
     const answer = await serveRpc(host, { method: 'listClients', params: { limit: 10 } }, true, 16 * 1024);
     expect(answer).toMatchObject({ ok: true, result: { clients: [{ id: 'big', paths: [], truncated: true }, { id: 'small' }] } });

@@ -7,8 +7,13 @@ import type { ErrorCode, SerializedError } from '@mdp/protocol';
  *   refusal           websocket close                 HTTP
  *   client_id_taken   4403 (held by another principal) 403 {error}
  *   rate_limited      1013 (try again later)           429 {error} + Retry-After
+ *   too_large         1009 (message too big)           413 {error}
+ *   too_many_clients  4429 (too many from its address) 429 {error}
+ *
+ * `too_large`: a text, schema or catalog over its byte cap (sending it again will not help);
+ * `too_many_clients`: its remote address holds `maxClientsPerAddress` clients already.
  */
-export type Refusal = 'client_id_taken' | 'rate_limited';
+export type Refusal = 'client_id_taken' | 'rate_limited' | 'too_large' | 'too_many_clients';
 
 /**
  * The one error type of the server. `code` is stable and is what edges map to the wire: only the
@@ -85,7 +90,8 @@ export function retryHintMs(error: SerializedError): number | undefined {
 export function httpStatusOf(error: Pick<SerializedError, 'code'> & { readonly refusal?: Refusal | undefined }, source: 'client' | 'server' = 'server'): number {
   if (source === 'client') return 502;
   if (error.refusal === 'client_id_taken') return 403;
-  if (error.refusal === 'rate_limited') return 429;
+  if (error.refusal === 'rate_limited' || error.refusal === 'too_many_clients') return 429;
+  if (error.refusal === 'too_large') return 413;
   switch (error.code) {
     case 'bad_request':
       return 400;

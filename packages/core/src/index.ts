@@ -17,7 +17,7 @@ export { AUTH_COOKIE_MAX_AGE_MS, cookieKeyOf, fixedKeyring, openAuthCookie, seal
 export type { CookieKey, CookieKeyring } from './cookie-seal.js';
 export { FORWARD_AS_IS, FORWARD_WITHOUT_CREDENTIAL } from './forwarding.js';
 export type { CredentialForwarding } from './forwarding.js';
-export { originPrincipal } from './ownership.js';
+export { isOpaqueOrigin, originPrincipal } from './ownership.js';
 export { PathIndex } from './path-index.js';
 export type { ResolvedTarget } from './path-index.js';
 export { SESSION_CLOSE, closeReason } from './session.js';
@@ -39,7 +39,7 @@ export type { ListOptions, ListingLimits } from './listing.js';
 export type { CallOptions, HostApi, LocalHostOptions } from './host.js';
 export { NO_SERVER_IDS, resolveClientId } from './aliases.js';
 export type { IdResolution, IsServerId } from './aliases.js';
-export { credentialedOriginProblem, hostnameOf, isLoopbackHost, originPolicyFor, originProblem } from './origin-policy.js';
+export { credentialedOriginProblem, crossSiteWithoutOrigin, hostnameOf, isLoopbackHost, originPolicyFor, originProblem } from './origin-policy.js';
 export { urlHost } from './url-host.js';
 export type { OriginPolicy } from './origin-policy.js';
 export { parseJsonObject, readBodyText, readNodeBody } from './http-body.js';

@@ -78,6 +78,23 @@ export function originPolicyFor(bindHost: string, extra: { allowedHosts?: readon
   };
 }
 
+/**
+ * Why a request is one a page of another site made without saying so, or undefined. A browser
+ * sends no `Origin` with a GET it makes for a `<script>`, `<img>` or `<link>` element or a no-cors
+ * fetch, but it marks every request with Fetch Metadata, which pages cannot set: such a request from
+ * another site (`Sec-Fetch-Site: cross-site` or `same-site`) is refused unless it is the user's own
+ * top-level navigation (a link they followed: the page gets nothing of it). Without this, any site
+ * could have the server call a local client, and learn from the element's load or error event
+ * whether it exists. Programs send no Fetch Metadata; older browsers neither (then only Origin helps).
+ */
+export function crossSiteWithoutOrigin(headers: Readonly<Record<string, string | undefined>>): string | undefined {
+  if (headers['origin'] !== undefined) return undefined;
+  const site = headers['sec-fetch-site'];
+  if (site !== 'cross-site' && site !== 'same-site') return undefined;
+  if (headers['sec-fetch-mode'] === 'navigate' && headers['sec-fetch-dest'] === 'document') return undefined;
+  return `Forbidden: a ${site} request without Origin (Sec-Fetch-Mode ${JSON.stringify(headers['sec-fetch-mode'] ?? '')})`;
+}
+
 /** Why a request with these headers is refused, or undefined when it may go on. */
 export function originProblem(headers: { readonly host?: string | null | undefined; readonly origin?: string | null | undefined }, policy: OriginPolicy): string | undefined {
   const hostname = typeof headers.host === 'string' ? hostnameOf(headers.host) : undefined;

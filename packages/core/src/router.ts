@@ -15,14 +15,15 @@ import {
   type SerializedError,
   type ServerToClientMessage,
 } from '@mdp/protocol';
-import { CATALOG_LIMIT_DEFAULTS, catalogProblem, fullBucket, takeToken, totalPathsProblem, type CatalogLimits, type RateBucket } from './catalog-limits.js';
+import { CATALOG_LIMIT_DEFAULTS, catalogProblem, fullBucket, measureCatalog, takeToken, type CatalogLimits, type CatalogSize, type RateBucket } from './catalog-limits.js';
+import { CatalogTotals, type Counted } from './catalog-totals.js';
 import { Deadlines, MAX_TIMER_MS, type Deadline } from './deadlines.js';
 import { randomUuid } from './uuid.js';
 import { IdTable } from './id-table.js';
 import { MdpError } from './errors.js';
 import { silentLogger, type Logger } from './logger.js';
 import { NO_SERVER_IDS, type IsServerId } from './aliases.js';
-import { registrationRefusal, trustedMirror } from './ownership.js';
+import { mirrorOutranks, registrationRefusal, trustedMirror, type MirrorOwner } from './ownership.js';
 import { PathIndex, type ResolvedTarget } from './path-index.js';
 import { SESSION_CLOSE, authSourceOf, type AuthSource, type SessionInfo, type SessionTransport } from './session.js';
 
@@ -175,6 +176,10 @@ interface ClientRecord {
   index: PathIndex;
   readonly session: Session;
   readonly registeredAt: number;
+  /** What it adds to the totals: its paths, its bytes, its address (catalog-totals.ts). */
+  counted: Counted;
+  /** Bytes of its descriptor's JSON with `paths: []`: what a catalog update keeps. */
+  headBytes: number;
   /** The id it mirrors, when it is a trusted mirror (registered by a proven link of its member). */
   mirrorOf: string | undefined;
 }
@@ -315,9 +320,13 @@ export class Session implements SessionInfo {
 type Listener = (event: ClientEvent) => void;
 type SessionListener = (event: SessionEvent) => void;
 
-/** The paths of a registered client's catalog; 0 for none. */
-function pathCount(record: ClientRecord | undefined): number {
-  return record === undefined ? 0 : record.descriptor.paths.length;
+/**
+ * The remote address a client of `session` counts against (`maxClientsPerAddress`): none for a
+ * session without one (in-process) or a proven mirror link of a cluster member, whose clients
+ * were counted on their own server.
+ */
+function countedAddress(session: Session): string | undefined {
+  return session.peer === undefined ? session.transport.remoteAddress : undefined;
 }
 
 /** The outcome of a call whose caller went away before it was answered. */
@@ -334,8 +343,8 @@ export class Router {
   private readonly onCallEnd: ((record: CallRecord) => void) | undefined;
   private readonly sessions = new Set<Session>();
   private readonly clients = new Map<string, ClientRecord>();
-  /** Paths in the catalogs of `clients`, together (`maxTotalPaths`). */
-  private totalPaths = 0;
+  /** What the catalogs of `clients` add up to (`maxTotalPaths`, `maxTotalCatalogBytes`, `maxClientsPerAddress`). */
+  private readonly totals: CatalogTotals;
   /** Trusted mirrors by the id they mirror (that id lives on their member): to see a bare id shadow one. */
   private readonly mirrors = new Map<string, Set<ClientRecord>>();
   private readonly pending = new IdTable<PendingCall>();
@@ -365,11 +374,17 @@ export class Router {
       maxPathSegments: options.maxPathSegments ?? ROUTER_DEFAULTS.maxPathSegments,
       maxCatalogPaths: options.maxCatalogPaths ?? ROUTER_DEFAULTS.maxCatalogPaths,
       maxTotalPaths: options.maxTotalPaths ?? ROUTER_DEFAULTS.maxTotalPaths,
+      maxDescriptionLength: options.maxDescriptionLength ?? ROUTER_DEFAULTS.maxDescriptionLength,
+      maxSchemaLength: options.maxSchemaLength ?? ROUTER_DEFAULTS.maxSchemaLength,
+      maxCatalogBytes: options.maxCatalogBytes ?? ROUTER_DEFAULTS.maxCatalogBytes,
+      maxTotalCatalogBytes: options.maxTotalCatalogBytes ?? ROUTER_DEFAULTS.maxTotalCatalogBytes,
+      maxClientsPerAddress: options.maxClientsPerAddress ?? ROUTER_DEFAULTS.maxClientsPerAddress,
       catalogUpdatesPerMinute: options.catalogUpdatesPerMinute ?? ROUTER_DEFAULTS.catalogUpdatesPerMinute,
     };
     for (const [name, value] of Object.entries(this.options)) {
       if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);
     }
+    this.totals = new CatalogTotals(this.options);
     this.logger = options.logger ?? silentLogger;
     this.onCallEnd = options.onCallEnd;
     this.isServerId = options.isServerId ?? NO_SERVER_IDS;
@@ -503,16 +518,28 @@ export class Router {
   }
 
   /**
-   * Refuse a catalog over the limits, one that would take the paths of all catalogs past their
-   * limit (`freeing`: the paths of the catalogs it replaces), or a change over the session's rate.
-   * Changes nothing.
+   * Measure a catalog, refused (`bad_request`, nothing changes) when it is over a limit of its own:
+   * a path's shape, its number of paths, a text or schema in it, or its bytes (`too_large`).
+   * `head`: the client descriptor, or the bytes of the one it keeps (`updateClientCatalog`).
    */
-  private checkCatalog(session: Session, paths: readonly PathDescriptor[], freeing: number): void {
+  private measure(paths: readonly PathDescriptor[], head: ClientDescriptor | number): CatalogSize {
     const problem = catalogProblem(paths, this.options);
     if (problem) throw new MdpError('bad_request', problem);
-    const full = totalPathsProblem(this.totalPaths, freeing, paths.length, this.options.maxTotalPaths);
+    const size = measureCatalog(paths, head, this.options);
+    if ('problem' in size) throw new MdpError('bad_request', size.problem, { refusal: 'too_large' });
+    return size;
+  }
+
+  /**
+   * Refuse a measured catalog (`counted`) that would take the paths or bytes of all catalogs past
+   * their limit (`leaving`: the catalogs it replaces), or a change over the session's rate.
+   * Changes nothing but the session's rate.
+   */
+  private admitCatalog(session: Session, counted: Counted, leaving: readonly (Counted | undefined)[]): void {
+    const full = this.totals.fullProblem(counted.paths, counted.bytes, leaving);
     if (full) {
-      this.logger.warn('catalog.server_full', { sessionId: session.id, totalPaths: this.totalPaths, adding: paths.length });
+      const { paths, bytes } = this.totals;
+      this.logger.warn('catalog.server_full', { sessionId: session.id, totalPaths: paths, totalBytes: bytes, adding: counted.paths, addingBytes: counted.bytes });
       throw new MdpError('not_ready', full);
     }
     const perMinute = this.options.catalogUpdatesPerMinute;
@@ -526,16 +553,27 @@ export class Router {
     }
   }
 
+  /**
+   * Refuse a new client from `address` when it holds `maxClientsPerAddress` already, not counting
+   * `leaving` (the clients the registration replaces).
+   */
+  private checkAddress(session: Session, address: string | undefined, leaving: readonly (Counted | undefined)[]): void {
+    const problem = this.totals.addressProblem(address, leaving);
+    if (problem === undefined) return;
+    this.logger.info('client.address_full', { sessionId: session.id, address, held: this.totals.clientsOf(address as string) });
+    throw new MdpError('bad_request', problem, { refusal: 'too_many_clients' });
+  }
+
   private register(session: Session, descriptor: ClientDescriptor, auth: AuthContext | undefined): void {
     const holder = this.clients.get(descriptor.id);
-    // Under an auth policy an id belongs to whoever registered it here (a member's mirrored ids to
-    // that member's links); without one every session has the same (undefined) principal and the
-    // newer session replaces the older, as SPEC §4 says. Mirrors of the id hold nothing here
-    // (owner-first, ownership.ts).
+    // An id belongs to whoever registered it first (here, or on the member that mirrors it here):
+    // under an auth policy the credential's principal, without one the page's origin; a session
+    // without a principal (a local program, no policy) replaces any, as SPEC §4 says (ownership.ts).
     const refusal = registrationRefusal({
       descriptor,
       registrant: session,
       holder: holder && holder.session !== session ? holder.session : undefined,
+      mirrors: this.mirrorOwners(descriptor.id, session),
       isServerId: this.isServerId,
     });
     if (refusal !== undefined) {
@@ -544,7 +582,14 @@ export class Router {
     }
     const previous = session.client;
     const replacedHolder = holder && holder !== previous ? holder : undefined;
-    this.checkCatalog(session, descriptor.paths, pathCount(previous) + pathCount(replacedHolder));
+    // The catalog's own limits first, then its address's (only a new client adds to it), then the
+    // server's totals and the session's rate.
+    const size = this.measure(descriptor.paths, descriptor);
+    const address = countedAddress(session);
+    const counted: Counted = { paths: descriptor.paths.length, bytes: size.bytes, address };
+    const leaving = [previous?.counted, replacedHolder?.counted];
+    if (previous === undefined) this.checkAddress(session, address, leaving);
+    this.admitCatalog(session, counted, leaving);
     if (previous && previous.id !== descriptor.id) this.removeClient(previous, 'replaced by another registration on its session');
     if (holder && holder.session !== session) {
       this.logger.info('client.replaced', { clientId: descriptor.id, oldSessionId: holder.session.id, sessionId: session.id });
@@ -553,7 +598,11 @@ export class Router {
     session.messageAuth = auth;
     const existing = session.client;
     if (existing && existing.id === descriptor.id) {
-      this.totalPaths += descriptor.paths.length - existing.descriptor.paths.length;
+      // The same client, so the same address: only its catalog changes.
+      const same: Counted = { ...counted, address: existing.counted.address };
+      this.totals.replace(existing.counted, same);
+      existing.counted = same;
+      existing.headBytes = size.headBytes;
       existing.descriptor = descriptor;
       existing.index = new PathIndex(descriptor.paths);
       this.trackMirror(existing);
@@ -566,11 +615,13 @@ export class Router {
       index: new PathIndex(descriptor.paths),
       session,
       registeredAt: Date.now(),
+      counted,
+      headBytes: size.headBytes,
       mirrorOf: undefined,
     };
     session.client = record;
     this.clients.set(record.id, record);
-    this.totalPaths += descriptor.paths.length;
+    this.totals.add(counted);
     this.trackMirror(record);
     this.logger.debug('client.registered', {
       clientId: record.id,
@@ -579,8 +630,35 @@ export class Router {
       authSource: authSourceOf(session),
       paths: descriptor.paths.length,
     });
-    this.noteShadows(record);
     this.emit({ type: 'registered', client: this.info(record) });
+    if (!this.evictLaterOwner(record)) this.noteShadows(record);
+  }
+
+  /** The principals of the trusted mirrors of `id` on sessions other than `session`. */
+  private *mirrorOwners(id: string, session: Session): Iterable<MirrorOwner> {
+    const mirrors = this.mirrors.get(id);
+    if (!mirrors) return;
+    for (const mirror of mirrors) if (mirror.session !== session) yield mirror.session;
+  }
+
+  /**
+   * A trusted mirror `record` of `x` just registered: when its client registered `x` first under
+   * another principal than the bare holder of `x` here (owner-first, ownership.ts), that holder loses
+   * the id (4403), as it would have been refused had the mirror come first. Returns whether it did.
+   */
+  private evictLaterOwner(record: ClientRecord): boolean {
+    if (record.mirrorOf === undefined) return false;
+    const bare = this.clients.get(record.mirrorOf);
+    if (bare === undefined || bare.session === record.session) return false;
+    const since = trustedMirror(record.descriptor, record.session)?.registeredAt ?? record.registeredAt;
+    const outranks = mirrorOutranks(
+      { principal: bare.session.principal, registeredAt: bare.registeredAt },
+      { principal: record.session.principal, registeredAt: since },
+    );
+    if (!outranks) return false;
+    this.logger.warn('client.owner_returned', { clientId: bare.id, sessionId: bare.session.id, mirrorId: record.id, member: record.session.peer });
+    this.closeSession(bare.session, SESSION_CLOSE.heldByAnother);
+    return true;
   }
 
   private updateCatalog(session: Session, clientId: string, paths: PathDescriptor[]): void {
@@ -588,8 +666,11 @@ export class Router {
     if (!record || record.id !== clientId) {
       throw new MdpError('bad_request', `Client ${JSON.stringify(clientId)} is not registered on this session`);
     }
-    this.checkCatalog(session, paths, record.descriptor.paths.length);
-    this.totalPaths += paths.length - record.descriptor.paths.length;
+    const size = this.measure(paths, record.headBytes);
+    const counted: Counted = { paths: paths.length, bytes: size.bytes, address: record.counted.address };
+    this.admitCatalog(session, counted, [record.counted]);
+    this.totals.replace(record.counted, counted);
+    record.counted = counted;
     record.descriptor = { ...record.descriptor, paths };
     record.index = new PathIndex(paths);
     this.logger.debug('client.catalog_updated', { clientId, paths: paths.length });
@@ -634,7 +715,7 @@ export class Router {
   private removeClient(record: ClientRecord, reason: string): void {
     if (this.clients.get(record.id) === record) {
       this.clients.delete(record.id);
-      this.totalPaths -= record.descriptor.paths.length;
+      this.totals.remove(record.counted);
     }
     this.untrackMirror(record);
     if (record.session.client === record) record.session.client = undefined;
@@ -890,6 +971,11 @@ export class Router {
 
   get clientCount(): number {
     return this.clients.size;
+  }
+
+  /** Bytes of JSON in every registered catalog together, as `maxTotalCatalogBytes` counts them. */
+  get catalogBytes(): number {
+    return this.totals.bytes;
   }
 
   private info(record: ClientRecord): ClientInfo {

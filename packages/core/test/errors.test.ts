@@ -61,6 +61,8 @@ describe('httpStatusOf', () => {
   it('maps a refusal before its code', () => {
     expect(httpStatusOf(new MdpError('bad_request', 'Client id held by another principal', { refusal: 'client_id_taken' }))).toBe(403);
     expect(httpStatusOf(new MdpError('bad_request', 'Too many catalog changes', { refusal: 'rate_limited', retryAfterMs: 500 }))).toBe(429);
+    expect(httpStatusOf(new MdpError('bad_request', 'Catalog is over 10 bytes as JSON (maxCatalogBytes)', { refusal: 'too_large' }))).toBe(413);
+    expect(httpStatusOf(new MdpError('bad_request', 'Too many clients from this address (maxClientsPerAddress 1)', { refusal: 'too_many_clients' }))).toBe(429);
     expect(httpStatusOf(new MdpError('bad_request', 'Bad catalog'))).toBe(400);
   });
 });

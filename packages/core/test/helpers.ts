@@ -21,6 +21,7 @@ export class FakeTransport implements SessionTransport {
   constructor(
     readonly kind: string = 'fake',
     readonly wantsPing?: boolean,
+    readonly remoteAddress?: string,
   ) {}
 
   send(message: ServerToClientMessage): void {
@@ -69,9 +70,9 @@ export interface Connected {
 }
 
 /** Open a session on a fresh fake transport. */
-export function connect(router: Router, options: { kind?: string; auth?: AuthContext; wantsPing?: boolean } = {}): Connected {
-  const transport = new FakeTransport(options.kind, options.wantsPing);
-  const session = router.openSession(transport, options.auth);
+export function connect(router: Router, options: { kind?: string; auth?: AuthContext; wantsPing?: boolean; address?: string; principal?: string; peer?: string } = {}): Connected {
+  const transport = new FakeTransport(options.kind, options.wantsPing, options.address);
+  const session = router.openSession(transport, options.auth, options.principal, options.peer);
   return { session, transport };
 }
 
@@ -80,7 +81,7 @@ export function connectClient(
   router: Router,
   id: string,
   paths?: PathDescriptor[],
-  options: { kind?: string; auth?: AuthContext; messageAuth?: AuthContext } = {},
+  options: { kind?: string; auth?: AuthContext; messageAuth?: AuthContext; address?: string } = {},
 ): Connected {
   const connected = connect(router, options);
   connected.session.handle({ type: 'registerClient', client: client(id, paths), auth: options.messageAuth });

@@ -12,6 +12,12 @@ import { connectClient, endpoint, skill, type Connected } from './helpers.js';
 
 let router: Router;
 
+/**
+ * The byte caps on what a client registers, lifted: listings must hold up for whatever an
+ * embedder's own sessions register, not only for what the caps let through.
+ */
+const UNCAPPED = { maxDescriptionLength: 1_000_000, maxCatalogBytes: 10_000_000, maxTotalCatalogBytes: 100_000_000 } as const;
+
 beforeEach(() => {
   router = new Router();
 });
@@ -152,6 +158,8 @@ describe('clients listings', () => {
   });
 
   it('sends an item larger than the byte bound alone, and stops before one that does not fit', async () => {
+    await router.close();
+    router = new Router(UNCAPPED);
     const big = 'x'.repeat(40_000);
     connectClient(router, 'a', [endpoint('/a', 'GET', { description: big })]);
     connectClient(router, 'b', [endpoint('/b')]);
@@ -220,7 +228,7 @@ describe('pages asked for at once', () => {
 });
 
 describe('cursors while clients come and go', () => {
-  it('list every client present for the whole walk exactly once (seeded churn)', async () => {
+  it('list every client present for the whole walk exactly once (seeded churn)', { timeout: 60_000 }, async () => {
     for (let seed = 1; seed <= 20; seed++) {
       const local = new Router();
       const next = random(seed);
@@ -247,7 +255,7 @@ describe('cursors while clients come and go', () => {
     }
   });
 
-  it('list every path present for the whole walk exactly once while catalogs change (seeded churn)', async () => {
+  it('list every path present for the whole walk exactly once while catalogs change (seeded churn)', { timeout: 60_000 }, async () => {
     for (let seed = 1; seed <= 20; seed++) {
       const local = new Router();
       const next = random(seed);
@@ -296,6 +304,8 @@ describe('cursors while clients come and go', () => {
   });
 
   it('stay exact for ids longer than a key keeps, and stay short', async () => {
+    await router.close();
+    router = new Router(UNCAPPED);
     const head = 'h'.repeat(KEY_HEAD + 10);
     const ids = ['a', `${head}1`, `${head}2`, `${head}3`, 'z', `${'w'.repeat(200_000)}`];
     const sessions = new Map(ids.map((id) => [id, connectClient(router, id, [skill('/s/skill.md')])] as const));

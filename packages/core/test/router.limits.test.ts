@@ -153,6 +153,149 @@ describe('catalog limits', () => {
   });
 });
 
+/** UTF-8 bytes of `value` as JSON. */
+const bytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(value));
+
+describe('catalog byte limits', () => {
+  it('takes a description of maxDescriptionLength characters and refuses one more (too_large), registering nothing', () => {
+    router = new Router({ maxDescriptionLength: 100 });
+    connectClient(router, 'at', [skill('/s/skill.md', { description: 'x'.repeat(100) })]);
+    expect(router.hasClient('at')).toBe(true);
+    const { session } = connect(router);
+    const error = thrown(() => session.handle({ type: 'registerClient', client: client('over', [skill('/s/skill.md', { description: 'x'.repeat(101) })]) }));
+    expect(error).toMatchObject({ code: 'bad_request', refusal: 'too_large', message: 'paths[0].description is 101 characters long; at most 100 are allowed (maxDescriptionLength)' });
+    expect(router.hasClient('over')).toBe(false);
+    expect(router.catalogBytes).toBe(bytesOf(client('at', [skill('/s/skill.md', { description: 'x'.repeat(100) })])));
+  });
+
+  it('takes a schema of maxSchemaLength characters as JSON and refuses one more', () => {
+    router = new Router({ maxSchemaLength: 50 });
+    const schema = (chars: number) => ({ type: 'object', description: 'd'.repeat(chars - 34) });
+    expect(JSON.stringify(schema(50)).length).toBe(50);
+    connectClient(router, 'at', [endpoint('/a', 'POST', { inputSchema: schema(50) })]);
+    const { session } = connect(router);
+    const error = thrown(() => session.handle({ type: 'registerClient', client: client('over', [endpoint('/a', 'POST', { inputSchema: schema(51) })]) }));
+    expect(error).toMatchObject({ refusal: 'too_large', message: 'paths[0].inputSchema is over 50 characters as JSON (maxSchemaLength)' });
+  });
+
+  it('takes a catalog of maxCatalogBytes and refuses one byte more', () => {
+    const descriptor = client('c', [skill('/s/skill.md', { description: 'x'.repeat(500) })]);
+    router = new Router({ maxCatalogBytes: bytesOf(descriptor) });
+    connect(router).session.handle({ type: 'registerClient', client: descriptor });
+    expect(router.catalogBytes).toBe(bytesOf(descriptor));
+    const bigger = client('d', [skill('/s/skill.md', { description: 'x'.repeat(501) })]);
+    const error = thrown(() => connect(router).session.handle({ type: 'registerClient', client: bigger }));
+    expect(error).toMatchObject({ refusal: 'too_large', message: `Catalog is over ${bytesOf(descriptor)} bytes as JSON (maxCatalogBytes)` });
+  });
+
+  it('refuses an update over a byte cap and keeps the old catalog, its bytes and its place in the total', () => {
+    const paths = [skill('/s/skill.md', { description: 'short' })];
+    router = new Router({ maxDescriptionLength: 10, maxCatalogBytes: 200, maxTotalCatalogBytes: 10_000 });
+    const { session } = connectClient(router, 'c', paths);
+    const held = router.catalogBytes;
+    const tooLong = thrown(() => session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: [skill('/s/skill.md', { description: 'x'.repeat(11) })] }));
+    expect(tooLong).toMatchObject({ refusal: 'too_large', message: 'paths[0].description is 11 characters long; at most 10 are allowed (maxDescriptionLength)' });
+    const tooBig = thrown(() => session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: Array.from({ length: 10 }, (_, i) => skill(`/s${i}/skill.md`)) }));
+    expect(tooBig).toMatchObject({ refusal: 'too_large', message: 'Catalog is over 200 bytes as JSON (maxCatalogBytes)' });
+    expect(router.getClient('c')?.paths).toEqual(paths);
+    expect(router.catalogBytes).toBe(held);
+    // An update within the caps counts the client's own fields with the new paths.
+    const next = [endpoint('/e')];
+    session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: next });
+    expect(router.catalogBytes).toBe(bytesOf({ ...client('c', paths), paths: next }));
+  });
+
+  it('refuses a catalog that would take all catalogs past maxTotalCatalogBytes (not_ready), at the limit itself accepted, and counts what leaves', () => {
+    const a = client('a', [skill('/s/skill.md', { description: 'x'.repeat(300) })]);
+    const b = client('b', [skill('/s/skill.md', { description: 'y'.repeat(300) })]);
+    router = new Router({ maxTotalCatalogBytes: bytesOf(a) + bytesOf(b) });
+    const first = connect(router);
+    first.session.handle({ type: 'registerClient', client: a });
+    const second = connect(router);
+    second.session.handle({ type: 'registerClient', client: b });
+    expect(router.catalogBytes).toBe(bytesOf(a) + bytesOf(b));
+    const third = connect(router);
+    const error = thrown(() => third.session.handle({ type: 'registerClient', client: client('c', []) }));
+    expect(error).toMatchObject({ code: 'not_ready', refusal: undefined });
+    expect(error.message).toBe(`Catalogs here hold ${bytesOf(a) + bytesOf(b)} bytes; ${bytesOf(client('c', []))} more would pass maxTotalCatalogBytes (${bytesOf(a) + bytesOf(b)}); try again later`);
+    expect(router.hasClient('c')).toBe(false);
+    // A catalog no larger than the one it replaces is always taken; a larger one is not.
+    first.session.handle({ type: 'updateClientCatalog', clientId: 'a', paths: [skill('/s/skill.md', { description: 'z'.repeat(300) })] });
+    expect(() => first.session.handle({ type: 'updateClientCatalog', clientId: 'a', paths: [skill('/s/skill.md', { description: 'z'.repeat(301) })] })).toThrow(/maxTotalCatalogBytes/);
+    // What leaves frees its bytes: the same id taken over, an unregistered client, an ended session.
+    connect(router).session.handle({ type: 'registerClient', client: b });
+    expect(second.transport.closes).toEqual([SESSION_CLOSE.replaced]);
+    expect(router.catalogBytes).toBe(bytesOf(a) + bytesOf(b));
+    first.session.handle({ type: 'unregisterClient', clientId: 'a' });
+    third.session.handle({ type: 'registerClient', client: client('c', []) });
+    third.session.end();
+    expect(router.catalogBytes).toBe(bytesOf(b));
+  });
+
+  it('refuses byte limits that are not positive numbers', () => {
+    for (const name of ['maxDescriptionLength', 'maxSchemaLength', 'maxCatalogBytes', 'maxTotalCatalogBytes', 'maxClientsPerAddress'] as const) {
+      expect(() => new Router({ [name]: 0 })).toThrow(new RangeError(`${name} must be a positive number`));
+    }
+  });
+});
+
+describe('clients per remote address', () => {
+  it('takes maxClientsPerAddress clients from one address and refuses one more (too_many_clients); other addresses are not concerned', () => {
+    router = new Router({ maxClientsPerAddress: 2 });
+    connectClient(router, 'a1', undefined, { address: '10.0.0.1' });
+    connectClient(router, 'a2', undefined, { address: '10.0.0.1' });
+    const { session } = connect(router, { address: '10.0.0.1' });
+    const error = thrown(() => session.handle({ type: 'registerClient', client: client('a3') }));
+    expect(error).toMatchObject({ code: 'bad_request', refusal: 'too_many_clients', message: 'Too many clients from this address (maxClientsPerAddress 2)' });
+    expect(router.hasClient('a3')).toBe(false);
+    connectClient(router, 'b1', undefined, { address: '10.0.0.2' });
+    // Sessions without an address (in-process) are not counted.
+    for (let i = 0; i < 3; i++) connectClient(router, `local${i}`);
+    expect(router.clientCount).toBe(6);
+  });
+
+  it('counts clients, not sessions or registrations: what leaves frees its place', () => {
+    router = new Router({ maxClientsPerAddress: 2 });
+    const one = connectClient(router, 'a1', undefined, { address: 'A' });
+    const two = connectClient(router, 'a2', undefined, { address: 'A' });
+    // A session registering again (same id or another) adds no client.
+    one.session.handle({ type: 'registerClient', client: client('a1', [endpoint('/again')]) });
+    one.session.handle({ type: 'registerClient', client: client('renamed') });
+    // Taking over an id held from the same address replaces that client.
+    connectClient(router, 'a2', undefined, { address: 'A' });
+    expect(two.transport.closes).toEqual([SESSION_CLOSE.replaced]);
+    // A session with no client yet may stay open; its registration is what is refused.
+    const waiting = connect(router, { address: 'A' });
+    expect(() => waiting.session.handle({ type: 'registerClient', client: client('a3') })).toThrow(/maxClientsPerAddress/);
+    one.session.handle({ type: 'unregisterClient', clientId: 'renamed' });
+    waiting.session.handle({ type: 'registerClient', client: client('a3') });
+    expect(() => connectClient(router, 'a4', undefined, { address: 'A' })).toThrow(/maxClientsPerAddress/);
+    waiting.session.end();
+    connectClient(router, 'a4', undefined, { address: 'A' });
+    expect(router.hasClient('a4')).toBe(true);
+  });
+
+  it('refuses a client of a full address before looking at the totals, and after its own caps', () => {
+    router = new Router({ maxClientsPerAddress: 1, maxDescriptionLength: 10, maxTotalPaths: 1 });
+    connectClient(router, 'a1', [endpoint('/x')], { address: 'A' });
+    const { session } = connect(router, { address: 'A' });
+    expect(thrown(() => session.handle({ type: 'registerClient', client: client('a2', [skill('/s/skill.md', { description: 'a long text' })]) })).refusal).toBe('too_large');
+    expect(thrown(() => session.handle({ type: 'registerClient', client: client('a2', [endpoint('/y')]) })).refusal).toBe('too_many_clients');
+  });
+
+  it('does not count the proven mirror links of cluster members', () => {
+    router = new Router({ maxClientsPerAddress: 1 });
+    for (let i = 0; i < 3; i++) {
+      const link = connect(router, { address: 'A', principal: 'p', peer: 'member' });
+      link.session.handle({ type: 'registerClient', client: client(`member.c${i}`) });
+    }
+    // The address's one place is still free, and then taken.
+    connectClient(router, 'a1', undefined, { address: 'A' });
+    expect(() => connectClient(router, 'a2', undefined, { address: 'A' })).toThrow(/maxClientsPerAddress/);
+    expect(router.clientCount).toBe(4);
+  });
+});
+
 describe('pending calls per client', () => {
   it('ends a call over the limit at once with not_ready, sending nothing', async () => {
     router = new Router({ maxPendingCalls: 2 });

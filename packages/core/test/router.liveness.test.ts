@@ -35,6 +35,11 @@ describe('defaults', () => {
       maxPathSegments: 32,
       maxCatalogPaths: 10_000,
       maxTotalPaths: 250_000,
+      maxDescriptionLength: 16_384,
+      maxSchemaLength: 65_536,
+      maxCatalogBytes: 1_048_576,
+      maxTotalCatalogBytes: 33_554_432,
+      maxClientsPerAddress: 1000,
       catalogUpdatesPerMinute: 120,
     });
     expect(router.options).toEqual(ROUTER_DEFAULTS);

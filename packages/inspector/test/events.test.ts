@@ -107,8 +107,8 @@ afterEach(async () => {
 describe('EventStreams and a large catalog', () => {
   it('sends the first page of the listing, bounded, with the cursor to read the rest, and goes on sending', async () => {
     start({ pageBytes: 64 * 1024 });
-    // 400 clients of 20 kB each: 8 MB of catalog, far more than one event should carry.
-    const description = 'd'.repeat(20_000);
+    // 400 clients of 15 kB each (the description cap is 16 KiB): 6 MB of catalog, far more than one event should carry.
+    const description = 'd'.repeat(15_000);
     for (let i = 0; i < 400; i++) fakeClient(router, { id: `c${String(i).padStart(3, '0')}`, name: `C${i}`, description, paths: [] });
     const reader = sink();
     streams.add(reader);

@@ -24,6 +24,7 @@ export {
   CallClientMessageSchema,
   CallClientResultMessageSchema,
   ClientDescriptorSchema,
+  ClientIdSchema,
   ClientToServerMessageSchema,
   ClusterHeartbeatAckSchema,
   ClusterHeartbeatSchema,

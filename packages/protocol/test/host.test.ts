@@ -65,4 +65,11 @@ describe('proxyMarker', () => {
     expect(proxyMarker({ id: 'h:1.c', metadata: { mdpProxy: 'x' } })).toBeUndefined();
     expect(proxyMarker({ id: 'h:1.c' })).toBeUndefined();
   });
+
+  it('reads when the mirrored client registered, only as a finite number', () => {
+    expect(proxyMarker({ id: 'h:1.c', metadata: { mdpProxy: { serverId: 'h:1', clientId: 'c', registeredAt: 1234 } } })).toEqual({ serverId: 'h:1', clientId: 'c', registeredAt: 1234 });
+    for (const registeredAt of ['1234', null, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(proxyMarker({ id: 'h:1.c', metadata: { mdpProxy: { serverId: 'h:1', clientId: 'c', registeredAt } } })).toEqual({ serverId: 'h:1', clientId: 'c' });
+    }
+  });
 });

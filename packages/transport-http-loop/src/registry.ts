@@ -123,6 +123,7 @@ export class LoopSessionRegistry {
       wantsPing: true,
       secure,
       origin,
+      remoteAddress: address,
       send: (message) => {
         const refusal = mailbox.push(message);
         // A call the full queue cannot take fails at once, retry later; the session goes on.

@@ -1,7 +1,8 @@
 /**
  * What the HTTP loop refuses (in-process with the Hono routes' `app.request`, so every request has the same unknown
  * address): calls after connect from anyone but the principal that connected (401), another
- * principal's client id (403), catalog changes over the rate (429), sessions over the caps (503),
+ * principal's client id (403), catalog changes over the rate (429), catalogs over the byte caps
+ * (413) or the server's total (503), clients over the per-address cap (429), sessions over the caps (503),
  * queues over their bounds (the session ends), and queued calls whose callers left.
  */
 import type { Hono } from 'hono';
@@ -117,6 +118,61 @@ describe('catalog rate', () => {
     expect(response.headers.get('retry-after')).toBe('60');
     expect(await errorOf(response)).toMatch(/^Catalog changes over the limit of 1 per minute; retry in \d+ ms$/);
     expect(router.getClient('c1')?.paths).toEqual(CLIENT.paths);
+  });
+});
+
+describe('catalog byte caps', () => {
+  it('answer 413 naming the cap for a description, a schema or a catalog over it, keep the session and the old catalog', async () => {
+    setUp({}, { maxDescriptionLength: 20, maxSchemaLength: 40, maxCatalogBytes: 400 });
+    const sessionId = await client.register();
+    const cases: Array<[unknown, string]> = [
+      [{ type: 'registerClient', client: { ...CLIENT, description: 'd'.repeat(21) } }, 'client.description is 21 characters long; at most 20 are allowed (maxDescriptionLength)'],
+      [{ type: 'updateClientCatalog', clientId: 'c1', paths: [{ type: 'endpoint', method: 'POST', path: '/a', inputSchema: { d: 'x'.repeat(40) } }] }, 'paths[0].inputSchema is over 40 characters as JSON (maxSchemaLength)'],
+      [{ type: 'updateClientCatalog', clientId: 'c1', paths: Array.from({ length: 20 }, (_, i) => ({ type: 'skill', path: `/s${i}/skill.md` })) }, 'Catalog is over 400 bytes as JSON (maxCatalogBytes)'],
+    ];
+    for (const [message, error] of cases) {
+      const response = await client.send(sessionId, message);
+      expect(response.status).toBe(413);
+      expect(response.headers.get('retry-after')).toBeNull();
+      expect(await errorOf(response)).toBe(error);
+    }
+    expect(router.getClient('c1')?.descriptor).toEqual(CLIENT);
+    // The session goes on: its client is served and may send a catalog within the caps.
+    expect((await client.send(sessionId, { type: 'updateClientCatalog', clientId: 'c1', paths: [] })).status).toBe(202);
+  });
+
+  it('answers 503 with Retry-After for a catalog past the total of all catalogs', async () => {
+    const bytes = Buffer.byteLength(JSON.stringify(CLIENT));
+    setUp({}, { maxTotalCatalogBytes: bytes });
+    await client.register();
+    const other = await client.connect();
+    const response = await client.send(other, { type: 'registerClient', client: { ...CLIENT, id: 'c2' } });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('1');
+    expect(await errorOf(response)).toBe(`Catalogs here hold ${bytes} bytes; ${bytes} more would pass maxTotalCatalogBytes (${bytes}); try again later`);
+    expect(router.hasClient('c2')).toBe(false);
+  });
+});
+
+describe('clients per address', () => {
+  /** The routes as a request from `address` reaches them (Hono's node server hands over the socket). */
+  const from = (address: string) => loopClient((path, init) => app.request(path, init, { incoming: { socket: { remoteAddress: address } } }));
+
+  it('answer 429 naming the cap past maxClientsPerAddress, keep the session, and take it once a client leaves', async () => {
+    setUp({}, { maxClientsPerAddress: 2 });
+    const a = from('10.0.0.1');
+    const first = await a.register({ ...CLIENT, id: 'a1' });
+    await a.register({ ...CLIENT, id: 'a2' });
+    const third = await a.connect();
+    const refused = await a.send(third, { type: 'registerClient', client: { ...CLIENT, id: 'a3' } });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBeNull();
+    expect(await errorOf(refused)).toBe('Too many clients from this address (maxClientsPerAddress 2)');
+    // Another address is not concerned.
+    await from('10.0.0.2').register({ ...CLIENT, id: 'b1' });
+    expect((await a.disconnect(first)).status).toBe(204);
+    expect((await a.send(third, { type: 'registerClient', client: { ...CLIENT, id: 'a3' } })).status).toBe(202);
+    expect(router.hasClient('a3')).toBe(true);
   });
 });
 

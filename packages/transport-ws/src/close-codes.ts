@@ -10,7 +10,10 @@ export const WS_CLOSE = {
   unsupportedData: 1003,
   /** Frame not JSON, invalid message, or a server-to-client type sent by the client. */
   policyViolation: 1008,
-  /** Frame over the size limit (sent by `ws` itself when maxPayload is exceeded). */
+  /**
+   * Frame over the size limit (sent by `ws` itself when maxPayload is exceeded), or a catalog over
+   * a byte cap of core (a description, a schema, the catalog: `too_large`), the cap named in the reason.
+   */
   messageTooBig: 1009,
   /** Unexpected server error; the cause is logged, never echoed. */
   internalError: 1011,
@@ -26,6 +29,8 @@ export const WS_CLOSE = {
   clientIdTaken: 4403,
   /** No `registerClient` within `registerTimeoutMs` of the handshake. */
   registerTimeout: 4408,
+  /** `registerClient` from an address that holds core's `maxClientsPerAddress` clients already. */
+  tooManyClients: 4429,
 } as const;
 
 
@@ -40,6 +45,10 @@ export function closeFor(error: unknown): { readonly code: number; readonly reas
       return { code: WS_CLOSE.clientIdTaken, reason: error.message };
     case 'rate_limited':
       return { code: WS_CLOSE.tryAgainLater, reason: error.message };
+    case 'too_large':
+      return { code: WS_CLOSE.messageTooBig, reason: error.message };
+    case 'too_many_clients':
+      return { code: WS_CLOSE.tooManyClients, reason: error.message };
     default:
       return { code: error.code === 'not_ready' ? WS_CLOSE.tryAgainLater : WS_CLOSE.policyViolation, reason: error.message };
   }

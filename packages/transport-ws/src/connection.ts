@@ -55,6 +55,8 @@ export class WsConnection implements SessionTransport, Deadline {
     readonly secure: boolean,
     /** The `Origin` of the page that opened it; `undefined` for other programs. */
     readonly origin: string | undefined,
+    /** The peer's address: its clients count against the router's `maxClientsPerAddress`. */
+    readonly remoteAddress: string | undefined,
   ) {
     this.lastProgressAt = context.clock.now();
   }

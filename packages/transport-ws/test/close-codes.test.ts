@@ -26,6 +26,14 @@ describe('closeFor', () => {
     expect(closeFor(new MdpError('bad_request', 'Too many catalog changes', { refusal: 'rate_limited' }))).toEqual({ code: 1013, reason: 'Too many catalog changes' });
     expect(closeFor(new MdpError('bad_request', 'path must start with /'))).toEqual({ code: 1008, reason: 'path must start with /' });
     expect(closeFor(new MdpError('not_ready', 'The server holds 10 paths'))).toEqual({ code: 1013, reason: 'The server holds 10 paths' });
+    expect(closeFor(new MdpError('bad_request', 'Catalog is over 10 bytes as JSON (maxCatalogBytes)', { refusal: 'too_large' }))).toEqual({
+      code: 1009,
+      reason: 'Catalog is over 10 bytes as JSON (maxCatalogBytes)',
+    });
+    expect(closeFor(new MdpError('bad_request', 'Too many clients from this address (maxClientsPerAddress 1)', { refusal: 'too_many_clients' }))).toEqual({
+      code: 4429,
+      reason: 'Too many clients from this address (maxClientsPerAddress 1)',
+    });
   });
 
   it('closes 1011 on anything else, never echoing its message', () => {

@@ -2,12 +2,13 @@
  * What the websocket endpoint refuses: calls to peers that are behind (not_ready), peers that do
  * not read (1013, then reset), connections that never
  * register (4408), connections over the caps (503 before the handshake), another principal's
- * client id (4403) and catalog changes over the rate (1013).
+ * client id (4403), catalog changes over the rate (1013), catalogs over the byte caps (1009) or
+ * the server's total (1013), and clients over the per-address cap (4429).
  */
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { Router, type InvokeOutcome, type Session } from '@mdp/core';
-import { descriptor, manualClock, recordingLogger, refusedUpgrade } from '@mdp/test-kit';
+import { descriptor, manualClock, recordingLogger, refusedUpgrade, skill } from '@mdp/test-kit';
 import { HOLD_FROM, WS_CLOSE, WS_LIMIT_DEFAULTS, createWebSocketTransport } from '../src/index.js';
 import { ROUTER_OPTIONS, harnessPerTest, type Harness } from './helpers.js';
 
@@ -390,10 +391,15 @@ describe('principals', () => {
       ['member-1', 'owner'],
       [undefined, 'p1'],
     ]);
-    // Without a policy nobody is asked, and no session is a peer.
+    // Without a policy a proven link is its member's too, under its client's principal; any other
+    // connection is its page's origin (or the machine's, without one).
     const open = await start({ transport: { peerOf } });
     await client(open, { 'x-proof': 'good' });
-    expect(open.sessions.opened.map((s) => [s.peer, s.principal])).toEqual([[undefined, undefined]]);
+    await client(open, { 'x-proof': 'bad', origin: 'http://evil.example' });
+    expect(open.sessions.opened.map((s) => [s.peer, s.principal])).toEqual([
+      ['member-1', 'owner'],
+      [undefined, 'origin:http://evil.example'],
+    ]);
   });
 
   it("lets the same principal's new connection replace the old one (4000)", async () => {
@@ -417,5 +423,62 @@ describe('catalog rate', () => {
     const closed = await socket.closed;
     expect(closed.code).toBe(WS_CLOSE.tryAgainLater);
     expect(closed.reason).toMatch(/^Catalog changes over the limit of 2 per minute; retry in \d+ ms$/);
+  });
+});
+
+describe('catalog byte caps', () => {
+  it('close 1009 naming the cap for a description, a schema or a catalog over it, registering nothing', async () => {
+    const h = await start({ router: new Router({ ...ROUTER_OPTIONS, maxDescriptionLength: 20, maxSchemaLength: 40, maxCatalogBytes: 300 }) });
+    const cases: Array<[unknown, string]> = [
+      [descriptor('d', [skill('/s/skill.md', { description: 'd'.repeat(21) })]), 'paths[0].description is 21 characters long; at most 20 are allowed (maxDescriptionLength)'],
+      [descriptor('s', [{ type: 'endpoint', method: 'POST', path: '/a', outputSchema: { d: 'x'.repeat(40) } }]), 'paths[0].outputSchema is over 40 characters as JSON (maxSchemaLength)'],
+      [descriptor('c', Array.from({ length: 20 }, (_, i) => skill(`/s${i}/skill.md`))), 'Catalog is over 300 bytes as JSON (maxCatalogBytes)'],
+    ];
+    for (const [client_, reason] of cases) {
+      const socket = await client(h);
+      socket.send({ type: 'registerClient', client: client_ });
+      expect(await socket.closed).toEqual({ code: WS_CLOSE.messageTooBig, reason });
+    }
+    expect(h.router.clientCount).toBe(0);
+  });
+
+  it('close 1009 on an update over a cap; the client leaves with its session, the total is freed', async () => {
+    const h = await start({ router: new Router({ ...ROUTER_OPTIONS, maxDescriptionLength: 20 }) });
+    const socket = await client(h);
+    await socket.register(descriptor('u'));
+    expect(h.router.catalogBytes).toBe(Buffer.byteLength(JSON.stringify(descriptor('u'))));
+    socket.send({ type: 'updateClientCatalog', clientId: 'u', paths: [skill('/s/skill.md', { description: 'd'.repeat(21) })] });
+    expect(await socket.closed).toEqual({ code: WS_CLOSE.messageTooBig, reason: 'paths[0].description is 21 characters long; at most 20 are allowed (maxDescriptionLength)' });
+    expect(h.router.hasClient('u')).toBe(false);
+    expect(h.router.catalogBytes).toBe(0);
+  });
+
+  it('close 1013 for a catalog past the total of all catalogs; the others stay', async () => {
+    const bytes = Buffer.byteLength(JSON.stringify(descriptor('t1')));
+    const h = await start({ router: new Router({ ...ROUTER_OPTIONS, maxTotalCatalogBytes: bytes }) });
+    const first = await client(h);
+    await first.register(descriptor('t1'));
+    const second = await client(h);
+    second.send({ type: 'registerClient', client: descriptor('t2') });
+    expect(await second.closed).toEqual({ code: WS_CLOSE.tryAgainLater, reason: `Catalogs here hold ${bytes} bytes; ${bytes} more would pass maxTotalCatalogBytes (${bytes}); try again later` });
+    expect(h.router.hasClient('t1')).toBe(true);
+  });
+});
+
+describe('clients per address', () => {
+  it('close 4429 past maxClientsPerAddress, and take a client again once one leaves', async () => {
+    const h = await start({ router: new Router({ ...ROUTER_OPTIONS, maxClientsPerAddress: 2 }) });
+    const first = await client(h);
+    await first.register(descriptor('a1'));
+    await (await client(h)).register(descriptor('a2'));
+    // A connection without a client is not refused; its registration is.
+    const third = await client(h);
+    third.send({ type: 'registerClient', client: descriptor('a3') });
+    expect(await third.closed).toEqual({ code: WS_CLOSE.tooManyClients, reason: 'Too many clients from this address (maxClientsPerAddress 2)' });
+    expect(h.router.hasClient('a3')).toBe(false);
+    await first.close();
+    await h.sessions.ended(h.sessions.opened[0]!);
+    await (await client(h)).register(descriptor('a3'));
+    expect(h.router.hasClient('a3')).toBe(true);
   });
 });

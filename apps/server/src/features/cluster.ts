@@ -10,7 +10,17 @@
 import type { TLSSocket } from 'node:tls';
 import { createLocalHost, type HeaderMap, type HostApi, type Logger } from '@mdp/core';
 import { standaloneClusterView, type ClusterView, type FeaturesView } from '@mdp/protocol';
-import { CLUSTER_DEFAULTS, type ClusterNode, type MirrorPeer, type PeerTls } from '@mdp/cluster';
+import {
+  CLUSTER_DEFAULTS,
+  checkPortRelease,
+  portReleaseRequest,
+  type ClusterNode,
+  type MirrorPeer,
+  type PeerTls,
+  type PortReleaseCheck,
+  type PortReleaseClaim,
+  type PortReleaseRequest,
+} from '@mdp/cluster';
 import type { ListeningInfo, ServerContext, ServerFeature } from '../feature.js';
 import { clusterSecretsOf, createServerCluster, type MdpClusterOptions } from '../cluster.js';
 import { peerTlsOf, type TlsState } from '../tls.js';
@@ -33,6 +43,10 @@ export interface ClusterFeature extends ServerFeature {
   isServerId(id: string): boolean;
   /** The member an upgrade proves it is a mirror link of (none before the node starts, and standalone). */
   mirrorPeer(headers: HeaderMap): MirrorPeer | undefined;
+  /** The body of a request asking a member to give a port back, proving this server's cluster secret. */
+  portReleaseRequest(claim: Omit<PortReleaseClaim, 'timestamp'>): PortReleaseRequest;
+  /** Whether a request asking this server to give a port back is proven (`checkPortRelease`); refused before the node starts. */
+  checkPortRelease(body: unknown): PortReleaseCheck;
 }
 
 export interface ClusterFeatureOptions {
@@ -62,6 +76,12 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
     features: () => node?.features() ?? { upstreamProxy: false, clusterControl: false },
     isServerId: (id) => node?.isServerId(id) ?? false,
     mirrorPeer: (headers) => node?.mirrorPeer(headers),
+    // Wall-clock time: the other end reads the timestamp (both run on the machine whose port it is).
+    portReleaseRequest: (claim) => portReleaseRequest(secrets[0], options.clusterId, { ...claim, timestamp: Date.now() }),
+    checkPortRelease(body) {
+      if (!node || node.mode === 'standalone') return { ok: false, status: 403, reason: 'this server is in no cluster' };
+      return checkPortRelease(body, { secrets, clusterId: options.clusterId, self: node.serverId, now: Date.now() });
+    },
     upgrade(request, socket, head, path) {
       if (path !== '/mdp/cluster') return false;
       const { tls } = options;
