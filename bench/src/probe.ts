@@ -35,6 +35,14 @@ const gc = (globalThis as { gc?: () => void }).gc;
 /** The event-loop delay histogram between `startLoopDelay` and `loopDelay` (`tools/hardening-stress.mjs`). */
 let loopDelay: IntervalHistogram | undefined;
 
+/**
+ * CPU time between two ticks of a 1 ms timer, from `startTurnCpu` to `turnCpu`: how long the
+ * server's turns of the event loop keep it busy, in CPU time rather than wall time, so that a
+ * machine busy with other processes (which delays every timer) does not count. Whatever the server
+ * does between two ticks (one turn, or several short ones) counts as one.
+ */
+let turnCpu: { samples: number[]; timer: NodeJS.Timeout | undefined } | undefined;
+
 /** The inspector session of an allocation sampling in progress (`tools/alloc-one.mjs`). */
 let sampling: Session | undefined;
 const post = (session: Session, method: string, params?: object): Promise<unknown> =>
@@ -80,6 +88,29 @@ serveRpc(
       const figures = { maxMs: loopDelay.max / 1e6, p99Ms: loopDelay.percentile(99) / 1e6 };
       loopDelay = undefined;
       return figures;
+    },
+    /** Start timing the CPU time between two ticks of a 1 ms timer. */
+    startTurnCpu() {
+      if (turnCpu?.timer) clearTimeout(turnCpu.timer);
+      const state: { samples: number[]; timer: NodeJS.Timeout | undefined } = { samples: [], timer: undefined };
+      let last = process.cpuUsage();
+      const tick = (): void => {
+        const now = process.cpuUsage();
+        state.samples.push((now.user - last.user + now.system - last.system) / 1000);
+        last = now;
+        state.timer = setTimeout(tick, 1);
+      };
+      state.timer = setTimeout(tick, 1);
+      turnCpu = state;
+    },
+    /** Stop; the largest and the 99th-percentile CPU time between two ticks since the start, ms. */
+    turnCpu() {
+      if (!turnCpu) throw new Error('turn CPU not started');
+      clearTimeout(turnCpu.timer);
+      const sorted = turnCpu.samples.sort((a, b) => a - b);
+      turnCpu = undefined;
+      const at = (p: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
+      return { maxMs: at(100), p99Ms: at(99) };
     },
     /** Stop sampling and write the sampling heap profile (JSON) to `file`. */
     async stopAllocations({ file }: { file: string }) {

@@ -20,6 +20,15 @@ export interface SummaryRow {
   readonly rssBytes: number;
   readonly bytesPerConn: number | undefined;
   readonly heapBytesPerConn: number | undefined;
+  /** Listing only (medians over rounds). */
+  readonly max: number | undefined;
+  readonly bytesPerSec: number | undefined;
+  readonly largestPage: number | undefined;
+  readonly pageP99: number | undefined;
+  readonly loopMax: number | undefined;
+  readonly loopP99: number | undefined;
+  readonly turnMax: number | undefined;
+  readonly turnP99: number | undefined;
 }
 
 export interface ComparisonResult {
@@ -65,6 +74,15 @@ export function summarize(records: readonly RunRecord[]): SummaryRow[] {
       rssBytes: m((r) => r.rssBytes),
       bytesPerConn: first.bytesPerConn === undefined ? undefined : m((r) => r.bytesPerConn),
       heapBytesPerConn: first.heapBytesPerConn === undefined ? undefined : m((r) => r.heapBytesPerConn),
+      max: first.max === undefined ? undefined : m((r) => r.max),
+      bytesPerSec: first.bytesPerSec === undefined ? undefined : m((r) => r.bytesPerSec),
+      // The largest over rounds, not a median: it is a bound.
+      largestPage: first.largestPage === undefined ? undefined : Math.max(...runs.map((r) => r.largestPage ?? 0)),
+      pageP99: first.pageP99 === undefined ? undefined : m((r) => r.pageP99),
+      loopMax: first.loopMax === undefined ? undefined : m((r) => r.loopMax),
+      loopP99: first.loopP99 === undefined ? undefined : m((r) => r.loopP99),
+      turnMax: first.turnMax === undefined ? undefined : m((r) => r.turnMax),
+      turnP99: first.turnP99 === undefined ? undefined : m((r) => r.turnP99),
     };
   });
 }
@@ -127,7 +145,30 @@ export function renderTables(scenarios: readonly Scenario[], rows: readonly Summ
     const mine = rows.filter((r) => r.scenario === scenario.name);
     if (mine.length === 0) continue;
     out.push(`### ${scenario.name}: ${scenario.title}`, '');
-    if (scenario.kind === 'memory') {
+    if (scenario.kind === 'listing') {
+      out.push(
+        table(
+          ['catalog', 'load', '/mdp/meta p50 ms', 'p99 ms', 'max ms', `under ${scenario.metaTargetMs} ms`, 'loop delay p99 / max ms', 'turn CPU p99 / max ms', 'pages/s', 'MB/s listed', 'page p99 ms', 'largest page KB', 'CPU µs/page', 'RSS MB', 'errors'],
+          mine.map((r) => [
+            r.caseLabel,
+            r.load,
+            fixed(r.p50, 2),
+            fixed(r.p99, 2),
+            fixed(r.max, 2),
+            r.max === undefined ? '–' : r.max < scenario.metaTargetMs ? 'yes' : 'NO',
+            `${fixed(r.loopP99, 1)} / ${fixed(r.loopMax, 1)}`,
+            `${fixed(r.turnP99, 1)} / ${fixed(r.turnMax, 1)}`,
+            whole(r.opsPerSec),
+            fixed((r.bytesPerSec ?? Number.NaN) / 1e6, 1),
+            fixed(r.pageP99, 1),
+            whole((r.largestPage ?? Number.NaN) / 1024),
+            fixed(r.cpuUsPerOp, 0),
+            mb(r.rssBytes),
+            String(r.errors),
+          ]),
+        ),
+      );
+    } else if (scenario.kind === 'memory') {
       out.push(
         table(
           ['clients', 'server', 'bytes/conn (RSS)', 'heap+ext bytes/conn', 'connect+register/s', 'CPU µs/registration', 'RSS MB', 'errors'],

@@ -12,7 +12,7 @@ import type { Population } from './fixtures.js';
 import { Child } from './proc.js';
 import type { ProcessUsage } from './probe.js';
 
-export type ServerKind = 'mdp' | 'bare-http' | 'bare-relay' | 'bare-loop' | 'bare-ws';
+export type ServerKind = 'mdp' | 'bare-http' | 'bare-relay' | 'bare-loop' | 'bare-ws' | 'bare-pages';
 export type ClientTransport = 'ws' | 'loop' | 'none';
 
 /** What one column of a comparison is: which server, reached how, by how many clients. */
@@ -35,6 +35,7 @@ const SCRIPTS: Record<Exclude<ServerKind, 'mdp'>, string> = {
   'bare-relay': here('./servers/bare-relay.js'),
   'bare-loop': here('./servers/bare-loop.js'),
   'bare-ws': here('./servers/bare-ws.js'),
+  'bare-pages': here('./servers/bare-pages.js'),
 };
 
 export interface ServerOptions {
@@ -108,6 +109,26 @@ export class RunningServer {
 
   usage(): Promise<ProcessUsage> {
     return this.child.call<ProcessUsage>('usage');
+  }
+
+  /** Start timing how late the server's event loop runs. */
+  startLoopDelay(): Promise<void> {
+    return this.child.call('startLoopDelay');
+  }
+
+  /** How late its event loop ran since `startLoopDelay`: the largest and the 99th-percentile delay, ms. */
+  loopDelay(): Promise<{ maxMs: number; p99Ms: number }> {
+    return this.child.call('loopDelay');
+  }
+
+  /** Start timing the CPU time of the server's turns of the event loop (the probe's 1 ms ticks). */
+  startTurnCpu(): Promise<void> {
+    return this.child.call('startTurnCpu');
+  }
+
+  /** The largest and the 99th-percentile CPU time between two ticks since `startTurnCpu`, ms. */
+  turnCpu(): Promise<{ maxMs: number; p99Ms: number }> {
+    return this.child.call('turnCpu');
   }
 
   /** Usage after full collections: for memory figures. */

@@ -16,6 +16,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Row {
   readonly subject: string;
+  readonly load: string;
+  readonly p99: number;
+  readonly max?: number;
+  readonly largestPage?: number;
   readonly errors: number;
   readonly ops: number;
   readonly opsPerSec: number;
@@ -62,6 +66,24 @@ describe('pnpm bench --smoke', () => {
     discovery: ['scanRange', 'bare connect'],
     registration: ['mdp-server', 'bare ws'],
   };
+
+  it('listing completes with zero errors and times /mdp/meta with and without listings', { timeout: 120_000 }, async () => {
+    const { code, stderr, report } = await runBench('listing');
+    expect(code, stderr.slice(-2000)).toBe(0);
+    const rows = report?.rows ?? [];
+    // Two catalogs and the bare pages control, each with no walker, one and several.
+    expect(rows).toHaveLength(9);
+    for (const row of rows) {
+      expect(row.subject).toBe('GET /mdp/meta');
+      expect(row.errors, `${row.load}`).toBe(0);
+      expect(row.ops).toBeGreaterThan(0);
+      expect(Number.isFinite(row.p99) && Number.isFinite(row.max)).toBe(true);
+      if (row.load !== '0 walkers') {
+        expect(row.opsPerSec).toBeGreaterThan(0);
+        expect(row.largestPage).toBeGreaterThan(0);
+      }
+    }
+  });
 
   for (const [scenario, expected] of Object.entries(subjects)) {
     it(`${scenario} completes with zero errors and reports figures`, { timeout: 120_000 }, async () => {
