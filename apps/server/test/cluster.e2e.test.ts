@@ -210,7 +210,9 @@ describe('cluster of mdp servers', () => {
     const mirrored = clientChange(leader, mirroredId, true);
     client.send({ type: 'registerClient', client: descriptor('docs', [skill('/review/skill.md')]) });
     await mirrored;
-    expect(leader.router.getClient(mirroredId)?.descriptor.metadata).toEqual({ mdpProxy: { serverId: follower.info?.serverId, clientId: 'docs' } });
+    expect(leader.router.getClient(mirroredId)?.descriptor.metadata).toEqual({
+      mdpProxy: { serverId: follower.info?.serverId, clientId: 'docs', registeredAt: expect.any(Number) },
+    });
 
     const res = await fetch(`${leader.info?.urls.http}/skills/${encodeURIComponent(mirroredId)}/review?depth=2`);
     expect(res.status).toBe(200);
