@@ -84,8 +84,8 @@ describe('/mdp/auth', () => {
     expect(allowed.status).toBe(204);
     expect(allowed.headers.get('access-control-allow-origin')).toBe('http://page.test');
     expect(allowed.headers.get('access-control-allow-credentials')).toBe('true');
-    // Another site's page: CORS as for every page (SPEC §6), but it is neither minted nor cleared a
-    // cookie: the server does not honour the cookie for it.
+    // Another site's page: SPEC §6's CORS as for any page (Origin echoed, credentials allowed), but
+    // neither minted nor cleared a cookie: what it sends with credentials does not count.
     const other = await preflight('http://other.test');
     expect(other.status).toBe(204);
     expect(other.headers.get('access-control-allow-origin')).toBe('http://other.test');
