@@ -41,6 +41,13 @@ export interface RunRecord {
   readonly cpuUsPerOp: number;
   /** Server resident set size at the end of the run, bytes. */
   readonly rssBytes: number;
+  /**
+   * The largest resident set the server had from its start to the end of the run (`ru_maxrss`),
+   * bytes: registration, warm-up and every earlier run included.
+   */
+  readonly rssPeakBytes: number;
+  /** Read scenarios: the server's RSS peak once its clients had registered, before any load, bytes. */
+  readonly rssPeakRegisteredBytes?: number;
   /** Idle memory only: server RSS growth per held connection, bytes (after full GCs). */
   readonly bytesPerConn?: number;
   /** Idle memory only: JS heap + external growth per held connection, bytes (after full GCs). */
@@ -70,6 +77,8 @@ async function readRun(loadgen: LoadGenerator, subject: Subject, concurrency: nu
     lastError: result.lastError ?? (clientErrors > 0 ? after.lastError : undefined),
     cpuUsPerOp: (u1.cpuUs - u0.cpuUs) / result.requests,
     rssBytes: u1.rss,
+    rssPeakBytes: u1.maxRss,
+    rssPeakRegisteredBytes: subject.registeredPeakBytes,
   };
 }
 
@@ -129,6 +138,7 @@ async function memoryRun(spec: SubjectSpec, options: RunOptions): Promise<Omit<R
       lastError: stats.lastError,
       cpuUsPerOp: (u1.cpuUs - u0.cpuUs) / n,
       rssBytes: m1.rss,
+      rssPeakBytes: m1.maxRss,
       bytesPerConn: (m1.rss - m0.rss) / n,
       heapBytesPerConn: (m1.heapUsed + m1.external - m0.heapUsed - m0.external) / n,
     };
@@ -180,6 +190,7 @@ export async function runScenario(scenario: Scenario, loadgen: LoadGenerator, op
           lastError: result.lastError,
           cpuUsPerOp: result.cpuUsPerScan,
           rssBytes: process.memoryUsage().rss,
+          rssPeakBytes: process.resourceUsage().maxRSS * 1024,
         });
         options.log(`  round ${round + 1}/${options.rounds} ${label}: ${result.latency.p50.toFixed(1)} ms per scan, ${result.cpuUsPerScan.toFixed(0)} µs CPU, ${result.errors} errors`);
       }
@@ -212,6 +223,7 @@ export async function runScenario(scenario: Scenario, loadgen: LoadGenerator, op
           lastError: result.errors > 0 ? stats.lastError : undefined,
           cpuUsPerOp: (u1.cpuUs - u0.cpuUs) / result.registrations,
           rssBytes: u1.rss,
+          rssPeakBytes: u1.maxRss,
         });
         options.log(`  round ${round + 1}/${options.rounds} ${subject.spec.label}: ${((result.registrations / result.elapsedMs) * 1000).toFixed(0)} registrations/s, ${result.errors} errors`);
       }

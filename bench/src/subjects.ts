@@ -141,6 +141,9 @@ export class ClientProcess {
 
 /** A subject brought up: its server and, unless it has none, its clients connected. */
 export class Subject {
+  /** The server's RSS peak once its clients were connected and registered, before any load, bytes. */
+  registeredPeakBytes = 0;
+
   private constructor(
     readonly spec: SubjectSpec,
     readonly server: RunningServer,
@@ -150,13 +153,18 @@ export class Subject {
 
   static async start(spec: SubjectSpec, options: ServerOptions = {}): Promise<Subject> {
     const server = await RunningServer.start(spec.server, spec.label, options);
-    if (spec.transport === 'none') return new Subject(spec, server, undefined, options.cpuProfileDir);
+    if (spec.transport === 'none') {
+      const subject = new Subject(spec, server, undefined, options.cpuProfileDir);
+      subject.registeredPeakBytes = (await server.usage()).maxRss;
+      return subject;
+    }
     const clients = new ClientProcess(spec.label);
     const subject = new Subject(spec, server, clients, options.cpuProfileDir);
     try {
       // 2,000 clients × 20 skills takes a few seconds on a busy machine; allow far more.
       const timeoutMs = 60_000 + spec.population.clients * 30;
       await clients.connect(spec.transport === 'ws' ? server.wsUrl : server.httpUrl, spec.transport, spec.population, timeoutMs);
+      subject.registeredPeakBytes = (await server.usage()).maxRss;
     } catch (error) {
       await subject.stop();
       throw error;

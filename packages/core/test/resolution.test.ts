@@ -212,6 +212,19 @@ describe('PathIndex.resolveSkillRead', () => {
     expect(new PathIndex([skill('/r.skill.md')]).resolveSkillRead('/r')?.path).toBe('/r.skill.md');
   });
 
+  it('keeps nothing per read: reading a client does not make its index bigger (issue 37)', () => {
+    // A server that reads across thousands of clients would otherwise build a table for each one
+    // under load, and every such table ends up in the old generation.
+    const index = new PathIndex([skill('/docs/review/skill.md'), skill('/setup.skill.md'), endpoint('/docs/review/readme')]);
+    const before = Object.entries(index);
+    expect(index.resolveSkillRead('/docs/review')?.path).toBe('/docs/review/skill.md');
+    expect(index.resolveSkillRead('/setup')?.path).toBe('/setup.skill.md');
+    expect(index.resolveSkillRead('/missing')).toBeUndefined();
+    const after = Object.entries(index);
+    expect(after.map(([key]) => key)).toEqual(before.map(([key]) => key));
+    after.forEach(([key, value], i) => expect(value, key).toBe(before[i]?.[1]));
+  });
+
   it('finds nothing under a name a skill route refuses', () => {
     // '/odd/.skill.md' is a valid pattern, but its name '/odd/' has an empty segment.
     expect(new PathIndex([skill('/odd/.skill.md')]).resolveSkillRead('/odd/')).toBeUndefined();
