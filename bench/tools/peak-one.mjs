@@ -16,13 +16,13 @@ let gcText = '';
 let logging = false;
 subject.server.child.proc.stdout.on('data', (chunk) => { if (logging) gcText += chunk; });
 const promoted = () => {
-  let bytes = 0, scavenges = 0, marks = 0;
+  let bytes = 0, scavenges = 0, marks = 0, markMs = 0;
   for (const line of gcText.split('\n')) {
     const kind = /gc=(\w+)/.exec(line)?.[1];
     if (kind === 's') { scavenges++; bytes += Number(/promoted=(\d+)/.exec(line)?.[1] ?? 0); }
-    else if (kind === 'mc' || kind === 'ms') marks++;
+    else if (kind === 'mc' || kind === 'ms') { marks++; markMs += Number(/pause=([\d.]+)/.exec(line)?.[1] ?? 0) + Number(/ incremental\.finalize=([\d.]+)/.exec(line)?.[1] ?? 0); }
   }
-  return { bytes, scavenges, marks };
+  return { bytes, scavenges, marks, markMs };
 };
 const status = () => {
   const text = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -51,7 +51,7 @@ try {
   stop = true;
   await sampler;
   const p = promoted();
-  if (p.scavenges > 0) console.log(`promoted ${(p.bytes / 1048576).toFixed(1)} MB in ${p.scavenges} scavenges (${p.marks} mark-compacts): ${(p.bytes / result.requests).toFixed(0)} B per read`);
+  if (p.scavenges > 0) console.log(`promoted ${(p.bytes / 1048576).toFixed(1)} MB in ${p.scavenges} scavenges (${p.marks} mark-compacts, ${p.markMs.toFixed(0)} ms of main-thread pauses): ${(p.bytes / result.requests).toFixed(0)} B per read`);
   const s1 = status();
   const u1 = await subject.server.usage();
   const g1 = await subject.server.collectedUsage();

@@ -121,10 +121,28 @@ export class PathIndex {
     if (entry === undefined) entry = skillEntry(byPath, (path = `${name}/skill.md`));
     if (entry === undefined) entry = skillEntry(byPath, (path = `${name}/SKILL.md`));
     if (entry === undefined) entry = skillEntry(byPath, (path = `${name}.skill.md`));
-    // Checked once something is found: a name the route refuses (`/odd/` for `/odd/.skill.md`) finds nothing.
-    if (entry === undefined || staticPathProblem(name) !== undefined) return undefined;
+    // A name the route refuses finds nothing (`/odd/` for `/odd/.skill.md`).
+    if (entry === undefined || !isStaticName(name, path)) return undefined;
     return { descriptor: entry.descriptor, path, method: 'GET', params: NO_PARAMS, kind: 'skill' };
   }
+}
+
+/**
+ * Whether `name` is a valid static path (`staticPathProblem`), given that `path`, one of its
+ * candidates, is a registered static path: registration checked every segment of it (the
+ * descriptor schema), so only what the name does not share with it is left to check, with no
+ * split and no match on every read.
+ */
+function isStaticName(name: string, path: string): boolean {
+  // The name itself.
+  if (path.length === name.length) return true;
+  // `<name>/skill.md`, `<name>/SKILL.md`: the name is the path's leading segments, at least one.
+  if (path.charCodeAt(name.length) === 47 /* / */) return name.length > 0;
+  // `<name>.skill.md`: the name's last segment is the start of the path's, and must be a segment.
+  const start = name.lastIndexOf('/') + 1;
+  const length = name.length - start;
+  if (length === 0) return false;
+  return length > 2 || name.charCodeAt(start) !== 46 /* . */ || (length === 2 && name.charCodeAt(start + 1) !== 46);
 }
 
 /** The entry of `path` when it is a skill: a GET endpoint declared there first shadows it. */

@@ -153,6 +153,11 @@ describe('PathIndex.resolveSkillRead', () => {
       skill('/a/b/c/skill.md'),
       skill('/odd/.skill.md'),
       skill('/skill.md'),
+      // Names of dots: `/.` and `/..` are no segments, `/a/.b` is one.
+      skill('/..skill.md'),
+      skill('/...skill.md'),
+      skill('/a/.b.skill.md'),
+      skill('/a/..b.skill.md'),
     ],
     'a GET endpoint declared first shadows the skill form': [
       endpoint('/docs/review/skill.md'),
@@ -183,6 +188,10 @@ describe('PathIndex.resolveSkillRead', () => {
     '/odd',
     '/',
     '',
+    '/.',
+    '/..',
+    '/a/.b',
+    '/a/..b',
     '/docs//review',
     '/docs/../docs/review',
     '/notes',
