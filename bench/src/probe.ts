@@ -13,6 +13,8 @@ export interface ProcessUsage {
   /** User + system CPU time of the whole process since it started, µs. */
   readonly cpuUs: number;
   readonly rss: number;
+  /** The largest resident set the process has had since it started (getrusage's ru_maxrss), bytes. */
+  readonly maxRss: number;
   readonly heapUsed: number;
   readonly external: number;
   readonly arrayBuffers: number;
@@ -24,6 +26,7 @@ function usage(): ProcessUsage {
   return {
     cpuUs: cpu.user + cpu.system,
     rss: memory.rss,
+    maxRss: process.resourceUsage().maxRSS * 1024,
     heapUsed: memory.heapUsed,
     external: memory.external,
     arrayBuffers: memory.arrayBuffers,
@@ -45,6 +48,8 @@ let turnCpu: { samples: number[]; timer: NodeJS.Timeout | undefined } | undefine
 
 /** The inspector session of an allocation sampling in progress (`tools/alloc-one.mjs`). */
 let sampling: Session | undefined;
+/** The inspector session of a CPU profile in progress (`tools/cpu-one.mjs`). */
+let profiling: Session | undefined;
 const post = (session: Session, method: string, params?: object): Promise<unknown> =>
   new Promise((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
 
@@ -74,6 +79,24 @@ serveRpc(
         includeObjectsCollectedByMajorGC: true,
         includeObjectsCollectedByMinorGC: !survivorsOnly,
       });
+    },
+    /** Start V8's CPU profiler, sampling every `intervalUs` (`tools/cpu-one.mjs`: the measured run only). */
+    async startCpuProfile({ intervalUs }: { intervalUs: number }) {
+      if (profiling) throw new Error('CPU profile already started');
+      profiling = new Session();
+      profiling.connect();
+      await post(profiling, 'Profiler.enable');
+      await post(profiling, 'Profiler.setSamplingInterval', { interval: intervalUs });
+      await post(profiling, 'Profiler.start');
+    },
+    /** Stop the CPU profiler and write the profile (`.cpuprofile` JSON) to `file`. */
+    async stopCpuProfile({ file }: { file: string }) {
+      if (!profiling) throw new Error('CPU profile not started');
+      const session = profiling;
+      profiling = undefined;
+      const { profile } = (await post(session, 'Profiler.stop')) as { profile: unknown };
+      session.disconnect();
+      await writeFile(file, JSON.stringify(profile));
     },
     /** Start measuring how late the event loop runs (10 ms resolution). */
     startLoopDelay() {

@@ -41,6 +41,13 @@ export interface RunRecord {
   readonly cpuUsPerOp: number;
   /** Server resident set size at the end of the run, bytes. */
   readonly rssBytes: number;
+  /**
+   * The largest resident set the server had from its start to the end of the run (`ru_maxrss`),
+   * bytes: registration, warm-up and every earlier run included.
+   */
+  readonly rssPeakBytes: number;
+  /** Read scenarios: the server's RSS peak once its clients had registered, before any load, bytes. */
+  readonly rssPeakRegisteredBytes?: number;
   /** Idle memory only: server RSS growth per held connection, bytes (after full GCs). */
   readonly bytesPerConn?: number;
   /** Idle memory only: JS heap + external growth per held connection, bytes (after full GCs). */
@@ -83,6 +90,8 @@ async function readRun(loadgen: LoadGenerator, subject: Subject, concurrency: nu
     lastError: result.lastError ?? (clientErrors > 0 ? after.lastError : undefined),
     cpuUsPerOp: (u1.cpuUs - u0.cpuUs) / result.requests,
     rssBytes: u1.rss,
+    rssPeakBytes: u1.maxRss,
+    rssPeakRegisteredBytes: subject.registeredPeakBytes,
   };
 }
 
@@ -146,6 +155,7 @@ async function memoryRun(spec: SubjectSpec, options: RunOptions): Promise<Omit<R
       lastError: stats.lastError,
       cpuUsPerOp: (u1.cpuUs - u0.cpuUs) / n,
       rssBytes: m1.rss,
+      rssPeakBytes: m1.maxRss,
       bytesPerConn: (m1.rss - m0.rss) / n,
       heapBytesPerConn: (m1.heapUsed + m1.external - m0.heapUsed - m0.external) / n,
     };
@@ -187,11 +197,11 @@ async function runListing(scenario: ListingScenario, walker: LoadGenerator, opti
             const loop = await subject.server.loopDelay();
             const turn = await subject.server.turnCpu();
             const clients = await subject.clientErrors();
-            return { walk, probe, loop, turn, cpuUs: u1.cpuUs - u0.cpuUs, rss: u1.rss, clients };
+            return { walk, probe, loop, turn, cpuUs: u1.cpuUs - u0.cpuUs, rss: u1.rss, rssPeak: u1.maxRss, clients };
           };
           await run(options.warmupMs);
           for (let round = 0; round < options.rounds; round++) {
-            const { walk, probe, loop, turn, cpuUs, rss, clients } = await run(options.durationMs);
+            const { walk, probe, loop, turn, cpuUs, rss, rssPeak, clients } = await run(options.durationMs);
             const errors = probe.errors + (walk?.errors ?? 0);
             records.push({
               scenario: scenario.name,
@@ -208,6 +218,7 @@ async function runListing(scenario: ListingScenario, walker: LoadGenerator, opti
               lastError: walk?.lastError ?? probe.lastError ?? clients.lastError,
               cpuUsPerOp: walk && walk.pages > 0 ? cpuUs / walk.pages : Number.NaN,
               rssBytes: rss,
+              rssPeakBytes: rssPeak,
               pages: walk?.pages ?? 0,
               bytesPerSec: walk ? (walk.bytes / walk.elapsedMs) * 1000 : 0,
               largestPage: walk?.largestPage ?? 0,
@@ -277,6 +288,7 @@ export async function runScenario(scenario: Scenario, loadgen: LoadGenerator, op
           lastError: result.lastError,
           cpuUsPerOp: result.cpuUsPerScan,
           rssBytes: process.memoryUsage().rss,
+          rssPeakBytes: process.resourceUsage().maxRSS * 1024,
         });
         options.log(`  round ${round + 1}/${options.rounds} ${label}: ${result.latency.p50.toFixed(1)} ms per scan, ${result.cpuUsPerScan.toFixed(0)} µs CPU, ${result.errors} errors`);
       }
@@ -309,6 +321,7 @@ export async function runScenario(scenario: Scenario, loadgen: LoadGenerator, op
           lastError: result.errors > 0 ? stats.lastError : undefined,
           cpuUsPerOp: (u1.cpuUs - u0.cpuUs) / result.registrations,
           rssBytes: u1.rss,
+          rssPeakBytes: u1.maxRss,
         });
         options.log(`  round ${round + 1}/${options.rounds} ${subject.spec.label}: ${((result.registrations / result.elapsedMs) * 1000).toFixed(0)} registrations/s, ${result.errors} errors`);
       }

@@ -61,10 +61,19 @@ export const SMOKE_SIZES: Sizes = {
   listingWalkers: 2,
 };
 
+/**
+ * What a comparison divides: server CPU per operation (the default of read, registration and scan
+ * scenarios), RSS growth per connection (the default of memory scenarios), or the server's RSS peak
+ * over its whole run (registration, warm-up and every round).
+ */
+export type ComparisonMetric = 'cpuUsPerOp' | 'bytesPerConn' | 'rssPeakBytes';
+
 export interface ComparisonSpec {
   /** Subject labels: the ratio is a / b. */
   readonly a: string;
   readonly b: string;
+  /** Default: the scenario kind's. */
+  readonly metric?: ComparisonMetric;
   /** Pass when the ratio is at most this; no target means the ratio is reported only. */
   readonly target?: number;
 }
@@ -196,6 +205,8 @@ function catalogCase(sizes: Sizes): ReadCase {
       { a: bare.many, b: bare.toFew },
       { a: bare.many, b: bare.one },
       { a: mdp.many, b: bare.many },
+      // Memory under load: what the reads add to the catalog's heap (issue 37).
+      { a: mdp.many, b: bare.many, metric: 'rssPeakBytes', target: 1.2 },
     ],
   };
 }

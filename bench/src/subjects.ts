@@ -174,16 +174,18 @@ export class ClientProcess {
   }
 }
 
-/** A subject brought up: its server and, unless it has none, its clients connected. */
 /** How a subject's population came up: the time to connect and confirm it, and the server CPU it took per client. */
 export interface PopulationStart {
   readonly ms: number;
   readonly cpuUsPerClient: number;
 }
 
+/** A subject brought up: its server and, unless it has none, its clients connected. */
 export class Subject {
   /** Set once its clients are connected (none for a subject without clients). */
   started: PopulationStart | undefined;
+  /** The server's RSS peak once its clients were connected and registered, before any load, bytes. */
+  registeredPeakBytes = 0;
 
   private constructor(
     readonly spec: SubjectSpec,
@@ -194,7 +196,11 @@ export class Subject {
 
   static async start(spec: SubjectSpec, options: ServerOptions = {}): Promise<Subject> {
     const server = await RunningServer.start(spec.server, spec.label, { ...options, clients: spec.population.clients });
-    if (spec.transport === 'none') return new Subject(spec, server, undefined, options.cpuProfileDir);
+    if (spec.transport === 'none') {
+      const subject = new Subject(spec, server, undefined, options.cpuProfileDir);
+      subject.registeredPeakBytes = (await server.usage()).maxRss;
+      return subject;
+    }
     const clients = new ClientProcess(spec.label);
     const subject = new Subject(spec, server, clients, options.cpuProfileDir);
     try {
@@ -204,6 +210,7 @@ export class Subject {
       const ms = await clients.connect(spec.transport === 'ws' ? server.wsUrl : server.httpUrl, spec.transport, spec.population, timeoutMs);
       const u1 = await server.usage();
       subject.started = { ms, cpuUsPerClient: (u1.cpuUs - u0.cpuUs) / spec.population.clients };
+      subject.registeredPeakBytes = u1.maxRss;
     } catch (error) {
       await subject.stop();
       throw error;

@@ -25,13 +25,14 @@ interface Row {
   readonly opsPerSec: number;
   readonly cpuUsPerOp: number;
   readonly rssBytes: number;
+  readonly rssPeakBytes: number;
   readonly bytesPerConn?: number;
 }
 
 interface Report {
   readonly rows: readonly Row[];
   // A ratio that is not a finite number (a division by zero) is null in JSON.
-  readonly comparisons: ReadonlyArray<{ readonly ratio: number | null; readonly metric: 'cpuUsPerOp' | 'bytesPerConn'; readonly a: string; readonly b: string }>;
+  readonly comparisons: ReadonlyArray<{ readonly ratio: number | null; readonly metric: 'cpuUsPerOp' | 'bytesPerConn' | 'rssPeakBytes'; readonly a: string; readonly b: string }>;
 }
 
 function runBench(scenario: string): Promise<{ code: number | null; stderr: string; report: Report | undefined }> {
@@ -98,14 +99,16 @@ describe('pnpm bench --smoke', () => {
         expect(row.opsPerSec).toBeGreaterThan(0);
         expect(Number.isFinite(row.cpuUsPerOp)).toBe(true);
         expect(row.rssBytes).toBeGreaterThan(0);
+        expect(row.rssPeakBytes).toBeGreaterThan(0);
         if (scenario === 'idle-memory') expect(Number.isFinite(row.bytesPerConn)).toBe(true);
       }
       expect(report?.comparisons.length).toBeGreaterThan(0);
+      if (scenario === 'catalog') expect(report?.comparisons.some((c) => c.metric === 'rssPeakBytes')).toBe(true);
       for (const c of report?.comparisons ?? []) {
-        // CPU per operation is never zero, so its ratio is always a finite number. Memory over a
+        // CPU per operation and a peak RSS are never zero, so their ratios are finite numbers. Memory over a
         // smoke's 20 connections can round to zero pages and divide by zero, which says nothing
         // here; the JSON report writes such a ratio (NaN or ±Infinity) as null.
-        if (c.metric === 'cpuUsPerOp') expect(Number.isFinite(c.ratio), `${scenario} ${c.a} / ${c.b}`).toBe(true);
+        if (c.metric !== 'bytesPerConn') expect(Number.isFinite(c.ratio), `${scenario} ${c.a} / ${c.b}`).toBe(true);
         else expect(c.ratio === null || typeof c.ratio === 'number', `${scenario} ${c.a} / ${c.b}`).toBe(true);
       }
     });
