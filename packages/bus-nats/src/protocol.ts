@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
-import { AuthContextSchema, ClientDescriptorSchema, ENDPOINT_METHODS, SerializedErrorSchema, StringRecordSchema } from '@mdp/protocol';
+import { AuthContextSchema, ClientDescriptorSchema, ENDPOINT_METHODS, MAX_JSON_DEPTH, SerializedErrorSchema, StringRecordSchema, jsonDepthWithin } from '@mdp/protocol';
 import type { AuthContext, ClientDescriptor, EndpointMethod, SerializedError } from '@mdp/protocol';
 import type { InvokeOutcome } from '@mdp/core';
 
@@ -27,6 +27,15 @@ export interface RemoteCall {
   readonly route?: string;
 }
 
+/**
+ * A value of a call or an answer (a body, a client's data), nested no deeper than the protocol lets
+ * a client's own messages nest: no edge of the node it reaches need take more from the bus.
+ */
+const BoundedValue = v.pipe(
+  v.unknown(),
+  v.check((value) => jsonDepthWithin(value, MAX_JSON_DEPTH), `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep`),
+);
+
 export const CallEnvelopeSchema = v.object({
   /** Random id, to cancel the call. */
   id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
@@ -36,7 +45,7 @@ export const CallEnvelopeSchema = v.object({
   method: v.picklist(ENDPOINT_METHODS),
   path: v.string(),
   query: v.optional(StringRecordSchema),
-  body: v.optional(v.unknown()),
+  body: v.optional(BoundedValue),
   headers: v.optional(StringRecordSchema),
   auth: v.optional(AuthContextSchema),
   route: v.optional(v.pipe(v.string(), v.maxLength(32))),
@@ -44,7 +53,7 @@ export const CallEnvelopeSchema = v.object({
 export type CallEnvelope = v.InferOutput<typeof CallEnvelopeSchema>;
 
 export const OutcomeSchema = v.variant('ok', [
-  v.object({ ok: v.literal(true), data: v.optional(v.unknown()) }),
+  v.object({ ok: v.literal(true), data: v.optional(BoundedValue) }),
   v.object({ ok: v.literal(false), error: SerializedErrorSchema, source: v.picklist(['client', 'server']) }),
 ]);
 

@@ -28,6 +28,20 @@ describe('credentialedOriginProblem', () => {
     [{ host: '127.0.0.1:4000', origin: ['http://localhost', 'https://evil.example'] }, refused('http://localhost, https://evil.example')],
     [{ origin: 'https://evil.example' }, refused('https://evil.example')],
   ])('%j → %s', (headers, problem) => expect(credentialedOriginProblem(headers, policy)).toBe(problem));
+
+  it("does not count on another site's element or no-cors fetch, which sends no Origin but Fetch Metadata", () => {
+    // With SameSite=None (or from a sibling name of the same site) the browser attaches the cookie
+    // to an <img>, <script> or <link> of another site's page, with no Origin.
+    const problem = 'A cross-site request without Origin (Sec-Fetch-Mode "no-cors"): the mdp_auth cookie counts only for this server\'s own pages, loopback pages and allowed origins';
+    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' }, policy)).toBe(problem);
+    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' }, policy)).toBe(problem.replace('cross-site', 'same-site'));
+    // The user's own top-level navigation from a link, and the server's own pages, still count.
+    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }, policy)).toBeUndefined();
+    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' }, policy)).toBeUndefined();
+    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'none' }, policy)).toBeUndefined();
+    // An Origin the rules allow is decided by the Origin.
+    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', origin: 'http://localhost:3000', 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' }, policy)).toBeUndefined();
+  });
 });
 
 describe('originProblem', () => {

@@ -115,6 +115,8 @@ export {
   CallPathsRequestSchema,
   ListClientsRequestSchema,
   ListPathsRequestSchema,
+  MAX_CURSOR_LENGTH,
+  MAX_LIST_LIMIT,
   methodOf,
   pathDepth,
 } from './host.js';
