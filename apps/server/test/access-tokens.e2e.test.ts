@@ -1,0 +1,102 @@
+/**
+ * Access tokens of an identity provider (SPEC §17, issue item 1): a real `oidc-provider` on
+ * 127.0.0.1 issues them; the server finds its key set by OIDC discovery. Good tokens are accepted
+ * beside static ones and name the person (`iss` + `sub`); every hostile token is a 401 with its
+ * reason logged, never a 500.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SignJWT } from 'jose';
+import { TestClient, descriptor, recordingLogger, stopAll, type RecordingLogger } from '@mdp/test-kit';
+import { startServer, registeredClient, type TestServer } from './harness.js';
+import { signingKey, startIssuer, type Issuer } from './oidc.js';
+
+const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+describe('access tokens of an issuer', () => {
+  let issuer: Issuer;
+  let t: TestServer;
+  let log: RecordingLogger;
+
+  beforeEach(async () => {
+    issuer = await startIssuer();
+    log = recordingLogger({ level: 'info' });
+    t = await startServer({ authTokens: ['static-token'], accessTokens: { issuer: issuer.url }, logger: log.logger });
+    // The default audience is the server's own URL (RFC 8707).
+    issuer.resource = t.http;
+  });
+
+  afterEach(async () => {
+    await stopAll();
+    await issuer.close();
+  });
+
+  const clients = (token: string, path = '/mdp/clients') => fetch(`${t.http}${path}`, { headers: { authorization: `Bearer ${token}` } });
+
+  it('accepts a token the provider issued, through discovery, and static tokens beside it', async () => {
+    const token = await issuer.clientCredentialsToken(['mdp:read']);
+    expect((await clients(token)).status).toBe(200);
+    expect((await clients('static-token')).status).toBe(200);
+    expect((await clients('not-a-token')).status).toBe(401);
+    expect(await log.seen('auth.issuer_discovered')).toMatchObject({ issuer: issuer.url, jwksUrl: issuer.jwksUrl });
+  });
+
+  it('names the person, not the token: the same iss + sub owns its client ids with any of its tokens', async () => {
+    const alice1 = await issuer.sign({ claims: { sub: 'alice', jti: 'one' } });
+    const alice2 = await issuer.sign({ claims: { sub: 'alice', jti: 'two' } });
+    const bob = await issuer.sign({ claims: { sub: 'bob' } });
+    const first = await registeredClient(t, descriptor('app'), { authorization: `Bearer ${alice1}` });
+    // Alice's other token takes her id over (the older session is replaced); Bob's is refused it.
+    const second = await registeredClient(t, descriptor('app'), { authorization: `Bearer ${alice2}` });
+    expect((await first.closed).code).toBe(4000);
+    const stranger = await TestClient.connect(t.ws, { headers: { authorization: `Bearer ${bob}` } });
+    stranger.send({ type: 'registerClient', client: descriptor('app') });
+    expect((await stranger.closed).code).toBe(4403);
+    const listed = t.server.router.listClients();
+    expect(listed.map((c) => c.id)).toEqual(['app']);
+    expect(listed[0]?.principal).toMatch(/^oidc:[0-9a-f]{32}$/);
+    second.close();
+  });
+
+  it('refuses hostile tokens with 401 and a reason in the log, never a 500', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const stranger = await signingKey('stranger-key');
+    const publicPem = issuer.key.publicJwk;
+    const cases: Record<string, { token: string; reason: RegExp }> = {
+      expired: { token: await issuer.sign({ claims: { iat: now - 7200, exp: now - 3600 } }), reason: /"exp" claim timestamp check failed/ },
+      'not yet valid': { token: await issuer.sign({ claims: { nbf: now + 3600 } }), reason: /"nbf" claim timestamp check failed/ },
+      'wrong issuer': { token: await issuer.sign({ claims: { iss: 'http://127.0.0.1:1/evil' } }), reason: /unexpected "iss" claim value/ },
+      'wrong audience': { token: await issuer.sign({ claims: { aud: 'http://other.example' } }), reason: /unexpected "aud" claim value/ },
+      'alg none': { token: `${b64({ alg: 'none', kid: issuer.key.kid })}.${b64({ iss: issuer.url, aud: t.http, sub: 'x', exp: now + 600 })}.`, reason: /alg/i },
+      'HMAC signed with the public key': {
+        token: await new SignJWT({ sub: 'x' })
+          .setProtectedHeader({ alg: 'HS256', kid: issuer.key.kid })
+          .setIssuer(issuer.url)
+          .setAudience(t.http)
+          .setExpirationTime(now + 600)
+          .sign(new TextEncoder().encode(JSON.stringify(publicPem))),
+        reason: /alg/i,
+      },
+      'unknown kid': { token: await issuer.sign({ key: stranger }), reason: /no applicable key found in the JSON Web Key Set/ },
+    };
+    for (const [name, { token, reason }] of Object.entries(cases)) {
+      const refused = log.next('auth.token_refused');
+      const response = await clients(token);
+      expect(response.status, name).toBe(401);
+      expect(String((await refused).reason), name).toMatch(reason);
+    }
+    // A 100 KB token: in a header, over the header limit before any auth (431); in /mdp/auth's body, 401.
+    const huge = `${b64({ alg: 'RS256', kid: issuer.key.kid })}.${'A'.repeat(100_000)}.sig`;
+    expect((await clients(huge)).status).toBe(431);
+    const hugeRefused = log.next('auth.token_refused');
+    const minted = await fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ auth: { token: huge } }) });
+    expect(minted.status).toBe(401);
+    expect(String((await hugeRefused).reason)).toMatch(/longer than 8192 characters/);
+    // A token in the query string is never read: 401, and the log says where it should go.
+    const good = await issuer.sign();
+    const queried = log.next('auth.token_refused');
+    expect((await fetch(`${t.http}/mdp/clients?access_token=${good}`)).status).toBe(401);
+    expect(String((await queried).reason)).toMatch(/query string/);
+    // Still serving, and the good token works.
+    expect((await clients(good)).status).toBe(200);
+  });
+});
