@@ -81,9 +81,9 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
     forwardCaller: accessTokens !== undefined,
   });
   // Where agents learn how to sign in (RFC 9728), named in every 401 and 403 of a server that takes access tokens.
-  const resourceMetadata = (): string | undefined => {
+  const resourceMetadata = (resourcePath = ''): string | undefined => {
     const base = accessTokens ? canonicalUrl() : undefined;
-    return base === undefined ? undefined : `${base}${PROTECTED_RESOURCE_PATH}`;
+    return base === undefined ? undefined : `${base}${PROTECTED_RESOURCE_PATH}${resourcePath}`;
   };
   const scopeGuard: ScopeGuard | undefined = policy && {
     missingScope: gate.missingScope,

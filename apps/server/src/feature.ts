@@ -55,8 +55,12 @@ export interface ServerContext {
   readonly scopeGuard: ScopeGuard | undefined;
   /** The server's canonical URL (RFC 8707): the public URL, or its base URL once listening. */
   readonly canonicalUrl: () => string | undefined;
-  /** The URL of its protected resource metadata (RFC 9728), when it takes access tokens. */
-  readonly resourceMetadata: () => string | undefined;
+  /**
+   * The URL of its protected resource metadata (RFC 9728), when it takes access tokens: of the whole
+   * server, or of the resource at `resourcePath` (`/mcp`: the document an MCP client derives from
+   * the `/mcp` URL, RFC 9728 §3.1).
+   */
+  readonly resourceMetadata: (resourcePath?: string) => string | undefined;
   /** Access tokens of an identity provider, when the server takes them (SPEC §17): their key set's status. */
   readonly accessTokens: AccessTokens | undefined;
   /** CORS headers of an answer to `request` (SPEC §6): the MDP routes browser clients use. */

@@ -14,6 +14,8 @@ declare module 'oidc-provider' {
     constructor(init: { accountId: string; clientId: string });
     addOIDCScope(scope: string): void;
     addResourceScope(resource: string, scope: string): void;
+    rejectOIDCScope(scope: string): void;
+    rejectResourceScope(resource: string, scope: string): void;
     save(): Promise<string>;
   }
 

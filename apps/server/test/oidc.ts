@@ -116,7 +116,7 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> 
         enabled: true,
         defaultResource: () => issuer.resource,
         useGrantedResource: () => true,
-        getResourceServerInfo: () => ({ scope: MDP_SCOPES.join(' '), audience: issuer.resource, accessTokenFormat: 'jwt', accessTokenTTL: 600, jwt: { sign: { alg: 'RS256' } } }),
+        getResourceServerInfo: (_ctx: unknown, indicator: string) => ({ scope: MDP_SCOPES.join(' '), audience: indicator, accessTokenFormat: 'jwt', accessTokenTTL: 600, jwt: { sign: { alg: 'RS256' } } }),
       },
     },
     findAccount: (_ctx: unknown, sub: string) => ({ accountId: sub, claims: () => ({ sub }) }),
@@ -149,10 +149,18 @@ async function interact(provider: Provider, issuer: Issuer, req: IncomingMessage
   }
   const grant = details.grantId ? await provider.Grant.find(details.grantId) : new provider.Grant({ accountId: session?.accountId ?? 'alice', clientId: String(params.client_id) });
   if (!grant) throw new Error('grant not found');
+  // The mdp scopes are client scopes the provider knows (so clients may register them) and the
+  // resource's scopes: granted or refused as both.
   const asked = String(params.scope ?? '').split(' ').filter(Boolean);
-  const granted = issuer.approve(asked.filter((scope) => (MDP_SCOPES as readonly string[]).includes(scope)));
-  if (asked.includes('openid')) grant.addOIDCScope('openid');
+  const mdp = asked.filter((scope) => (MDP_SCOPES as readonly string[]).includes(scope));
+  const granted = issuer.approve(mdp);
+  const refused = mdp.filter((scope) => !granted.includes(scope));
+  grant.addOIDCScope([...asked.filter((scope) => !mdp.includes(scope)), ...granted].join(' '));
   grant.addResourceScope(issuer.resource, granted.join(' '));
+  if (refused.length > 0) {
+    grant.rejectOIDCScope(refused.join(' '));
+    grant.rejectResourceScope(issuer.resource, refused.join(' '));
+  }
   const grantId = await grant.save();
   await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
 }

@@ -11,7 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
-import { INTERNAL_ERROR, headersToMap, originProblem, readNodeBody, type AuthAction, type HostApi, type OriginPolicy } from '@mdp/core';
+import { INTERNAL_ERROR, bearerChallenge, headersToMap, insufficientScopeChallenge, originProblem, readNodeBody, type AuthAction, type HostApi, type OriginPolicy } from '@mdp/core';
 import type { McpBridge, McpHttpHandler } from '@mdp/mcp-bridge';
 import { jsonRpcError, type SurfaceMode } from '@mdp/mcp-bridge/lite';
 import type { ServerContext, ServerFeature } from '../feature.js';
@@ -188,8 +188,9 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
               ? {
                   scopeGuard: {
                     missingScope: (request: Request, action: AuthAction) => scopeGuard.missingScope(ctx.extractAuth(headersToMap(request.headers)), action),
-                    unauthorized: scopeGuard.unauthorized,
-                    forbidden: scopeGuard.forbidden,
+                    // The /mcp resource's own metadata: what an MCP client finds from the URL alone.
+                    unauthorized: () => bearerChallenge(ctx.resourceMetadata(MCP_PATH)),
+                    forbidden: (scope: string) => insufficientScopeChallenge(scope, ctx.resourceMetadata(MCP_PATH)),
                   },
                 }
               : {}),
