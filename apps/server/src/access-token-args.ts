@@ -70,6 +70,20 @@ export const ACCESS_TOKEN_SETTINGS = settingGroup({
       default: ACCESS_TOKEN_DEFAULTS.clockSkewS,
       help: 'clock skew allowed on a token\'s exp and nbf, seconds',
     },
+    authKeySetRefreshMs: {
+      flag: 'auth-key-set-refresh-ms',
+      placeholder: '<ms>',
+      schema: wholeNumber(1000, 24 * 3_600_000),
+      default: ACCESS_TOKEN_DEFAULTS.refreshIntervalMs,
+      help: 'fetch the key set again this often (a key the issuer removed stops working within it)',
+    },
+    authKeySetCooldownMs: {
+      flag: 'auth-key-set-cooldown-ms',
+      placeholder: '<ms>',
+      schema: wholeNumber(0, 3_600_000),
+      default: ACCESS_TOKEN_DEFAULTS.cooldownMs,
+      help: 'least time between two fetches of the key set for tokens with an unknown kid',
+    },
     authScopeRead: scopeRow('read', 'read skills and list clients'),
     authScopeCall: scopeRow('call', 'call endpoints and prompts'),
     authScopeRegister: { ...scopeRow('register', 'register MDP clients'), help: 'the scope to register MDP clients (<scope>:<prefix>: only ids starting with <prefix>)' },
@@ -99,6 +113,8 @@ export function accessTokenOptions(values: {
   readonly authJwksUrl?: string | undefined;
   readonly authAudience?: readonly string[] | undefined;
   readonly authClockSkewS: number;
+  readonly authKeySetRefreshMs: number;
+  readonly authKeySetCooldownMs: number;
   readonly authScopeRead: string;
   readonly authScopeCall: string;
   readonly authScopeRegister: string;
@@ -123,6 +139,8 @@ export function accessTokenOptions(values: {
       ...(values.authJwksUrl !== undefined ? { jwksUrl: values.authJwksUrl } : {}),
       ...(values.authAudience !== undefined ? { audiences: values.authAudience } : {}),
       clockSkewS: values.authClockSkewS,
+      refreshIntervalMs: values.authKeySetRefreshMs,
+      cooldownMs: values.authKeySetCooldownMs,
       scopeNames,
       ...(values.authTokenScopes !== undefined ? { staticTokenScopes: values.authTokenScopes } : {}),
     },

@@ -16,15 +16,17 @@
  * `nbf` hold within the clock skew. The principal is `iss` + `sub`, hashed: the same person is the
  * same principal on every node and across restarts.
  *
- * Key sets change and fail: a token with an unknown `kid` makes jose fetch the set again (at most
- * once per cooldown, 30 s), so a rotated key is used without a restart; the set is also fetched
- * again in the background every `refreshIntervalMs`. A fetch that fails keeps the keys in hand (a
- * token signed by one of them still passes), is logged, and shows in `status()` (readiness,
- * metrics). Verification never waits for a background refresh.
+ * Key sets change and fail: a token with an unknown `kid` (a rotated key) makes the set be fetched
+ * again, at most once per cooldown (30 s) counted from the last attempt, answered or not, so such
+ * tokens can neither hammer the host nor wait on one that is down; the set is also fetched again in
+ * the background every `refreshIntervalMs`. A fetch that fails keeps the keys in hand (a token
+ * signed by one of them still passes), is logged, and shows in `status()` (readiness, metrics).
+ * jose checks each key and signature (`createLocalJWKSet`, `jwtVerify`); the fetching is ours, so
+ * that failures count against the cooldown too.
  */
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
-import { createRemoteJWKSet, customFetch, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { isLoopbackHost, scopesOfClaims, type Logger } from '@mdp/core';
 
 /** The algorithms a token may be signed with: asymmetric only (no `none`, no HMAC). */
@@ -104,6 +106,9 @@ const JWS_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 /** The OIDC discovery document: the fields used. */
 const DiscoverySchema = v.object({ issuer: v.string(), jwks_uri: v.pipe(v.string(), v.url()) });
 
+/** A JWK Set (RFC 7517 §5): jose checks each key; at most this many are looked at. */
+const KeySetSchema = v.object({ keys: v.pipe(v.array(v.record(v.string(), v.unknown())), v.maxLength(100)) });
+
 /** Whether a URL may name a key set or an issuer: https, or http to this machine. */
 export function trustedUrlProblem(url: string, what: string): string | undefined {
   let parsed: URL;
@@ -155,41 +160,62 @@ export function createAccessTokens(options: AccessTokenOptions): AccessTokens {
   let closed = false;
   const stats = { fetchedAt: undefined as number | undefined, error: undefined as string | undefined, fetches: 0, failures: 0 };
 
-  /** Every fetch of the key set goes through here: its outcome is what `status()` shows. */
-  const watchedFetch = async (url: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    stats.fetches += 1;
+  /** The keys of the last set fetched (kept when a later fetch fails), or none yet. */
+  let local: JWTVerifyGetKey | undefined;
+  /** When the key set was last asked for, ms (whether or not the host answered): the cooldown counts from it. */
+  let lastAttempt = -Infinity;
+  let pendingFetch: Promise<void> | undefined;
+  const cooldownMs = options.cooldownMs ?? ACCESS_TOKEN_DEFAULTS.cooldownMs;
+
+  /** Fetch the key set once (concurrent callers share it). Never rejects: a failure keeps the keys in hand. */
+  const fetchKeys = (url: string): Promise<void> =>
+    (pendingFetch ??= (async () => {
+      lastAttempt = now();
+      stats.fetches += 1;
+      try {
+        const response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(timeoutMs) });
+        if (response.status !== 200) throw new Error(`key set answered HTTP ${response.status}`);
+        const parsed = v.safeParse(KeySetSchema, await response.json());
+        if (!parsed.success) throw new Error(`not a key set: ${parsed.issues[0]?.message ?? 'invalid'}`);
+        local = createLocalJWKSet(parsed.output as JSONWebKeySet);
+        if (stats.error !== undefined) logger.info('auth.key_set_recovered', { jwksUrl: url, keys: parsed.output.keys.length });
+        stats.fetchedAt = now();
+        stats.error = undefined;
+      } catch (error) {
+        stats.failures += 1;
+        stats.error = describeError(error).reason;
+        logger.warn('auth.key_set_unreachable', { jwksUrl: url, error: stats.error, cachedKeys: local !== undefined });
+      }
+    })().finally(() => {
+      pendingFetch = undefined;
+    }));
+
+  /**
+   * The key for a token's header: from the keys in hand; for a `kid` they lack (a rotated key), the
+   * set is fetched again, at most once per cooldown whether or not the host answers, so that
+   * unknown `kid`s can neither hammer the key set's host nor wait on one that is down.
+   */
+  const keySetAt = (url: string): JWTVerifyGetKey => async (header, token) => {
+    // A fetch under way (the one at start) is waited for, not counted against the cooldown.
+    if (local === undefined && (pendingFetch !== undefined || now() - lastAttempt >= cooldownMs)) await fetchKeys(url);
+    const keys = local;
+    if (keys === undefined) throw new Error(`no key set to check the token with (${stats.error ?? 'not fetched yet'})`);
     try {
-      const response = await fetch(url, init);
-      if (response.status !== 200) throw new Error(`key set answered HTTP ${response.status}`);
-      if (stats.error !== undefined) logger.info('auth.key_set_recovered', { jwksUrl });
-      stats.fetchedAt = now();
-      stats.error = undefined;
-      return response;
+      return await keys(header, token);
     } catch (error) {
-      stats.failures += 1;
-      const { reason } = describeError(error);
-      stats.error = reason;
-      logger.warn('auth.key_set_unreachable', { jwksUrl, error: reason, cachedKeys: stats.fetchedAt !== undefined });
-      throw error;
+      if (!(error instanceof joseErrors.JWKSNoMatchingKey) || (pendingFetch === undefined && now() - lastAttempt < cooldownMs)) throw error;
+      await fetchKeys(url);
+      if (local === undefined || local === keys) throw error;
+      return local(header, token);
     }
   };
-
-  const keySetAt = (url: string): JWTVerifyGetKey =>
-    createRemoteJWKSet(new URL(url), {
-      // Never stale by age: a set that cannot be fetched again keeps working (the background
-      // refresh and unknown `kid`s fetch it again).
-      cacheMaxAge: Number.POSITIVE_INFINITY,
-      cooldownDuration: options.cooldownMs ?? ACCESS_TOKEN_DEFAULTS.cooldownMs,
-      timeoutDuration: timeoutMs,
-      [customFetch]: watchedFetch,
-    });
 
   /** The key set, discovering it from the issuer first if need be (at most once per cooldown after a failure). */
   const keySet = (): Promise<JWTVerifyGetKey | undefined> | JWTVerifyGetKey => {
     if (keys) return keys;
     if (discovering) return discovering;
     if (jwksUrl !== undefined) return (keys = keySetAt(jwksUrl));
-    if (now() - lastDiscoveryFailure < (options.cooldownMs ?? ACCESS_TOKEN_DEFAULTS.cooldownMs)) return Promise.resolve(undefined);
+    if (now() - lastDiscoveryFailure < cooldownMs) return Promise.resolve(undefined);
     discovering = discover().finally(() => {
       discovering = undefined;
     });
@@ -256,14 +282,17 @@ export function createAccessTokens(options: AccessTokenOptions): AccessTokens {
     return undefined;
   };
 
+  /** Fetch the set again now (discovering it first if need be). Never rejects. */
+  const refreshNow = async (): Promise<void> => {
+    const found = keySet();
+    const getKey = found instanceof Promise ? await found : found;
+    if (getKey !== undefined && jwksUrl !== undefined) await fetchKeys(jwksUrl);
+  };
+
   const scheduleRefresh = (): void => {
     const every = options.refreshIntervalMs ?? ACCESS_TOKEN_DEFAULTS.refreshIntervalMs;
     // Keys removed from the set stop verifying new tokens within this; a failure keeps the old keys.
-    refresh = setInterval(() => {
-      const set = keys as (JWTVerifyGetKey & { reload?: () => Promise<void> }) | undefined;
-      if (set?.reload) set.reload().catch(() => undefined);
-      else if (!discovering) void Promise.resolve(keySet()).catch(() => undefined);
-    }, every);
+    refresh = setInterval(() => void refreshNow(), every);
     refresh.unref();
   };
 
@@ -290,9 +319,7 @@ export function createAccessTokens(options: AccessTokenOptions): AccessTokens {
     async start() {
       if (closed || refresh) return;
       scheduleRefresh();
-      const set = await keySet();
-      const reload = (set as (JWTVerifyGetKey & { reload?: () => Promise<void> }) | undefined)?.reload;
-      if (reload) await reload().catch(() => undefined);
+      await refreshNow();
     },
     close() {
       closed = true;

@@ -99,4 +99,15 @@ describe('access tokens of an issuer', () => {
     // Still serving, and the good token works.
     expect((await clients(good)).status).toBe(200);
   });
+
+  it('is not ready while no key set could be fetched; static tokens still work', async () => {
+    const down = await startIssuer();
+    await down.close();
+    const cold = await startServer({ authTokens: ['static-token'], accessTokens: { issuer: down.url } });
+    const ready = await fetch(`${cold.http}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({ ready: false, reason: expect.stringMatching(/^access token key set not loaded: /) });
+    expect((await fetch(`${cold.http}/mdp/clients`, { headers: { authorization: 'Bearer static-token' } })).status).toBe(200);
+    expect((await fetch(`${cold.http}/mdp/clients`, { headers: { authorization: `Bearer ${await issuer.sign()}` } })).status).toBe(401);
+  });
 });

@@ -186,3 +186,41 @@ export async function followAuthorization(authorizationUrl: URL, redirectUri: st
   }
   throw new Error('too many redirects');
 }
+
+/**
+ * A bare key set host, for keys that change and hosts that fail: serves `keys` at `/jwks` and an
+ * OIDC discovery document naming it (the issuer is its own URL); counts requests; stops and starts
+ * again on the same port.
+ */
+export class KeyHost {
+  keys: JWK[] = [];
+  requests = 0;
+  port = 0;
+  private server: Server | undefined;
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+  get jwksUrl(): string {
+    return `${this.url}/jwks`;
+  }
+  async start(): Promise<void> {
+    const server = createServer((req, res) => {
+      this.requests += 1;
+      const body = req.url === '/.well-known/openid-configuration' ? { issuer: this.url, jwks_uri: this.jwksUrl } : { keys: this.keys };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', resolve);
+    });
+    this.port = (server.address() as AddressInfo).port;
+    this.server = server;
+  }
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
