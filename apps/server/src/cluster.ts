@@ -146,12 +146,14 @@ export function tokenSecret(token: string): string {
 export function clusterAuthProblem(options: {
   readonly authPolicy?: unknown;
   readonly authTokens?: readonly string[] | undefined;
+  /** Access tokens of an issuer (SPEC §17): a policy too, whose tokens no peer can prove. */
+  readonly accessTokens?: unknown;
   readonly cluster?: MdpClusterOptions | undefined;
 }): string | undefined {
   const cluster = options.cluster;
-  if (!options.authPolicy || !cluster || (cluster.mode ?? 'auto') === 'standalone') return undefined;
+  if (!(options.authPolicy || options.accessTokens) || !cluster || (cluster.mode ?? 'auto') === 'standalone') return undefined;
   if (cluster.secret || cluster.secretFile || usableTokens(options.authTokens).length > 0) return undefined;
-  return 'an authPolicy without authTokens needs cluster.secret (or cluster.secretFile): cluster peers prove membership with it';
+  return 'an authPolicy (or accessTokens) without authTokens needs cluster.secret (or cluster.secretFile): cluster peers prove membership with it';
 }
 
 /**

@@ -76,7 +76,9 @@ describe('with --auth-token', () => {
 describe('an auth policy of the caller\'s own', () => {
   it('cannot cluster without a secret: peers would have nothing to prove membership with', () => {
     const authPolicy = { verify: () => true, cookieSecret: Buffer.alloc(32, 1) };
-    expect(() => createMdpServer({ authPolicy, cluster: {} })).toThrow('an authPolicy without authTokens needs cluster.secret');
+    expect(() => createMdpServer({ authPolicy, cluster: {} })).toThrow('an authPolicy (or accessTokens) without authTokens needs cluster.secret');
+    // Access tokens of an issuer are no secret a peer could prove either.
+    expect(() => createMdpServer({ accessTokens: { issuer: 'https://idp.example' }, cluster: {} })).toThrow('needs cluster.secret');
     expect(() => createMdpServer({ authPolicy, cluster: { mode: 'proxy-required' } })).toThrow(RangeError);
     for (const ok of [{ cluster: { secret: 's' } }, { cluster: { mode: 'standalone' as const } }, {}, { cluster: {}, authTokens: ['t'] }]) {
       expect(() => createMdpServer({ authPolicy, ...ok })).not.toThrow();
