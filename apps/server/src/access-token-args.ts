@@ -6,7 +6,7 @@
 import * as v from 'valibot';
 import { DEFAULT_SCOPE_NAMES, isScopeToken, type ScopeNames } from '@mdp/core';
 import { ACCESS_TOKEN_DEFAULTS } from './access-tokens.js';
-import { list, text, wholeNumber, type ValueSchema } from './flag-values.js';
+import { list, text, toggle, wholeNumber, type ValueSchema } from './flag-values.js';
 import type { MdpServerOptions } from './options.js';
 import { settingGroup } from './settings.js';
 
@@ -96,6 +96,13 @@ export const ACCESS_TOKEN_SETTINGS = settingGroup({
       defaultText: 'every scope',
       help: 'with --auth-issuer: the scopes of the --auth-token tokens (repeatable)',
     },
+    authForwardToken: {
+      flag: 'auth-forward-token',
+      arity: 'switch',
+      schema: toggle(),
+      default: false,
+      help: 'with --auth-issuer: pass the caller\'s token on to the clients it calls (for clients that call on with it; such a client can act as the caller)',
+    },
     publicUrl: {
       flag: 'public-url',
       placeholder: '<url>',
@@ -120,12 +127,13 @@ export function accessTokenOptions(values: {
   readonly authScopeRegister: string;
   readonly authScopeAdmin: string;
   readonly authTokenScopes?: readonly string[] | undefined;
+  readonly authForwardToken: boolean;
   readonly publicUrl?: string | undefined;
 }): AccessTokenSettingOptions | string {
   const publicUrl = values.publicUrl === undefined ? {} : { publicUrl: values.publicUrl };
   if (values.authIssuer === undefined) {
-    if (values.authJwksUrl !== undefined || values.authAudience !== undefined || values.authTokenScopes !== undefined) {
-      return '--auth-jwks-url, --auth-audience and --auth-token-scopes need --auth-issuer (the iss tokens must name)';
+    if (values.authJwksUrl !== undefined || values.authAudience !== undefined || values.authTokenScopes !== undefined || values.authForwardToken) {
+      return '--auth-jwks-url, --auth-audience, --auth-token-scopes and --auth-forward-token need --auth-issuer (the iss tokens must name)';
     }
     return publicUrl;
   }
@@ -143,6 +151,7 @@ export function accessTokenOptions(values: {
       cooldownMs: values.authKeySetCooldownMs,
       scopeNames,
       ...(values.authTokenScopes !== undefined ? { staticTokenScopes: values.authTokenScopes } : {}),
+      ...(values.authForwardToken ? { forwardToken: true } : {}),
     },
   };
 }

@@ -79,6 +79,7 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
     ...(options.accessTokens?.scopeNames ? { scopeNames: options.accessTokens.scopeNames } : {}),
     // Signing teams in, clients learn who calls them (principal, scopes, issuer, subject), never the token.
     forwardCaller: accessTokens !== undefined,
+    forwardCredential: accessTokens !== undefined && options.accessTokens?.forwardToken === true,
   });
   // Where agents learn how to sign in (RFC 9728), named in every 401 and 403 of a server that takes access tokens.
   const resourceMetadata = (resourcePath = ''): string | undefined => {

@@ -221,6 +221,11 @@ export interface MdpAccessTokenOptions {
   readonly clockSkewS?: number;
   /** Scope names per action. Default `mdp:read`, `mdp:call`, `mdp:register`, `mdp:admin`. */
   readonly scopeNames?: Partial<ScopeNames>;
+  /**
+   * Forward the caller's token to the clients it calls too (`Authorization`, `auth.token`), for
+   * clients that call on with it. Default false: a client holding it could act as the caller here.
+   */
+  readonly forwardToken?: boolean;
   /** Scopes of the static tokens (`authTokens`). Default: every scope. */
   readonly staticTokenScopes?: readonly string[];
   /** Fetch the key set again in the background this often, ms. Default 10 minutes. */

@@ -118,6 +118,14 @@ describe('scopes per action', () => {
     expect(named?.auth?.metadata?.principal).toBe(plain?.auth?.metadata?.principal);
   });
 
+  it('passes the token on to the client only when told to', async () => {
+    await start({ accessTokens: { issuer: 'set by start', forwardToken: true } });
+    const app = await registeredClient(t, descriptor('app', [endpoint('/do', 'POST')]), bearer(await token(['mdp:register'])));
+    const alice = await tokenOf('alice', ['mdp:call']);
+    expect((await call({ clientId: 'app', method: 'POST', path: '/do' }, alice)).status).toBe(200);
+    expect(app.calls[0]?.auth).toMatchObject({ token: alice, metadata: { subject: 'alice', scopes: ['mdp:call'] } });
+  });
+
   it('holds the inspector to the admin scope', async () => {
     await start();
     const events = (value: string) => fetch(`${t.http}/mdp/inspector/events`, { headers: bearer(value) });
