@@ -61,4 +61,6 @@ export interface Population {
   readonly via?: ReadVia;
   /** Characters of each path's description (default: a short one). */
   readonly descriptionBytes?: number;
+  /** The `Authorization` header the clients connect with and the load sends (a server with an auth policy). */
+  readonly authorization?: string;
 }

@@ -91,6 +91,7 @@ function httpRequestWithHeaders(agent: Agent, port: number, path: string, header
 async function targetsOf(population: Population, agent: Agent, port: number): Promise<Target[]> {
   const via = population.via ?? 'skill';
   const mcp = via === 'mcp-call' ? await openMcpSession(agent, port) : undefined;
+  const skillHeaders = population.authorization === undefined ? undefined : { authorization: population.authorization };
   let rpcId = 1;
   const targets: Target[] = [];
   for (let i = 0; i < (population.readClients ?? population.clients); i++) {
@@ -98,7 +99,7 @@ async function targetsOf(population: Population, agent: Agent, port: number): Pr
     for (let j = 0; j < population.skills; j++) {
       const call = { clientId: id, method: 'POST', path: endpointPath(j), body: { n: j } };
       if (via === 'skill') {
-        targets.push({ method: 'GET', path: skillReadPath(id, j), body: undefined, headers: undefined, succeeded: (body) => body === SKILL_TEXT });
+        targets.push({ method: 'GET', path: skillReadPath(id, j), body: undefined, headers: skillHeaders, succeeded: (body) => body === SKILL_TEXT });
       } else if (via === 'host-call') {
         targets.push({ method: 'POST', path: '/mdp/call', body: JSON.stringify(call), headers: JSON_HEADERS, succeeded: (body) => body === HOST_CALL_ANSWER });
       } else {

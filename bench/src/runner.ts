@@ -77,7 +77,7 @@ const alternate = <T>(items: readonly T[], round: number): T[] => (round % 2 ===
 async function readRun(loadgen: LoadGenerator, subject: Subject, concurrency: number, durationMs: number, seed: number): Promise<Omit<RunRecord, 'scenario' | 'caseLabel' | 'load' | 'subject' | 'round'>> {
   const before = await subject.clientErrors();
   const u0 = await subject.server.usage();
-  const result = await loadgen.run({ port: subject.server.port, population: subject.spec.population, concurrency, durationMs, seed });
+  const result = await loadgen.run({ port: subject.server.port, population: subject.population, concurrency, durationMs, seed });
   const u1 = await subject.server.usage();
   const after = await subject.clientErrors();
   const clientErrors = after.errors - before.errors;

@@ -248,6 +248,30 @@ function mcpCallCase(): ReadCase {
   };
 }
 
+/**
+ * Signed access tokens (issue 34): the same skill read with a JWT of an issuer (`--auth-issuer`)
+ * and with a static token (`--auth-token`), and with no auth at all. A verified token is cached
+ * until it expires, so the JWT should cost about what the static token does.
+ */
+function jwtReadCase(): ReadCase {
+  const jwt = 'skill read, JWT';
+  const token = 'skill read, static token';
+  const open = 'skill read, no auth';
+  return {
+    label: '1 client',
+    subjects: [
+      { label: jwt, server: 'mdp', transport: 'ws', population: population(1), auth: 'jwt' },
+      { label: token, server: 'mdp', transport: 'ws', population: population(1), auth: 'token' },
+      { label: open, server: 'mdp', transport: 'ws', population: population(1) },
+    ],
+    loads: [{ concurrency: 32 }],
+    comparisons: [
+      { a: jwt, b: token, target: 1.1 },
+      { a: token, b: open },
+    ],
+  };
+}
+
 export function scenarios(sizes: Sizes): Scenario[] {
   const many = `${sizes.catalogClients.toLocaleString('en-US')} clients`;
   return [
@@ -274,6 +298,12 @@ export function scenarios(sizes: Sizes): Scenario[] {
       kind: 'read',
       title: 'MCP tools/call of callPath over Streamable HTTP against the host call of the same endpoint',
       cases: [mcpCallCase()],
+    },
+    {
+      name: 'jwt-read',
+      kind: 'read',
+      title: 'Skill read with an access token (JWT) against a static token, over the websocket',
+      cases: [jwtReadCase()],
     },
     {
       name: 'catalog',
@@ -344,4 +374,4 @@ export function scenarios(sizes: Sizes): Scenario[] {
   ];
 }
 
-export const SCENARIO_NAMES = ['ws-read', 'loop-read', 'host-call', 'mcp-call', 'catalog', 'idle-memory', 'discovery', 'listing', 'registration'] as const;
+export const SCENARIO_NAMES = ['ws-read', 'loop-read', 'host-call', 'mcp-call', 'jwt-read', 'catalog', 'idle-memory', 'discovery', 'listing', 'registration'] as const;

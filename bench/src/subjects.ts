@@ -11,6 +11,7 @@ import { SERVER_DEFAULTS } from '@mdp/server';
 import type { Population } from './fixtures.js';
 import { Child } from './proc.js';
 import type { ProcessUsage } from './probe.js';
+import { BENCH_AUDIENCE, startBenchIssuer, type BenchIssuer } from './issuer.js';
 
 export type ServerKind = 'mdp' | 'bare-http' | 'bare-relay' | 'bare-loop' | 'bare-ws' | 'bare-pages';
 export type ClientTransport = 'ws' | 'loop' | 'none';
@@ -21,7 +22,15 @@ export interface SubjectSpec {
   readonly server: ServerKind;
   readonly transport: ClientTransport;
   readonly population: Population;
+  /**
+   * How the clients and the load sign in (`mdp` only): a static `--auth-token`, or an access token
+   * of a stand-in issuer (`--auth-issuer`, issuer.ts). Default: no auth policy.
+   */
+  readonly auth?: 'token' | 'jwt';
 }
+
+/** The static token of `auth: 'token'` subjects. */
+const BENCH_TOKEN = 'bench-static-token-0123456789abcdef';
 
 const here = (relative: string): string => fileURLToPath(new URL(relative, import.meta.url));
 
@@ -187,27 +196,44 @@ export class Subject {
   /** The server's RSS peak once its clients were connected and registered, before any load, bytes. */
   registeredPeakBytes = 0;
 
+  /** The issuer of its access tokens (`auth: 'jwt'`), stopped with it. */
+  private issuer: BenchIssuer | undefined;
+
   private constructor(
     readonly spec: SubjectSpec,
+    /** `spec.population` with the credential its clients and load send. */
+    readonly population: Population,
     readonly server: RunningServer,
     readonly clients: ClientProcess | undefined,
     private readonly profileDir: string | undefined,
   ) {}
 
   static async start(spec: SubjectSpec, options: ServerOptions = {}): Promise<Subject> {
-    const server = await RunningServer.start(spec.server, spec.label, { ...options, clients: spec.population.clients });
+    const issuer = spec.auth === 'jwt' ? await startBenchIssuer() : undefined;
+    const authArgs = spec.auth === 'token' ? ['--auth-token', BENCH_TOKEN] : issuer ? ['--auth-issuer', issuer.url, '--auth-audience', BENCH_AUDIENCE] : [];
+    const credential = spec.auth === 'token' ? BENCH_TOKEN : issuer?.token('bench');
+    const population = credential === undefined ? spec.population : { ...spec.population, authorization: `Bearer ${credential}` };
+    let server: RunningServer;
+    try {
+      server = await RunningServer.start(spec.server, spec.label, { ...options, clients: spec.population.clients, extraArgs: [...(options.extraArgs ?? []), ...authArgs] });
+    } catch (error) {
+      await issuer?.close();
+      throw error;
+    }
     if (spec.transport === 'none') {
-      const subject = new Subject(spec, server, undefined, options.cpuProfileDir);
+      const subject = new Subject(spec, population, server, undefined, options.cpuProfileDir);
+      subject.issuer = issuer;
       subject.registeredPeakBytes = (await server.usage()).maxRss;
       return subject;
     }
     const clients = new ClientProcess(spec.label);
-    const subject = new Subject(spec, server, clients, options.cpuProfileDir);
+    const subject = new Subject(spec, population, server, clients, options.cpuProfileDir);
+    subject.issuer = issuer;
     try {
       // 2,000 clients × 20 skills takes a few seconds on a busy machine; allow far more.
       const timeoutMs = 60_000 + spec.population.clients * 30;
       const u0 = await server.usage();
-      const ms = await clients.connect(spec.transport === 'ws' ? server.wsUrl : server.httpUrl, spec.transport, spec.population, timeoutMs);
+      const ms = await clients.connect(spec.transport === 'ws' ? server.wsUrl : server.httpUrl, spec.transport, population, timeoutMs);
       const u1 = await server.usage();
       subject.started = { ms, cpuUsPerClient: (u1.cpuUs - u0.cpuUs) / spec.population.clients };
       subject.registeredPeakBytes = u1.maxRss;
@@ -231,6 +257,7 @@ export class Subject {
     }
     if (this.clients?.child.running) await this.clients.disconnect().catch(() => undefined);
     await Promise.all([this.clients?.stop(), this.server.stop()]);
+    await this.issuer?.close();
   }
 }
 

@@ -54,6 +54,7 @@ describe('pnpm bench --smoke', () => {
   const subjects: Record<string, string[]> = {
     'ws-read': ['mdp-server', 'bare relay', 'bare http'],
     'loop-read': ['mdp-server', 'bare loop relay'],
+    'jwt-read': ['skill read, JWT', 'skill read, static token', 'skill read, no auth'],
     catalog: [
       'mdp-server, 20 clients',
       'mdp-server, 1 client',

@@ -303,7 +303,8 @@ export function createAccessTokens(options: AccessTokenOptions): AccessTokens {
         refused({ reason: `token longer than ${ACCESS_TOKEN_DEFAULTS.maxTokenChars} characters`, length: token.length });
         return undefined;
       }
-      if (!owns(token) || verified(token) !== undefined) return undefined;
+      // The hot path: a token verified before is one lookup (only verified tokens are cached).
+      if (verified(token) !== undefined || !owns(token)) return undefined;
       let pending = inFlight.get(token);
       if (pending === undefined) {
         pending = verify(token).finally(() => inFlight.delete(token));
@@ -311,7 +312,7 @@ export function createAccessTokens(options: AccessTokenOptions): AccessTokens {
       }
       return pending;
     },
-    verified: (token) => (owns(token) ? verified(token) : undefined),
+    verified,
     status() {
       const state = stats.fetchedAt === undefined ? 'unavailable' : stats.error === undefined ? 'ok' : 'stale';
       return { state, jwksUrl, fetchedAt: stats.fetchedAt, error: stats.error, fetches: stats.fetches, failures: stats.failures };

@@ -17,9 +17,9 @@ interface MockSocket {
   closing: boolean;
 }
 
-function openClient(url: string, id: string, skills: number, stats: ClientStats, onClose?: () => void, via: ReadVia = 'skill', descriptionBytes = 0): Promise<MockSocket> {
+function openClient(url: string, id: string, skills: number, stats: ClientStats, onClose?: () => void, via: ReadVia = 'skill', descriptionBytes = 0, authorization?: string): Promise<MockSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { perMessageDeflate: false });
+    const ws = new WebSocket(url, { perMessageDeflate: false, ...(authorization === undefined ? {} : { headers: { authorization } }) });
     const mock: MockSocket = { ws, closing: false };
     let confirmed = false;
     const timer = setTimeout(() => {
@@ -73,7 +73,9 @@ export class WsClientPool {
     const worker = async (): Promise<void> => {
       while (next < population.clients) {
         const index = next++;
-        this.sockets.push(await openClient(url, clientId(population.prefix, index), population.skills, this.stats, undefined, population.via, population.descriptionBytes));
+        this.sockets.push(
+          await openClient(url, clientId(population.prefix, index), population.skills, this.stats, undefined, population.via, population.descriptionBytes, population.authorization),
+        );
       }
     };
     await Promise.all(Array.from({ length: Math.min(parallel, population.clients) }, worker));
