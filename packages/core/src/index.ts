@@ -38,6 +38,8 @@ export { LISTING_DEFAULTS, collectPages, nextTurn, positionKey } from './listing
 export type { ListOptions, ListingLimits } from './listing.js';
 export type { CallOptions, HostApi, LocalHostOptions } from './host.js';
 export { NO_SERVER_IDS, resolveClientId } from './aliases.js';
+export { MAX_SHARED_PATTERN_CHARS, SHARED_TENANCY, TENANCY_MODES, createTenancy, sharedPatternProblem } from './tenancy.js';
+export type { Tenancy, TenancyMode, TenancyOptions, TenantClient, Viewer, Visibility } from './tenancy.js';
 export type { IdResolution, IsServerId } from './aliases.js';
 export { credentialedOriginProblem, crossSiteWithoutOrigin, hostnameOf, isLoopbackHost, originPolicyFor, originProblem } from './origin-policy.js';
 export { urlHost } from './url-host.js';
