@@ -237,15 +237,22 @@ export interface LocalHostOptions {
 /** What `viewer` sees of the router's clients, or `undefined` for everything. */
 type Seen = ((info: ClientInfo) => boolean) | undefined;
 
+/**
+ * Which of the router's clients `viewer` sees under `tenancy` (tenancy.ts), or `undefined` when it
+ * sees them all. `isServerId`: the cluster's server ids, under which a mirror's bare id may be a
+ * shared one. For edges that read the router themselves (skill routes).
+ */
+export function clientsSeenBy(tenancy: Tenancy, viewer: Viewer | undefined, isServerId: IsServerId = NO_SERVER_IDS): Seen {
+  const test = tenancy.seenBy(viewer);
+  return test && ((info) => test({ id: info.id, principal: info.principal, bareId: baseId(info.descriptor, isServerId) }));
+}
+
 /** The host contract answered from `router`. */
 export function createLocalHost(router: Router, options: LocalHostOptions = {}): HostApi {
   const isServerId = options.isServerId ?? NO_SERVER_IDS;
   const tenancy = options.tenancy ?? SHARED_TENANCY;
   /** The clients `viewer` sees: an unseen client is, for that caller, one that is not there. */
-  const seenBy = (viewer: Viewer | undefined): Seen => {
-    const test = tenancy.seenBy(viewer);
-    return test && ((info) => test({ id: info.id, principal: info.principal, bareId: baseId(info.descriptor, isServerId) }));
-  };
+  const seenBy = (viewer: Viewer | undefined): Seen => clientsSeenBy(tenancy, viewer, isServerId);
   const described = (seen: Seen): ClientDescriptor[] => {
     const all = router.listClients();
     return (seen ? all.filter(seen) : all).map((c) => c.descriptor);
