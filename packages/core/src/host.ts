@@ -112,6 +112,22 @@ export interface HostApi {
 }
 
 
+/**
+ * `host` as `viewer` uses it: every listing, call and change subscription made through it names
+ * `viewer` (unless it names one of its own), so that a caller's whole session (an MCP session, an
+ * inspector stream) sees what that caller sees. `host` itself when `viewer` is undefined.
+ */
+export function viewedBy(host: HostApi, viewer: Viewer | undefined): HostApi {
+  if (viewer === undefined) return host;
+  return {
+    listClients: (request, options) => host.listClients(request, { ...options, viewer: options?.viewer ?? viewer }),
+    listPaths: (request, options) => host.listPaths(request, { ...options, viewer: options?.viewer ?? viewer }),
+    callPath: (request, options) => host.callPath(request, { ...options, viewer: options?.viewer ?? viewer }),
+    callPaths: (request, options) => host.callPaths(request, { ...options, viewer: options?.viewer ?? viewer }),
+    onChange: (listener, own) => host.onChange(listener, own ?? viewer),
+  };
+}
+
 /** What a listing adds to a client's descriptor. */
 function listingFields(info: ClientInfo, aliases: string[]) {
   return {

@@ -33,7 +33,7 @@ export type { AdmissionLimits } from './admission.js';
 export type { CatalogLimits } from './catalog-limits.js';
 export { setOwn } from './records.js';
 export type { CallHandle, CallRecord, CallSignal, ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, InvokeRoute, RouterOptions, SessionEvent } from './router.js';
-export { FANOUT_BODY_FACTOR, clientsSeenBy, createLocalHost, fanoutTargets } from './host.js';
+export { FANOUT_BODY_FACTOR, clientsSeenBy, createLocalHost, fanoutTargets, viewedBy } from './host.js';
 export { LISTING_DEFAULTS, collectPages, nextTurn, positionKey } from './listing.js';
 export type { ListOptions, ListingLimits } from './listing.js';
 export type { CallOptions, HostApi, LocalHostOptions } from './host.js';
