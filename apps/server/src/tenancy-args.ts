@@ -38,7 +38,8 @@ export const TENANCY_SETTINGS = settingGroup({
       arity: 'list',
       schema: sharedClients,
       help: `under --tenancy principal, a client every credential reaches (repeatable; * is any
-        characters, ? one, e.g. printer or team-*); a cluster member's mirror counts by its own id`,
+        characters, ? one, e.g. printer or team-*); a client mirrored from a cluster member matches by
+        the id it has there`,
     },
   },
 });
