@@ -13,7 +13,7 @@ import {
   type DiscoveryOptions,
   type PeerTlsSource,
 } from '@mdp/cluster';
-import { urlHost, type Logger, type Router } from '@mdp/core';
+import { urlHost, type Logger, type Router, type Tenancy } from '@mdp/core';
 import { loadOrCreateClusterSecret } from './cluster-secret.js';
 import { isLoopback } from './urls.js';
 
@@ -98,6 +98,8 @@ export function createServerCluster(params: {
    * links and mirrors, which carry its clients' messages. Default the cluster's own (1 MiB).
    */
   readonly maxMessageBytes?: number;
+  /** Who sees which clients: the host requests this node answers (its own, and the members' it leads) follow it. */
+  readonly tenancy?: Tenancy;
   readonly logger: Logger;
 }): ClusterNode {
   const o = params.options;
@@ -107,6 +109,7 @@ export function createServerCluster(params: {
   const upstreamHeaders = o?.upstreamHeaders ?? (token ? { authorization: `Bearer ${token}` } : undefined);
   return createClusterNode({
     router: params.router,
+    ...(params.tenancy ? { tenancy: params.tenancy } : {}),
     serverId: params.serverId,
     clusterId: params.clusterId,
     mode,

@@ -19,7 +19,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Hono } from 'hono';
 import type { AuthContext } from '@mdp/protocol';
-import type { AuthGate, CallRecord, HeaderMap, Logger, OriginPolicy, Router, ScopeGuard } from '@mdp/core';
+import type { AuthGate, CallRecord, HeaderMap, Logger, OriginPolicy, Router, ScopeGuard, Tenancy, Viewer } from '@mdp/core';
 import type { AccessTokens } from './access-tokens.js';
 import type { ServerUrls } from './urls.js';
 
@@ -63,6 +63,13 @@ export interface ServerContext {
   readonly resourceMetadata: (resourcePath?: string) => string | undefined;
   /** Access tokens of an identity provider, when the server takes them (SPEC §17): their key set's status. */
   readonly accessTokens: AccessTokens | undefined;
+  /** Who sees which clients (`--tenancy`, `tenancy.ts` of `@mdp/core`). */
+  readonly tenancy: Tenancy;
+  /**
+   * The caller a credential names, for the tenancy: under an auth policy `{principal}`, without
+   * one `undefined` (the tenancy is then `shared`: everyone sees every client).
+   */
+  readonly viewerOf: (auth: AuthContext | undefined) => Viewer | undefined;
   /** CORS headers of an answer to `request` (SPEC §6): the MDP routes browser clients use. */
   readonly corsFor: (request: IncomingMessage) => Readonly<Record<string, string>>;
   /**

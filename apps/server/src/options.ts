@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_MESSAGE_BYTES, ROUTER_DEFAULTS, type AuthPolicy, type Logger, type LogLevel, type ScopeNames } from '@mdp/core';
+import { DEFAULT_MAX_MESSAGE_BYTES, ROUTER_DEFAULTS, type AuthPolicy, type Logger, type LogLevel, type ScopeNames, type TenancyMode, type TenantClient } from '@mdp/core';
 import { DEFAULT_PORT } from '@mdp/protocol';
 import { HTTP_LOOP_DEFAULTS } from '@mdp/transport-http-loop';
 import { WS_LIMIT_DEFAULTS } from '@mdp/transport-ws';
@@ -144,6 +144,21 @@ export interface MdpServerOptions {
    */
   publicUrl?: string;
   /**
+   * Who sees which clients (issue 36, `tenancy.ts` of `@mdp/core`). `shared` (default): every
+   * caller lists, reads and calls every client. `principal`: a caller reaches only the clients of
+   * its own principal (those registered with its credential) and the `sharedClients`; any other
+   * looks exactly like an unknown client on every route (skill reads, host API, MCP, inspector,
+   * cluster forwarding). Needs an auth policy (refused at start-up without one).
+   */
+  tenancy?: TenancyMode;
+  /** Under `tenancy: 'principal'`, ids or globs (`*`, `?`) of the clients every principal reaches. */
+  sharedClients?: readonly string[];
+  /**
+   * Under `tenancy: 'principal'`, a client shared by what it is rather than by its id (a seam for
+   * a shared scope of the credential that registered it, once credentials carry scopes).
+   */
+  isSharedClient?: (client: TenantClient) => boolean;
+  /**
    * Browser origins (`https://agent.example.com`) that may use the host API, the inspector and
    * /mcp, besides loopback origins and the server's own pages. Any other `Origin` gets 403.
    */
@@ -271,6 +286,7 @@ export const SERVER_DEFAULTS = {
   maxPipelinedRequests: 8,
   maxHttpConnections: 15_000,
   clusterId: 'mdp',
+  tenancy: 'shared' as TenancyMode,
   logLevel: 'info' as LogLevel,
   cookieSameSite: 'lax' as CookieSameSite,
 } as const;

@@ -35,6 +35,8 @@ describe('sign-in flags', () => {
       forwardToken: true,
     });
     expect(run([]).accessTokens).toBeUndefined();
+    // Access tokens are a policy: tenancy by principal may keep people apart by iss + sub.
+    expect(run(['--auth-issuer', 'https://idp.example', '--tenancy', 'principal']).tenancy).toBe('principal');
   });
 
   it('refuse what cannot work, saying why', () => {

@@ -110,4 +110,16 @@ describe('access tokens of an issuer', () => {
     expect((await fetch(`${cold.http}/mdp/clients`, { headers: { authorization: 'Bearer static-token' } })).status).toBe(200);
     expect((await fetch(`${cold.http}/mdp/clients`, { headers: { authorization: `Bearer ${await issuer.sign()}` } })).status).toBe(401);
   });
+
+  it('keeps people apart under tenancy by principal, whichever of their tokens they use', async () => {
+    const tenants = await startServer({ tenancy: 'principal', accessTokens: { issuer: issuer.url } });
+    issuer.resource = tenants.http;
+    await registeredClient(tenants, descriptor('alices-app'), { authorization: `Bearer ${await issuer.sign({ claims: { sub: 'alice', jti: '1' } })}` });
+    const listed = async (sub: string) => {
+      const res = await fetch(`${tenants.http}/mdp/clients`, { headers: { authorization: `Bearer ${await issuer.sign({ claims: { sub, jti: '2' } })}` } });
+      return ((await res.json()) as { clients: Array<{ id: string }> }).clients.map((c) => c.id);
+    };
+    expect(await listed('alice')).toEqual(['alices-app']);
+    expect(await listed('bob')).toEqual([]);
+  });
 });

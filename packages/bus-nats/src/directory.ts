@@ -200,6 +200,8 @@ interface LocalState {
   writtenAt: number;
   /** Highest revision seen written by another holder while our write was in flight. */
   otherRevision: number;
+  /** Highest revision of a delete of our key seen while our write was in flight (0: none). */
+  deletedRevision: number;
   otherNode: string | undefined;
   /** A failed write waits to be tried again at this time, ms. */
   retryAt: number | undefined;
@@ -476,7 +478,12 @@ export class Directory {
     const previous = this.entries.get(key);
     if (previous && previous.value.revision < revision) this.removeEntry(key, previous, now);
     const mine = this.local.get(key);
-    if (mine && !mine.writing && (mine.revision === undefined || revision > mine.revision)) {
+    if (!mine) return;
+    if (mine.writing) {
+      // The watch can show our write and a delete after it before our write's acknowledgement
+      // comes (a pause: a node stopped, swept, and let run again). Decided when the write ends.
+      mine.deletedRevision = Math.max(mine.deletedRevision, revision);
+    } else if (mine.revision === undefined || revision > mine.revision) {
       // Our key was deleted under us (swept while we seemed dead, or by an operator): write it again.
       this.write(mine, now, revision);
     }
@@ -500,6 +507,7 @@ export class Directory {
       writtenAt: now,
       otherRevision: 0,
       otherNode: undefined,
+      deletedRevision: 0,
       retryAt: undefined,
       failures: 0,
     };
@@ -531,6 +539,13 @@ export class Directory {
     state.revision = Math.max(state.revision ?? 0, revision);
     if (state.otherRevision > state.revision && state.otherNode !== undefined) {
       this.replacedBy(clientId, state.otherNode);
+      return;
+    }
+    const deleted = state.deletedRevision;
+    state.deletedRevision = 0;
+    if (deleted > state.revision && this.connected) {
+      // Deleted after the write we just heard about: write it again on top of the delete.
+      this.write(state, now, deleted);
       return;
     }
     if (state.again && this.connected) {

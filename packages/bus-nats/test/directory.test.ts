@@ -90,6 +90,20 @@ describe('directory: announcing this node\u2019s clients', () => {
     expect(puts).toEqual([expect.objectContaining({ expect: 8 })]);
   });
 
+  it('our key deleted while our write was in flight is written again once the write ends, on top of the delete', () => {
+    // A node paused right after sending its write: the watch shows the write (1) and the janitor's
+    // delete (3) before the write's acknowledgement.
+    const d = connected('b', ['a']);
+    d.step({ type: 'register', announcement: local('c1') }, 0);
+    d.step({ type: 'clientPut', announcement: remote('c1', 'b', 'b-inc1'), revision: 1 }, 1);
+    expect(of(d.step({ type: 'clientDeleted', key: 'c1', revision: 3 }, 2), 'put')).toEqual([]);
+    expect(of(d.step({ type: 'writeDone', clientId: 'c1', revision: 1 }, 3), 'put')).toEqual([expect.objectContaining({ expect: 3 })]);
+    // A delete older than the write we heard about changes nothing.
+    d.step({ type: 'register', announcement: local('c2') }, 4);
+    d.step({ type: 'clientDeleted', key: 'c2', revision: 5 }, 5);
+    expect(of(d.step({ type: 'writeDone', clientId: 'c2', revision: 6 }, 6), 'put')).toEqual([]);
+  });
+
   it('our heartbeat key deleted (we were taken for dead) makes us write everything again', () => {
     const d = connected();
     d.step({ type: 'nodePut', beat: { node: 'a', incarnation: 'a-inc1', ttlMs: TTL }, revision: 1 }, 0);

@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthContext } from '@mdp/protocol';
-import { extractTransportAuth, originProblem, silentLogger, type HeaderMap, type HostApi, type Logger, type OriginPolicy, type ScopeGuard } from '@mdp/core';
+import { extractTransportAuth, originProblem, silentLogger, type HeaderMap, type HostApi, type Logger, type OriginPolicy, type ScopeGuard, type Viewer } from '@mdp/core';
 import { INSPECTOR_CSP, INSPECTOR_PATH, inspectorAssets } from './assets.js';
 import { EventStreams } from './events.js';
 
@@ -21,6 +21,13 @@ export interface InspectorOptions {
    * (SPEC §17), else 403 with `WWW-Authenticate: Bearer error="insufficient_scope"`. Default: none.
    */
   readonly scopeGuard?: ScopeGuard;
+  /**
+   * Who a reader of the event stream with this transport auth is, for the host's tenancy (`@mdp/core`
+   * tenancy.ts): under tenancy by principal its stream lists only the clients it sees. The MDP
+   * server gives `{principal: AuthGate.principalOf(auth)}` under an auth policy. Default: none (the
+   * host lists every client).
+   */
+  readonly viewerOf?: (auth: AuthContext | undefined) => Viewer | undefined;
   /** Checked against every request's Host and Origin (`originPolicyFor` of `@mdp/core`); refused ones get 403. Default: none. */
   readonly originPolicy?: OriginPolicy;
   /** Client changes within this long are sent as one event, ms. Default 100. */
@@ -88,7 +95,7 @@ export function createInspector(host: HostApi, options: InspectorOptions = {}): 
       const [name] = new URLSearchParams(query).keys();
       return refuse(response, 400, 'bad_request', `${INSPECTOR_PATH}${EVENTS} takes no query parameters, got ${JSON.stringify(name ?? '')}`);
     }
-    streams.add(response);
+    streams.add(response, options.viewerOf?.(auth));
   };
 
   return {

@@ -15,6 +15,8 @@ export function hostApiFeature(ctx: ServerContext, host: HostApi): ServerFeature
     // Under a policy the caller's credential stays here (core's forwarding.ts).
     forwarding: ctx.gate,
     scopeGuard: ctx.scopeGuard,
+    // Under --tenancy principal a caller reaches its own principal's clients only (cluster.ts's host applies it).
+    viewerOf: ctx.viewerOf,
     originPolicy: ctx.originPolicy,
     maxBodyBytes: ctx.maxMessageBytes,
     extraHeaders: ctx.guardedCorsFor,

@@ -4,7 +4,16 @@ import { createInspector } from '@mdp/inspector';
 import type { ServerContext, ServerFeature } from '../feature.js';
 
 export function inspectorFeature(ctx: ServerContext, host: HostApi): ServerFeature {
-  const inspector = createInspector(host, { extractAuth: ctx.extractAuth, authorize: ctx.authorize, scopeGuard: ctx.scopeGuard, originPolicy: ctx.originPolicy, logger: ctx.logger });
+  const inspector = createInspector(host, {
+    extractAuth: ctx.extractAuth,
+    authorize: ctx.authorize,
+    // The event stream needs the admin scope (SPEC §17).
+    scopeGuard: ctx.scopeGuard,
+    // Under --tenancy principal each reader's stream lists what it sees.
+    viewerOf: ctx.viewerOf,
+    originPolicy: ctx.originPolicy,
+    logger: ctx.logger,
+  });
   return {
     name: 'inspector',
     handle: (request, response, url) => inspector.handle(request, response, url),
