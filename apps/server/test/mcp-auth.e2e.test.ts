@@ -136,6 +136,8 @@ describe('MCP authorization', () => {
     const result = await client.callTool({ name: 'callPath', arguments: { clientId: 'app', method: 'GET', path: '/status' } });
     expect(result.isError).not.toBe(true);
     expect(app.calls.map((call) => call.path)).toEqual(['/status']);
+    // The client learns who the agent acts for (the person who consented), never the token.
+    expect(app.calls[0]?.auth).toEqual({ metadata: { principal: expect.stringMatching(/^oidc:/), scopes: [...MDP_SCOPES], issuer: issuer.url, subject: 'alice' } });
     // The same token serves the host API: one sign-in for the whole server.
     const token = oauth.tokens()?.access_token ?? '';
     expect((await fetch(`${t.http}/mdp/clients`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);

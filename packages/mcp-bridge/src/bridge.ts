@@ -12,6 +12,7 @@
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { AuthContext } from '@mdp/protocol';
 import { silentLogger, viewedBy, type HostApi, type Logger, type Viewer } from '@mdp/core';
 import type { CatalogKind, CatalogOptions } from './catalog.js';
 import { createCatalogDriver } from './catalog-driver.js';
@@ -44,6 +45,28 @@ export interface McpConnectOptions {
    * are the host's for that viewer. Default: none, the host itself (every client).
    */
   readonly viewer?: Viewer;
+  /**
+   * The `auth` the session's calls carry to clients, from what a call names itself (`callPath`'s
+   * `auth` argument, else `undefined`): under a server that signs teams in, who the agent is (its
+   * principal and scopes, never its token). Default: a call's own `auth`, as given.
+   */
+  readonly forward?: (given: AuthContext | undefined) => AuthContext | undefined;
+}
+
+/** `host` whose calls carry the auth `forward` makes of theirs. */
+function forwardedBy(host: HostApi, forward: ((given: AuthContext | undefined) => AuthContext | undefined) | undefined): HostApi {
+  if (forward === undefined) return host;
+  const withAuth = <R extends { readonly auth?: AuthContext | undefined }>(request: R): R => {
+    const auth = forward(request.auth);
+    return auth === undefined ? request : { ...request, auth };
+  };
+  return {
+    listClients: (request, options) => host.listClients(request, options),
+    listPaths: (request, options) => host.listPaths(request, options),
+    callPath: (request, options) => host.callPath(withAuth(request), options),
+    callPaths: (request, options) => host.callPaths(withAuth(request), options),
+    onChange: (listener, viewer) => host.onChange(listener, viewer),
+  };
 }
 
 /** The text of the server's guide (Markdown), made when an agent reads it. */
@@ -133,14 +156,14 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
   return {
     async connect(transport, connectOptions = {}) {
       if (closed) throw new Error('The MCP bridge is closed');
-      const { viewer } = connectOptions;
+      const { viewer, forward } = connectOptions;
       const group = groupOf(viewer);
       const { driver } = group;
       const surface = async () => {
         await driver.ready();
         return driver.surface();
       };
-      const server = createSessionServer({ host: viewedBy(host, viewer), logger, serverInfo, surface, guide: options.guide });
+      const server = createSessionServer({ host: forwardedBy(viewedBy(host, viewer), forward), logger, serverInfo, surface, guide: options.guide });
       const session = { initialized: false };
       let ended!: () => void;
       const done = new Promise<void>((resolve) => (ended = resolve));

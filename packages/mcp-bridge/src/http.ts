@@ -24,6 +24,7 @@
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { AuthContext } from '@mdp/protocol';
 import { originProblem, readBodyText, silentLogger, type AuthAction, type Logger, type OriginPolicy } from '@mdp/core';
 import type { McpBridge, McpSession } from './bridge.js';
 import { Timer, systemClock, type Clock } from './clock.js';
@@ -49,6 +50,11 @@ export interface McpHttpOptions {
    * 401 (`resource_metadata`). Default: none.
    */
   readonly scopeGuard?: McpScopeGuard;
+  /**
+   * What the calls of a session opened by this `initialize` request carry to clients
+   * (`McpConnectOptions.forward`): the server stamps who the agent is. Default: none.
+   */
+  readonly forwardOf?: (request: Request) => ((given: AuthContext | undefined) => AuthContext | undefined) | undefined;
   readonly maxBodyBytes?: number;
   readonly maxSessions?: number;
   readonly maxSessionsPerPrincipal?: number;
@@ -290,7 +296,11 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
       },
     });
     try {
-      const session = await bridge.connect(transport, options.principalOf ? { viewer: { principal: principal === '' ? undefined : principal } } : {});
+      const forward = options.forwardOf?.(request);
+      const session = await bridge.connect(transport, {
+        ...(options.principalOf ? { viewer: { principal: principal === '' ? undefined : principal } } : {}),
+        ...(forward ? { forward } : {}),
+      });
       entry = { transport, session, principal, active: 0, idleSince: clock.now(), idle: new Timer(clock, (error) => logger.error('mcp.timer_failed', { error })) };
       const current = entry;
       void session.closed.then(() => {

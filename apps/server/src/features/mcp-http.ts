@@ -11,6 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
+import type { AuthContext } from '@mdp/protocol';
 import { INTERNAL_ERROR, bearerChallenge, headersToMap, insufficientScopeChallenge, originProblem, readNodeBody, type AuthAction, type HostApi, type OriginPolicy } from '@mdp/core';
 import type { McpBridge, McpHttpHandler } from '@mdp/mcp-bridge';
 import { jsonRpcError, type SurfaceMode } from '@mdp/mcp-bridge/lite';
@@ -193,6 +194,18 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
                     // The /mcp resource's own metadata: what an MCP client finds from the URL alone.
                     unauthorized: () => bearerChallenge(ctx.resourceMetadata(MCP_PATH)),
                     forbidden: (scope: string) => insufficientScopeChallenge(scope, ctx.resourceMetadata(MCP_PATH)),
+                  },
+                }
+              : {}),
+            // Signing teams in (SPEC §17), the session's calls tell clients who the agent is: the
+            // principal and scopes of the credential that opened it, never its token.
+            ...(ctx.accessTokens
+              ? {
+                  forwardOf: (request: Request) => {
+                    const headers = headersToMap(request.headers);
+                    const auth = ctx.extractAuth(headers);
+                    const own = ctx.gate.forwardableAuth(headers, auth);
+                    return (given: AuthContext | undefined) => (given ? ctx.gate.namedAuth(given, auth) : own);
                   },
                 }
               : {}),
