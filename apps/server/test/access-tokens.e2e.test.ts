@@ -122,4 +122,29 @@ describe('access tokens of an issuer', () => {
     expect(await listed('alice')).toEqual(['alices-app']);
     expect(await listed('bob')).toEqual([]);
   });
+
+  it('mints the mdp_auth cookie for an access token; the cookie then works like the token, until it expires', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const token = await issuer.sign({ claims: { sub: 'browser-user', exp: now + 600 } });
+    const minted = await fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    expect(minted.status).toBe(204);
+    const cookie = /mdp_auth=[^;]+/.exec(minted.headers.get('set-cookie') ?? '')?.[0] ?? '';
+    expect(cookie).not.toBe('');
+    // A fresh server-side look: the cookie's token is checked as the header's would be.
+    expect((await fetch(`${t.http}/mdp/clients`, { headers: { cookie } })).status).toBe(200);
+    const expired = await issuer.sign({ claims: { sub: 'browser-user', iat: now - 7200, exp: now - 3600 } });
+    const refused = await fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { authorization: `Bearer ${expired}` } });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('set-cookie')).toBeNull();
+  });
+
+  it('lets a token with the admin scope read the probes beside --metrics-token, and no other', async () => {
+    const probed = await startServer({ metricsToken: 'metrics-secret', accessTokens: { issuer: issuer.url } });
+    issuer.resource = probed.http;
+    const metrics = async (credential: string) => (await fetch(`${probed.http}/metrics`, { headers: { authorization: `Bearer ${credential}` } })).status;
+    expect(await metrics('metrics-secret')).toBe(200);
+    expect(await metrics(await issuer.sign({ claims: { scope: 'mdp:admin' } }))).toBe(200);
+    expect(await metrics(await issuer.sign({ claims: { scope: 'mdp:read mdp:call' } }))).toBe(401);
+    expect((await fetch(`${probed.http}/metrics`)).status).toBe(401);
+  });
 });
