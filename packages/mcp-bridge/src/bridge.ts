@@ -12,7 +12,8 @@ import { silentLogger, type HostApi, type Logger } from '@mdp/core';
 import type { CatalogKind, CatalogOptions } from './catalog.js';
 import { createCatalogDriver } from './catalog-driver.js';
 import { systemClock, type Clock } from './clock.js';
-import { createSessionServer } from './session.js';
+import { clientEventMessages } from './logging.js';
+import { createSession, type BridgeSession } from './session.js';
 
 export interface McpBridgeOptions extends Partial<CatalogOptions> {
   /** Where clients are listed and called: a local router's host, or a follower's that asks its leader. */
@@ -59,7 +60,7 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
   const logger = (options.logger ?? silentLogger).child({ component: 'mcp' });
   const clock = options.clock ?? systemClock;
   /** Open sessions, and whether each has finished `initialize` (only those hear notifications). */
-  const sessions = new Map<Server, { initialized: boolean }>();
+  const sessions = new Map<Server, { initialized: boolean; readonly session: BridgeSession }>();
   let closed = false;
 
   const driver = createCatalogDriver({
@@ -75,6 +76,13 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
         }
       }
     },
+    onClients(changes) {
+      const messages = clientEventMessages(changes);
+      for (const { initialized, session } of sessions.values()) {
+        if (!initialized) continue;
+        for (const message of messages) session.log(message);
+      }
+    },
   });
 
   const surface = async () => {
@@ -85,8 +93,9 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
   return {
     async connect(transport) {
       if (closed) throw new Error('The MCP bridge is closed');
-      const server = createSessionServer({ host, logger, serverInfo, surface, guide: options.guide });
-      const session = { initialized: false };
+      const bridgeSession = createSession({ host, logger, serverInfo, surface, guide: options.guide });
+      const { server } = bridgeSession;
+      const session = { initialized: false, session: bridgeSession };
       let ended!: () => void;
       const done = new Promise<void>((resolve) => (ended = resolve));
       server.oninitialized = () => {

@@ -24,6 +24,8 @@ import {
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  RequestSchema,
+  SetLevelRequestSchema,
   type CallToolResult,
   type GetPromptResult,
   type ReadResourceResult,
@@ -31,6 +33,7 @@ import {
 import { compilePattern, isSkillPath, matchPattern, parseCallPathRequest, splitPath, type CallPathRequest, type CallResult } from '@mdp/protocol';
 import { MdpError, serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
+import { audible, callFailedMessage, parseLevel, type LogLevel, type LogMessage } from './logging.js';
 import { jsonBytes, mcpPage } from './pages.js';
 import { promptCall } from './prompt-input.js';
 import { SERVER_GUIDE_URI, parseResourceUri } from './resource-uri.js';
@@ -148,12 +151,36 @@ async function readResource(ctx: SessionContext, uri: string, signal: AbortSigna
   return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(result.data) ?? 'null' }] };
 }
 
-/** A new MCP server for one session; connect it to a transport. */
-export function createSessionServer(ctx: SessionContext): Server {
+/**
+ * `logging/setLevel` with any params: the SDK's own schema would turn a level it does not know into
+ * an internal error, where MCP asks for invalid params.
+ */
+const SetLevelAnyRequestSchema = SetLevelRequestSchema.extend({ params: RequestSchema.shape.params });
+
+/** One agent's session: its SDK server, and what the bridge tells it besides answers. */
+export interface BridgeSession {
+  readonly server: Server;
+  /** Send `message` if this session asked for messages at its level (`logging/setLevel`). */
+  log(message: LogMessage): void;
+}
+
+/** A new MCP session; connect its server to a transport. */
+export function createSession(ctx: SessionContext): BridgeSession {
   const { logger } = ctx;
   const server = new Server(ctx.serverInfo, {
-    capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } },
+    capabilities: { logging: {}, tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } },
     instructions: INSTRUCTIONS,
+  });
+  /** The agent's threshold; none until it asks: a session that never set a level hears no log messages. */
+  let level: LogLevel | undefined;
+  const log = (message: LogMessage): void => {
+    if (!audible(message.level, level)) return;
+    server.sendLoggingMessage(message).catch((error: unknown) => logger.debug('mcp.log_send_failed', { error: (error as Error).message }));
+  };
+
+  server.setRequestHandler(SetLevelAnyRequestSchema, async (request) => {
+    level = parseLevel(request.params?.level);
+    return {};
   });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
@@ -173,6 +200,10 @@ export function createSessionServer(ctx: SessionContext): Server {
       result = toolFailure(serialized);
     }
     logger.debug('mcp.tool_call', { tool: name, ok: !result.isError, ms: Math.round(performance.now() - started) });
+    const failure = result.isError ? (result.structuredContent as { error?: { code?: unknown; message?: unknown } }).error : undefined;
+    if (failure && typeof failure.code === 'string' && typeof failure.message === 'string' && !extra.signal.aborted) {
+      log(callFailedMessage(`tool ${name}`, { code: failure.code, message: failure.message }));
+    }
     return result;
   });
 
@@ -184,7 +215,7 @@ export function createSessionServer(ctx: SessionContext): Server {
     try {
       return await getPrompt(ctx, request.params.name, request.params.arguments ?? {}, extra.signal);
     } catch (error) {
-      throw protocolError(error, logger, `Prompt ${request.params.name}`);
+      throw failed(protocolError(error, logger, `Prompt ${request.params.name}`), `prompt ${request.params.name}`, extra.signal);
     }
   });
 
@@ -205,8 +236,19 @@ export function createSessionServer(ctx: SessionContext): Server {
     try {
       return await readResource(ctx, request.params.uri, extra.signal);
     } catch (error) {
-      throw protocolError(error, logger, `Reading ${request.params.uri}`);
+      throw failed(protocolError(error, logger, `Reading ${request.params.uri}`), `resource ${request.params.uri}`, extra.signal);
     }
   });
-  return server;
+  return { server, log };
+
+  /** `error`, once this session heard of the failed call (unless the agent cancelled it). */
+  function failed(error: McpError, what: string, signal: AbortSignal): McpError {
+    if (signal.aborted) return error;
+    // The client's or the host's own error when there is one (the data of the JSON-RPC error), else the JSON-RPC error.
+    const data = (typeof error.data === 'object' && error.data !== null ? error.data : {}) as { code?: unknown; message?: unknown };
+    const code = typeof data.code === 'string' ? data.code : String(error.code);
+    const message = typeof data.message === 'string' ? data.message : error.message;
+    log(callFailedMessage(what, { code, message }));
+    return error;
+  }
 }

@@ -1,0 +1,119 @@
+/**
+ * MCP 2025-11-25 in depth, end to end on both transports: the SDK's own Client drives a real server
+ * (the built binary over stdio; in process over Streamable HTTP), with an MDP client on the
+ * websocket ("todo") and one on the HTTP loop ("notes").
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { EmptyResultSchema, LoggingMessageNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import type { CallClientMessage, ClientDescriptor, PathDescriptor } from '@mdp/protocol';
+import { ClientFailure, Inbox, LoopTestClient, NO_ANSWER, TestClient, stopAll } from '@mdp/test-kit';
+import { httpAgent, stdioAgent, type Agent } from './mcp-harness.js';
+
+afterEach(stopAll);
+
+const TIMEOUT_MS = 2000;
+
+const todo: ClientDescriptor = {
+  id: 'todo',
+  name: 'Todo app',
+  paths: [
+    { type: 'endpoint', method: 'GET', path: '/todo/:id' },
+    { type: 'endpoint', method: 'GET', path: '/fail' },
+    { type: 'endpoint', method: 'GET', path: '/slow' },
+    { type: 'endpoint', method: 'GET', path: '/status' },
+    { type: 'prompt', path: '/review/prompt.md', inputSchema: { type: 'object', properties: { tone: { type: 'string', enum: ['kind', 'keen', 'blunt'] } } } },
+    { type: 'skill', path: '/docs/skill.md' },
+    { type: 'skill', path: '/topics/:topic/skill.md' },
+    { type: 'skill', path: '/topics/cats/skill.md' },
+  ] as PathDescriptor[],
+};
+const notes: ClientDescriptor = {
+  id: 'notes',
+  name: 'Notes',
+  paths: [
+    { type: 'endpoint', method: 'GET', path: '/status' },
+    { type: 'skill', path: '/notes/skill.md' },
+  ] as PathDescriptor[],
+};
+
+/** Calls the todo page got, to wait on. */
+type Calls = Inbox<CallClientMessage>;
+
+function todoHandler(calls: Calls) {
+  return (call: CallClientMessage): unknown => {
+    calls.push(call);
+    switch (`${call.method} ${call.path}`) {
+      case 'GET /fail':
+        return new ClientFailure({ code: 'handler_error', message: 'the page refused' });
+      case 'GET /slow':
+        return NO_ANSWER;
+      case 'GET /status':
+        return 'todo ok';
+      case 'GET /docs/skill.md':
+        return '# Todo docs';
+      default:
+        return call.path.startsWith('/topics/') ? `# ${call.params?.topic ?? 'cats'}` : { id: call.params?.id };
+    }
+  };
+}
+
+type Log = LoggingMessageNotification['params'];
+
+interface World extends Agent {
+  socket: TestClient;
+  loop: LoopTestClient;
+  calls: Calls;
+  logs: Inbox<Log>;
+}
+
+/** Both MDP clients registered, and listed to the agent. */
+async function world(agent: Agent): Promise<World> {
+  const logs = new Inbox<Log>();
+  agent.client.setNotificationHandler(LoggingMessageNotificationSchema, (note) => logs.push(note.params));
+  const calls: Calls = new Inbox();
+  const socket = await TestClient.connect(agent.ws);
+  socket.handler = todoHandler(calls);
+  socket.send({ type: 'registerClient', client: todo });
+  const loop = await LoopTestClient.register(`${agent.http}/mdp/http-loop`, notes);
+  loop.handler = (call) => (call.path === '/notes/skill.md' ? '# Notes' : 'notes ok');
+  for (;;) {
+    const { tools } = await agent.client.listTools();
+    const status = tools.find((t) => t.name === 'status');
+    if ((status?.inputSchema.properties?.clientId as { enum?: string[] } | undefined)?.enum?.length === 2) break;
+    await agent.notes.reach('tools', agent.notes.counts.tools + 1);
+  }
+  return { ...agent, socket, loop, calls, logs };
+}
+
+const event = (name: string, clientId?: string) => (log: Log) =>
+  (log.data as { event?: string }).event === name && (clientId === undefined || (log.data as { clientId?: string }).clientId === clientId);
+
+describe.each([
+  ['stdio', () => stdioAgent(['--invocation-timeout-ms', String(TIMEOUT_MS)])],
+  ['Streamable HTTP', () => httpAgent({ invocationTimeoutMs: TIMEOUT_MS })],
+] as const)('MCP in depth over %s', (_transport, start) => {
+  it('logging: setLevel, then clients coming and going and failed calls as log messages; a bad level is invalid params', async () => {
+    const w = await world(await start());
+    await expect(w.client.request({ method: 'logging/setLevel', params: { level: 'loud' } }, EmptyResultSchema)).rejects.toMatchObject({ code: -32602 });
+    await w.client.setLoggingLevel('info');
+    const extra = await TestClient.connect(w.ws);
+    extra.send({ type: 'registerClient', client: { id: 'extra', name: 'Extra', paths: [{ type: 'skill', path: '/extra/skill.md' }] } });
+    expect((await w.logs.seen(event('client_connected', 'extra'))).data).toEqual({ event: 'client_connected', clientId: 'extra', name: 'Extra' });
+    await w.loop.close();
+    expect(await w.logs.seen(event('client_disconnected', 'notes'))).toMatchObject({ level: 'info', logger: 'mdp.clients' });
+    const failed = await w.client.callTool({ name: 'fail', arguments: {} });
+    expect(failed.isError).toBe(true);
+    expect(await w.logs.seen(event('call_failed'))).toEqual({
+      level: 'warning',
+      logger: 'mdp.calls',
+      data: { event: 'call_failed', what: 'tool fail', error: { code: 'handler_error', message: 'the page refused' } },
+    });
+    // Above warning a failed call is not told; messages come in order, so the next one shows none came.
+    await w.client.setLoggingLevel('error');
+    await w.client.callTool({ name: 'fail', arguments: {} });
+    await w.client.setLoggingLevel('info');
+    await extra.close();
+    await w.logs.seen(event('client_disconnected', 'extra'));
+    expect(w.logs.items.filter(event('call_failed'))).toHaveLength(1);
+  });
+});
