@@ -116,4 +116,16 @@ describe.each([
     await w.logs.seen(event('client_disconnected', 'extra'));
     expect(w.logs.items.filter(event('call_failed'))).toHaveLength(1);
   });
+
+  it('completions: a prompt argument from its enum, a template variable from what the client lists; an unknown prompt nothing, a malformed ref -32602', async () => {
+    const w = await world(await start());
+    const tone = await w.client.complete({ ref: { type: 'ref/prompt', name: 'review' }, argument: { name: 'tone', value: 'k' } });
+    expect(tone.completion).toEqual({ values: ['kind', 'keen'], total: 2, hasMore: false });
+    const clients = await w.client.complete({ ref: { type: 'ref/prompt', name: 'status' }, argument: { name: 'clientId', value: '' } });
+    // No prompt of that name (status is a tool): nothing, not an error.
+    expect(clients.completion.values).toEqual([]);
+    const topic = await w.client.complete({ ref: { type: 'ref/resource', uri: 'mdp://todo/topics/{topic}/skill.md' }, argument: { name: 'topic', value: '' } });
+    expect(topic.completion.values).toEqual(['cats']);
+    await expect(w.client.request({ method: 'completion/complete', params: { ref: { type: 'ref/prompt' }, argument: { name: 'tone', value: '' } } }, EmptyResultSchema)).rejects.toMatchObject({ code: -32602 });
+  });
 });

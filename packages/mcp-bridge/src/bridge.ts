@@ -93,7 +93,7 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
   return {
     async connect(transport) {
       if (closed) throw new Error('The MCP bridge is closed');
-      const bridgeSession = createSession({ host, logger, serverInfo, surface, guide: options.guide });
+      const bridgeSession = createSession({ host, logger, serverInfo, surface, clients: () => driver.clients(), guide: options.guide });
       const { server } = bridgeSession;
       const session = { initialized: false, session: bridgeSession };
       let ended!: () => void;

@@ -16,7 +16,7 @@ import { MdpError, collectPages, type HostApi, type Logger } from '@mdp/core';
 import { initialCatalog, step, type CatalogKind, type CatalogOptions, type CatalogState, type CatalogStep } from './catalog.js';
 import { diffClients, emptyClientBook, hasChanges, type ClientBook, type ClientChanges } from './client-changes.js';
 import { Timer, type Clock } from './clock.js';
-import { catalogClient, type Surface } from './surface.js';
+import { catalogClient, type CatalogClient, type Surface } from './surface.js';
 
 /** Shortest gap between two listings, ms: a burst of registrations costs a few rebuilds, not one each. */
 export const REFRESH_MIN_INTERVAL_MS = 50;
@@ -26,6 +26,8 @@ export const RETRY_MS = 1000;
 export interface CatalogDriver {
   /** The surface now; call after `ready()` for one that reflects the host. */
   surface(): Surface;
+  /** The clients of the catalog now (those of the last listing, and those still held after they left). */
+  clients(): CatalogClient[];
   /** Resolves once the catalog reflects the host since following began (or the first listing failed). */
   ready(): Promise<void>;
   /** Start following the host (idempotent). */
@@ -120,6 +122,7 @@ export function createCatalogDriver(options: {
 
   return {
     surface: () => state.surface,
+    clients: () => [...state.present.values(), ...[...state.held.values()].map((entry) => entry.client)],
     ready: () => initial,
     follow() {
       if (unsubscribe) return;

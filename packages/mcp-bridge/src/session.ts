@@ -15,6 +15,8 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  CompleteRequestParamsSchema,
+  CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
   GetPromptResultSchema,
@@ -37,7 +39,8 @@ import { audible, callFailedMessage, parseLevel, type LogLevel, type LogMessage 
 import { jsonBytes, mcpPage } from './pages.js';
 import { promptCall } from './prompt-input.js';
 import { SERVER_GUIDE_URI, parseResourceUri } from './resource-uri.js';
-import type { Surface } from './surface.js';
+import type { CatalogClient, Surface } from './surface.js';
+import { complete } from './completion.js';
 import { badArguments, callOutcome, toolFailure, type ToolResult } from './tool-results.js';
 import { toolCall } from './tool-input.js';
 
@@ -66,6 +69,8 @@ export interface SessionContext {
   readonly guide?: (() => string | Promise<string>) | undefined;
   /** The surface, once it reflects the host. */
   surface(): Promise<Surface>;
+  /** The catalog's clients (as of the surface last awaited). */
+  clients(): readonly CatalogClient[];
 }
 
 /** An error for the agent, never an internal message: McpErrors pass, anything else is logged and hidden. */
@@ -156,6 +161,8 @@ async function readResource(ctx: SessionContext, uri: string, signal: AbortSigna
  * an internal error, where MCP asks for invalid params.
  */
 const SetLevelAnyRequestSchema = SetLevelRequestSchema.extend({ params: RequestSchema.shape.params });
+/** `completion/complete` with any params, checked by the handler (-32602 naming the field, not an internal error). */
+const CompleteAnyRequestSchema = CompleteRequestSchema.extend({ params: RequestSchema.shape.params });
 
 /** One agent's session: its SDK server, and what the bridge tells it besides answers. */
 export interface BridgeSession {
@@ -168,7 +175,7 @@ export interface BridgeSession {
 export function createSession(ctx: SessionContext): BridgeSession {
   const { logger } = ctx;
   const server = new Server(ctx.serverInfo, {
-    capabilities: { logging: {}, tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } },
+    capabilities: { logging: {}, completions: {}, tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } },
     instructions: INSTRUCTIONS,
   });
   /** The agent's threshold; none until it asks: a session that never set a level hears no log messages. */
@@ -181,6 +188,16 @@ export function createSession(ctx: SessionContext): BridgeSession {
   server.setRequestHandler(SetLevelAnyRequestSchema, async (request) => {
     level = parseLevel(request.params?.level);
     return {};
+  });
+
+  server.setRequestHandler(CompleteAnyRequestSchema, async (request) => {
+    const parsed = CompleteRequestParamsSchema.safeParse(request.params);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw invalidParams(`Invalid completion/complete params: ${issue ? `${issue.path.join('.') || 'params'}: ${issue.message}` : 'malformed'}`);
+    }
+    const surface = await ctx.surface();
+    return { completion: complete(surface, ctx.clients(), parsed.data) };
   });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {

@@ -145,3 +145,84 @@ describe('logging', () => {
     expect(strict.logs).toEqual([]);
   });
 });
+
+describe('completions', () => {
+  const shop = listed('shop', [
+    prompt('/review/prompt.md', { inputSchema: obj({ tone: { type: 'string', enum: ['kind', 'blunt', 'keen'] } }) }),
+    skill('/docs/skill.md'),
+  ]);
+  const topics = listed('topics', [
+    skill('/topics/:topic/skill.md'),
+    skill('/topics/cats/skill.md'),
+    endpoint('/topics/capybaras', 'GET'),
+    endpoint('/topics/dogs/:id', 'DELETE'),
+    endpoint('/topics/:topic/pages/:page', 'GET'),
+    endpoint('/topics/cats/pages/one', 'GET'),
+    endpoint('/topics/dogs/pages/two', 'GET'),
+    endpoint('/topics/Bad Value', 'GET'),
+    prompt('/topics/:topic/about/prompt.md'),
+  ]);
+
+  it('declares completions; offers a prompt argument its schema enum, matching what was typed', async () => {
+    const s = setup();
+    const { client } = await s.agent();
+    await change(s, [todo]);
+    expect(client.getServerCapabilities()?.completions).toEqual({});
+    const tone = (value: string) => client.complete({ ref: { type: 'ref/prompt', name: 'review' }, argument: { name: 'tone', value } });
+    expect((await tone('')).completion).toEqual({ values: ['kind', 'blunt', 'keen'], total: 3, hasMore: false });
+    expect((await tone('K')).completion).toEqual({ values: ['kind', 'keen'], total: 2, hasMore: false });
+  });
+
+  it('offers the clients of a shared prompt for clientId, and the values clients publish for path parameters', async () => {
+    const s = setup();
+    const { client } = await s.agent();
+    await change(s, [todo, shop, topics]);
+    const shared = await client.complete({ ref: { type: 'ref/prompt', name: 'review' }, argument: { name: 'clientId', value: '' } });
+    expect(shared.completion.values).toEqual(['todo', 'shop']);
+    const template = (name: string, value: string, chosen?: Record<string, string>) =>
+      client.complete({ ref: { type: 'ref/resource', uri: 'mdp://topics/topics/{topic}/skill.md' }, argument: { name, value }, ...(chosen ? { context: { arguments: chosen } } : {}) });
+    // Every value at that place in the client's paths; not parameters, not invalid ones.
+    expect((await template('topic', '')).completion.values).toEqual(['cats', 'capybaras', 'dogs']);
+    expect((await template('topic', 'ca')).completion.values).toEqual(['cats', 'capybaras']);
+    const { prompts } = await client.listPrompts();
+    const name = prompts.find((p) => p.description?.includes('/topics/:topic/about/prompt.md'))!.name;
+    const about = await client.complete({ ref: { type: 'ref/prompt', name }, argument: { name: 'topic', value: 'd' } });
+    expect(about.completion.values).toEqual(['dogs']);
+  });
+
+  it('narrows a later parameter by the ones chosen (context.arguments)', async () => {
+    const { paramValues } = await import('../src/completion.js');
+    const { catalogClient } = await import('../src/surface.js');
+    const clients = [catalogClient(topics)];
+    expect(paramValues('/topics/:topic/pages/:page', 'page', clients)).toEqual(['one', 'two']);
+    expect(paramValues('/topics/:topic/pages/:page', 'page', clients, { topic: 'dogs' })).toEqual(['two']);
+    expect(paramValues('/topics/:topic/pages/:page', 'nope', clients)).toEqual([]);
+  });
+
+  it('at most 100 values, with the total and hasMore', async () => {
+    const s = setup();
+    const { client } = await s.agent();
+    const many = Array.from({ length: 150 }, (_, i) => `v${String(i).padStart(3, '0')}`);
+    await change(s, [listed('big', [prompt('/pick/prompt.md', { inputSchema: obj({ which: { type: 'string', enum: many } }) })])]);
+    const result = await client.complete({ ref: { type: 'ref/prompt', name: 'pick' }, argument: { name: 'which', value: 'v' } });
+    expect(result.completion).toEqual({ values: many.slice(0, 100), total: 150, hasMore: true });
+  });
+
+  it('an unknown prompt, template or argument gets no values; malformed params are invalid params', async () => {
+    const s = setup();
+    const { client } = await s.agent();
+    await change(s, [todo]);
+    const empty = { values: [], total: 0, hasMore: false };
+    expect((await client.complete({ ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' }, argument: { name: 'arg1', value: 'test' } })).completion).toEqual(empty);
+    expect((await client.complete({ ref: { type: 'ref/prompt', name: 'review' }, argument: { name: 'nope', value: '' } })).completion).toEqual(empty);
+    expect((await client.complete({ ref: { type: 'ref/resource', uri: 'mdp://ghost/{x}/skill.md' }, argument: { name: 'x', value: '' } })).completion).toEqual(empty);
+    await expect(client.request({ method: 'completion/complete', params: { ref: { type: 'ref/tool', name: 'x' }, argument: { name: 'a', value: '' } } } as never, EmptyResultSchema)).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Invalid completion/complete params: ref'),
+    });
+    await expect(client.request({ method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'review' } } } as never, EmptyResultSchema)).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('argument'),
+    });
+  });
+});
