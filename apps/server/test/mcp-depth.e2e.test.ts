@@ -4,7 +4,7 @@
  * websocket ("todo") and one on the HTTP loop ("notes").
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { EmptyResultSchema, LoggingMessageNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { EmptyResultSchema, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { CallClientMessage, ClientDescriptor, PathDescriptor } from '@mdp/protocol';
 import { ClientFailure, Inbox, LoopTestClient, NO_ANSWER, TestClient, stopAll } from '@mdp/test-kit';
 import { httpAgent, stdioAgent, type Agent } from './mcp-harness.js';
@@ -127,5 +127,26 @@ describe.each([
     const topic = await w.client.complete({ ref: { type: 'ref/resource', uri: 'mdp://todo/topics/{topic}/skill.md' }, argument: { name: 'topic', value: '' } });
     expect(topic.completion.values).toEqual(['cats']);
     await expect(w.client.request({ method: 'completion/complete', params: { ref: { type: 'ref/prompt' }, argument: { name: 'tone', value: '' } } }, EmptyResultSchema)).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('subscriptions: a skill is updated when its client changes its catalog and when it leaves; then it cannot be subscribed to', async () => {
+    const w = await world(await start());
+    const updated = new Inbox<string>();
+    w.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (note) => updated.push(note.params.uri));
+    await expect(w.client.subscribeResource({ uri: 'mdp://todo/nope/skill.md' })).rejects.toMatchObject({ code: -32002 });
+    await expect(w.client.subscribeResource({ uri: 'mdp://todo/status' })).rejects.toMatchObject({ code: -32602 });
+    await w.client.subscribeResource({ uri: 'mdp://todo/docs/skill.md' });
+    await w.client.subscribeResource({ uri: 'mdp://notes/notes/skill.md' });
+    w.socket.send({ type: 'updateClientCatalog', clientId: 'todo', paths: [...todo.paths, { type: 'skill', path: '/more/skill.md' }] });
+    expect(await updated.next()).toBe('mdp://todo/docs/skill.md');
+    // Changed, not gone: its new skill is listed.
+    await w.notes.reach('resources', w.notes.counts.resources + 1);
+    expect((await w.client.listResources()).resources.map((r) => r.uri)).toContain('mdp://todo/more/skill.md');
+    await w.loop.close();
+    expect(await updated.next()).toBe('mdp://notes/notes/skill.md');
+    // Once the listing no longer holds it (the tools list changes), its skills are not there to subscribe to.
+    await w.notes.reach('tools', w.notes.counts.tools + 1);
+    await expect(w.client.subscribeResource({ uri: 'mdp://notes/notes/skill.md' })).rejects.toMatchObject({ code: -32002, message: expect.stringContaining('no client "notes"') });
+    expect(updated.items).toEqual(['mdp://todo/docs/skill.md', 'mdp://notes/notes/skill.md']);
   });
 });

@@ -81,6 +81,7 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
       for (const { initialized, session } of sessions.values()) {
         if (!initialized) continue;
         for (const message of messages) session.log(message);
+        session.clientsChanged(changes);
       }
     },
   });

@@ -28,6 +28,8 @@ import {
   ReadResourceRequestSchema,
   RequestSchema,
   SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
   type CallToolResult,
   type GetPromptResult,
   type ReadResourceResult,
@@ -41,6 +43,8 @@ import { promptCall } from './prompt-input.js';
 import { SERVER_GUIDE_URI, parseResourceUri } from './resource-uri.js';
 import type { CatalogClient, Surface } from './surface.js';
 import { complete } from './completion.js';
+import type { ClientChanges } from './client-changes.js';
+import { Subscriptions, subscribable } from './subscriptions.js';
 import { badArguments, callOutcome, toolFailure, type ToolResult } from './tool-results.js';
 import { toolCall } from './tool-input.js';
 
@@ -169,13 +173,15 @@ export interface BridgeSession {
   readonly server: Server;
   /** Send `message` if this session asked for messages at its level (`logging/setLevel`). */
   log(message: LogMessage): void;
+  /** Tell this session which of the resources it subscribed to `changes` touched. */
+  clientsChanged(changes: ClientChanges): void;
 }
 
 /** A new MCP session; connect its server to a transport. */
 export function createSession(ctx: SessionContext): BridgeSession {
   const { logger } = ctx;
   const server = new Server(ctx.serverInfo, {
-    capabilities: { logging: {}, completions: {}, tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } },
+    capabilities: { logging: {}, completions: {}, tools: { listChanged: true }, prompts: { listChanged: true }, resources: { subscribe: true, listChanged: true } },
     instructions: INSTRUCTIONS,
   });
   /** The agent's threshold; none until it asks: a session that never set a level hears no log messages. */
@@ -184,6 +190,26 @@ export function createSession(ctx: SessionContext): BridgeSession {
     if (!audible(message.level, level)) return;
     server.sendLoggingMessage(message).catch((error: unknown) => logger.debug('mcp.log_send_failed', { error: (error as Error).message }));
   };
+
+  const subscriptions = new Subscriptions();
+  const clientsChanged = (changes: ClientChanges): void => {
+    for (const uri of subscriptions.touched(changes)) {
+      server.sendResourceUpdated({ uri }).catch((error: unknown) => logger.debug('mcp.notify_failed', { kind: 'resource_updated', error: (error as Error).message }));
+    }
+  };
+  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    const { uri } = request.params;
+    await ctx.surface();
+    const target = subscribable(uri, ctx.clients(), ctx.guide !== undefined);
+    if (!target.ok) throw new McpError(target.kind === 'not_found' ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, target.message);
+    const refused = subscriptions.add(uri, target.value);
+    if (refused) throw new McpError(ErrorCode.InvalidRequest, refused.message);
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+    subscriptions.delete(request.params.uri);
+    return {};
+  });
 
   server.setRequestHandler(SetLevelAnyRequestSchema, async (request) => {
     level = parseLevel(request.params?.level);
@@ -256,7 +282,7 @@ export function createSession(ctx: SessionContext): BridgeSession {
       throw failed(protocolError(error, logger, `Reading ${request.params.uri}`), `resource ${request.params.uri}`, extra.signal);
     }
   });
-  return { server, log };
+  return { server, log, clientsChanged };
 
   /** `error`, once this session heard of the failed call (unless the agent cancelled it). */
   function failed(error: McpError, what: string, signal: AbortSignal): McpError {

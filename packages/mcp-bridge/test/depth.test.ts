@@ -5,10 +5,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { EmptyResultSchema, LoggingMessageNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { EmptyResultSchema, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpBridge, type McpBridge, type McpBridgeOptions } from '../src/bridge.js';
 import { REFRESH_MIN_INTERVAL_MS } from '../src/catalog-driver.js';
 import { CLIENT_EVENTS_MAX } from '../src/logging.js';
+import { SERVER_GUIDE_URI } from '../src/resource-uri.js';
+import { SUBSCRIPTIONS_MAX } from '../src/subscriptions.js';
 import { endpoint, manualClock, prompt, settle, skill, type ManualClock } from '@mdp/test-kit';
 import { FakeHost, listed } from './fakes.js';
 import { obj } from './fixtures.js';
@@ -224,5 +226,64 @@ describe('completions', () => {
       code: -32602,
       message: expect.stringContaining('argument'),
     });
+  });
+});
+
+describe('resource subscriptions', () => {
+  it('declares subscribe; a subscribed skill is updated when its client changes, registers again, leaves and comes back', async () => {
+    const s = setup();
+    const { client } = await s.agent();
+    const updated: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (note) => void updated.push(note.params.uri));
+    await change(s, [todo, notes]);
+    expect(client.getServerCapabilities()?.resources).toEqual({ subscribe: true, listChanged: true });
+    await client.subscribeResource({ uri: 'mdp://todo/docs/skill.md' });
+    await client.subscribeResource({ uri: 'mdp://todo/topics/cats/skill.md' });
+    // Another client changing touches neither.
+    await change(s, [todo, { ...notes, paths: [] }]);
+    await settle();
+    expect(updated).toEqual([]);
+    await change(s, [{ ...todo, paths: [...todo.paths, skill('/more/skill.md')] }, notes]);
+    await settle();
+    expect(updated.sort()).toEqual(['mdp://todo/docs/skill.md', 'mdp://todo/topics/cats/skill.md']);
+    await client.unsubscribeResource({ uri: 'mdp://todo/topics/cats/skill.md' });
+    updated.length = 0;
+    await change(s, [{ ...todo, connectedAt: '2025-01-01T00:01:00.000Z' }, notes]);
+    await change(s, [notes]);
+    await change(s, [todo, notes]);
+    await settle();
+    expect(updated).toEqual(['mdp://todo/docs/skill.md', 'mdp://todo/docs/skill.md', 'mdp://todo/docs/skill.md']);
+  });
+
+  it('refuses a malformed URI (-32602), one of no client or no such skill (-32002), and past the per-session cap', async () => {
+    const s = setup({ guide: () => '# guide' });
+    const { client } = await s.agent();
+    await change(s, [todo]);
+    await expect(client.subscribeResource({ uri: 'https://example.com/x' })).rejects.toMatchObject({ code: -32602 });
+    await expect(client.subscribeResource({ uri: 'mdp://todo/todos/1' })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('names no skill') });
+    await expect(client.subscribeResource({ uri: 'mdp://ghost/docs/skill.md' })).rejects.toMatchObject({ code: -32002, message: expect.stringContaining('no client "ghost"') });
+    await expect(client.subscribeResource({ uri: 'mdp://todo/nope/skill.md' })).rejects.toMatchObject({ code: -32002, message: expect.stringContaining('has no skill /nope/skill.md') });
+    await expect(client.subscribeResource({ uri: SERVER_GUIDE_URI })).resolves.toEqual({});
+    for (let i = 1; i < SUBSCRIPTIONS_MAX; i += 1) await client.subscribeResource({ uri: `mdp://todo/topics/t${i}/skill.md` });
+    await expect(client.subscribeResource({ uri: 'mdp://todo/docs/skill.md' })).rejects.toMatchObject({ code: -32600, message: expect.stringContaining(`at most ${SUBSCRIPTIONS_MAX}`) });
+    // Subscribing again to one held is no new subscription; unsubscribing makes room.
+    await expect(client.subscribeResource({ uri: 'mdp://todo/topics/t1/skill.md' })).resolves.toEqual({});
+    await client.unsubscribeResource({ uri: 'mdp://todo/topics/t1/skill.md' });
+    await expect(client.subscribeResource({ uri: 'mdp://todo/docs/skill.md' })).resolves.toEqual({});
+    // A client that left: its skills cannot be subscribed to.
+    await change(s, []);
+    await s.clock.advanceSettled(1000);
+    await expect(client.subscribeResource({ uri: 'mdp://todo/topics/t1/skill.md' })).rejects.toMatchObject({ code: -32002 });
+  });
+
+  it('the guide is updated by any client change', async () => {
+    const s = setup({ guide: () => '# guide' });
+    const { client } = await s.agent();
+    const updated: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (note) => void updated.push(note.params.uri));
+    await client.subscribeResource({ uri: SERVER_GUIDE_URI });
+    await change(s, [notes]);
+    await settle();
+    expect(updated).toEqual([SERVER_GUIDE_URI]);
   });
 });
