@@ -149,4 +149,23 @@ describe.each([
     await expect(w.client.subscribeResource({ uri: 'mdp://notes/notes/skill.md' })).rejects.toMatchObject({ code: -32002, message: expect.stringContaining('no client "notes"') });
     expect(updated.items).toEqual(['mdp://todo/docs/skill.md', 'mdp://notes/notes/skill.md']);
   });
+
+  it('progress: callPaths with a progress token tells each answer as it comes', async () => {
+    const w = await world(await start());
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    w.loop.handler = async () => {
+      await held;
+      return 'notes ok';
+    };
+    const heard = new Inbox<{ progress: number; total?: number; message?: string }>();
+    const call = w.client.callTool({ name: 'callPaths', arguments: { method: 'GET', path: '/status' } }, undefined, { onprogress: (p) => heard.push(p) });
+    expect(await heard.next()).toEqual({ progress: 1, total: 2, message: 'todo answered' });
+    release();
+    const results = (await call).structuredContent as { results: Array<{ clientId: string; ok: boolean }> };
+    expect(results.results.map((r) => [r.clientId, r.ok]).sort()).toEqual([
+      ['notes', true],
+      ['todo', true],
+    ]);
+  });
 });

@@ -40,9 +40,17 @@ export interface McpSession {
   close(): Promise<void>;
 }
 
+export interface ConnectOptions {
+  /**
+   * The transport answers each request with one JSON response, not a stream (the Streamable HTTP
+   * handler's way): notifications about a request, such as progress, go on the session's GET stream.
+   */
+  readonly jsonAnswers?: boolean;
+}
+
 export interface McpBridge {
   /** Serve one MCP session over `transport` until either side closes it. */
-  connect(transport: Transport): Promise<McpSession>;
+  connect(transport: Transport, options?: ConnectOptions): Promise<McpSession>;
   /** Open sessions. */
   readonly sessions: number;
   /** End every session and stop following the host. Idempotent. */
@@ -92,9 +100,9 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
   };
 
   return {
-    async connect(transport) {
+    async connect(transport, connectOptions = {}) {
       if (closed) throw new Error('The MCP bridge is closed');
-      const bridgeSession = createSession({ host, logger, serverInfo, surface, clients: () => driver.clients(), guide: options.guide });
+      const bridgeSession = createSession({ host, logger, serverInfo, surface, clients: () => driver.clients(), guide: options.guide, jsonAnswers: connectOptions.jsonAnswers });
       const { server } = bridgeSession;
       const session = { initialized: false, session: bridgeSession };
       let ended!: () => void;

@@ -255,7 +255,7 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
       },
     });
     try {
-      const session = await bridge.connect(transport);
+      const session = await bridge.connect(transport, { jsonAnswers: true });
       entry = { transport, session, principal, active: 0, idleSince: clock.now(), idle: new Timer(clock, (error) => logger.error('mcp.timer_failed', { error })) };
       const current = entry;
       void session.closed.then(() => {

@@ -39,6 +39,7 @@ import { MdpError, serializeError, type CallOptions, type HostApi, type Logger }
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
 import { audible, callFailedMessage, parseLevel, type LogLevel, type LogMessage } from './logging.js';
 import { jsonBytes, mcpPage } from './pages.js';
+import { progressReporter } from './progress.js';
 import { promptCall } from './prompt-input.js';
 import { SERVER_GUIDE_URI, parseResourceUri } from './resource-uri.js';
 import type { CatalogClient, Surface } from './surface.js';
@@ -69,6 +70,12 @@ export interface SessionContext {
   readonly host: HostApi;
   readonly logger: Logger;
   readonly serverInfo: { readonly name: string; readonly version: string };
+  /**
+   * The transport answers each request with one JSON response (Streamable HTTP as the bridge runs it):
+   * notifications about a request (progress) then go on the session's GET stream, since the SDK
+   * drops those it would put on a JSON answer.
+   */
+  readonly jsonAnswers?: boolean;
   /** The server's guide, when the host gives one (`McpBridgeOptions.guide`). */
   readonly guide?: (() => string | Promise<string>) | undefined;
   /** The surface, once it reflects the host. */
@@ -101,12 +108,12 @@ function failureText(what: string, result: Extract<CallResult, { ok: false }>): 
 }
 
 /** The options of a call an agent made: cancelled with its request, counted as an MCP call. */
-function viaMcp(signal: AbortSignal): CallOptions {
-  return { signal, route: 'mcp' };
+function viaMcp(signal: AbortSignal, onResult?: CallOptions['onResult']): CallOptions {
+  return onResult ? { signal, route: 'mcp', onResult } : { signal, route: 'mcp' };
 }
 
-async function callTool(ctx: SessionContext, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
-  if (isGenericTool(name)) return callGenericTool(ctx.host, name, args, viaMcp(signal));
+async function callTool(ctx: SessionContext, name: string, args: Record<string, unknown>, signal: AbortSignal, onResult?: CallOptions['onResult']): Promise<ToolResult> {
+  if (isGenericTool(name)) return callGenericTool(ctx.host, name, args, viaMcp(signal, onResult));
   const tool = (await ctx.surface()).tools.find((entry) => entry.definition.name === name);
   if (!tool) {
     return toolFailure({
@@ -234,8 +241,19 @@ export function createSession(ctx: SessionContext): BridgeSession {
     const { name } = request.params;
     const started = performance.now();
     let result: ToolResult;
+    const token = request.params._meta?.progressToken;
+    const progress =
+      token === undefined
+        ? undefined
+        : progressReporter(token, (params) => {
+            if (extra.signal.aborted) return;
+            const note = { method: 'notifications/progress' as const, params };
+            (ctx.jsonAnswers ? server.notification(note) : extra.sendNotification(note)).catch((error: unknown) =>
+              logger.debug('mcp.notify_failed', { kind: 'progress', error: (error as Error).message }),
+            );
+          });
     try {
-      result = await callTool(ctx, name, request.params.arguments ?? {}, extra.signal);
+      result = await callTool(ctx, name, request.params.arguments ?? {}, extra.signal, progress);
     } catch (error) {
       // The host refused (unknown client, no client has the path) or failed: still a tool result.
       const serialized = serializeError(error);

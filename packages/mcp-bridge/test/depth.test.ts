@@ -5,12 +5,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { EmptyResultSchema, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { EmptyResultSchema, LoggingMessageNotificationSchema, ProgressNotificationSchema, ResourceUpdatedNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpBridge, type McpBridge, type McpBridgeOptions } from '../src/bridge.js';
 import { REFRESH_MIN_INTERVAL_MS } from '../src/catalog-driver.js';
 import { CLIENT_EVENTS_MAX } from '../src/logging.js';
 import { SERVER_GUIDE_URI } from '../src/resource-uri.js';
 import { SUBSCRIPTIONS_MAX } from '../src/subscriptions.js';
+import { PROGRESS_MAX_NOTIFICATIONS, progressDue } from '../src/progress.js';
 import { endpoint, manualClock, prompt, settle, skill, type ManualClock } from '@mdp/test-kit';
 import { FakeHost, listed } from './fakes.js';
 import { obj } from './fixtures.js';
@@ -285,5 +286,54 @@ describe('resource subscriptions', () => {
     await change(s, [notes]);
     await settle();
     expect(updated).toEqual([SERVER_GUIDE_URI]);
+  });
+});
+
+describe('progress', () => {
+  it('callPaths with a progress token tells each answer as it comes; without one, nothing', async () => {
+    const s = setup();
+    const { client } = await s.agent();
+    await change(s, [listed('a', [endpoint('/v', 'GET')]), listed('b', [endpoint('/v', 'GET')])]);
+    const gates = new Map<string, () => void>();
+    s.host.answer = (request) =>
+      new Promise((resolve) => gates.set(request.clientId, () => resolve(request.clientId === 'a' ? { ok: true, data: 1 } : { ok: false, error: { code: 'timeout', message: 'late' }, source: 'server' })));
+    const heard: Array<{ progress: number; total?: number; message?: string }> = [];
+    const call = client.callTool({ name: 'callPaths', arguments: { method: 'GET', path: '/v' } }, undefined, { onprogress: (p) => void heard.push(p) });
+    await settle();
+    gates.get('b')!();
+    await settle();
+    expect(heard).toEqual([{ progress: 1, total: 2, message: 'b failed (timeout)' }]);
+    gates.get('a')!();
+    expect((await call).isError).toBeFalsy();
+    expect(heard).toEqual([
+      { progress: 1, total: 2, message: 'b failed (timeout)' },
+      { progress: 2, total: 2, message: 'a answered' },
+    ]);
+  });
+
+  it('over many clients at most 100 notifications, the last one the whole', async () => {
+    const s = setup();
+    const { client } = await s.agent();
+    const ids = Array.from({ length: 250 }, (_, i) => `c${i}`);
+    const heard: number[] = [];
+    const result = await client.callTool({ name: 'callPaths', arguments: { clientIds: ids, method: 'GET', path: '/v' } }, undefined, { onprogress: (p) => void heard.push(p.progress) });
+    expect((result.structuredContent as { results: unknown[] }).results).toHaveLength(250);
+    await settle();
+    expect(heard.length).toBeLessThanOrEqual(PROGRESS_MAX_NOTIFICATIONS);
+    expect(heard.at(-1)).toBe(250);
+    expect(progressDue(3, 250)).toBe(true);
+    expect(progressDue(4, 250)).toBe(false);
+  });
+
+  it('a catalog tool or a call without a token sends no progress', async () => {
+    const s = setup();
+    const notes: unknown[] = [];
+    const { client } = await s.agent();
+    client.setNotificationHandler(ProgressNotificationSchema, (note) => void notes.push(note));
+    await change(s, [listed('a', [endpoint('/v', 'GET')])]);
+    await client.callTool({ name: 'callPaths', arguments: { method: 'GET', path: '/v' } });
+    expect((await client.callTool({ name: 'v', arguments: {} }, undefined, { onprogress: () => void notes.push('progress') })).isError).toBeFalsy();
+    await settle();
+    expect(notes).toEqual([]);
   });
 });
