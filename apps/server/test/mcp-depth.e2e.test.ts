@@ -7,11 +7,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EmptyResultSchema, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { CallClientMessage, ClientDescriptor, PathDescriptor } from '@mdp/protocol';
 import { ClientFailure, Inbox, LoopTestClient, NO_ANSWER, TestClient, stopAll } from '@mdp/test-kit';
+
+/** Ask `check` again until it holds: for a server-side effect that follows a closed socket, which no event reports. */
+async function until(check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setImmediate(resolve));
+}
 import { httpAgent, stdioAgent, type Agent } from './mcp-harness.js';
 
 afterEach(stopAll);
 
-const TIMEOUT_MS = 2000;
+// Long: a cancelled call that was not ended would hold its slot past any test's time.
+const TIMEOUT_MS = 60_000;
 
 const todo: ClientDescriptor = {
   id: 'todo',
@@ -89,9 +95,9 @@ const event = (name: string, clientId?: string) => (log: Log) =>
   (log.data as { event?: string }).event === name && (clientId === undefined || (log.data as { clientId?: string }).clientId === clientId);
 
 describe.each([
-  ['stdio', () => stdioAgent(['--invocation-timeout-ms', String(TIMEOUT_MS)])],
-  ['Streamable HTTP', () => httpAgent({ invocationTimeoutMs: TIMEOUT_MS })],
-] as const)('MCP in depth over %s', (_transport, start) => {
+  ['stdio', () => stdioAgent(['--invocation-timeout-ms', String(TIMEOUT_MS), '--max-pending-calls', '1'])],
+  ['Streamable HTTP', () => httpAgent({ invocationTimeoutMs: TIMEOUT_MS, maxPendingCalls: 1 })],
+] as const)('MCP in depth over %s', (transport, start) => {
   it('logging: setLevel, then clients coming and going and failed calls as log messages; a bad level is invalid params', async () => {
     const w = await world(await start());
     await expect(w.client.request({ method: 'logging/setLevel', params: { level: 'loud' } }, EmptyResultSchema)).rejects.toMatchObject({ code: -32602 });
@@ -167,5 +173,36 @@ describe.each([
       ['notes', true],
       ['todo', true],
     ]);
+  });
+
+  it('cancellation: the SDK client aborting a call ends the MDP call at once, frees its slot, and drops its late answer', async () => {
+    const w = await world(await start());
+    const abort = new AbortController();
+    const call = w.client.callTool({ name: 'slow', arguments: {} }, undefined, { signal: abort.signal });
+    const sent = await w.calls.seen((c) => c.path === '/slow');
+    abort.abort('the user pressed stop');
+    await expect(call).rejects.toThrow(/the user pressed stop/);
+    // One call may wait per client (--max-pending-calls 1): this one gets through only if the cancelled one ended.
+    expect((await w.client.callTool({ name: 'status', arguments: { clientId: 'todo' } })).structuredContent).toEqual({ ok: true, data: 'todo ok' });
+    // Its late answer is dropped: nothing reaches the agent, the session goes on.
+    w.socket.send({ type: 'callClientResult', requestId: sent.requestId, ok: true, data: 'too late' });
+    expect((await w.client.callTool({ name: 'status', arguments: { clientId: 'todo' } })).structuredContent).toEqual({ ok: true, data: 'todo ok' });
+  });
+
+  it.runIf(transport === 'Streamable HTTP')('cancellation: closing the HTTP request of a call ends the MDP call at once', async () => {
+    const w = await world(await start());
+    const sessionId = (w.client.transport as unknown as { sessionId: string }).sessionId;
+    const closed = new AbortController();
+    const request = fetch(`${w.http}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'raw-1', method: 'tools/call', params: { name: 'slow', arguments: {} } }),
+      signal: closed.signal,
+    });
+    request.catch(() => undefined);
+    await w.calls.seen((c) => c.path === '/slow');
+    closed.abort();
+    // The slot is free again at once, long before the invocation time-out.
+    await until(async () => !(await w.client.callTool({ name: 'status', arguments: { clientId: 'todo' } })).isError);
   });
 });

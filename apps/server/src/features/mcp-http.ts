@@ -93,15 +93,20 @@ function mcpUrl(req: IncomingMessage, url: string, originPolicy: OriginPolicy): 
 
 /**
  * One `/mcp` request on node's request: the body is read and parsed here (bounded), so the SDK
- * transport gets a `Request` without a body stream and the parsed message.
+ * transport gets a `Request` without a body stream and the parsed message. Its signal aborts when
+ * the agent closes the connection before the answer is written (the call it carried is cancelled).
  */
-async function serveMcp(handler: McpHttpHandler, req: IncomingMessage, url: string, maxBodyBytes: number, originPolicy: OriginPolicy): Promise<Response> {
+async function serveMcp(handler: McpHttpHandler, req: IncomingMessage, res: ServerResponse, url: string, maxBodyBytes: number, originPolicy: OriginPolicy): Promise<Response> {
   const target = mcpUrl(req, url, originPolicy);
   if (typeof target !== 'string') return target;
   // node's parsed headers: lower-case names, repeats joined (as Fetch Headers join them).
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-  const request = new Request(target, { method: req.method ?? 'GET', headers });
+  const closed = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) closed.abort();
+  });
+  const request = new Request(target, { method: req.method ?? 'GET', headers, signal: closed.signal });
   if (req.method !== 'POST') return handler.handle(request);
   const body = await readNodeBody(req, maxBodyBytes);
   if (!body.ok) return jsonRpcError(body.status, -32000, body.error);
@@ -213,7 +218,7 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
       if (config.http === false || (url !== MCP_PATH && !url.startsWith(`${MCP_PATH}?`))) return false;
       const extra = ctx.guardedCorsFor(req);
       load()
-        .then(({ http }) => serveMcp(http!, req, url, ctx.maxMessageBytes, ctx.originPolicy))
+        .then(({ http }) => serveMcp(http!, req, res, url, ctx.maxMessageBytes, ctx.originPolicy))
         .then(
           (response) => writeResponse(res, response, extra),
           (error: unknown) => {
