@@ -27,6 +27,8 @@ const todo: ClientDescriptor = {
     { type: 'endpoint', method: 'GET', path: '/fail' },
     { type: 'endpoint', method: 'GET', path: '/slow' },
     { type: 'endpoint', method: 'GET', path: '/status' },
+    { type: 'endpoint', method: 'GET', path: '/count', outputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } },
+    { type: 'endpoint', method: 'GET', path: '/liar', outputSchema: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] } },
     { type: 'prompt', path: '/review/prompt.md', inputSchema: { type: 'object', properties: { tone: { type: 'string', enum: ['kind', 'keen', 'blunt'] } } } },
     { type: 'skill', path: '/docs/skill.md' },
     { type: 'skill', path: '/topics/:topic/skill.md' },
@@ -55,6 +57,10 @@ function todoHandler(calls: Calls) {
         return NO_ANSWER;
       case 'GET /status':
         return 'todo ok';
+      case 'GET /count':
+        return { n: 2 };
+      case 'GET /liar':
+        return { n: 'two' };
       case 'GET /docs/skill.md':
         return '# Todo docs';
       default:
@@ -204,5 +210,16 @@ describe.each([
     closed.abort();
     // The slot is free again at once, long before the invocation time-out.
     await until(async () => !(await w.client.callTool({ name: 'status', arguments: { clientId: 'todo' } })).isError);
+  });
+
+  it('output schemas: the endpoint\'s outputSchema listed, an answer that fits it is structuredContent, one that does not a bad_output error; initialize names the server', async () => {
+    const w = await world(await start());
+    const info = w.client.getServerVersion()!;
+    expect(info).toMatchObject({ name: 'mdp-server', title: 'MDP server', icons: [{ mimeType: 'image/svg+xml', src: expect.stringMatching(/^data:image\/svg\+xml;base64,/) }] });
+    expect(info.websiteUrl).toBe(`${w.http}/mdp/inspector`);
+    const { tools } = await w.client.listTools();
+    expect(tools.find((t) => t.name === 'count')!.outputSchema).toMatchObject({ properties: { data: { required: ['n'] } } });
+    expect((await w.client.callTool({ name: 'count', arguments: {} })).structuredContent).toEqual({ ok: true, data: { n: 2 } });
+    expect(await w.client.callTool({ name: 'liar', arguments: {} })).toMatchObject({ isError: true, structuredContent: { error: { code: 'bad_output' } } });
   });
 });

@@ -18,8 +18,11 @@ import { createSession, type BridgeSession } from './session.js';
 export interface McpBridgeOptions extends Partial<CatalogOptions> {
   /** Where clients are listed and called: a local router's host, or a follower's that asks its leader. */
   readonly host: HostApi;
-  /** Name and version the bridge gives in `initialize`. Default `mdp-server` 0.0.0. */
-  readonly serverInfo?: { readonly name: string; readonly version: string };
+  /**
+   * What the bridge says of itself in `initialize` (MCP's `Implementation`: `title`, `icons` and
+   * `websiteUrl` besides the name and version). Default `mdp-server` 0.0.0.
+   */
+  readonly serverInfo?: ServerInfo;
   readonly logger?: Logger;
   readonly clock?: Clock;
   /**
@@ -27,6 +30,14 @@ export interface McpBridgeOptions extends Partial<CatalogOptions> {
    * `mdp:///SKILL.md` and read by `resources/read`; asked for on each read. Default: none.
    */
   readonly guide?: ServerGuide;
+}
+
+export interface ServerInfo {
+  readonly name: string;
+  readonly version: string;
+  readonly title?: string;
+  readonly websiteUrl?: string;
+  readonly icons?: ReadonlyArray<{ readonly src: string; readonly mimeType?: string; readonly sizes?: readonly string[]; readonly theme?: 'light' | 'dark' }>;
 }
 
 /** The text of the server's guide (Markdown), made when an agent reads it. */

@@ -31,6 +31,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
   type CallToolResult,
+  type Implementation,
   type GetPromptResult,
   type ReadResourceResult,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -39,10 +40,12 @@ import { MdpError, serializeError, type CallOptions, type HostApi, type Logger }
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
 import { audible, callFailedMessage, parseLevel, type LogLevel, type LogMessage } from './logging.js';
 import { jsonBytes, mcpPage } from './pages.js';
+import { compiles, outputProblem } from './output-check.js';
 import { progressReporter } from './progress.js';
 import { promptCall } from './prompt-input.js';
 import { SERVER_GUIDE_URI, parseResourceUri } from './resource-uri.js';
 import type { CatalogClient, Surface } from './surface.js';
+import type { ServerInfo } from './bridge.js';
 import { complete } from './completion.js';
 import type { ClientChanges } from './client-changes.js';
 import { Subscriptions, subscribable } from './subscriptions.js';
@@ -69,7 +72,7 @@ const GUIDE_RESOURCE = {
 export interface SessionContext {
   readonly host: HostApi;
   readonly logger: Logger;
-  readonly serverInfo: { readonly name: string; readonly version: string };
+  readonly serverInfo: ServerInfo;
   /**
    * The transport answers each request with one JSON response (Streamable HTTP as the bridge runs it):
    * notifications about a request (progress) then go on the session's GET stream, since the SDK
@@ -125,7 +128,11 @@ async function callTool(ctx: SessionContext, name: string, args: Record<string, 
   if (!call.ok) return badArguments(name, call.message);
   const parsed = parseCallPathRequest(call.value);
   if (!parsed.ok) return badArguments(name, parsed.error);
-  return callOutcome(await ctx.host.callPath(parsed.value, viaMcp(signal)));
+  const result = callOutcome(await ctx.host.callPath(parsed.value, viaMcp(signal)));
+  const schema = tool.definition.outputSchema;
+  const problem = schema && !result.isError && compiles(schema) ? outputProblem(schema, result.structuredContent) : undefined;
+  if (problem === undefined) return result;
+  return toolFailure({ code: 'bad_output', message: `The client's answer does not match the outputSchema it declares for ${parsed.value.method} ${parsed.value.path}: ${problem}` });
 }
 
 async function getPrompt(ctx: SessionContext, name: string, args: Record<string, string>, signal: AbortSignal): Promise<GetPromptResult> {
@@ -187,7 +194,7 @@ export interface BridgeSession {
 /** A new MCP session; connect its server to a transport. */
 export function createSession(ctx: SessionContext): BridgeSession {
   const { logger } = ctx;
-  const server = new Server(ctx.serverInfo, {
+  const server = new Server(ctx.serverInfo as Implementation, {
     capabilities: { logging: {}, completions: {}, tools: { listChanged: true }, prompts: { listChanged: true }, resources: { subscribe: true, listChanged: true } },
     instructions: INSTRUCTIONS,
   });
@@ -235,7 +242,13 @@ export function createSession(ctx: SessionContext): BridgeSession {
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const surface = await ctx.surface();
-    return { tools: [...GENERIC_TOOLS, ...surface.tools.map((tool) => tool.definition)] };
+    // A tool whose output schema does not compile is listed without it (and its answers are not checked).
+    const definitions = surface.tools.map(({ definition }) => {
+      if (!definition.outputSchema || compiles(definition.outputSchema)) return definition;
+      const { outputSchema: _dropped, ...rest } = definition;
+      return rest;
+    });
+    return { tools: [...GENERIC_TOOLS, ...definitions] };
   });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name } = request.params;

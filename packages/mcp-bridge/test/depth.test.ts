@@ -337,3 +337,55 @@ describe('progress', () => {
     expect(notes).toEqual([]);
   });
 });
+
+describe('output schemas and server info', () => {
+  const priced = obj({ price: { type: 'number' } });
+
+  it('a tool whose endpoint declares an outputSchema lists it (as the result envelope) and answers structuredContent that validates', async () => {
+    const s = setup();
+    const { client } = await s.agent();
+    await change(s, [listed('shop', [endpoint('/price', 'GET', { outputSchema: { ...priced, required: ['price'], $id: 'urn:x' } }), endpoint('/free', 'GET')])]);
+    const { tools } = await client.listTools();
+    const price = tools.find((t) => t.name === 'price')!;
+    expect(price.outputSchema).toMatchObject({ type: 'object', properties: { ok: { type: 'boolean' }, data: { ...priced, required: ['price'] } }, required: ['ok'] });
+    expect(JSON.stringify(price.outputSchema)).not.toContain('$id');
+    expect(tools.find((t) => t.name === 'free')!.outputSchema).toBeUndefined();
+    s.host.answer = () => ({ ok: true, data: { price: 3 } });
+    // The SDK's client checks structuredContent against the schema it listed: this passes it.
+    expect((await client.callTool({ name: 'price', arguments: {} })).structuredContent).toEqual({ ok: true, data: { price: 3 } });
+    // A failure fits the envelope too (the SDK checks errors as well).
+    s.host.answer = () => ({ ok: false, error: { code: 'timeout', message: 'late' }, source: 'server' });
+    expect((await client.callTool({ name: 'price', arguments: {} })).isError).toBe(true);
+  });
+
+  it('an answer that does not fit the declared schema is a bad_output error, never structured content that lies', async () => {
+    const s = setup();
+    const { client } = await s.agent();
+    await change(s, [listed('shop', [endpoint('/price', 'GET', { outputSchema: { ...priced, required: ['price'] } })])]);
+    await client.listTools();
+    s.host.answer = () => ({ ok: true, data: { price: 'three' } });
+    const result = await client.callTool({ name: 'price', arguments: {} });
+    expect(result).toMatchObject({ isError: true, structuredContent: { ok: false, error: { code: 'bad_output', message: expect.stringContaining('outputSchema it declares for GET /price') } } });
+  });
+
+  it('a schema that does not compile is left out of the list, which the SDK client still takes', async () => {
+    const s = setup();
+    const { client } = await s.agent();
+    await change(s, [listed('shop', [endpoint('/odd', 'GET', { outputSchema: { type: 'nonsense' } })])]);
+    const { tools } = await client.listTools();
+    expect(tools.find((t) => t.name === 'odd')!.outputSchema).toBeUndefined();
+    expect((await client.callTool({ name: 'odd', arguments: {} })).structuredContent).toEqual({ ok: true, data: 'done' });
+  });
+
+  it('initialize carries the title, icons and website given', async () => {
+    const s = setup({ serverInfo: { name: 'mdp-server', version: '1.2.3', title: 'MDP server', websiteUrl: 'http://127.0.0.1:1/mdp/inspector', icons: [{ src: 'data:image/svg+xml;base64,PHN2Zy8+', mimeType: 'image/svg+xml' }] } });
+    const { client } = await s.agent();
+    expect(client.getServerVersion()).toEqual({
+      name: 'mdp-server',
+      version: '1.2.3',
+      title: 'MDP server',
+      websiteUrl: 'http://127.0.0.1:1/mdp/inspector',
+      icons: [{ src: 'data:image/svg+xml;base64,PHN2Zy8+', mimeType: 'image/svg+xml' }],
+    });
+  });
+});

@@ -53,6 +53,22 @@ interface Loaded {
   readonly http: McpHttpHandler | undefined;
 }
 
+/** The server's icon for agents' hosts: an SVG, inline (a host needs no route of ours to show it). */
+const ICON = `data:image/svg+xml;base64,${Buffer.from(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect width="64" height="64" rx="14" fill="#1f2937"/><path d="M14 46V18l18 16 18-16v28" fill="none" stroke="#34d399" stroke-width="6" stroke-linejoin="round" stroke-linecap="round"/></svg>',
+).toString('base64')}`;
+
+/** What `initialize` says of this server; its website is the inspector (what is connected), once it listens. */
+function serverInfo(http: string | undefined) {
+  return {
+    name: 'mdp-server',
+    title: 'MDP server',
+    version,
+    icons: [{ src: ICON, mimeType: 'image/svg+xml', sizes: ['any'] }],
+    ...(http === undefined ? {} : { websiteUrl: `${http}/mdp/inspector` }),
+  };
+}
+
 /** The bridge cannot be had now: the server is not listening yet, or is shutting down (503). */
 class Unavailable extends Error {}
 
@@ -171,7 +187,7 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
   const create = (module: BridgeModule): Loaded => {
     const bridge = module.createMcpBridge({
       host: deferredHost(host),
-      serverInfo: { name: 'mdp-server', version },
+      serverInfo: serverInfo(ctx.info()?.urls.http),
       logger: ctx.logger,
       surface: config.surface,
       maxTools: config.maxTools,
