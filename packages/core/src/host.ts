@@ -13,7 +13,6 @@ import {
   type CallPathsRequest,
   type CallPathsResult,
   type CallResult,
-  type EndpointMethod,
   type ListClientsRequest,
   type ListClientsResult,
   type ListPathsRequest,
