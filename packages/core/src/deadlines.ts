@@ -14,7 +14,10 @@
  * Many items due at once (5,000 calls started together) expire {@link EXPIRE_BATCH} per timer
  * callback, the next batch 1 ms later: each expiry may write an answer, and writing thousands in
  * one callback would hold every other request (and /mdp/meta) until the last one.
+ *
+ * Time and timers come from a {@link Clock} (the system's by default; a manual one in tests).
  */
+import { systemClock, type Clock } from './clock.js';
 
 /**
  * The longest delay node's timers take (2^31 − 1 ms, about 24.8 days). Node runs a timer with a
@@ -36,7 +39,7 @@ export interface Deadline {
 class DeadlineList {
   head: Deadline | undefined;
   tail: Deadline | undefined;
-  timer: NodeJS.Timeout | undefined;
+  timer: unknown = undefined;
   constructor(readonly ms: number) {}
 }
 
@@ -44,13 +47,16 @@ export class Deadlines<T extends Deadline> {
   private readonly lists = new Map<number, DeadlineList>();
 
   /** `onExpire` is called with each item whose time ran out before it was removed. */
-  constructor(private readonly onExpire: (item: T) => void) {}
+  constructor(
+    private readonly onExpire: (item: T) => void,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   /** Expire `item` once `ms` have passed, unless it is removed first. */
   add(ms: number, item: T): void {
     let list = this.lists.get(ms);
     if (!list) this.lists.set(ms, (list = new DeadlineList(ms)));
-    item.deadlineAt = Date.now() + ms;
+    item.deadlineAt = this.clock.now() + ms;
     item.deadlinePrev = list.tail;
     item.deadlineNext = undefined;
     item.deadlineList = list;
@@ -58,7 +64,7 @@ export class Deadlines<T extends Deadline> {
     else list.head = item;
     list.tail = item;
     // Armed for the oldest item of this time-out value.
-    list.timer ??= setTimeout(() => this.fire(list), Math.min(ms, MAX_TIMER_MS));
+    if (list.timer === undefined) list.timer = this.clock.setTimeout(() => this.fire(list), Math.min(ms, MAX_TIMER_MS));
   }
 
   /** Forget an item's deadline (its call settled). Idempotent. */
@@ -76,7 +82,7 @@ export class Deadlines<T extends Deadline> {
   /** Number of node timers held (at most one per time-out value in use or recently used). */
   get timerCount(): number {
     let count = 0;
-    for (const list of this.lists.values()) if (list.timer) count++;
+    for (const list of this.lists.values()) if (list.timer !== undefined) count++;
     return count;
   }
 
@@ -86,7 +92,7 @@ export class Deadlines<T extends Deadline> {
   }
 
   private drop(list: DeadlineList): void {
-    if (list.timer) clearTimeout(list.timer);
+    if (list.timer !== undefined) this.clock.clearTimeout(list.timer);
     list.timer = undefined;
     for (let d = list.head; d; d = d.deadlineNext) d.deadlineList = undefined;
     list.head = list.tail = undefined;
@@ -95,7 +101,7 @@ export class Deadlines<T extends Deadline> {
 
   private fire(list: DeadlineList): void {
     list.timer = undefined;
-    const now = Date.now();
+    const now = this.clock.now();
     let budget = EXPIRE_BATCH;
     while (list.head && list.head.deadlineAt <= now && budget-- > 0) {
       const expired = list.head as T;
@@ -105,9 +111,9 @@ export class Deadlines<T extends Deadline> {
     if (this.lists.get(list.ms) !== list) return; // cleared while expiring
     // An expiry callback may have added an item and armed a timer for it: one timer per list. An
     // item still due (the batch ran out) gets the shortest delay, so I/O is served in between.
-    if (list.timer) clearTimeout(list.timer);
+    if (list.timer !== undefined) this.clock.clearTimeout(list.timer);
     list.timer = undefined;
-    if (list.head) list.timer = setTimeout(() => this.fire(list), Math.min(Math.max(1, list.head.deadlineAt - now), MAX_TIMER_MS));
+    if (list.head) list.timer = this.clock.setTimeout(() => this.fire(list), Math.min(Math.max(1, list.head.deadlineAt - now), MAX_TIMER_MS));
     else this.drop(list);
   }
 }
