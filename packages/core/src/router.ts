@@ -17,6 +17,7 @@ import {
 } from '@mdp/protocol';
 import { CATALOG_LIMIT_DEFAULTS, catalogProblem, fullBucket, measureCatalog, takeToken, type CatalogLimits, type CatalogSize, type RateBucket } from './catalog-limits.js';
 import { CatalogTotals, type Counted } from './catalog-totals.js';
+import { systemClock, type Clock } from './clock.js';
 import { Deadlines, MAX_TIMER_MS, type Deadline } from './deadlines.js';
 import { randomUuid } from './uuid.js';
 import { IdTable } from './id-table.js';
@@ -46,6 +47,11 @@ export interface RouterOptions extends Partial<CatalogLimits> {
    */
   isServerId?: IsServerId;
   logger?: Logger;
+  /**
+   * Every time reading and timer of the router: call time-outs and durations, the liveness sweep,
+   * `lastSeen` and `registeredAt` (its wall clock), the catalog rate. Default: the system's.
+   */
+  clock?: Clock;
   /**
    * Called once as each call ends, whatever its outcome (metrics, access and audit logs). Runs on
    * the call's path: keep it cheap; what it throws is logged. Without it calls are not timed.
@@ -212,7 +218,8 @@ export class PendingCall implements Deadline, CallHandle {
 /** One connection as core sees it. Transports keep the object and call its methods. */
 export class Session implements SessionInfo {
   readonly id: string = randomUuid();
-  lastSeen: number = Date.now();
+  /** Last message (or poll), ms since the epoch. */
+  lastSeen: number;
   transportAuth: AuthContext | undefined;
   messageAuth: AuthContext | undefined;
   closed = false;
@@ -253,9 +260,11 @@ export class Session implements SessionInfo {
      * The cluster member this session proved it is a mirror link of (with the cluster secret), if
      * any: only such a session registers that member's mirrored ids (ownership.ts).
      */
-    readonly peer: string | undefined = undefined,
+    readonly peer: string | undefined,
+    private readonly clock: Clock,
   ) {
     this.transportAuth = transportAuth;
+    this.lastSeen = clock.wallNow();
   }
 
   get transportKind(): string {
@@ -273,7 +282,7 @@ export class Session implements SessionInfo {
 
   /** Record activity; when `transportAuth` is given it replaces the stored one. */
   touch(transportAuth?: AuthContext | null): void {
-    this.lastSeen = Date.now();
+    this.lastSeen = this.clock.wallNow();
     if (transportAuth !== undefined) this.transportAuth = transportAuth ?? undefined;
   }
 
@@ -337,8 +346,9 @@ const CALLER_GONE: InvokeOutcome = Object.freeze({
 });
 
 export class Router {
-  readonly options: Required<Omit<RouterOptions, 'logger' | 'onCallEnd' | 'isServerId'>>;
+  readonly options: Required<Omit<RouterOptions, 'logger' | 'onCallEnd' | 'isServerId' | 'clock'>>;
   private readonly logger: Logger;
+  private readonly clock: Clock;
   private readonly isServerId: IsServerId;
   private readonly onCallEnd: ((record: CallRecord) => void) | undefined;
   private readonly sessions = new Set<Session>();
@@ -348,16 +358,11 @@ export class Router {
   /** Trusted mirrors by the id they mirror (that id lives on their member): to see a bare id shadow one. */
   private readonly mirrors = new Map<string, Set<ClientRecord>>();
   private readonly pending = new IdTable<PendingCall>();
-  private readonly deadlines = new Deadlines<PendingCall>((call) =>
-    this.finish(call, {
-      ok: false,
-      source: 'server',
-      error: { code: 'timeout', message: `Client ${JSON.stringify(call.clientId)} did not answer within ${call.timeoutMs} ms` },
-    }),
-  );
+  private readonly deadlines: Deadlines<PendingCall>;
   private readonly listeners = new Set<Listener>();
   private readonly sessionListeners = new Set<SessionListener>();
-  private heartbeat: NodeJS.Timeout | undefined;
+  /** The liveness sweep's timer (a clock handle), set while there are sessions. */
+  private heartbeat: unknown = undefined;
   /** Set while a liveness sweep goes through its sessions batch by batch. */
   private sweeping: NodeJS.Immediate | undefined;
   private closing = false;
@@ -388,6 +393,16 @@ export class Router {
     this.logger = options.logger ?? silentLogger;
     this.onCallEnd = options.onCallEnd;
     this.isServerId = options.isServerId ?? NO_SERVER_IDS;
+    this.clock = options.clock ?? systemClock;
+    this.deadlines = new Deadlines<PendingCall>(
+      (call) =>
+        this.finish(call, {
+          ok: false,
+          source: 'server',
+          error: { code: 'timeout', message: `Client ${JSON.stringify(call.clientId)} did not answer within ${call.timeoutMs} ms` },
+        }),
+      this.clock,
+    );
   }
 
   // ------------------------------------------------------------------------------------------
@@ -400,10 +415,10 @@ export class Router {
    */
   openSession(transport: SessionTransport, transportAuth?: AuthContext, principal?: string, peer?: string): Session {
     if (this.closing) throw new MdpError('not_ready', 'Server is shutting down');
-    const session = new Session(this, transport, transportAuth, principal, peer);
+    const session = new Session(this, transport, transportAuth, principal, peer, this.clock);
     this.sessions.add(session);
     // The liveness sweep runs only while there are sessions, so an idle router holds no timer.
-    this.heartbeat ??= setInterval(() => this.sweep(), Math.min(this.options.heartbeatIntervalMs, MAX_TIMER_MS));
+    if (this.heartbeat === undefined) this.armHeartbeat();
     this.logger.debug('session.open', { sessionId: session.id, transport: transport.kind });
     if (this.sessionListeners.size > 0) this.emitSession({ type: 'open', session });
     return session;
@@ -428,7 +443,7 @@ export class Router {
     if (session.client) this.removeClient(session.client, `client session ended: ${reason}`);
     this.failPending(session, undefined, `client session ended: ${reason}`);
     if (this.sessions.size === 0) {
-      if (this.heartbeat) clearInterval(this.heartbeat);
+      if (this.heartbeat !== undefined) this.clock.clearTimeout(this.heartbeat);
       this.heartbeat = undefined;
       if (this.sweeping) clearImmediate(this.sweeping);
       this.sweeping = undefined;
@@ -450,6 +465,14 @@ export class Router {
     this.endSession(session, why.reason);
   }
 
+  /** Sweep every `heartbeatIntervalMs`, re-armed as it fires. */
+  private armHeartbeat(): void {
+    this.heartbeat = this.clock.setTimeout(() => {
+      this.armHeartbeat();
+      this.sweep();
+    }, Math.min(this.options.heartbeatIntervalMs, MAX_TIMER_MS));
+  }
+
   /**
    * Ping every session and close the silent ones, {@link SWEEP_BATCH} per turn of the event loop:
    * thousands of sessions gone silent together must not hold every other request meanwhile.
@@ -458,7 +481,7 @@ export class Router {
     // A sweep still under way (a huge number of sessions) is not started again.
     if (this.sweeping) return;
     const sessions = [...this.sessions];
-    const now = Date.now();
+    const now = this.clock.wallNow();
     let next = 0;
     const step = (): void => {
       this.sweeping = undefined;
@@ -483,7 +506,7 @@ export class Router {
 
   handleMessage(session: Session, message: ClientToServerMessage): void {
     if (session.closed) throw new MdpError('transport_error', 'Session is closed');
-    session.lastSeen = Date.now();
+    session.lastSeen = this.clock.wallNow();
     switch (message.type) {
       case 'callClientResult': {
         const call = this.pending.get(message.requestId);
@@ -491,7 +514,7 @@ export class Router {
         const mine = call !== undefined && call.session === session ? call : undefined;
         // An answer to one of its pending calls shows the client reads and answers. One to an id
         // that waits for nothing shows nothing: a peer that reads nothing can send it.
-        if (mine !== undefined || session.takeLate(message.requestId, Date.now())) {
+        if (mine !== undefined || session.takeLate(message.requestId, this.clock.now())) {
           session.unansweredCalls = 0;
           session.answers++;
         }
@@ -510,7 +533,7 @@ export class Router {
         }
         return;
       case 'ping':
-        this.deliver(session, { type: 'pong', timestamp: message.timestamp ?? Date.now() });
+        this.deliver(session, { type: 'pong', timestamp: message.timestamp ?? this.clock.wallNow() });
         return;
       case 'pong':
         return;
@@ -543,7 +566,7 @@ export class Router {
       throw new MdpError('not_ready', full);
     }
     const perMinute = this.options.catalogUpdatesPerMinute;
-    const now = Date.now();
+    const now = this.clock.now();
     const wait = takeToken((session.catalogBucket ??= fullBucket(perMinute, now)), now, perMinute);
     if (wait > 0) {
       throw new MdpError('bad_request', `Catalog changes over the limit of ${perMinute} per minute; retry in ${wait} ms`, {
@@ -614,7 +637,7 @@ export class Router {
       descriptor,
       index: new PathIndex(descriptor.paths),
       session,
-      registeredAt: Date.now(),
+      registeredAt: this.clock.wallNow(),
       counted,
       headBytes: size.headBytes,
       mirrorOf: undefined,
@@ -845,9 +868,9 @@ export class Router {
 
   /** `done`, then the call-end observer with the call's duration (the caller's answer goes first). */
   private timed(clientId: string, target: ResolvedTarget, options: InvokeOptions, done: (outcome: InvokeOutcome) => void): (outcome: InvokeOutcome) => void {
-    const startedAt = performance.now();
+    const startedAt = this.clock.now();
     return (outcome) => {
-      const durationMs = performance.now() - startedAt;
+      const durationMs = this.clock.now() - startedAt;
       try {
         done(outcome);
       } finally {
@@ -917,7 +940,7 @@ export class Router {
     session.pendingCount--;
     if (unanswered && !outcome.ok && outcome.source === 'server') {
       session.unansweredCalls++;
-      if (!session.closed) session.noteUnanswered(call.requestId, Date.now());
+      if (!session.closed) session.noteUnanswered(call.requestId, this.clock.now());
     }
     this.deadlines.remove(call);
     if (call.unwatch) {
@@ -1056,8 +1079,8 @@ export class Router {
     this.drained ??= [];
     this.closing = true;
     for (const session of [...this.sessions]) this.closeSession(session, SESSION_CLOSE.shutdown);
-    if (this.heartbeat) {
-      clearInterval(this.heartbeat);
+    if (this.heartbeat !== undefined) {
+      this.clock.clearTimeout(this.heartbeat);
       this.heartbeat = undefined;
     }
     if (this.sweeping) clearImmediate(this.sweeping);

@@ -14,7 +14,7 @@ import type { InvokeOutcome, Router, Session, SessionTransport } from '../src/in
 
 // The one manual clock of every package's tests. The test kit depends on core, so core cannot
 // depend on it: its tests take the clock from the kit's source (it imports nothing at run time).
-export { manualClock, type ManualClock } from '../../test-kit/src/clock.js';
+export { manualClock, settle, type ManualClock } from '../../test-kit/src/clock.js';
 
 export class FakeTransport implements SessionTransport {
   readonly sent: ServerToClientMessage[] = [];
