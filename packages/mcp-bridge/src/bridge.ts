@@ -85,7 +85,7 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
   return {
     async connect(transport) {
       if (closed) throw new Error('The MCP bridge is closed');
-      const server = createSessionServer({ host, logger, serverInfo, surface, guide: options.guide });
+      const server = createSessionServer({ host, logger, clock, serverInfo, surface, guide: options.guide });
       const session = { initialized: false };
       let ended!: () => void;
       const done = new Promise<void>((resolve) => (ended = resolve));

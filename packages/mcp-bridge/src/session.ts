@@ -30,6 +30,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { compilePattern, isSkillPath, matchPattern, parseCallPathRequest, splitPath, type CallPathRequest, type CallResult } from '@mdp/protocol';
 import { MdpError, serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
+import type { Clock } from './clock.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
 import { jsonBytes, mcpPage } from './pages.js';
 import { promptCall } from './prompt-input.js';
@@ -58,6 +59,8 @@ const GUIDE_RESOURCE = {
 export interface SessionContext {
   readonly host: HostApi;
   readonly logger: Logger;
+  /** Times each tool call for the debug log (its monotonic `now()`). */
+  readonly clock: Pick<Clock, 'now'>;
   readonly serverInfo: { readonly name: string; readonly version: string };
   /** The server's guide, when the host gives one (`McpBridgeOptions.guide`). */
   readonly guide?: (() => string | Promise<string>) | undefined;
@@ -162,7 +165,7 @@ export function createSessionServer(ctx: SessionContext): Server {
   });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name } = request.params;
-    const started = performance.now();
+    const started = ctx.clock.now();
     let result: ToolResult;
     try {
       result = await callTool(ctx, name, request.params.arguments ?? {}, extra.signal);
@@ -172,7 +175,7 @@ export function createSessionServer(ctx: SessionContext): Server {
       if (!(error instanceof MdpError)) logger.error('mcp.tool_failed', { tool: name, error });
       result = toolFailure(serialized);
     }
-    logger.debug('mcp.tool_call', { tool: name, ok: !result.isError, ms: Math.round(performance.now() - started) });
+    logger.debug('mcp.tool_call', { tool: name, ok: !result.isError, ms: Math.round(ctx.clock.now() - started) });
     return result;
   });
 
