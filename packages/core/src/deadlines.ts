@@ -15,9 +15,11 @@
  * callback, the next batch 1 ms later: each expiry may write an answer, and writing thousands in
  * one callback would hold every other request (and /mdp/meta) until the last one.
  *
- * Time and timers come from a {@link Clock} (the system's by default; a manual one in tests).
+ * Time and timers come from a {@link Clock} (the system's by default; a manual one in tests); each
+ * list's timer is a `Timer` (timers.ts).
  */
 import { systemClock, type Clock } from './clock.js';
+import { Timer } from './timers.js';
 
 /**
  * The longest delay node's timers take (2^31 − 1 ms, about 24.8 days). Node runs a timer with a
@@ -39,23 +41,29 @@ export interface Deadline {
 class DeadlineList {
   head: Deadline | undefined;
   tail: Deadline | undefined;
-  timer: unknown = undefined;
-  constructor(readonly ms: number) {}
+  constructor(
+    readonly ms: number,
+    readonly timer: Timer,
+  ) {}
 }
 
 export class Deadlines<T extends Deadline> {
   private readonly lists = new Map<number, DeadlineList>();
 
-  /** `onExpire` is called with each item whose time ran out before it was removed. */
+  /**
+   * `onExpire` is called with each item whose time ran out before it was removed; what it throws
+   * goes to `onError` (by default it is thrown again, from the timer).
+   */
   constructor(
     private readonly onExpire: (item: T) => void,
     private readonly clock: Clock = systemClock,
+    private readonly onError: (error: unknown) => void = rethrow,
   ) {}
 
   /** Expire `item` once `ms` have passed, unless it is removed first. */
   add(ms: number, item: T): void {
     let list = this.lists.get(ms);
-    if (!list) this.lists.set(ms, (list = new DeadlineList(ms)));
+    if (!list) this.lists.set(ms, (list = new DeadlineList(ms, new Timer(this.clock, this.onError))));
     item.deadlineAt = this.clock.now() + ms;
     item.deadlinePrev = list.tail;
     item.deadlineNext = undefined;
@@ -64,7 +72,7 @@ export class Deadlines<T extends Deadline> {
     else list.head = item;
     list.tail = item;
     // Armed for the oldest item of this time-out value.
-    if (list.timer === undefined) list.timer = this.clock.setTimeout(() => this.fire(list), Math.min(ms, MAX_TIMER_MS));
+    if (!list.timer.pending) list.timer.after(Math.min(ms, MAX_TIMER_MS), () => this.fire(list));
   }
 
   /** Forget an item's deadline (its call settled). Idempotent. */
@@ -82,7 +90,7 @@ export class Deadlines<T extends Deadline> {
   /** Number of node timers held (at most one per time-out value in use or recently used). */
   get timerCount(): number {
     let count = 0;
-    for (const list of this.lists.values()) if (list.timer !== undefined) count++;
+    for (const list of this.lists.values()) if (list.timer.pending) count++;
     return count;
   }
 
@@ -92,15 +100,13 @@ export class Deadlines<T extends Deadline> {
   }
 
   private drop(list: DeadlineList): void {
-    if (list.timer !== undefined) this.clock.clearTimeout(list.timer);
-    list.timer = undefined;
+    list.timer.clear();
     for (let d = list.head; d; d = d.deadlineNext) d.deadlineList = undefined;
     list.head = list.tail = undefined;
     this.lists.delete(list.ms);
   }
 
   private fire(list: DeadlineList): void {
-    list.timer = undefined;
     const now = this.clock.now();
     let budget = EXPIRE_BATCH;
     while (list.head && list.head.deadlineAt <= now && budget-- > 0) {
@@ -111,9 +117,11 @@ export class Deadlines<T extends Deadline> {
     if (this.lists.get(list.ms) !== list) return; // cleared while expiring
     // An expiry callback may have added an item and armed a timer for it: one timer per list. An
     // item still due (the batch ran out) gets the shortest delay, so I/O is served in between.
-    if (list.timer !== undefined) this.clock.clearTimeout(list.timer);
-    list.timer = undefined;
-    if (list.head) list.timer = this.clock.setTimeout(() => this.fire(list), Math.min(Math.max(1, list.head.deadlineAt - now), MAX_TIMER_MS));
+    if (list.head) list.timer.after(Math.min(Math.max(1, list.head.deadlineAt - now), MAX_TIMER_MS), () => this.fire(list));
     else this.drop(list);
   }
+}
+
+function rethrow(error: unknown): never {
+  throw error;
 }

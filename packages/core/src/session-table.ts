@@ -9,6 +9,7 @@ import { MAX_TIMER_MS } from './deadlines.js';
 import type { Logger } from './logger.js';
 import type { RouterLimits } from './router-options.js';
 import { deliver, type Session } from './session.js';
+import { Timer } from './timers.js';
 
 /** Sessions pinged or expired per turn of the event loop by the liveness sweep. */
 export const SWEEP_BATCH = 256;
@@ -23,14 +24,17 @@ export interface SessionTableOptions {
 
 export class SessionTable {
   private readonly sessions = new Set<Session>();
-  /** The sweep's timer (a clock handle), set while there are sessions. */
-  private heartbeat: unknown = undefined;
+  /** The sweep's timer, pending while there are sessions. */
+  private readonly heartbeat: Timer;
   /** Set while a sweep goes through its sessions batch by batch (yielding a turn, not waiting on time). */
   private sweeping: NodeJS.Immediate | undefined;
   /** Set by `close()`: no sweep starts or goes on. */
   closed = false;
 
-  constructor(private readonly options: SessionTableOptions) {}
+  constructor(private readonly options: SessionTableOptions) {
+    // A sweep that throws (a bug) is logged; the next one is armed before it runs.
+    this.heartbeat = new Timer(options.clock, (error) => options.logger.error('session.sweep_failed', { error }));
+  }
 
   get size(): number {
     return this.sessions.size;
@@ -43,7 +47,7 @@ export class SessionTable {
   /** Watch `session`; the sweep runs only while there are sessions, so an idle router holds no timer. */
   add(session: Session): void {
     this.sessions.add(session);
-    if (this.heartbeat === undefined) this.arm();
+    if (!this.heartbeat.pending) this.arm();
   }
 
   /** Stop watching `session`. The caller stops the timers (`idle()`) once it has ended the session's work. */
@@ -53,8 +57,7 @@ export class SessionTable {
 
   /** No session is left: stop the sweep's timers. */
   idle(): void {
-    if (this.heartbeat !== undefined) this.options.clock.clearTimeout(this.heartbeat);
-    this.heartbeat = undefined;
+    this.heartbeat.clear();
     if (this.sweeping) clearImmediate(this.sweeping);
     this.sweeping = undefined;
   }
@@ -67,10 +70,10 @@ export class SessionTable {
 
   /** Sweep every `heartbeatIntervalMs`, re-armed as it fires. */
   private arm(): void {
-    this.heartbeat = this.options.clock.setTimeout(() => {
+    this.heartbeat.after(Math.min(this.options.limits.heartbeatIntervalMs, MAX_TIMER_MS), () => {
       this.arm();
       this.sweep();
-    }, Math.min(this.options.limits.heartbeatIntervalMs, MAX_TIMER_MS));
+    });
   }
 
   private sweep(): void {
