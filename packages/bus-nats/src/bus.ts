@@ -84,7 +84,6 @@ class NatsBusNode implements NatsBus {
   private state: Lifecycle = 'new';
   private nc: NatsConnection | undefined;
   private wire: Wire | undefined;
-  private nodeSub: Subscription | undefined;
   private nodesBucket: Bucket | undefined;
   private clientsBucket: Bucket | undefined;
   private watches: Watch[] = [];
@@ -162,7 +161,8 @@ class NatsBusNode implements NatsBus {
     this.nc = nc;
     this.wire = new Wire(nc, this.names.inboxPrefix, { maxBodyBytes: this.maxBodyBytes, maxAssemblies: 64, assemblyTimeoutMs: 30_000 }, this.clock);
     this.wire.start();
-    this.nodeSub = nc.subscribe(this.names.nodeWildcard, { callback: (_error, msg) => this.onNodeMessage(msg) });
+    // Ends with the connection: nothing unsubscribes it before.
+    nc.subscribe(this.names.nodeWildcard, { callback: (_error, msg) => this.onNodeMessage(msg) });
     this.connected = true;
     try {
       await this.setup(this.generation + 1);

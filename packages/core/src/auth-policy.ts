@@ -13,6 +13,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AuthContext } from '@mdp/protocol';
 import { AUTH_COOKIE_NAME, encodeAuthCookie, extractTransportAuth, type HeaderMap } from './auth.js';
+import { systemClock } from './clock.js';
 import { AUTH_COOKIE_MAX_AGE_MS, cookieKeyOf, fixedKeyring, openAuthCookie, sealAuthCookie, type CookieKeyring } from './cookie-seal.js';
 import { FORWARD_AS_IS, FORWARD_WITHOUT_CREDENTIAL, withoutAuthCookie, type CredentialForwarding } from './forwarding.js';
 import { AUTH_ACTIONS, DEFAULT_SCOPE_NAMES, missingScope, type AuthAction, type ScopeNames, type Scopes } from './scopes.js';
@@ -156,7 +157,7 @@ export interface AuthGate extends CredentialForwarding {
 }
 
 export interface AuthGateOptions {
-  /** Milliseconds since the epoch; default Date.now (tests pass a fixed clock). */
+  /** Milliseconds since the epoch; default the system clock's `wallNow` (tests pass a fixed clock). */
   readonly now?: () => number;
   /** Lifetime of a sealed cookie, ms, and how long a retired key still opens cookies. Default one hour. */
   readonly cookieMaxAgeMs?: number;
@@ -232,7 +233,7 @@ export function createAuthGate(policy?: AuthPolicy, options: AuthGateOptions = {
       namedAuth: (given) => given,
     };
   }
-  const now = options.now ?? Date.now;
+  const now = options.now ?? systemClock.wallNow;
   const maxAgeMs = options.cookieMaxAgeMs ?? AUTH_COOKIE_MAX_AGE_MS;
   const ring = options.cookieKeys ?? fixedKeyring([cookieKeyOf(policy.cookieSecret ?? randomBytes(32))]);
   const decodeCookie = (value: string): AuthContext | undefined => openAuthCookie(value, ring, now(), maxAgeMs);

@@ -2,21 +2,20 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CallPathsRequest, PathDescriptor } from '@mdp/protocol';
 import { MdpError, Router, createLocalHost, fanoutTargets, type HostApi } from '../src/index.js';
-import { connectClient, endpoint, flush, prompt, skill } from './helpers.js';
+import { connectClient, endpoint, flush, manualClock, prompt, skill, type ManualClock } from './helpers.js';
 
 let router: Router;
 let host: HostApi;
+let clock: ManualClock;
 
 beforeEach(() => {
-  vi.useFakeTimers();
-  vi.setSystemTime(new Date('2026-11-24T10:00:00Z'));
-  router = new Router({ invocationTimeoutMs: 1000 });
+  clock = manualClock(Date.parse('2026-11-24T10:00:00Z'));
+  router = new Router({ clock, invocationTimeoutMs: 1000 });
   host = createLocalHost(router);
 });
 
 afterEach(async () => {
   await router.close();
-  vi.useRealTimers();
 });
 
 /** Answer the newest call of a connected client. */
@@ -28,7 +27,7 @@ function answer(transport: ReturnType<typeof connectClient>['transport'], sessio
 describe('listClients', () => {
   it('lists descriptors with status, ISO times, connection and aliases', async () => {
     connectClient(router, 'app', [endpoint('/page/click', 'POST')], { kind: 'ws' });
-    vi.setSystemTime(new Date('2026-11-24T10:00:05Z'));
+    clock.advance(5000);
     const { clients } = await host.listClients();
     expect(clients).toEqual([
       {
@@ -116,7 +115,7 @@ describe('callPath', () => {
     expect(await host.callPath({ clientId: 'ghost', method: 'GET', path: '/x' })).toMatchObject({ ok: false, source: 'server', error: { code: 'not_found' } });
 
     const late = host.callPath({ clientId: 'app', method: 'GET', path: '/x' });
-    await vi.advanceTimersByTimeAsync(1000);
+    await clock.advanceSettled(1000);
     expect(await late).toMatchObject({ ok: false, source: 'server', error: { code: 'timeout' } });
   });
 
@@ -199,6 +198,30 @@ describe('callPaths', () => {
         { clientId: 'b', ok: true, data: 'b ok' },
       ],
     });
+  });
+
+  it('tells onResult each outcome as it comes, with the number of clients; a listener that throws changes nothing', async () => {
+    const a = connectClient(router, 'a', [endpoint('/status')]);
+    const b = connectClient(router, 'b', [endpoint('/status')]);
+    const heard: Array<[string, boolean, number]> = [];
+    const result = host.callPaths(
+      { method: 'GET', path: '/status' },
+      {
+        onResult: (entry, total) => {
+          heard.push([entry.clientId, entry.ok, total]);
+          throw new Error('listener bug');
+        },
+      },
+    );
+    answer(b.transport, b.session, 'b ok');
+    await flush();
+    expect(heard).toEqual([['b', true, 2]]);
+    answer(a.transport, a.session, 'a ok');
+    expect((await result).results.map((r) => r.ok)).toEqual([true, true]);
+    expect(heard).toEqual([
+      ['b', true, 2],
+      ['a', true, 2],
+    ]);
   });
 
   it('reports unknown ids per entry, and rejects with not_found when no client has the path', async () => {

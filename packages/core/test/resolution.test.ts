@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { skillPathCandidates, staticPathProblem, type PathDescriptor } from '@mdp/protocol';
 import { PathIndex, Router } from '../src/index.js';
-import { connectClient, endpoint, prompt, skill } from './helpers.js';
+import { connectClient, endpoint, manualClock, prompt, skill } from './helpers.js';
 
 const DOCS: PathDescriptor[] = [
   skill('/docs/:name/skill.md'),
@@ -231,7 +231,9 @@ describe('PathIndex.resolveSkillRead', () => {
     expect(index.resolveSkillRead('/missing')).toBeUndefined();
     const after = Object.entries(index);
     expect(after.map(([key]) => key)).toEqual(before.map(([key]) => key));
-    after.forEach(([key, value], i) => expect(value, key).toBe(before[i]?.[1]));
+    after.forEach(([key, value], i) => {
+      expect(value, key).toBe(before[i]?.[1]);
+    });
   });
 
   it('finds nothing under a name a skill route refuses', () => {
@@ -266,9 +268,8 @@ describe('Router.findTarget', () => {
   );
 
   it('does not depend on how many clients are connected', async () => {
-    vi.useFakeTimers();
     try {
-      router = new Router();
+      router = new Router({ clock: manualClock() });
       const COUNT = 5000;
       const transports = [];
       for (let i = 0; i < COUNT; i++) {
@@ -302,7 +303,6 @@ describe('Router.findTarget', () => {
       expect(transports.reduce((n, t) => n + t.calls.length, 0)).toBe(1);
     } finally {
       await router.close();
-      vi.useRealTimers();
     }
   });
 });

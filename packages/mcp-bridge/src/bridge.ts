@@ -17,13 +17,17 @@ import { silentLogger, viewedBy, type HostApi, type Logger, type Viewer } from '
 import type { CatalogKind, CatalogOptions } from './catalog.js';
 import { createCatalogDriver } from './catalog-driver.js';
 import { systemClock, type Clock } from './clock.js';
-import { createSessionServer } from './session.js';
+import { clientEventMessages } from './logging.js';
+import { createSession, type BridgeSession } from './session.js';
 
 export interface McpBridgeOptions extends Partial<CatalogOptions> {
   /** Where clients are listed and called: a local router's host, or a follower's that asks its leader. */
   readonly host: HostApi;
-  /** Name and version the bridge gives in `initialize`. Default `mdp-server` 0.0.0. */
-  readonly serverInfo?: { readonly name: string; readonly version: string };
+  /**
+   * What the bridge says of itself in `initialize` (MCP's `Implementation`: `title`, `icons` and
+   * `websiteUrl` besides the name and version). Default `mdp-server` 0.0.0.
+   */
+  readonly serverInfo?: ServerInfo;
   readonly logger?: Logger;
   readonly clock?: Clock;
   /**
@@ -46,11 +50,24 @@ export interface McpConnectOptions {
    */
   readonly viewer?: Viewer;
   /**
+   * The transport answers each request with one JSON response, not a stream (the Streamable HTTP
+   * handler's way): notifications about a request, such as progress, go on the session's GET stream.
+   */
+  readonly jsonAnswers?: boolean;
+  /**
    * The `auth` the session's calls carry to clients, from what a call names itself (`callPath`'s
    * `auth` argument, else `undefined`): under a server that signs teams in, who the agent is (its
    * principal and scopes, never its token). Default: a call's own `auth`, as given.
    */
   readonly forward?: (given: AuthContext | undefined) => AuthContext | undefined;
+}
+
+export interface ServerInfo {
+  readonly name: string;
+  readonly version: string;
+  readonly title?: string;
+  readonly websiteUrl?: string;
+  readonly icons?: ReadonlyArray<{ readonly src: string; readonly mimeType?: string; readonly sizes?: readonly string[]; readonly theme?: 'light' | 'dark' }>;
 }
 
 /** `host` whose calls carry the auth `forward` makes of theirs. */
@@ -80,6 +97,7 @@ export interface McpSession {
   close(): Promise<void>;
 }
 
+
 export interface McpBridge {
   /** Serve one MCP session over `transport` until either side closes it. */
   connect(transport: Transport, options?: McpConnectOptions): Promise<McpSession>;
@@ -102,7 +120,7 @@ export const MAX_IDLE_CATALOGS = 64;
 interface Group {
   readonly driver: ReturnType<typeof createCatalogDriver>;
   /** Open sessions, and whether each has finished `initialize` (only those hear notifications). */
-  readonly sessions: Map<Server, { initialized: boolean }>;
+  readonly sessions: Map<Server, { initialized: boolean; readonly session: BridgeSession }>;
 }
 
 /** The group key of the host itself, and of a viewer without a principal. */
@@ -120,7 +138,7 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
     const key = !options.perViewer || viewer === undefined ? ALL : (viewer.principal ?? NOBODY);
     let group = groups.get(key);
     if (group) return group;
-    const sessions = new Map<Server, { initialized: boolean }>();
+    const sessions = new Map<Server, { initialized: boolean; readonly session: BridgeSession }>();
     const driver = createCatalogDriver({
       host: key === ALL ? host : viewedBy(host, viewer),
       catalog: options,
@@ -132,6 +150,14 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
           for (const kind of kinds) {
             NOTIFY[kind](server).catch((error: unknown) => logger.debug('mcp.notify_failed', { kind, error: (error as Error).message }));
           }
+        }
+      },
+      onClients(changes) {
+        const messages = clientEventMessages(changes);
+        for (const { initialized, session } of sessions.values()) {
+          if (!initialized) continue;
+          for (const message of messages) session.log(message);
+          session.clientsChanged(changes);
         }
       },
     });
@@ -163,8 +189,18 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
         await driver.ready();
         return driver.surface();
       };
-      const server = createSessionServer({ host: forwardedBy(viewedBy(host, viewer), forward), logger, serverInfo, surface, guide: options.guide });
-      const session = { initialized: false };
+      const bridgeSession = createSession({
+        host: forwardedBy(viewedBy(host, viewer), forward),
+        logger,
+        clock,
+        serverInfo,
+        surface,
+        clients: () => driver.clients(),
+        guide: options.guide,
+        jsonAnswers: connectOptions.jsonAnswers,
+      });
+      const { server } = bridgeSession;
+      const session = { initialized: false, session: bridgeSession };
       let ended!: () => void;
       const done = new Promise<void>((resolve) => (ended = resolve));
       server.oninitialized = () => {

@@ -54,7 +54,7 @@ export function beforeDispatch(ctx: ServerContext): ((request: IncomingMessage) 
   if (!ctx.accessTokens) return undefined;
   return (request) => {
     const url = request.url;
-    if (url !== undefined && url.includes('access_token=') && /[?&]access_token=/.test(url)) {
+    if (url?.includes('access_token=') && /[?&]access_token=/.test(url)) {
       ctx.logger.info('auth.token_refused', { reason: 'access token in the query string: send it in the Authorization header (Bearer)', path: url.split('?')[0] });
     }
     return ctx.gate.prepare(request.headers);
