@@ -27,7 +27,7 @@
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
-import { isLoopbackHost, scopesOfClaims, type Logger } from '@mdp/core';
+import { isLoopbackHost, scopesOfClaims, systemClock, type Logger } from '@mdp/core';
 
 /** The algorithms a token may be signed with: asymmetric only (no `none`, no HMAC). */
 export const ASYMMETRIC_ALGORITHMS = Object.freeze(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']);
@@ -146,7 +146,7 @@ function describeError(error: unknown): { reason: string; code?: string; claim?:
 
 export function createAccessTokens(options: AccessTokenOptions): AccessTokens {
   const logger = options.logger.child({ component: 'access-tokens' });
-  const now = options.now ?? Date.now;
+  const now = options.now ?? (() => systemClock.wallNow());
   const skewS = options.clockSkewS ?? ACCESS_TOKEN_DEFAULTS.clockSkewS;
   const maxCached = options.maxCached ?? ACCESS_TOKEN_DEFAULTS.maxCached;
   const timeoutMs = options.fetchTimeoutMs ?? ACCESS_TOKEN_DEFAULTS.fetchTimeoutMs;

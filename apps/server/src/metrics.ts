@@ -6,7 +6,7 @@
  */
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import { CLUSTER_ROLES, proxyMarker } from '@mdp/protocol';
-import type { Router } from '@mdp/core';
+import { systemClock, type Router } from '@mdp/core';
 import type { ClusterNode } from '@mdp/cluster';
 import type { KeySetStatus } from './access-tokens.js';
 import { CALL_OUTCOMES, CALL_ROUTES, DURATION_BUCKETS_S, type CallStats } from './call-stats.js';
@@ -242,7 +242,7 @@ export function createServerMetrics(sources: MetricsSources): ServerMetrics {
       registers,
       collect() {
         const at = keySet()?.fetchedAt;
-        this.set(at === undefined ? -1 : (Date.now() - at) / 1000);
+        this.set(at === undefined ? -1 : (systemClock.wallNow() - at) / 1000);
       },
     });
     new Counter({
