@@ -17,6 +17,8 @@ export const LINK_CLOSE = {
   duplicate: { code: 1008, reason: 'Duplicate control link' },
   /** The peer left more than the byte cap unread for its stall time (backlog.ts). */
   notReading: 1013,
+  /** The node's in-flight budget needed the room of a frame the peer left unfinished. */
+  tryAgainLater: 1013,
 } as const;
 
 export type LinkState = 'handshake' | 'open' | 'closed';

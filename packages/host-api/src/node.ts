@@ -4,7 +4,7 @@
  * away from the response's 'close' event (no AbortController per call).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readNodeBody, type CallSignal, type HostApi } from '@mdp/core';
+import { DEFAULT_MAX_INFLIGHT_BYTES, InflightBudget, readNodeBody, type CallSignal, type HostApi } from '@mdp/core';
 import { HOST_ROUTES, createHostHandler, type HostApiOptions, type HostHttpRequest, type HostHttpResponse } from './handler.js';
 
 /**
@@ -58,13 +58,15 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 /** `(request, response, url) => handled`: answers the four host routes, returns false for anything else. */
 export function createNodeHostHandler(host: HostApi, options: NodeHostOptions = {}): (req: IncomingMessage, res: ServerResponse, url: string) => boolean {
   const handle = createHostHandler(host, options);
+  const inflight = options.inflight ?? new InflightBudget(DEFAULT_MAX_INFLIGHT_BYTES, { ...(options.logger ? { logger: options.logger } : {}) });
 
   const write = (req: IncomingMessage, res: ServerResponse, answer: HostHttpResponse): void => {
     if (res.destroyed || res.headersSent) return;
     const headers: Record<string, string | number> = { ...options.extraHeaders?.(req), ...answer.headers };
     if (answer.body !== undefined) headers['content-type'] = JSON_TYPE;
     headers['content-length'] = answer.body === undefined ? 0 : Buffer.byteLength(answer.body);
-    // The rest of an oversized body is not read: close once the 413 is written.
+    // The rest of an oversized body is not read: close once the 413 is written (a body refused for
+    // the in-flight budget says so in its own headers).
     if (answer.status === 413) headers.connection = 'close';
     res.writeHead(answer.status, headers);
     res.end(answer.body);
@@ -80,7 +82,7 @@ export function createNodeHostHandler(host: HostApi, options: NodeHostOptions = 
       path,
       query: (name) => (params ??= new URLSearchParams(mark < 0 ? '' : url.slice(mark + 1))).getAll(name).at(-1),
       headers: () => req.headers,
-      readBody: (maxBytes) => readNodeBody(req, maxBytes),
+      readBody: (maxBytes) => readNodeBody(req, maxBytes, inflight),
       signal: () => new ResponseGone(res),
     };
     handle(request).then(
