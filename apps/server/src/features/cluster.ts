@@ -113,6 +113,7 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
         secrets,
         ...(options.backlog ? { backlog: options.backlog } : {}),
         maxMessageBytes: ctx.maxMessageBytes,
+        inflight: ctx.inflight,
         logger: ctx.logger.child({ serverId: info.serverId }),
       });
       node.start({ wsUrl: info.urls.ws, clusterUrl: info.urls.cluster, metaUrl: info.urls.meta });

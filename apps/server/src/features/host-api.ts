@@ -16,6 +16,7 @@ export function hostApiFeature(ctx: ServerContext, host: HostApi): ServerFeature
     forwarding: ctx.gate,
     originPolicy: ctx.originPolicy,
     maxBodyBytes: ctx.maxMessageBytes,
+    inflight: ctx.inflight,
     extraHeaders: ctx.guardedCorsFor,
     logger: ctx.logger,
   });
