@@ -123,6 +123,7 @@ function timeLimitMs(options: Options): number {
     if (s.kind === 'read') for (const c of s.cases) ms += c.subjects.length * (c.loads.length * run + 5_000) + c.subjects.reduce((sum, spec) => sum + spec.population.clients * 10, 0);
     else if (s.kind === 'memory') ms += options.rounds * s.subjects.reduce((sum, spec) => sum + 10_000 + spec.population.clients * 10, 0);
     else if (s.kind === 'scan') ms += s.scanners.length * (run + 5_000);
+    else if (s.kind === 'listing') ms += s.cases.length * (s.walkers.length * run + 120_000);
     else ms += s.subjects.length * (run + 5_000);
   }
   return 3 * ms + 120_000;

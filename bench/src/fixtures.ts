@@ -36,15 +36,16 @@ export function endpointPath(index: number): string {
  */
 export type ReadVia = 'skill' | 'host-call' | 'mcp-call';
 
-/** The registerClient message of one mock client with `count` skill (or endpoint) descriptors. */
-export function registerMessage(id: string, count: number, via: ReadVia = 'skill'): object {
+/**
+ * The registerClient message of one mock client with `count` skill (or endpoint) descriptors. With
+ * `descriptionBytes`, every description is padded to that many characters (the largest catalogs
+ * the limits allow, for the listing scenario).
+ */
+export function registerMessage(id: string, count: number, via: ReadVia = 'skill', descriptionBytes = 0): object {
   const paths = [];
   for (let j = 0; j < count; j++) {
-    paths.push(
-      via === 'skill'
-        ? { type: 'skill', path: skillPath(j), description: `Bench skill ${j}` }
-        : { type: 'endpoint', method: 'POST', path: endpointPath(j), description: `Bench endpoint ${j}` },
-    );
+    const description = descriptionBytes > 0 ? `Bench skill ${j} `.padEnd(descriptionBytes, 'd') : `Bench ${via === 'skill' ? 'skill' : 'endpoint'} ${j}`;
+    paths.push(via === 'skill' ? { type: 'skill', path: skillPath(j), description } : { type: 'endpoint', method: 'POST', path: endpointPath(j), description });
   }
   return { type: 'registerClient', client: { id, name: `Bench client ${id}`, version: '1.0.0', paths } };
 }
@@ -58,4 +59,6 @@ export interface Population {
   readonly readClients?: number;
   /** How the load reaches them; default `skill`. */
   readonly via?: ReadVia;
+  /** Characters of each path's description (default: a short one). */
+  readonly descriptionBytes?: number;
 }

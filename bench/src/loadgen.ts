@@ -10,6 +10,7 @@
 import { Agent, request } from 'node:http';
 import { SKILL_TEXT, clientId, endpointPath, skillReadPath, type Population } from './fixtures.js';
 import { httpRequest } from './http-request.js';
+import { probeMeta, walkListings } from './listing-load.js';
 import { serveRpc } from './rpc.js';
 import { SampleBuffer, summarize, xorshift, type LatencySummary } from './stats.js';
 
@@ -167,4 +168,4 @@ export async function runLoad(args: LoadArgs): Promise<LoadResult> {
   return { requests, errors, lastError, elapsedMs, rps: (requests / elapsedMs) * 1000, latency: summarize(samples) };
 }
 
-serveRpc({ run: runLoad });
+serveRpc({ run: runLoad, walk: walkListings, probeMeta });

@@ -1,6 +1,6 @@
 /** Medians over rounds, paired ratios against targets, and the Markdown tables `pnpm bench` prints. */
 import type { RunRecord } from './runner.js';
-import type { ComparisonSpec, Scenario } from './scenarios.js';
+import type { ComparisonMetric, ComparisonSpec, Scenario } from './scenarios.js';
 import { median } from './stats.js';
 
 export interface SummaryRow {
@@ -18,8 +18,21 @@ export interface SummaryRow {
   readonly lastError: string | undefined;
   readonly cpuUsPerOp: number;
   readonly rssBytes: number;
+  /** The largest over rounds (not a median): the peak of the server's whole run. */
+  readonly rssPeakBytes: number;
+  /** Read scenarios: the peak once the clients had registered, before any load. */
+  readonly rssPeakRegisteredBytes: number | undefined;
   readonly bytesPerConn: number | undefined;
   readonly heapBytesPerConn: number | undefined;
+  /** Listing only (medians over rounds). */
+  readonly max: number | undefined;
+  readonly bytesPerSec: number | undefined;
+  readonly largestPage: number | undefined;
+  readonly pageP99: number | undefined;
+  readonly loopMax: number | undefined;
+  readonly loopP99: number | undefined;
+  readonly turnMax: number | undefined;
+  readonly turnP99: number | undefined;
 }
 
 export interface ComparisonResult {
@@ -28,8 +41,8 @@ export interface ComparisonResult {
   readonly load: string;
   readonly a: string;
   readonly b: string;
-  readonly metric: 'cpuUsPerOp' | 'bytesPerConn';
-  /** Median over rounds of a_round / b_round. */
+  readonly metric: ComparisonMetric;
+  /** Median over rounds of a_round / b_round; for `rssPeakBytes`, the peak of a's run / the peak of b's. */
   readonly ratio: number;
   readonly target: number | undefined;
   readonly pass: boolean | undefined;
@@ -63,8 +76,19 @@ export function summarize(records: readonly RunRecord[]): SummaryRow[] {
       lastError: runs.find((r) => r.lastError)?.lastError,
       cpuUsPerOp: m((r) => r.cpuUsPerOp),
       rssBytes: m((r) => r.rssBytes),
+      rssPeakBytes: Math.max(...runs.map((r) => r.rssPeakBytes)),
+      rssPeakRegisteredBytes: first.rssPeakRegisteredBytes,
       bytesPerConn: first.bytesPerConn === undefined ? undefined : m((r) => r.bytesPerConn),
       heapBytesPerConn: first.heapBytesPerConn === undefined ? undefined : m((r) => r.heapBytesPerConn),
+      max: first.max === undefined ? undefined : m((r) => r.max),
+      bytesPerSec: first.bytesPerSec === undefined ? undefined : m((r) => r.bytesPerSec),
+      // The largest over rounds, not a median: it is a bound.
+      largestPage: first.largestPage === undefined ? undefined : Math.max(...runs.map((r) => r.largestPage ?? 0)),
+      pageP99: first.pageP99 === undefined ? undefined : m((r) => r.pageP99),
+      loopMax: first.loopMax === undefined ? undefined : m((r) => r.loopMax),
+      loopP99: first.loopP99 === undefined ? undefined : m((r) => r.loopP99),
+      turnMax: first.turnMax === undefined ? undefined : m((r) => r.turnMax),
+      turnP99: first.turnP99 === undefined ? undefined : m((r) => r.turnP99),
     };
   });
 }
@@ -72,7 +96,7 @@ export function summarize(records: readonly RunRecord[]): SummaryRow[] {
 export function compare(scenarios: readonly Scenario[], records: readonly RunRecord[]): ComparisonResult[] {
   const results: ComparisonResult[] = [];
   for (const scenario of scenarios) {
-    const metric = scenario.kind === 'memory' ? 'bytesPerConn' : 'cpuUsPerOp';
+    const defaultMetric: ComparisonMetric = scenario.kind === 'memory' ? 'bytesPerConn' : 'cpuUsPerOp';
     // Comparisons belong to a case (read scenarios) or to the whole scenario.
     const comparisonsOf = (caseLabel: string): readonly ComparisonSpec[] =>
       scenario.kind === 'read' ? (scenario.cases.find((c) => c.label === caseLabel)?.comparisons ?? []) : scenario.comparisons;
@@ -88,11 +112,18 @@ export function compare(scenarios: readonly Scenario[], records: readonly RunRec
         const as = runs.filter((r) => r.subject === c.a);
         const bs = runs.filter((r) => r.subject === c.b);
         if (as.length === 0 || bs.length === 0) continue;
-        const ratios = as.map((a) => {
-          const b = bs.find((r) => r.round === a.round);
-          return b ? (a[metric] ?? Number.NaN) / (b[metric] ?? Number.NaN) : Number.NaN;
-        });
-        const ratio = median(ratios);
+        const metric = c.metric ?? defaultMetric;
+        // A peak is the server's over its whole run, not a round's: the largest against the largest.
+        const peak = (list: RunRecord[]): number => Math.max(...list.map((r) => r.rssPeakBytes));
+        const ratio =
+          metric === 'rssPeakBytes'
+            ? peak(as) / peak(bs)
+            : median(
+                as.map((a) => {
+                  const b = bs.find((r) => r.round === a.round);
+                  return b ? (a[metric] ?? Number.NaN) / (b[metric] ?? Number.NaN) : Number.NaN;
+                }),
+              );
         results.push({
           scenario: scenario.name,
           caseLabel,
@@ -109,6 +140,12 @@ export function compare(scenarios: readonly Scenario[], records: readonly RunRec
   }
   return results;
 }
+
+const METRIC_NAMES: Record<ComparisonMetric, string> = {
+  cpuUsPerOp: 'server CPU per op',
+  bytesPerConn: 'bytes per connection',
+  rssPeakBytes: 'server RSS peak',
+};
 
 const fixed = (value: number | undefined, digits: number): string =>
   value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits);
@@ -127,7 +164,30 @@ export function renderTables(scenarios: readonly Scenario[], rows: readonly Summ
     const mine = rows.filter((r) => r.scenario === scenario.name);
     if (mine.length === 0) continue;
     out.push(`### ${scenario.name}: ${scenario.title}`, '');
-    if (scenario.kind === 'memory') {
+    if (scenario.kind === 'listing') {
+      out.push(
+        table(
+          ['catalog', 'load', '/mdp/meta p50 ms', 'p99 ms', 'max ms', `under ${scenario.metaTargetMs} ms`, 'loop delay p99 / max ms', 'turn CPU p99 / max ms', 'pages/s', 'MB/s listed', 'page p99 ms', 'largest page KB', 'CPU µs/page', 'RSS MB', 'errors'],
+          mine.map((r) => [
+            r.caseLabel,
+            r.load,
+            fixed(r.p50, 2),
+            fixed(r.p99, 2),
+            fixed(r.max, 2),
+            r.max === undefined ? '–' : r.max < scenario.metaTargetMs ? 'yes' : 'NO',
+            `${fixed(r.loopP99, 1)} / ${fixed(r.loopMax, 1)}`,
+            `${fixed(r.turnP99, 1)} / ${fixed(r.turnMax, 1)}`,
+            whole(r.opsPerSec),
+            fixed((r.bytesPerSec ?? Number.NaN) / 1e6, 1),
+            fixed(r.pageP99, 1),
+            whole((r.largestPage ?? Number.NaN) / 1024),
+            fixed(r.cpuUsPerOp, 0),
+            mb(r.rssBytes),
+            String(r.errors),
+          ]),
+        ),
+      );
+    } else if (scenario.kind === 'memory') {
       out.push(
         table(
           ['clients', 'server', 'bytes/conn (RSS)', 'heap+ext bytes/conn', 'connect+register/s', 'CPU µs/registration', 'RSS MB', 'errors'],
@@ -147,7 +207,7 @@ export function renderTables(scenarios: readonly Scenario[], rows: readonly Summ
       const unit = scenario.kind === 'registration' ? 'registration' : scenario.kind === 'scan' ? 'scan' : 'req';
       out.push(
         table(
-          ['case', 'load', 'server', `${unit}/s`, 'p50 ms', 'p99 ms', 'errors', `CPU µs/${unit}`, 'RSS MB'],
+          ['case', 'load', 'server', `${unit}/s`, 'p50 ms', 'p99 ms', 'errors', `CPU µs/${unit}`, 'RSS MB', 'RSS peak MB', 'peak registered MB'],
           mine.map((r) => [
             r.caseLabel,
             r.load,
@@ -158,6 +218,8 @@ export function renderTables(scenarios: readonly Scenario[], rows: readonly Summ
             String(r.errors),
             fixed(r.cpuUsPerOp, 1),
             mb(r.rssBytes),
+            mb(r.rssPeakBytes),
+            r.rssPeakRegisteredBytes === undefined ? '–' : mb(r.rssPeakRegisteredBytes),
           ]),
         ),
       );
@@ -174,7 +236,7 @@ export function renderTables(scenarios: readonly Scenario[], rows: readonly Summ
           c.caseLabel,
           c.load,
           `${c.a} / ${c.b}`,
-          c.metric === 'bytesPerConn' ? 'bytes per connection' : 'server CPU per op',
+          METRIC_NAMES[c.metric],
           fixed(c.ratio, 2) + '×',
           c.target === undefined ? '–' : `≤ ${c.target}×`,
           c.pass === undefined ? 'info' : c.pass ? 'pass' : 'FAIL',

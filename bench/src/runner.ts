@@ -4,7 +4,7 @@
  * server's own CPU time and memory around every run.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LoadGenerator } from './load-generator.js';
+import { LoadGenerator } from './load-generator.js';
 import type { ReadCase, Scenario } from './scenarios.js';
 import { join } from 'node:path';
 import { runScans } from './scan.js';
@@ -41,10 +41,30 @@ export interface RunRecord {
   readonly cpuUsPerOp: number;
   /** Server resident set size at the end of the run, bytes. */
   readonly rssBytes: number;
+  /**
+   * The largest resident set the server had from its start to the end of the run (`ru_maxrss`),
+   * bytes: registration, warm-up and every earlier run included.
+   */
+  readonly rssPeakBytes: number;
+  /** Read scenarios: the server's RSS peak once its clients had registered, before any load, bytes. */
+  readonly rssPeakRegisteredBytes?: number;
   /** Idle memory only: server RSS growth per held connection, bytes (after full GCs). */
   readonly bytesPerConn?: number;
   /** Idle memory only: JS heap + external growth per held connection, bytes (after full GCs). */
   readonly heapBytesPerConn?: number;
+  /** Listing only: the slowest /mdp/meta, ms. */
+  readonly max?: number;
+  /** Listing only: listing pages answered, bytes of them per second, the largest one, and p99 of a page, ms. */
+  readonly pages?: number;
+  readonly bytesPerSec?: number;
+  readonly largestPage?: number;
+  readonly pageP99?: number;
+  /** Listing only: how late the server's own event loop ran, largest and p99, ms (its monitorEventLoopDelay). */
+  readonly loopMax?: number;
+  readonly loopP99?: number;
+  /** Listing only: the CPU time the server spent between two ticks of a 1 ms timer, largest and p99, ms (its longest turns). */
+  readonly turnMax?: number;
+  readonly turnP99?: number;
 }
 
 function serverOptions(options: RunOptions, ...names: string[]): ServerOptions {
@@ -70,6 +90,8 @@ async function readRun(loadgen: LoadGenerator, subject: Subject, concurrency: nu
     lastError: result.lastError ?? (clientErrors > 0 ? after.lastError : undefined),
     cpuUsPerOp: (u1.cpuUs - u0.cpuUs) / result.requests,
     rssBytes: u1.rss,
+    rssPeakBytes: u1.maxRss,
+    rssPeakRegisteredBytes: subject.registeredPeakBytes,
   };
 }
 
@@ -133,6 +155,7 @@ async function memoryRun(spec: SubjectSpec, options: RunOptions): Promise<Omit<R
       lastError: stats.lastError,
       cpuUsPerOp: (u1.cpuUs - u0.cpuUs) / n,
       rssBytes: m1.rss,
+      rssPeakBytes: m1.maxRss,
       bytesPerConn: (m1.rss - m0.rss) / n,
       heapBytesPerConn: (m1.heapUsed + m1.external - m0.heapUsed - m0.external) / n,
     };
@@ -142,8 +165,89 @@ async function memoryRun(spec: SubjectSpec, options: RunOptions): Promise<Omit<R
   }
 }
 
+type ListingScenario = Extract<Scenario, { kind: 'listing' }>;
+
+/**
+ * Listing (issue 36): for each catalog, one server; per load, `walkers` loops walk every page of the
+ * largest listings (listing-load.ts) while a process of its own times `GET /mdp/meta`.
+ */
+async function runListing(scenario: ListingScenario, walker: LoadGenerator, options: RunOptions): Promise<RunRecord[]> {
+  const records: RunRecord[] = [];
+  const prober = new LoadGenerator('meta prober');
+  try {
+    for (const listingCase of scenario.cases) {
+      const spec: SubjectSpec =
+        listingCase.server === 'mdp'
+          ? { label: 'mdp-server', server: 'mdp', transport: 'ws', population: listingCase.population }
+          : { label: 'bare pages', server: 'bare-pages', transport: 'none', population: listingCase.population };
+      options.log(`  starting ${listingCase.label}`);
+      const subject = await Subject.start(spec, serverOptions(options, scenario.name, listingCase.label));
+      try {
+        for (const walkers of scenario.walkers) {
+          const load = `${walkers} walker${walkers === 1 ? '' : 's'}`;
+          const run = async (durationMs: number) => {
+            await subject.server.startLoopDelay();
+            await subject.server.startTurnCpu();
+            const u0 = await subject.server.usage();
+            const [walk, probe] = await Promise.all([
+              walkers > 0 ? walker.walk({ port: subject.server.port, walkers, durationMs }) : undefined,
+              prober.probeMeta({ port: subject.server.port, durationMs, intervalMs: scenario.metaIntervalMs }),
+            ]);
+            const u1 = await subject.server.usage();
+            const loop = await subject.server.loopDelay();
+            const turn = await subject.server.turnCpu();
+            const clients = await subject.clientErrors();
+            return { walk, probe, loop, turn, cpuUs: u1.cpuUs - u0.cpuUs, rss: u1.rss, rssPeak: u1.maxRss, clients };
+          };
+          await run(options.warmupMs);
+          for (let round = 0; round < options.rounds; round++) {
+            const { walk, probe, loop, turn, cpuUs, rss, rssPeak, clients } = await run(options.durationMs);
+            const errors = probe.errors + (walk?.errors ?? 0);
+            records.push({
+              scenario: scenario.name,
+              caseLabel: listingCase.label,
+              load,
+              subject: 'GET /mdp/meta',
+              round,
+              ops: probe.requests,
+              opsPerSec: walk ? (walk.pages / walk.elapsedMs) * 1000 : 0,
+              p50: probe.latency.p50,
+              p99: probe.latency.p99,
+              max: probe.latency.max,
+              errors: errors + clients.errors,
+              lastError: walk?.lastError ?? probe.lastError ?? clients.lastError,
+              cpuUsPerOp: walk && walk.pages > 0 ? cpuUs / walk.pages : Number.NaN,
+              rssBytes: rss,
+              rssPeakBytes: rssPeak,
+              pages: walk?.pages ?? 0,
+              bytesPerSec: walk ? (walk.bytes / walk.elapsedMs) * 1000 : 0,
+              largestPage: walk?.largestPage ?? 0,
+              pageP99: walk?.pageLatency.p99 ?? Number.NaN,
+              loopMax: loop.maxMs,
+              loopP99: loop.p99Ms,
+              turnMax: turn.maxMs,
+              turnP99: turn.p99Ms,
+            });
+            options.log(
+              `  ${listingCase.label}, ${load}, round ${round + 1}/${options.rounds}: /mdp/meta p50 ${probe.latency.p50.toFixed(1)} p99 ${probe.latency.p99.toFixed(1)} max ${probe.latency.max.toFixed(1)} ms, loop delay max ${loop.maxMs.toFixed(1)} ms, longest turn ${turn.maxMs.toFixed(1)} ms CPU` +
+                (walk ? `, ${walk.pages} pages (${(walk.bytes / 1e6).toFixed(0)} MB, ${walk.walks} whole listings)` : '') +
+                `, ${errors} errors`,
+            );
+          }
+        }
+      } finally {
+        await subject.stop();
+      }
+    }
+  } finally {
+    await prober.stop();
+  }
+  return records;
+}
+
 export async function runScenario(scenario: Scenario, loadgen: LoadGenerator, options: RunOptions): Promise<RunRecord[]> {
   options.log(`${scenario.name}: ${scenario.title}`);
+  if (scenario.kind === 'listing') return runListing(scenario, loadgen, options);
   if (scenario.kind === 'read') {
     const records: RunRecord[] = [];
     for (const readCase of scenario.cases) records.push(...(await runReadCase(scenario.name, readCase, loadgen, options)));
@@ -184,6 +288,7 @@ export async function runScenario(scenario: Scenario, loadgen: LoadGenerator, op
           lastError: result.lastError,
           cpuUsPerOp: result.cpuUsPerScan,
           rssBytes: process.memoryUsage().rss,
+          rssPeakBytes: process.resourceUsage().maxRSS * 1024,
         });
         options.log(`  round ${round + 1}/${options.rounds} ${label}: ${result.latency.p50.toFixed(1)} ms per scan, ${result.cpuUsPerScan.toFixed(0)} µs CPU, ${result.errors} errors`);
       }
@@ -216,6 +321,7 @@ export async function runScenario(scenario: Scenario, loadgen: LoadGenerator, op
           lastError: result.errors > 0 ? stats.lastError : undefined,
           cpuUsPerOp: (u1.cpuUs - u0.cpuUs) / result.registrations,
           rssBytes: u1.rss,
+          rssPeakBytes: u1.maxRss,
         });
         options.log(`  round ${round + 1}/${options.rounds} ${subject.spec.label}: ${((result.registrations / result.elapsedMs) * 1000).toFixed(0)} registrations/s, ${result.errors} errors`);
       }

@@ -17,6 +17,15 @@ export interface Sizes {
   /** Registration rate: connect-register-close loops in flight, and skills per registration. */
   readonly registrationConcurrency: number;
   readonly registrationSkills: number;
+  /** Listing: clients × paths each of the path-count case (the default cap: 250,000 paths in all). */
+  readonly listingPathClients: number;
+  readonly listingPathsEach: number;
+  /** Listing: clients of the large-catalog case, paths in each catalog, and characters of each path's description. */
+  readonly listingBigClients: number;
+  readonly listingBigPaths: number;
+  readonly listingDescriptionBytes: number;
+  /** Listing: walkers at once while /mdp/meta is timed. */
+  readonly listingWalkers: number;
 }
 
 export const FULL_SIZES: Sizes = {
@@ -26,6 +35,14 @@ export const FULL_SIZES: Sizes = {
   idleClients: 5000,
   registrationConcurrency: 16,
   registrationSkills: 20,
+  listingPathClients: 25,
+  listingPathsEach: 10_000,
+  // The byte caps' defaults: descriptions of 16 KiB at most, 1 MiB a catalog, 32 MiB in all. 31
+  // catalogs of 62 descriptions of 16,000 characters (about 1 MB each) are the largest they take.
+  listingBigClients: 31,
+  listingBigPaths: 62,
+  listingDescriptionBytes: 16_000,
+  listingWalkers: 4,
 };
 
 /** Tiny sizes for the smoke test: every code path, no meaningful figures. */
@@ -36,12 +53,27 @@ export const SMOKE_SIZES: Sizes = {
   idleClients: 20,
   registrationConcurrency: 4,
   registrationSkills: 20,
+  listingPathClients: 2,
+  listingPathsEach: 100,
+  listingBigClients: 4,
+  listingBigPaths: 2,
+  listingDescriptionBytes: 10_000,
+  listingWalkers: 2,
 };
+
+/**
+ * What a comparison divides: server CPU per operation (the default of read, registration and scan
+ * scenarios), RSS growth per connection (the default of memory scenarios), or the server's RSS peak
+ * over its whole run (registration, warm-up and every round).
+ */
+export type ComparisonMetric = 'cpuUsPerOp' | 'bytesPerConn' | 'rssPeakBytes';
 
 export interface ComparisonSpec {
   /** Subject labels: the ratio is a / b. */
   readonly a: string;
   readonly b: string;
+  /** Default: the scenario kind's. */
+  readonly metric?: ComparisonMetric;
   /** Pass when the ratio is at most this; no target means the ratio is reported only. */
   readonly target?: number;
 }
@@ -74,6 +106,20 @@ export type Scenario =
       readonly subjects: readonly SubjectSpec[];
       readonly concurrency: number;
       readonly skills: number;
+      readonly comparisons: readonly ComparisonSpec[];
+    }
+  | {
+      readonly name: string;
+      readonly kind: 'listing';
+      readonly title: string;
+      /** One server each: the MDP server with the catalog of `population`, or the bare pages baseline. */
+      readonly cases: ReadonlyArray<{ readonly label: string; readonly server: 'mdp' | 'bare-pages'; readonly population: Population }>;
+      /** Walkers at once, one load each (0: /mdp/meta timed with nothing else running, the control). */
+      readonly walkers: readonly number[];
+      /** Time between two /mdp/meta probes, ms. */
+      readonly metaIntervalMs: number;
+      /** What /mdp/meta should stay under while listings run, ms (issue 36: 50). */
+      readonly metaTargetMs: number;
       readonly comparisons: readonly ComparisonSpec[];
     }
   | {
@@ -159,6 +205,8 @@ function catalogCase(sizes: Sizes): ReadCase {
       { a: bare.many, b: bare.toFew },
       { a: bare.many, b: bare.one },
       { a: mdp.many, b: bare.many },
+      // Memory under load: what the reads add to the catalog's heap (issue 37).
+      { a: mdp.many, b: bare.many, metric: 'rssPeakBytes', target: 1.2 },
     ],
   };
 }
@@ -258,6 +306,30 @@ export function scenarios(sizes: Sizes): Scenario[] {
       comparisons: [{ a: 'scanRange', b: 'bare connect' }],
     },
     {
+      // Issue 36: listings of the largest catalogs the limits allow must not stall the node.
+      name: 'listing',
+      kind: 'listing',
+      title: 'GET /mdp/meta while paged listings of the largest catalogs run',
+      cases: [
+        {
+          label: `${(sizes.listingPathClients * sizes.listingPathsEach).toLocaleString('en-US')} paths (${sizes.listingPathClients} clients × ${sizes.listingPathsEach.toLocaleString('en-US')})`,
+          server: 'mdp',
+          population: { prefix: 'p', clients: sizes.listingPathClients, skills: sizes.listingPathsEach },
+        },
+        {
+          label: `${sizes.listingBigClients} clients × ${sizes.listingBigPaths} paths × ${(sizes.listingDescriptionBytes / 1000).toLocaleString('en-US')} kB descriptions`,
+          server: 'mdp',
+          population: { prefix: 'b', clients: sizes.listingBigClients, skills: sizes.listingBigPaths, descriptionBytes: sizes.listingDescriptionBytes },
+        },
+        // The machine's floor: plain node:http writing pages of the same size, no registry.
+        { label: 'bare node:http, 1 MB pages (control)', server: 'bare-pages', population: { prefix: 'x', clients: 0, skills: 0 } },
+      ],
+      walkers: [0, 1, sizes.listingWalkers],
+      metaIntervalMs: 10,
+      metaTargetMs: 50,
+      comparisons: [],
+    },
+    {
       name: 'registration',
       kind: 'registration',
       title: `Registration rate: connect, register ${sizes.registrationSkills} skills, confirm, close`,
@@ -272,4 +344,4 @@ export function scenarios(sizes: Sizes): Scenario[] {
   ];
 }
 
-export const SCENARIO_NAMES = ['ws-read', 'loop-read', 'host-call', 'mcp-call', 'catalog', 'idle-memory', 'discovery', 'registration'] as const;
+export const SCENARIO_NAMES = ['ws-read', 'loop-read', 'host-call', 'mcp-call', 'catalog', 'idle-memory', 'discovery', 'listing', 'registration'] as const;

@@ -12,7 +12,7 @@ import type { Population } from './fixtures.js';
 import { Child } from './proc.js';
 import type { ProcessUsage } from './probe.js';
 
-export type ServerKind = 'mdp' | 'bare-http' | 'bare-relay' | 'bare-loop' | 'bare-ws';
+export type ServerKind = 'mdp' | 'bare-http' | 'bare-relay' | 'bare-loop' | 'bare-ws' | 'bare-pages';
 export type ClientTransport = 'ws' | 'loop' | 'none';
 
 /** What one column of a comparison is: which server, reached how, by how many clients. */
@@ -35,6 +35,7 @@ const SCRIPTS: Record<Exclude<ServerKind, 'mdp'>, string> = {
   'bare-relay': here('./servers/bare-relay.js'),
   'bare-loop': here('./servers/bare-loop.js'),
   'bare-ws': here('./servers/bare-ws.js'),
+  'bare-pages': here('./servers/bare-pages.js'),
 };
 
 export interface ServerOptions {
@@ -110,6 +111,26 @@ export class RunningServer {
     return this.child.call<ProcessUsage>('usage');
   }
 
+  /** Start timing how late the server's event loop runs. */
+  startLoopDelay(): Promise<void> {
+    return this.child.call('startLoopDelay');
+  }
+
+  /** How late its event loop ran since `startLoopDelay`: the largest and the 99th-percentile delay, ms. */
+  loopDelay(): Promise<{ maxMs: number; p99Ms: number }> {
+    return this.child.call('loopDelay');
+  }
+
+  /** Start timing the CPU time of the server's turns of the event loop (the probe's 1 ms ticks). */
+  startTurnCpu(): Promise<void> {
+    return this.child.call('startTurnCpu');
+  }
+
+  /** The largest and the 99th-percentile CPU time between two ticks since `startTurnCpu`, ms. */
+  turnCpu(): Promise<{ maxMs: number; p99Ms: number }> {
+    return this.child.call('turnCpu');
+  }
+
   /** Usage after full collections: for memory figures. */
   collectedUsage(): Promise<ProcessUsage> {
     return this.child.call<ProcessUsage>('gc');
@@ -153,16 +174,18 @@ export class ClientProcess {
   }
 }
 
-/** A subject brought up: its server and, unless it has none, its clients connected. */
 /** How a subject's population came up: the time to connect and confirm it, and the server CPU it took per client. */
 export interface PopulationStart {
   readonly ms: number;
   readonly cpuUsPerClient: number;
 }
 
+/** A subject brought up: its server and, unless it has none, its clients connected. */
 export class Subject {
   /** Set once its clients are connected (none for a subject without clients). */
   started: PopulationStart | undefined;
+  /** The server's RSS peak once its clients were connected and registered, before any load, bytes. */
+  registeredPeakBytes = 0;
 
   private constructor(
     readonly spec: SubjectSpec,
@@ -173,7 +196,11 @@ export class Subject {
 
   static async start(spec: SubjectSpec, options: ServerOptions = {}): Promise<Subject> {
     const server = await RunningServer.start(spec.server, spec.label, { ...options, clients: spec.population.clients });
-    if (spec.transport === 'none') return new Subject(spec, server, undefined, options.cpuProfileDir);
+    if (spec.transport === 'none') {
+      const subject = new Subject(spec, server, undefined, options.cpuProfileDir);
+      subject.registeredPeakBytes = (await server.usage()).maxRss;
+      return subject;
+    }
     const clients = new ClientProcess(spec.label);
     const subject = new Subject(spec, server, clients, options.cpuProfileDir);
     try {
@@ -183,6 +210,7 @@ export class Subject {
       const ms = await clients.connect(spec.transport === 'ws' ? server.wsUrl : server.httpUrl, spec.transport, spec.population, timeoutMs);
       const u1 = await server.usage();
       subject.started = { ms, cpuUsPerClient: (u1.cpuUs - u0.cpuUs) / spec.population.clients };
+      subject.registeredPeakBytes = u1.maxRss;
     } catch (error) {
       await subject.stop();
       throw error;

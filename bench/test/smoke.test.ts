@@ -16,18 +16,23 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 interface Row {
   readonly subject: string;
+  readonly load: string;
+  readonly p99: number;
+  readonly max?: number;
+  readonly largestPage?: number;
   readonly errors: number;
   readonly ops: number;
   readonly opsPerSec: number;
   readonly cpuUsPerOp: number;
   readonly rssBytes: number;
+  readonly rssPeakBytes: number;
   readonly bytesPerConn?: number;
 }
 
 interface Report {
   readonly rows: readonly Row[];
   // A ratio that is not a finite number (a division by zero) is null in JSON.
-  readonly comparisons: ReadonlyArray<{ readonly ratio: number | null; readonly metric: 'cpuUsPerOp' | 'bytesPerConn'; readonly a: string; readonly b: string }>;
+  readonly comparisons: ReadonlyArray<{ readonly ratio: number | null; readonly metric: 'cpuUsPerOp' | 'bytesPerConn' | 'rssPeakBytes'; readonly a: string; readonly b: string }>;
 }
 
 function runBench(scenario: string): Promise<{ code: number | null; stderr: string; report: Report | undefined }> {
@@ -63,6 +68,24 @@ describe('pnpm bench --smoke', () => {
     registration: ['mdp-server', 'bare ws'],
   };
 
+  it('listing completes with zero errors and times /mdp/meta with and without listings', { timeout: 120_000 }, async () => {
+    const { code, stderr, report } = await runBench('listing');
+    expect(code, stderr.slice(-2000)).toBe(0);
+    const rows = report?.rows ?? [];
+    // Two catalogs and the bare pages control, each with no walker, one and several.
+    expect(rows).toHaveLength(9);
+    for (const row of rows) {
+      expect(row.subject).toBe('GET /mdp/meta');
+      expect(row.errors, `${row.load}`).toBe(0);
+      expect(row.ops).toBeGreaterThan(0);
+      expect(Number.isFinite(row.p99) && Number.isFinite(row.max)).toBe(true);
+      if (row.load !== '0 walkers') {
+        expect(row.opsPerSec).toBeGreaterThan(0);
+        expect(row.largestPage).toBeGreaterThan(0);
+      }
+    }
+  });
+
   for (const [scenario, expected] of Object.entries(subjects)) {
     it(`${scenario} completes with zero errors and reports figures`, { timeout: 120_000 }, async () => {
       const { code, stderr, report } = await runBench(scenario);
@@ -76,14 +99,16 @@ describe('pnpm bench --smoke', () => {
         expect(row.opsPerSec).toBeGreaterThan(0);
         expect(Number.isFinite(row.cpuUsPerOp)).toBe(true);
         expect(row.rssBytes).toBeGreaterThan(0);
+        expect(row.rssPeakBytes).toBeGreaterThan(0);
         if (scenario === 'idle-memory') expect(Number.isFinite(row.bytesPerConn)).toBe(true);
       }
       expect(report?.comparisons.length).toBeGreaterThan(0);
+      if (scenario === 'catalog') expect(report?.comparisons.some((c) => c.metric === 'rssPeakBytes')).toBe(true);
       for (const c of report?.comparisons ?? []) {
-        // CPU per operation is never zero, so its ratio is always a finite number. Memory over a
+        // CPU per operation and a peak RSS are never zero, so their ratios are finite numbers. Memory over a
         // smoke's 20 connections can round to zero pages and divide by zero, which says nothing
         // here; the JSON report writes such a ratio (NaN or ±Infinity) as null.
-        if (c.metric === 'cpuUsPerOp') expect(Number.isFinite(c.ratio), `${scenario} ${c.a} / ${c.b}`).toBe(true);
+        if (c.metric !== 'bytesPerConn') expect(Number.isFinite(c.ratio), `${scenario} ${c.a} / ${c.b}`).toBe(true);
         else expect(c.ratio === null || typeof c.ratio === 'number', `${scenario} ${c.a} / ${c.b}`).toBe(true);
       }
     });

@@ -17,7 +17,7 @@ const [server, transport, clients, skills, concurrency, top = '30'] = process.ar
 const population = { prefix: 'c', clients: Number(clients), skills: Number(skills) };
 const dir = mkdtempSync(join(tmpdir(), 'mdp-alloc-'));
 const out = join(dir, 'profile.json');
-const sampleMs = 3000;
+const sampleMs = Number(process.env.SAMPLE_MS ?? 3000);
 const subject = await Subject.start({ label: server, server, transport, population }, {});
 const loadgen = new LoadGenerator();
 let requests = 0;

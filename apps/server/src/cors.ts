@@ -21,7 +21,6 @@ export const NO_CORS: Readonly<Record<string, string>> = Object.freeze({});
 const ANY_ORIGIN: Readonly<Record<string, string>> = Object.freeze({ 'access-control-allow-origin': '*' });
 
 /**
-/**
  * What a preflight gets: the grant (204 with CORS headers), `refuse` (403 without CORS headers: a
  * guarded route, an origin its policy refuses) or `withhold` (204 without CORS headers: a skill
  * route answers every OPTIONS 204, as the seed says, but grants only the pages that may read).

@@ -83,6 +83,8 @@ export function guideText(f: GuideFacts): string {
     `- \`GET ${u}/mdp/clients\`: the clients and their paths (\`?search=<text>\` filters).`,
     `- \`GET ${u}/mdp/paths?clientId=<id>\`: the paths of one client (of all without \`clientId\`); only the first level`,
     '  unless you add `search=<text>` or `depth=<n>`.',
+    '- Both list a page at a time (100 by default, `limit=<n>` up to 1000). While there is more, the answer has a',
+    '  `nextCursor`: ask again with `cursor=<nextCursor>` until it has none (a page may hold fewer items, even none).',
     `- \`POST ${u}/mdp/call\` with \`{"clientId": "<id>", "method": "GET", "path": "/docs/skill.md", "query": {}, "body": {}}\`:`,
     '  call one path; the answer is `{"ok": true, "data": ...}`.',
     `- \`POST ${u}/mdp/call-many\` with \`{"method": "GET", "path": "/docs/skill.md"}\` (add \`"clientIds": [...]\` to choose):`,

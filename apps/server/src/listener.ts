@@ -76,7 +76,15 @@ export function createListener(
     response.once('close', connections.answering(request.socket));
     if (request.method !== 'OPTIONS') {
       const url = originForm(request.url ?? '/');
-      for (const feature of fast) if (feature.handle?.(request, response, url)) return;
+      try {
+        for (const feature of fast) if (feature.handle?.(request, response, url)) return;
+      } catch (error) {
+        // What a feature throws is answered as Hono's routes answer it, never left to end the process.
+        logger.error('http.unhandled_error', { method: request.method, path: url.split('?')[0], error });
+        if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ error: INTERNAL_ERROR.message }));
+        return;
+      }
     }
     void serveWithHono(request, response);
   };
@@ -103,7 +111,14 @@ export function createListener(
     connections.upgraded(socket as Socket);
     socket.on('error', onUpgradeSocketError);
     const path = (request.url ?? '/').split('?')[0] ?? '/';
-    for (const feature of upgraders) if (feature.upgrade?.(request, socket, head, path)) return;
+    try {
+      for (const feature of upgraders) if (feature.upgrade?.(request, socket, head, path)) return;
+    } catch (error) {
+      // As for requests: one refused upgrade, never the end of the process.
+      logger.error('http.unhandled_error', { method: 'upgrade', path, error });
+      socket.destroy();
+      return;
+    }
     socket.end(NOT_FOUND);
   });
   if (connectors.length > 0) {

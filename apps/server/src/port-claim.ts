@@ -140,9 +140,17 @@ export function claimPort(options: PortClaimOptions, bindOnce: () => Promise<Add
   });
 }
 
-/** POST `body` to `url` and say how it ended; never rejects. */
+/**
+ * POST `body` to `url` and say how it ended, within ASK_TIMEOUT_MS in all: a holder that answers a
+ * byte at a time (an idle time-out never fires on it) must not hold the server's start. Never rejects.
+ */
 function ask(url: string, body: PortReleaseRequest, tls: (() => PeerTls) | undefined): Promise<AskOutcome> {
-  return new Promise((resolve) => {
+  return new Promise((done) => {
+    let timer: NodeJS.Timeout | undefined;
+    const resolve = (outcome: AskOutcome): void => {
+      clearTimeout(timer);
+      done(outcome);
+    };
     const text = JSON.stringify(body);
     const secure = url.startsWith('https:');
     const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) };
@@ -157,7 +165,12 @@ function ask(url: string, body: PortReleaseRequest, tls: (() => PeerTls) | undef
     };
     const options = { method: 'POST', headers, timeout: ASK_TIMEOUT_MS };
     const request = secure ? httpsRequest(url, { ...options, ...tlsOptions(tls) }, onAnswer) : httpRequest(url, options, onAnswer);
-    request.on('timeout', () => request.destroy(new Error(`no answer within ${ASK_TIMEOUT_MS} ms`)));
+    const late = (): void => {
+      resolve({ kind: 'unreachable', reason: `no answer within ${ASK_TIMEOUT_MS} ms` });
+      request.destroy();
+    };
+    timer = setTimeout(late, ASK_TIMEOUT_MS);
+    request.on('timeout', late);
     request.on('error', (error) => resolve({ kind: 'unreachable', reason: error.message }));
     request.end(text);
   });

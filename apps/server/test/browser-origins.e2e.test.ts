@@ -5,7 +5,8 @@
  *
  *   - the evil page cannot take over `o1`, a local program's live id, over the websocket (4403)
  *     nor over the HTTP loop (403); `o1` keeps serving, and the agent's call still reaches it;
- *   - the evil page cannot read `o1`'s skills: no CORS grant, and the client is never called;
+ *   - the evil page cannot read `o1`'s skills: no CORS grant, and the client is never called, also
+ *     for an element's GET, which carries no Origin (refused by its Fetch Metadata);
  *   - a page still registers its own clients and reads their skills, and replaces its own id on a
  *     reload; another site's page can neither replace that id nor read it.
  */
@@ -77,6 +78,40 @@ describe.skipIf(!chromiumAvailable())('pages of other sites in a real browser (h
     await expect(callPage(page, 'readSkill', `${t.http}/skills/o1/s`)).rejects.toThrow(/CORS or network/);
     expect(owner.calls).toHaveLength(1); // the agent's call only
     expect(pageErrors).toEqual([]);
+  }, 20_000);
+
+  // Review finding: an element's GET carries no Origin, so a <script src> of the skill called the
+  // local app, and its load event (error for a miss) told the page the app runs.
+  it("a page of another site cannot have a local app's skill read by an element, nor learn from it that the app exists", async () => {
+    const t = await startServer();
+    const owner = await localClient(t, 'o2');
+    const page = await openPage('evil.example');
+    // A <script src>: its GET carries no Origin; `load` or `error` is all the page learns.
+    const probe = (url: string): Promise<string> =>
+      page.evaluate(`new Promise((resolve) => {
+        const script = document.createElement('script');
+        script.src = ${JSON.stringify(url)};
+        script.onload = () => resolve('load');
+        script.onerror = () => resolve('error');
+        document.body.appendChild(script);
+      })`);
+    expect([await probe(`${t.http}/skills/o2/s`), await probe(`${t.http}/skills/nobody/s`)]).toEqual(['error', 'error']);
+    expect(owner.calls).toHaveLength(0);
+  }, 20_000);
+
+  // Review finding: any site's page could register a skill of type text/html; a user who opened its
+  // link ran its script as a page of the MDP server, which used the host API to call any client.
+  it("a client's HTML skill opened in the browser runs no script, and not as the server's own page", async () => {
+    const t = await startServer();
+    const publisher = await TestClient.register(t.ws, descriptor('html-skill', [skill('/s/skill.md', { contentType: 'text/html' })]));
+    publisher.handler = () => `<!doctype html><title>skill</title><script>document.title = 'ran as ' + self.origin;</script><p>text</p>`;
+    context = await browser.newContext();
+    const page = await context.newPage();
+    const opened = await page.goto(`${t.http}/skills/html-skill/s`);
+    expect(opened?.status()).toBe(200);
+    expect(await page.title()).toBe('skill');
+    expect(await page.evaluate('self.origin')).toBe('null');
+    expect(await page.textContent('p')).toBe('text');
   }, 20_000);
 
   it('a page registers and reads its own clients, replaces its own id on a reload; another site cannot', async () => {

@@ -30,7 +30,7 @@ const endpoint = (method: 'GET' | 'POST', path: string) => ({ type: 'endpoint' a
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
-async function twoServerCluster(authTokens: string[] | undefined): Promise<{ leader: MdpServer; follower: MdpServer }> {
+async function twoServerCluster(authTokens: string[] | undefined, secret?: string): Promise<{ leader: MdpServer; follower: MdpServer }> {
   const ports = await freePorts(2);
   const group = ports.map((port) =>
     createMdpServer({
@@ -39,7 +39,7 @@ async function twoServerCluster(authTokens: string[] | undefined): Promise<{ lea
       logLevel: 'silent',
       clusterId: 'client-ids',
       ...(authTokens ? { authTokens } : {}),
-      cluster: { ...FAST, discovery: { startPort: ports[0] as number, attempts: 2, intervalMs: 150, probeTimeoutMs: 200 } },
+      cluster: { ...FAST, ...(secret ? { secret } : {}), discovery: { startPort: ports[0] as number, attempts: 2, intervalMs: 150, probeTimeoutMs: 200 } },
     }),
   );
   servers.push(...group);
@@ -121,8 +121,8 @@ describe('mirror proofs in a guarded cluster', () => {
   });
 });
 
-describe('client ids in an open cluster (no policy)', () => {
-  it('follow SPEC §4 as before: any session takes any id, and mirrors are not asked for proof', { timeout: 20_000 }, async () => {
+describe('client ids in a cluster without a policy', () => {
+  it('follow SPEC §4 as before: any local program takes any id, and mirrors are not asked for proof', { timeout: 20_000 }, async () => {
     const { leader, follower } = await twoServerCluster(undefined);
     await ownerOnFollower(leader, follower, {});
     const socket = await TestClient.connect(leader.info?.urls.ws as string);
@@ -130,10 +130,40 @@ describe('client ids in an open cluster (no policy)', () => {
     socket.send({ type: 'registerClient', client: descriptor('app', []) });
     await registered;
   });
+
+  /** Register `client` on the leader from a page of `origin`: 'registered', or the close it got. */
+  async function registerFromPage(leader: MdpServer, origin: string, client: ReturnType<typeof descriptor>) {
+    const socket = await TestClient.connect(leader.info?.urls.ws as string, { headers: { origin } });
+    socket.send({ type: 'registerClient', client });
+    return Promise.race([clientChange(leader, client.id, true).then(() => 'registered' as const), socket.closed]);
+  }
+
+  // Review finding: the leader did not keep mirrored ids for their owner without a policy, so any
+  // site's page took `app` there and got the agent's calls meant for the program on the follower.
+  it("a page of another site cannot take on the leader the id of a local program that lives on a follower", { timeout: 20_000 }, async () => {
+    const { leader, follower } = await twoServerCluster(undefined, 'a-cluster-secret-for-the-test');
+    const owner = await ownerOnFollower(leader, follower, {});
+    owner.handler = () => 'paid';
+    expect(await registerFromPage(leader, 'http://evil.example', descriptor('app', [endpoint('POST', '/pay')]))).toEqual({ code: 4403, reason: 'Client id held by another principal' });
+    for (const at of [follower, leader]) {
+      const res = await post(`${at.info?.urls.http}/mdp/call`, { clientId: 'app', method: 'POST', path: '/pay' });
+      expect(await res.json()).toEqual({ ok: true, data: 'paid' });
+    }
+    expect(owner.calls).toHaveLength(2);
+  });
+
+  it("a page's id on a follower stays its origin's on the leader: that origin may register it there, another may not", { timeout: 20_000 }, async () => {
+    const { leader, follower } = await twoServerCluster(undefined, 'a-cluster-secret-for-the-test');
+    await ownerOnFollower(leader, follower, { origin: 'https://app.example' });
+    expect(await registerFromPage(leader, 'http://evil.example', descriptor('app', []))).toEqual({ code: 4403, reason: 'Client id held by another principal' });
+    expect(await registerFromPage(leader, 'https://app.example', descriptor('app', []))).toBe('registered');
+  });
 });
 
 describe('a bare id on the leader and a follower\'s mirror of it (owner-first)', () => {
-  // Who holds `app` where: [leader's client, follower's client, the agents asking].
+  // Who holds `app` where: [leader's client, follower's client, the agents asking]. With one
+  // principal both clients stay and `app` reaches the leader's own; with two, the client registered
+  // first keeps `app` (the other is refused, or stays only under the follower's prefix).
   const cases = [
     ['an open cluster', undefined, {}, {}, {}],
     ['one principal', TOKENS, bearer('token-a'), bearer('token-a'), bearer('token-a')],
@@ -149,18 +179,17 @@ describe('a bare id on the leader and a follower\'s mirror of it (owner-first)',
   };
 
   it.each(cases.flatMap(([name, ...rest]) => (['bare first', 'mirror first'] as const).map((order) => [name, order, ...rest] as const)))(
-    '%s, %s: the same final state',
+    '%s, %s',
     { timeout: 30_000 },
-    async (_name, order, tokens, onLeader, onFollower, asking) => {
+    async (name, order, tokens, onLeader, onFollower, asking) => {
       const { leader, follower } = await twoServerCluster(tokens ? [...tokens] : undefined);
       const prefix = follower.info?.serverId as string;
-      const bare = async (): Promise<TestClient> => {
+      const twoPrincipals = name.startsWith('two principals');
+      const bare = async (): Promise<TestClient | { code: number; reason: string }> => {
         const client = await TestClient.connect(leader.info?.urls.ws as string, { headers: onLeader });
         const listed = clientChange(leader, 'app', true);
         client.send({ type: 'registerClient', client: app() });
-        // A refusal would close it: fail here rather than wait for the listing for ever.
-        await Promise.race([listed, client.closed.then((closed) => Promise.reject(new Error(`bare app refused: ${JSON.stringify(closed)}`)))]);
-        return answering(client, 'leader');
+        return Promise.race([listed.then(() => answering(client, 'leader')), client.closed]);
       };
       const mirrored = async (): Promise<TestClient> => {
         const client = await TestClient.connect(follower.info?.urls.ws as string, { headers: onFollower });
@@ -169,7 +198,20 @@ describe('a bare id on the leader and a follower\'s mirror of it (owner-first)',
         await listed;
         return answering(client, 'follower');
       };
-      let onL: TestClient;
+      if (order === 'mirror first' && twoPrincipals) {
+        // The follower's client registered first: the leader keeps `app` for it. Its mirror says when.
+        const onF = await mirrored();
+        const marker = leader.router.getClient(`${prefix}.app`)?.descriptor.metadata?.mdpProxy as { registeredAt?: number } | undefined;
+        expect(marker?.registeredAt).toBe(follower.router.getClient('app')?.registeredAt);
+        expect(await bare()).toEqual({ code: 4403, reason: 'Client id held by another principal' });
+        for (const at of [leader, follower]) {
+          const res = await post(`${at.info?.urls.http}/mdp/call`, { clientId: 'app', method: 'POST', path: '/pay' }, asking);
+          expect(await res.json()).toEqual({ ok: true, data: 'follower' });
+        }
+        expect(onF.calls).toHaveLength(2);
+        return;
+      }
+      let onL: TestClient | { code: number; reason: string };
       let onF: TestClient;
       if (order === 'bare first') {
         onL = await bare();
@@ -178,6 +220,7 @@ describe('a bare id on the leader and a follower\'s mirror of it (owner-first)',
         onF = await mirrored();
         onL = await bare();
       }
+      if (!(onL instanceof TestClient)) throw new Error(`bare app refused: ${JSON.stringify(onL)}`);
 
       // What the leader lists: both, the mirror without the bare alias (the leader's own client has it).
       const listing = (await (await fetch(`${leader.info?.urls.http}/mdp/clients`, { headers: asking })).json()) as { clients: Array<{ id: string; aliases?: string[] }> };

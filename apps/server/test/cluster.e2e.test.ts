@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { parseMetaDocument, type AuthContext, type MetaDocument } from '@mdp/protocol';
+import type { HostApi } from '@mdp/core';
 import { probeMeta } from '@mdp/cluster';
 import { Changes, TestClient, descriptor, freePorts, recordingLogger, skill, stopAll, until } from '@mdp/test-kit';
 import { createMdpServer, type MdpServer, type MdpServerOptions } from '../src/index.js';
@@ -55,6 +56,21 @@ async function startClusterServers(
 /** Client `big` on `server`, whose listing is about 1.2 MB: more than a link's default frame (1 MiB), less than one catalog may hold. */
 function registerBigCatalog(server: MdpServer): Promise<TestClient> {
   return TestClient.register(server.info?.urls.ws as string, descriptor('big', Array.from({ length: 4000 }, (_, i) => skill(`/area${i}/skill.md`, { description: 'd'.repeat(200) }))));
+}
+
+/** Every path of `clientId` through `host`, page by page (1000 a page at most), each listed once. */
+async function walkPaths(host: HostApi, clientId: string): Promise<Set<string>> {
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const page = await host.listPaths({ clientId, limit: 1000, cursor });
+    for (const path of page.paths) {
+      expect(seen.has(path.path)).toBe(false);
+      seen.add(path.path);
+    }
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return seen;
 }
 
 function meta(server: MdpServer): MetaDocument['cluster'] {
@@ -194,7 +210,9 @@ describe('cluster of mdp servers', () => {
     const mirrored = clientChange(leader, mirroredId, true);
     client.send({ type: 'registerClient', client: descriptor('docs', [skill('/review/skill.md')]) });
     await mirrored;
-    expect(leader.router.getClient(mirroredId)?.descriptor.metadata).toEqual({ mdpProxy: { serverId: follower.info?.serverId, clientId: 'docs' } });
+    expect(leader.router.getClient(mirroredId)?.descriptor.metadata).toEqual({
+      mdpProxy: { serverId: follower.info?.serverId, clientId: 'docs', registeredAt: expect.any(Number) },
+    });
 
     const res = await fetch(`${leader.info?.urls.http}/skills/${encodeURIComponent(mirroredId)}/review?depth=2`);
     expect(res.status).toBe(200);
@@ -287,29 +305,30 @@ describe('cluster of mdp servers', () => {
     expect(await host.callPaths({ method: 'POST', path: '/act', body: 'x' })).toEqual({ results: [{ clientId: mirroredId, ok: true, data: { echoed: 'x' } }] });
   });
 
-  it("a follower's listing too large for one cluster frame is refused at once with the reason, and the links stay up", async () => {
+  it("a follower walks a listing larger than one cluster frame page by page through the leader, and the links stay up", async () => {
     const group = await startClusterServers(2);
     const leader = await agreedLeader(group);
     const follower = group.find((s) => s !== leader) as MdpServer;
     const client = await registerBigCatalog(leader);
     const host = (follower.cluster as NonNullable<MdpServer['cluster']>).host;
-    await expect(host.listPaths({ clientId: 'big' })).rejects.toMatchObject({
-      code: 'transport_error',
-      message: expect.stringMatching(/^The answer \(\d+ bytes\) is larger than a cluster link carries \(1048576 bytes\); ask for less/),
-    });
-    // Narrower listings still come through the same link, and the leader did not change.
-    expect((await host.listPaths({ clientId: 'big', search: 'area7' })).paths.length).toBeGreaterThan(0);
+    const paths = await walkPaths(host, 'big');
+    expect(paths.size).toBe(4000);
     expect(meta(follower).leaderId).toBe(leader.info?.serverId);
     client.socket.terminate();
   });
 
-  it('--max-message-bytes sets the frame of cluster links too: a larger limit carries that listing', async () => {
-    const group = await startClusterServers(2, () => ({}), { maxMessageBytes: 2 * 1024 * 1024 });
+  it('--max-message-bytes sets the frame of cluster links too: the leader\'s pages fit it', async () => {
+    const maxMessageBytes = 300_000;
+    const group = await startClusterServers(2, () => ({}), { maxMessageBytes });
     const leader = await agreedLeader(group);
     const follower = group.find((s) => s !== leader) as MdpServer;
-    const client = await registerBigCatalog(leader);
+    // 1100 paths of about 290 bytes each as listed: 1000 of them would pass one frame.
+    const client = await TestClient.register(leader.info?.urls.ws as string, descriptor('big', Array.from({ length: 1100 }, (_, i) => skill(`/area${i}/skill.md`, { description: 'd'.repeat(200) }))));
     const host = (follower.cluster as NonNullable<MdpServer['cluster']>).host;
-    expect((await host.listPaths({ clientId: 'big' })).paths).toHaveLength(4000);
+    const first = await host.listPaths({ clientId: 'big', limit: 1000 });
+    expect(first.paths.length).toBeLessThan(1000);
+    expect(Buffer.byteLength(JSON.stringify(first))).toBeLessThanOrEqual(maxMessageBytes);
+    expect((await walkPaths(host, 'big')).size).toBe(1100);
     client.socket.terminate();
   });
 

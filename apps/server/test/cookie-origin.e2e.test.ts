@@ -9,7 +9,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TestClient, descriptor, skill, stopAll } from '@mdp/test-kit';
 import type { MdpServerOptions } from '../src/index.js';
-import { clientChange, registeredClient, startServer, type TestServer } from './harness.js';
+import { clientChange, rawRequest, registeredClient, startServer, type TestServer } from './harness.js';
 import { createPki, type Issued, type TestCa, type TestPki } from './pki.js';
 
 const TOKEN = 'origin-token';
@@ -109,6 +109,16 @@ describe.each([
       // What the page shows itself still works: the HTTP loop with a token, no cookie needed.
       expect((await t.fetch(`${t.http}/mdp/http-loop/connect`, { method: 'POST', headers: { origin, authorization: `Bearer ${TOKEN}` } })).status, origin).toBe(200);
     }
+    // Another site's <script> or <img> sends no Origin, only Fetch Metadata: the cookie does not
+    // count there either (the host API then asks for a credential), while the user's own top-level
+    // navigation from a link keeps it.
+    // (Sent as given: the global fetch adds a Sec-Fetch-Mode of its own.)
+    const clients = async (headers: Record<string, string>): Promise<number> =>
+      t.ca ? (await t.fetch(`${t.http}/mdp/clients`, { headers })).status : (await rawRequest(t.http, '/mdp/clients', 'GET', Object.entries(headers).flat())).status;
+    const element = { cookie, 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' };
+    expect(await clients(element)).toBe(401);
+    expect(await clients({ ...element, 'sec-fetch-site': 'same-site' })).toBe(401);
+    expect(await clients({ ...element, 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' })).toBe(200);
     for (let i = 0; i < n; i++) expect(t.server.router.hasClient(`refused-${i}`)).toBe(false);
     // The cookie is as good as ever from the allowed page.
     expect((await t.fetch(`${t.http}/skills/app/docs`, { headers: { cookie, origin: ALLOWED } })).status).toBe(200);

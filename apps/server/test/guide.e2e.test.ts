@@ -5,7 +5,7 @@
  * SDK's own client.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { descriptor, endpoint, skill, stopAll } from '@mdp/test-kit';
+import { TestClient, descriptor, endpoint, skill, stopAll } from '@mdp/test-kit';
 import { httpAgent } from './mcp-harness.js';
 import { clientChange, rawRequest, registeredClient, registeredLoopClient, startServer } from './harness.js';
 
@@ -125,6 +125,17 @@ describe('GET /SKILL.md', () => {
     const ok = await fetch(`${t.http}/SKILL.md`, { headers: { authorization: 'Bearer s3cret' } });
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain('send `Authorization: Bearer <token>` with every request below');
+  });
+
+  // Review finding: a page registered the id "\ud800x" (a lone surrogate, valid in JSON) with a
+  // skill; the next GET /SKILL.md threw in encodeURIComponent and ended the server.
+  it('a client id no URL can name is refused at registration; the guide and the server go on', async () => {
+    const t = await startServer();
+    const client = await TestClient.connect(t.ws, { headers: { origin: 'http://evil.example' } });
+    client.sendRaw('{"type":"registerClient","client":{"id":"\\ud800x","name":"n","paths":[{"type":"skill","path":"/a/skill.md"}]}}');
+    expect(await client.closed).toEqual({ code: 1008, reason: expect.stringContaining('client.id: must be well-formed Unicode') });
+    const guide = await fetch(`${t.http}/SKILL.md`);
+    expect(guide.status).toBe(200);
   });
 
   it('says when /mcp is not served', async () => {

@@ -26,6 +26,8 @@ describe('the guide', () => {
     expect(text).toContain('`http://127.0.0.1:47400/mcp`');
     expect(text).toContain('`mdp:///SKILL.md`');
     expect(text).toContain('`MDP-Error-Code`');
+    // Listings come in pages: an agent with only HTTP must know to follow the cursor.
+    expect(text).toContain('`cursor=<nextCursor>`');
     expect(text).toMatch(/^# MDP server 127\.0\.0\.1:47400\n/);
     expect(text).toContain('No client is connected right now');
     expect(text).not.toContain('credential: send');

@@ -40,7 +40,8 @@ describe('host API without an auth policy', () => {
     expect((searched.clients as Array<{ id: string }>).map((c) => c.id)).toEqual(['app']);
 
     const first = await json(await fetch(`${t.http}/mdp/paths?clientId=app`));
-    expect((first.paths as Array<{ path: string }>).map((p) => p.path)).toEqual(['/page/click', '/status', '/docs/skill.md']);
+    // By path (then method): the listing order.
+    expect((first.paths as Array<{ path: string }>).map((p) => p.path)).toEqual(['/docs/skill.md', '/page/click', '/status']);
     const deep = await json(await fetch(`${t.http}/mdp/paths?clientId=app&depth=2`));
     expect((deep.paths as Array<{ path: string; clientName: string }>).map((p) => p.path)).toContain('/docs/deep/skill.md');
     const status = await json(await fetch(`${t.http}/mdp/paths?search=status`));
@@ -51,6 +52,24 @@ describe('host API without an auth policy', () => {
     const unknown = await fetch(`${t.http}/mdp/paths?clientId=ghost`);
     expect(unknown.status).toBe(404);
     expect(await json(unknown)).toEqual({ error: { code: 'not_found', message: 'No client "ghost" is connected' } });
+  });
+
+  it('pages listings with limit and cursor; a bad limit or cursor is a 400 naming it', async () => {
+    const t = await startServer();
+    for (const id of ['c', 'a', 'b']) await registeredClient(t, descriptor(id, [endpoint('/x')]));
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await json(await fetch(`${t.http}/mdp/clients?limit=1${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`));
+      ids.push(...(page.clients as Array<{ id: string }>).map((c) => c.id));
+      cursor = page.nextCursor as string | undefined;
+    } while (cursor !== undefined);
+    expect(ids).toEqual(['a', 'b', 'c']);
+    for (const [query, field] of [['/mdp/clients?limit=0', 'limit'], ['/mdp/paths?limit=many', 'limit'], ['/mdp/paths?cursor=bogus', 'cursor'], ['/mdp/clients?cursor=%00', 'cursor']] as const) {
+      const res = await fetch(`${t.http}${query}`);
+      expect(res.status, query).toBe(400);
+      expect(await json(res)).toEqual({ error: { code: 'bad_request', message: expect.stringMatching(new RegExp(`^${field}: `)) } });
+    }
   });
 
   it('calls an endpoint with a body and query, over the websocket and the HTTP loop', async () => {

@@ -206,7 +206,7 @@ describe('HTTP loop errors', () => {
 });
 
 describe('CORS on the HTTP loop', () => {
-  it('answers preflights with 204 and echoes the origin, with credentials only for pages whose cookie counts', async () => {
+  it('answers preflights with 204 and echoes the origin with credentials, for every page (SPEC §6)', async () => {
     const t = await startServer({ allowedOrigins: ['http://agent.test'] });
     const preflight = (origin: string) =>
       fetch(loop(t, '/poll'), {
@@ -220,15 +220,16 @@ describe('CORS on the HTTP loop', () => {
       expect(pre.headers.get('access-control-allow-credentials'), origin).toBe('true');
       expect(pre.headers.get('access-control-allow-headers')).toContain('x-mdp-session-id');
     }
-    // A page of another site may be an MDP client, without credentials (SPEC §6 for credential-less use).
+    // A page of another site is an MDP client too: its client sends with credentials: 'include',
+    // so it gets them (the server just does not read its mdp_auth cookie: see auth.e2e).
     const foreign = await preflight('http://app.test');
     expect(foreign.status).toBe(204);
     expect(foreign.headers.get('access-control-allow-origin')).toBe('http://app.test');
-    expect(foreign.headers.get('access-control-allow-credentials')).toBeNull();
+    expect(foreign.headers.get('access-control-allow-credentials')).toBe('true');
     const res = await fetch(loop(t, '/connect'), { method: 'POST', headers: { origin: 'http://app.test' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('access-control-allow-origin')).toBe('http://app.test');
-    expect(res.headers.get('access-control-allow-credentials')).toBeNull();
+    expect(res.headers.get('access-control-allow-credentials')).toBe('true');
     const allowed = await fetch(loop(t, '/connect'), { method: 'POST', headers: { origin: 'http://agent.test' } });
     expect(allowed.headers.get('access-control-allow-credentials')).toBe('true');
     const anonymous = await fetch(loop(t, '/connect'), { method: 'POST' });

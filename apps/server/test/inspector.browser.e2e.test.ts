@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { PathDescriptor } from '@mdp/protocol';
-import { TestClient, descriptor, skill, stopAll } from '@mdp/test-kit';
+import { TestClient, descriptor, fakeClient, skill, stopAll } from '@mdp/test-kit';
 import { CHROMIUM_PATH, chromiumAvailable, launchChromium } from './browser/page-server.js';
 import { clientChange, registeredClient, startServer } from './harness.js';
 
@@ -112,6 +112,27 @@ describe.skipIf(!HAVE_CHROMIUM)('inspector in headless Chromium', () => {
     await gone;
     await page.waitForSelector(clientItem('shop'), { state: 'detached' });
     expect(await page.isVisible(clientItem('notes'))).toBe(true);
+    expect(consoleErrors).toEqual([]);
+  }, 30_000);
+
+  it('shows a large catalog a page at a time: the first live, the next ones on request, read again after a change', async () => {
+    const t = await startServer();
+    const description = 'd'.repeat(5000);
+    for (let i = 0; i < 230; i++) fakeClient(t.server.router, descriptor(`c${String(i).padStart(3, '0')}`, [skill('/s/skill.md')], { description }));
+    const page = await openInspector(t.http);
+    await page.waitForSelector(clientItem('c099'));
+    expect(await page.locator('#clients > li').count()).toBe(100);
+    await textIs(page, '#client-count', '(100+)');
+    await page.click('#more-clients');
+    await page.waitForSelector(clientItem('c199'));
+    await page.click('#more-clients');
+    await page.waitForSelector(clientItem('c229'));
+    await textIs(page, '#client-count', '(230)');
+    expect(await page.isHidden('#more-clients')).toBe(true);
+    // A change sends a new first page; the pages asked for beyond it are read again.
+    fakeClient(t.server.router, descriptor('a-first', [skill('/s/skill.md')]));
+    await textIs(page, '#client-count', '(231)');
+    expect(await page.locator('#clients > li').first().getAttribute('data-client-id')).toBe('a-first');
     expect(consoleErrors).toEqual([]);
   }, 30_000);
 

@@ -97,8 +97,8 @@ describe.each([
     expect(tools.find((t) => t.name === 'todo')!.annotations).toMatchObject({ readOnlyHint: true });
     const paths = structured(await w.client.callTool({ name: 'listPaths', arguments: { clientId: 'notes' } })).paths;
     expect(paths).toEqual([
-      { type: 'endpoint', method: 'GET', path: '/status', clientId: 'notes', clientName: 'Notes' },
       { type: 'skill', path: '/notes/skill.md', clientId: 'notes', clientName: 'Notes' },
+      { type: 'endpoint', method: 'GET', path: '/status', clientId: 'notes', clientName: 'Notes' },
     ]);
   });
 
@@ -121,7 +121,8 @@ describe.each([
     expect((await w.client.listPrompts()).prompts.map((p) => p.name)).toEqual(['review']);
     const prompt = await w.client.getPrompt({ name: 'review', arguments: { tone: 'kind' } });
     expect(prompt.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'Review it in a kind tone' } }]);
-    expect((await w.client.listResources()).resources.map((r) => r.uri)).toEqual(['mdp:///SKILL.md', 'mdp://todo/docs/skill.md', 'mdp://notes/notes/skill.md']);
+    // The server's guide first, then by URI: the order MCP pages them in.
+    expect((await w.client.listResources()).resources.map((r) => r.uri)).toEqual(['mdp:///SKILL.md', 'mdp://notes/notes/skill.md', 'mdp://todo/docs/skill.md']);
     expect((await w.client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)).toEqual(['mdp://todo/topics/{topic}/skill.md']);
     expect((await w.client.readResource({ uri: 'mdp://todo/docs/skill.md' })).contents).toEqual([{ uri: 'mdp://todo/docs/skill.md', mimeType: 'text/markdown', text: '# Todo docs' }]);
     expect((await w.client.readResource({ uri: 'mdp://notes/notes/skill.md' })).contents[0]).toMatchObject({ text: '# Notes' });

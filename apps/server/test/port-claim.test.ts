@@ -3,6 +3,7 @@
  * request to the holder faked: what it asks and of whom, how long it tries, that it leaves no timer,
  * and how the holder's answers are read.
  */
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { PORT_CLAIM_DEFAULTS, type AskOutcome, type PortReleaseRequest, type ProbeResult } from '@mdp/cluster';
@@ -137,4 +138,46 @@ describe("the holder's answers", () => {
     for (const status of [400, 404, 405]) expect(askOutcome(status, '')).toMatchObject({ kind: 'refused' });
     for (const status of [409, 413, 500, 503, 0]) expect(askOutcome(status, 'not json')).toMatchObject({ kind: 'busy' });
   });
+});
+
+describe('a holder that never finishes its answer', () => {
+  it('is given up on: the claim ends instead of hanging the start', async () => {
+    // Answers the release request with a 200 whose body never ends, a byte at a time: an idle
+    // time-out never fires on it, and only a bound on the whole request ends it.
+    const sockets = new Set<import('node:net').Socket>();
+    const trickles = new Set<NodeJS.Timeout>();
+    const holder = createServer((request, response) => {
+      request.resume();
+      response.writeHead(200, { 'content-type': 'application/json' });
+      trickles.add(setInterval(() => response.write(' '), 100));
+    });
+    holder.on('connection', (socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const holderPort = (holder.address() as AddressInfo).port;
+    const log = recordingLogger();
+    try {
+      const outcome = await claimPort(
+        {
+          host: '127.0.0.1',
+          port: PORT,
+          clusterId: 'c1',
+          serverId: `127.0.0.1:${PORT}`,
+          secure: false,
+          releaseRequest: (to, port) => ({ clusterId: 'c1', serverId: `127.0.0.1:${PORT}`, to, port, timestamp: 1, proof: 'p' }),
+          logger: log.logger,
+          config: { timeoutMs: 1500 },
+          probe: async () => memberMeta(`127.0.0.1:${holderPort}`, holderPort),
+        },
+        async () => {
+          throw inUse();
+        },
+      );
+      expect(outcome).toBeUndefined();
+      await log.seen('server.port_claim_failed');
+    } finally {
+      for (const trickle of trickles) clearInterval(trickle);
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => holder.close(resolve));
+    }
+  }, 20_000);
 });

@@ -351,6 +351,30 @@ describe('setup: entries and names', () => {
     expect(servers(CASES[2]!, await readText(target))).toEqual({ mdp: { command: NODE, args: [CLI, 'mcp'] } });
   });
 
+  // Review findings: a read-only config was replaced all the same (mode kept), and a symlink to a
+  // file not made yet was replaced by a plain file, losing the dotfile manager's link.
+  it('refuses a config file made read-only, and leaves it as it was', async () => {
+    const w = await world();
+    const file = join(w.home, '.cursor', 'mcp.json');
+    await put(file, '{}\n');
+    await chmod(file, 0o444);
+    const r = await setup(w, ['--cursor']);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(`mdp-server setup: Cursor: cannot write ${file}: it is read-only (mode 0444); make it writable for setup to edit it, or edit it by hand`);
+    expect(await readText(file)).toBe('{}\n');
+    expect((await stat(file)).mode & 0o777).toBe(0o444);
+  });
+
+  it('writes the target of a symlink to a file not made yet, and keeps the link', async () => {
+    const w = await world();
+    const target = join(w.root, 'dotfiles', 'cursor', 'mcp.json');
+    await mkdir(join(w.home, '.cursor'), { recursive: true });
+    await symlink(target, join(w.home, '.cursor', 'mcp.json'));
+    expect((await setup(w, ['--cursor'])).code).toBe(0);
+    expect(await readlink(join(w.home, '.cursor', 'mcp.json'))).toBe(target);
+    expect(servers(CASES[2]!, await readText(target))).toEqual({ mdp: { command: NODE, args: [CLI, 'mcp'] } });
+  });
+
   it('one broken host does not stop the others, and the exit says something failed', async () => {
     const w = await world();
     await put(join(w.home, '.cursor', 'mcp.json'), '{ nope');

@@ -218,6 +218,42 @@ describe('skill routes over a websocket client', () => {
     expect(page.calls).toHaveLength(2);
   });
 
+  // Review finding: `null` pages were one origin, so any site's sandboxed iframe (Origin: null)
+  // read, with credentials, the skills of a page opened from a file, and took over its id.
+  it('treats the opaque origin (null) as no page\'s own: one null page neither reads nor takes another\'s client', async () => {
+    const t = await startServer();
+    const file = await registeredClient(t, descriptor('file-page', [skill('/s/skill.md')]), { origin: 'null' });
+    const read = await rawRequest(t.http, '/skills/file-page/s', 'GET', ['Origin', 'null']);
+    expect([read.status, read.headers['access-control-allow-origin']]).toEqual([403, undefined]);
+    const sandboxed = await TestClient.connect(t.ws, { headers: { origin: 'null' } });
+    sandboxed.send({ type: 'registerClient', client: descriptor('file-page', [skill('/s/skill.md')]) });
+    expect(await sandboxed.closed).toEqual({ code: 4403, reason: 'Client id held by another principal' });
+    expect(file.calls).toHaveLength(0);
+    expect(t.server.router.getClient('file-page')?.origin).toBe('null');
+  });
+
+  // Review finding: a browser sends no Origin with the GET of a <script src> or a no-cors fetch, so
+  // any site called a local client's skill and learnt from load/error whether it exists.
+  it("refuses another site's page that sends no Origin, by its Fetch Metadata, and never calls the client", async () => {
+    const t = await startServer();
+    const client = await registeredClient(t, descriptor('c6e', [skill('/s/skill.md')]));
+    const element = ['Sec-Fetch-Site', 'cross-site', 'Sec-Fetch-Mode', 'no-cors', 'Sec-Fetch-Dest', 'script'];
+    for (const route of ['/skills/c6e/s', '/c6e/skills/s']) {
+      const read = await rawRequest(t.http, route, 'GET', element);
+      expect([read.status, read.headers['access-control-allow-origin']], route).toEqual([403, undefined]);
+      expect(Object.keys(JSON.parse(read.body) as object)).toEqual(['error']);
+    }
+    // A miss is still the seed's empty 404, without a grant.
+    const missing = await rawRequest(t.http, '/skills/nobody/s', 'GET', element);
+    expect([missing.status, missing.body, missing.headers['access-control-allow-origin']]).toEqual([404, '', undefined]);
+    expect(client.calls).toHaveLength(0);
+    // The user following a link to the skill, and the server's own pages, still read it.
+    const followed = await rawRequest(t.http, '/skills/c6e/s', 'GET', ['Sec-Fetch-Site', 'cross-site', 'Sec-Fetch-Mode', 'navigate', 'Sec-Fetch-Dest', 'document']);
+    const own = await rawRequest(t.http, '/skills/c6e/s', 'GET', ['Sec-Fetch-Site', 'same-origin', 'Sec-Fetch-Mode', 'no-cors', 'Sec-Fetch-Dest', 'script']);
+    expect([followed.status, own.status]).toEqual([200, 200]);
+    expect(client.calls).toHaveLength(2);
+  });
+
   it('refuses a rebound DNS name (Host) on a loopback server, even without Origin', async () => {
     const t = await startServer();
     const client = await registeredClient(t, descriptor('c6d', [skill('/s/skill.md')]));

@@ -17,7 +17,7 @@ interface MockSocket {
   closing: boolean;
 }
 
-function openClient(url: string, id: string, skills: number, stats: ClientStats, onClose?: () => void, via: ReadVia = 'skill'): Promise<MockSocket> {
+function openClient(url: string, id: string, skills: number, stats: ClientStats, onClose?: () => void, via: ReadVia = 'skill', descriptionBytes = 0): Promise<MockSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { perMessageDeflate: false });
     const mock: MockSocket = { ws, closing: false };
@@ -27,7 +27,7 @@ function openClient(url: string, id: string, skills: number, stats: ClientStats,
       reject(new Error(`client ${id} not confirmed within ${CONFIRM_TIMEOUT_MS} ms`));
     }, CONFIRM_TIMEOUT_MS);
     ws.on('open', () => {
-      ws.send(JSON.stringify(registerMessage(id, skills, via)));
+      ws.send(JSON.stringify(registerMessage(id, skills, via, descriptionBytes)));
       ws.send(JSON.stringify({ type: 'ping', timestamp: Date.now() }));
     });
     ws.on('message', (data) => {
@@ -73,7 +73,7 @@ export class WsClientPool {
     const worker = async (): Promise<void> => {
       while (next < population.clients) {
         const index = next++;
-        this.sockets.push(await openClient(url, clientId(population.prefix, index), population.skills, this.stats, undefined, population.via));
+        this.sockets.push(await openClient(url, clientId(population.prefix, index), population.skills, this.stats, undefined, population.via, population.descriptionBytes));
       }
     };
     await Promise.all(Array.from({ length: Math.min(parallel, population.clients) }, worker));

@@ -21,9 +21,13 @@
  * leader: for `settleMs` after a change, an answer that a client or path is not found is asked again
  * (it did not run) every `RETRY_MS`, so the ids an agent listed before keep working.
  *
+ * Listings are asked of the leader one page at a time, always with a `limit` (the caller's, else the
+ * default page size), so that the leader pages them (rpc.ts); its `nextCursor` is passed on as it
+ * came, and works on whichever member leads when the caller asks for the next page.
+ *
  * Catalog changes (`onChange`) are `host-watch.ts`, which lives only while someone listens.
  */
-import { MdpError, retryHintMs, type CallOptions, type CallSignal, type HostApi, type Logger } from '@mdp/core';
+import { LISTING_DEFAULTS, MdpError, retryHintMs, type CallOptions, type CallSignal, type HostApi, type Logger } from '@mdp/core';
 import { ERROR_CODES, type CallResult, type ErrorCode, type SerializedError } from '@mdp/protocol';
 import type { Clock, TimerSet } from './clock.js';
 import type { LeaderView } from './election-driver.js';
@@ -238,8 +242,10 @@ export function createClusterHost(ports: ClusterHostPorts, options: ClusterHostO
   const unsubscribeRoute = ports.onRouteChange(routeChanged);
 
   return {
-    listClients: (request = {}) => list('listClients', request, () => ports.local.listClients(request)),
-    listPaths: (request = {}) => list('listPaths', request, () => ports.local.listPaths(request)),
+    listClients: (request = {}, listOptions) =>
+      list('listClients', { ...request, limit: request.limit ?? LISTING_DEFAULTS.defaultLimit }, () => ports.local.listClients(request, listOptions)),
+    listPaths: (request = {}, listOptions) =>
+      list('listPaths', { ...request, limit: request.limit ?? LISTING_DEFAULTS.defaultLimit }, () => ports.local.listPaths(request, listOptions)),
     async callPath(request, callOptions) {
       const settled = await ask('callPath', callParams(request, callOptions), {
         local: () => settle(() => ports.local.callPath(request, callOptions)),

@@ -1,12 +1,12 @@
 /**
  * Catalog changes anywhere in the cluster, for `onChange` of a member's host (forward.ts). While this
  * node answers, the router's events; while another node leads, its `listClients` polled every
- * `pollMs`, firing when a digest of what a catalog shows changes. The first listing after a
+ * `pollMs` (every page, one request at a time), firing when a digest of what a catalog shows changes. The first listing after a
  * subscription and the first after a change of leader fire too: a change made in between would
  * otherwise go unheard. Lives only while someone listens, so no timer runs otherwise.
  */
-import { createHash } from 'node:crypto';
-import type { ListedClient } from '@mdp/protocol';
+import { createHash, type Hash } from 'node:crypto';
+import { MAX_LIST_LIMIT, type ListedClient } from '@mdp/protocol';
 import type { ClusterHostOptions, ClusterHostPorts, Route } from './forward.js';
 import { decodeResult } from './rpc.js';
 
@@ -68,13 +68,25 @@ export class CatalogWatch {
     if (this.stopped || route.kind !== 'leader') return;
     this.polling = true;
     const generation = this.generation;
-    const outcome = await this.ports.rpc.request(route.id, 'listClients', undefined, this.options.waitMs);
+    const hash = createHash('sha256');
+    let cursor: string | undefined;
+    let complete = false;
+    for (;;) {
+      const params = cursor === undefined ? { limit: MAX_LIST_LIMIT } : { limit: MAX_LIST_LIMIT, cursor };
+      const outcome = await this.ports.rpc.request(route.id, 'listClients', params, this.options.waitMs);
+      if (this.stopped || generation !== this.generation) break;
+      const listed = outcome.kind === 'answer' && outcome.ok ? decodeResult('listClients', outcome.result) : undefined;
+      if (!listed) break;
+      digestClients(hash, listed.clients);
+      // A cursor that does not move on (a broken leader) ends the walk as a failed poll.
+      if (listed.nextCursor === undefined) complete = true;
+      if (listed.nextCursor === undefined || listed.nextCursor === cursor) break;
+      cursor = listed.nextCursor;
+    }
     this.polling = false;
     if (this.stopped) return;
-    const current = generation === this.generation;
-    const listed = current && outcome.kind === 'answer' && outcome.ok ? decodeResult('listClients', outcome.result) : undefined;
-    if (listed) {
-      const digest = catalogDigest(listed.clients);
+    if (complete) {
+      const digest = hash.digest('base64url');
       if (digest !== this.digest) {
         const first = this.digest === undefined;
         this.digest = digest;
@@ -86,8 +98,14 @@ export class CatalogWatch {
   }
 }
 
-/** What a catalog shows of the clients: ids, names, descriptions and paths (not times or connections). */
+/** Add to `hash` what a catalog shows of `clients`: ids, names, descriptions and paths (not times or connections). */
+function digestClients(hash: Hash, clients: readonly ListedClient[]): void {
+  for (const c of clients) hash.update(JSON.stringify([c.id, c.name, c.description, c.paths])).update('\n');
+}
+
+/** The digest of what a catalog shows of the clients, as a poll of one page of them computes it. */
 export function catalogDigest(clients: readonly ListedClient[]): string {
-  const shown = clients.map((c) => [c.id, c.name, c.description, c.paths]);
-  return createHash('sha256').update(JSON.stringify(shown)).digest('base64url');
+  const hash = createHash('sha256');
+  digestClients(hash, clients);
+  return hash.digest('base64url');
 }

@@ -10,7 +10,7 @@ import type { ElectionDriver } from './election-driver.js';
 import { createClusterHost, routeOf, type ClusterHost } from './forward.js';
 import type { LinkManager } from './links.js';
 import { hostTimingsOf, type ResolvedOptions } from './options.js';
-import { ClusterRpc } from './rpc.js';
+import { ClusterRpc, rpcPageBytes } from './rpc.js';
 
 export interface MemberHostPorts {
   /** This node's own router as a host. */
@@ -41,6 +41,8 @@ export function createMemberHost(o: ResolvedOptions, timers: TimerSet, logger: L
       return view !== undefined && (links()?.send(to, { ...body, clusterId: o.clusterId, serverId: o.serverId, term: view.term, timestamp: o.clock.wallNow() }) ?? false);
     },
     refusal: (peerId) => links()?.refusal(peerId),
+    // A listing page must fit in one frame of the link it goes back on.
+    maxPageBytes: rpcPageBytes(o.maxPayloadBytes),
   });
   // With no leader, a node that knows no other member answers itself (routeOf).
   const alone = (): boolean => (election()?.memberCount() ?? 1) <= 1;

@@ -52,8 +52,8 @@ export interface MirrorOptions {
   readonly tls?: PeerTlsSource;
 }
 
-export function mirroredDescriptor(serverId: string, descriptor: ClientDescriptor): ClientDescriptor {
-  const mdpProxy: MdpProxyMetadata = { serverId, clientId: descriptor.id };
+export function mirroredDescriptor(serverId: string, descriptor: ClientDescriptor, registeredAt?: number): ClientDescriptor {
+  const mdpProxy: MdpProxyMetadata = { serverId, clientId: descriptor.id, ...(registeredAt === undefined ? {} : { registeredAt }) };
   return { ...descriptor, id: mirroredId(serverId, descriptor.id), metadata: { ...(descriptor.metadata ?? {}), mdpProxy } };
 }
 
@@ -63,6 +63,8 @@ export class Mirror {
   private descriptor: ClientDescriptor;
   /** Who the local client belongs to, under this server's auth policy. */
   private principal: string | undefined;
+  /** When the local client registered here: the hub gives an id to the earliest of two principals. */
+  private readonly registeredAt: number;
   private ws: WebSocket | undefined;
   private failures = 0;
   private cancelReconnect: (() => void) | undefined;
@@ -80,6 +82,7 @@ export class Mirror {
     this.upstreamId = mirroredId(options.serverId, client.id);
     this.descriptor = client.descriptor;
     this.principal = client.principal;
+    this.registeredAt = client.registeredAt;
   }
 
   start(): void {
@@ -97,7 +100,7 @@ export class Mirror {
     if (JSON.stringify(restBefore) === JSON.stringify(restAfter)) {
       this.send({ type: 'updateClientCatalog', clientId: this.upstreamId, paths: client.descriptor.paths as PathDescriptor[] });
     } else {
-      this.send({ type: 'registerClient', client: mirroredDescriptor(this.options.serverId, this.descriptor) });
+      this.send({ type: 'registerClient', client: mirroredDescriptor(this.options.serverId, this.descriptor, this.registeredAt) });
     }
   }
 
@@ -142,7 +145,7 @@ export class Mirror {
       this.guard(() => {
         if (this.ws !== ws) return;
         this.failures = 0;
-        this.registered = this.sendOn(ws, { type: 'registerClient', client: mirroredDescriptor(this.options.serverId, this.descriptor) });
+        this.registered = this.sendOn(ws, { type: 'registerClient', client: mirroredDescriptor(this.options.serverId, this.descriptor, this.registeredAt) });
         logger.info('proxy.mirror_registered', { clientId: this.localId, upstreamId: this.upstreamId, wsUrl: redactUrl(wsUrl) });
       }),
     );

@@ -6,8 +6,8 @@
  * Methods, params and results are the host contract's (`@mdp/protocol` host.ts), which are the
  * reference server's bridge requests, so that a mixed cluster answers an agent the same way:
  *
- *   listClients {search?}                                        → {clients}
- *   listPaths   {clientId?, search?, depth?}                     → {paths}
+ *   listClients {search?, limit?, cursor?}                       → {clients, nextCursor?}
+ *   listPaths   {clientId?, search?, depth?, limit?, cursor?}    → {paths, nextCursor?}
  *   callPath    {clientId, method, path, query?, body?, headers?, auth?} → {ok: true, data?} | {ok: false, error}
  *   callPaths   {clientIds?, method, path, query?, body?, headers?, auth?} → {results: [{clientId, ok, data? | error?}]}
  *
@@ -16,14 +16,27 @@
  * `not_ready`, as the reference does: it holds only its own clients. Our extensions (extra fields are
  * allowed on the wire): `timeoutMs` in the params of a call, the time the client gets; `maxTargets`
  * in the params of a callPaths, the most clients it may call (its payload is copied to each); `source` in a
- * failed call's result, whether the client or the server gave up. The reference's stored version
+ * failed call's result, whether the client or the server gave up; `limit` and `cursor` in a
+ * listing's params, and `nextCursor` in its result.
+ *
+ * Listings are paged (SPEC §12.6, `@mdp/core` listing.ts): a request that names a `limit` or a
+ * `cursor` gets one page, at most what one cluster frame carries (`maxPageBytes`; an item larger
+ * than that alone comes in its short form, `truncated: true`). Our followers always name a limit
+ * and walk the pages one request at a time. A request that names neither (a follower of an earlier
+ * version, the reference server) gets the whole listing as before, gathered here page by page with
+ * a turn of the event loop between two, and refused as too large for the link once it passes one
+ * frame. An earlier leader ignores `limit` and `cursor` and answers the whole listing without a
+ * `nextCursor`: our follower takes that as the last page, so mixed clusters keep listing.
+ *
+ * The reference's stored version
  * answers callPath with its whole `callClientResult` message; we answer SPEC §12's `{ok, data?}` /
  * `{ok, error}`, which it also reads.
  */
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
-import { IdTable, MAX_TIMER_MS, serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
+import { DEFAULT_MAX_MESSAGE_BYTES, IdTable, MAX_TIMER_MS, nextTurn, serializeError, type CallOptions, type HostApi, type ListOptions, type Logger } from '@mdp/core';
 import {
+  MAX_LIST_LIMIT,
   SerializedErrorSchema,
   UNSENDABLE_DATA_ERROR,
   parseCallPathRequest,
@@ -36,7 +49,9 @@ import {
   type ClusterMessage,
   type ClusterRpcRequest,
   type ClusterRpcResponse,
+  type ListClientsRequest,
   type ListClientsResult,
+  type ListPathsRequest,
   type ListPathsResult,
   type SerializedError,
 } from '@mdp/protocol';
@@ -83,19 +98,76 @@ export function callParams<T extends object>(request: T, options: CallOptions | 
   };
 }
 
-/** Serve one request from `host`; never rejects. `leads`: this node leads (only a leader answers). */
-export async function serveRpc(host: HostApi, request: Pick<ClusterRpcRequest, 'method' | 'params'>, leads: boolean): Promise<Answer> {
+/**
+ * Bytes of an RPC answer kept for what wraps a listing page in its frame (`clusterRpcResponse`, its
+ * ids, term and time): a page gets the rest of the frame.
+ */
+export const RPC_ENVELOPE_BYTES = 16 * 1024;
+
+/** The largest listing page a link whose frames carry `maxFrameBytes` takes (at least 1 KiB). */
+export function rpcPageBytes(maxFrameBytes: number): number {
+  return Math.max(1024, maxFrameBytes - RPC_ENVELOPE_BYTES);
+}
+
+/** The error that ends a whole (unpaged) listing once it passes what one frame carries. */
+function wholeListingTooLarge(maxBytes: number): SerializedError {
+  return {
+    code: 'transport_error',
+    message: `The listing is larger than a cluster link carries (${maxBytes} bytes); ask for it in pages (limit, cursor)`,
+  };
+}
+
+/**
+ * A listing asked for without `limit` or `cursor` (an earlier follower, the reference server): every
+ * page, one turn of the event loop apart, until there is none (the whole listing) or they pass
+ * `maxBytes` (an error, as the link could not carry them).
+ */
+async function wholeListing<K extends 'clients' | 'paths', R extends { readonly nextCursor?: string } & Record<K, unknown[]>>(
+  key: K,
+  page: (cursor: string | undefined, options: ListOptions) => Promise<R>,
+  maxBytes: number,
+): Promise<Answer> {
+  const items: unknown[] = [];
+  let bytes = 0;
+  let cursor: string | undefined;
+  for (;;) {
+    const result = await page(cursor, { maxBytes, maxItemBytes: maxBytes });
+    for (const item of result[key]) {
+      bytes += Buffer.byteLength(JSON.stringify(item)) + 1;
+      if (bytes > maxBytes) return { ok: false, error: wholeListingTooLarge(maxBytes) };
+      items.push(item);
+    }
+    if (result.nextCursor === undefined || result.nextCursor === cursor) return { ok: true, result: { [key]: items } };
+    cursor = result.nextCursor;
+    await nextTurn();
+  }
+}
+
+const paged = (request: { limit?: number; cursor?: string }): boolean => request.limit !== undefined || request.cursor !== undefined;
+
+/**
+ * Serve one request from `host`; never rejects. `leads`: this node leads (only a leader answers).
+ * `maxPageBytes`: the largest listing page the asking link carries (`rpcPageBytes`).
+ */
+export async function serveRpc(host: HostApi, request: Pick<ClusterRpcRequest, 'method' | 'params'>, leads: boolean, maxPageBytes = rpcPageBytes(DEFAULT_MAX_MESSAGE_BYTES)): Promise<Answer> {
   if (!leads) return { ok: false, error: { code: 'not_ready', message: 'This server does not lead the cluster; ask the leader' } };
   const bad = (message: string): Answer => ({ ok: false, error: { code: 'bad_request', message } });
+  const pageOptions: ListOptions = { maxBytes: maxPageBytes, maxItemBytes: maxPageBytes };
   try {
     switch (request.method) {
       case 'listClients': {
         const parsed = parseListClientsRequest(request.params ?? {});
-        return parsed.ok ? { ok: true, result: await host.listClients(parsed.value) } : bad(parsed.error);
+        if (!parsed.ok) return bad(parsed.error);
+        const asked: ListClientsRequest = parsed.value;
+        if (paged(asked)) return { ok: true, result: await host.listClients(asked, pageOptions) };
+        return await wholeListing('clients', (cursor, options) => host.listClients({ ...asked, limit: MAX_LIST_LIMIT, cursor }, options), maxPageBytes);
       }
       case 'listPaths': {
         const parsed = parseListPathsRequest(request.params ?? {});
-        return parsed.ok ? { ok: true, result: await host.listPaths(parsed.value) } : bad(parsed.error);
+        if (!parsed.ok) return bad(parsed.error);
+        const asked: ListPathsRequest = parsed.value;
+        if (paged(asked)) return { ok: true, result: await host.listPaths(asked, pageOptions) };
+        return await wholeListing('paths', (cursor, options) => host.listPaths({ ...asked, limit: MAX_LIST_LIMIT, cursor }, options), maxPageBytes);
       }
       case 'callPath': {
         const parsed = parseCallPathRequest(request.params);
@@ -126,9 +198,11 @@ const CallResultSchema = v.variant('ok', [
   v.looseObject({ ok: v.literal(false), error: SerializedErrorSchema, source: v.optional(v.picklist(['client', 'server'])) }),
 ]);
 
+const NextCursorSchema = v.optional(v.string());
+
 const resultParsers = {
-  listClients: parserFor(v.looseObject({ clients: v.array(v.looseObject({ id: v.string() })) })),
-  listPaths: parserFor(v.looseObject({ paths: v.array(v.looseObject({ clientId: v.string(), path: v.string() })) })),
+  listClients: parserFor(v.looseObject({ clients: v.array(v.looseObject({ id: v.string() })), nextCursor: NextCursorSchema })),
+  listPaths: parserFor(v.looseObject({ paths: v.array(v.looseObject({ clientId: v.string(), path: v.string() })), nextCursor: NextCursorSchema })),
   callPath: parserFor(CallResultSchema),
   callPaths: parserFor(v.looseObject({ results: v.array(v.intersect([v.looseObject({ clientId: v.string() }), CallResultSchema])) })),
 };
@@ -168,6 +242,8 @@ export interface ClusterRpcOptions {
    * reads), or undefined. Its requests are then answered with that error before any work is done.
    */
   refusal?(peerId: string): SerializedError | undefined;
+  /** Largest listing page an answer carries, bytes (`rpcPageBytes` of the links' frame size). Default: that of a 1 MiB frame. */
+  readonly maxPageBytes?: number;
 }
 
 interface Pending {
@@ -235,7 +311,7 @@ export class ClusterRpc {
 
   private async serve(peerId: string, request: ClusterRpcRequest): Promise<void> {
     const refused = this.options.refusal?.(peerId);
-    const answer: Answer = refused ? { ok: false, error: refused } : await serveRpc(this.options.host, request, this.options.leads());
+    const answer: Answer = refused ? { ok: false, error: refused } : await serveRpc(this.options.host, request, this.options.leads(), this.options.maxPageBytes);
     const respond = (body: Answer): boolean => this.options.send(peerId, { type: 'clusterRpcResponse', requestId: request.requestId, ...body });
     // A result that cannot be sent (a client's data nested too deeply to serialise) is answered
     // with an error, so the caller does not wait for its time-out.

@@ -160,7 +160,7 @@ describe('through the leader', () => {
     expect((await host.listClients({ search: 'EDITOR' })).clients.map((c) => c.id)).toEqual(['editor']);
     expect(await host.listPaths({ clientId: 'browser', depth: 2 })).toEqual(await there.listPaths({ clientId: 'browser', depth: 2 }));
     expect((await host.listPaths()).paths.map((p) => p.path)).toEqual(['/page/click', '/page/click']);
-    expect((await host.listPaths({ search: 'deep' })).paths.map((p) => `${p.clientId}${p.path}`)).toEqual(['editor/docs/deep/skill.md', 'browser/docs/deep/skill.md']);
+    expect((await host.listPaths({ search: 'deep' })).paths.map((p) => `${p.clientId}${p.path}`)).toEqual(['browser/docs/deep/skill.md', 'editor/docs/deep/skill.md']);
     expect(await host.callPath({ clientId: 'editor', method: 'POST', path: '/page/click', body: { x: 1 } })).toEqual({ ok: true, data: 'from /page/click' });
     expect(await host.callPaths({ method: 'POST', path: '/page/click' })).toEqual({
       results: [
@@ -170,7 +170,32 @@ describe('through the leader', () => {
     });
     expect(rpc.methods()).toEqual(['listClients', 'listClients', 'listPaths', 'listPaths', 'listPaths', 'callPath', 'callPaths']);
     expect(rpc.sent.every((s) => s.leaderId === 'L')).toBe(true);
-    expect(rpc.sent[2]?.params).toEqual({ clientId: 'browser', depth: 2 });
+    // Always with a limit, so that the leader pages.
+    expect(rpc.sent[2]?.params).toEqual({ clientId: 'browser', depth: 2, limit: 100 });
+  });
+
+  it('asks the leader for one page at a time, passing its cursor on', async () => {
+    for (const id of ['e', 'a', 'd', 'c', 'b']) attach(leaderRouter, app(id));
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await host.listClients({ limit: 2, cursor });
+      ids.push(...page.clients.map((c) => c.id));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor !== undefined);
+    expect(ids).toEqual(['a', 'b', 'c', 'd', 'e']);
+    expect(pages).toBe(3);
+    expect(rpc.sent.map((s) => s.params)).toEqual([{ limit: 2 }, { limit: 2, cursor: expect.any(String) }, { limit: 2, cursor: expect.any(String) }]);
+    // A cursor the leader did not make is refused there: 400 for the caller.
+    await expect(host.listPaths({ cursor: 'nonsense' })).rejects.toMatchObject({ code: 'bad_request', message: expect.stringMatching(/^cursor: /) });
+  });
+
+  it('takes the whole listing of an earlier leader, which ignores limit, as the last page', async () => {
+    const whole = { clients: [{ id: 'x', name: 'X', paths: [], status: 'online', connectedAt: 't', lastSeenAt: 't', connection: { mode: 'ws', secure: false, authSource: 'none' }, aliases: [] }] };
+    rpc.mode = { answer: { kind: 'answer', ok: true, result: whole } };
+    expect(await host.listClients({ limit: 1 })).toEqual(whole);
   });
 
   it("sends a call's own time-out along, and waits for the leader's answer at least that long", async () => {
@@ -494,6 +519,22 @@ describe('onChange', () => {
     setRoute({ kind: 'leader', id: 'M' });
     expect(fired).toBe(1);
     expect(logs.some((l) => l.event === 'cluster.host_listener_failed')).toBe(true);
+  });
+
+  it('polls every page of the leader\'s listing, one request at a time, and hears a change on any page', async () => {
+    const sessions = Array.from({ length: 1500 }, (_, i) => attach(leaderRouter, app(`c${String(i).padStart(4, '0')}`)));
+    let fired = -1; // the first listing
+    host.onChange(() => (fired += 1));
+    clock.advance(POLL_MS);
+    await settle(20);
+    expect(rpc.methods()).toEqual(['listClients', 'listClients']);
+    expect(rpc.sent[1]?.params).toEqual({ limit: 1000, cursor: expect.any(String) });
+    expect(fired).toBe(0);
+    // A client listed on the second page changes its catalog.
+    (sessions[1400] as Session).handle({ type: 'updateClientCatalog', clientId: 'c1400', paths: [{ type: 'skill', path: '/new/skill.md' }] });
+    clock.advance(POLL_MS);
+    await settle(20);
+    expect(fired).toBe(1);
   });
 
   it('the digest covers ids, names, descriptions and paths only', () => {

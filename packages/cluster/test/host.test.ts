@@ -175,6 +175,28 @@ describe('cluster RPC on the wire', () => {
     });
   }
 
+  it("walks the leader's listing page by page, each page within one frame, where the whole would not fit", async () => {
+    const [leader, f1] = await trio();
+    // Descriptions at the 16 KiB cap, 2.4 MB in all: more than twice what one frame carries.
+    const description = 'd'.repeat(15_000);
+    for (let i = 0; i < 160; i++) attachClient(leader.router, { ...skillClient(`c${String(i).padStart(3, '0')}`), description });
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await f1.node.host.listClients({ limit: 1000, cursor });
+      expect(Buffer.byteLength(JSON.stringify(page))).toBeLessThan(1024 * 1024);
+      ids.push(...page.clients.map((c) => c.id));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor !== undefined);
+    expect(ids).toEqual(Array.from({ length: 160 }, (_, i) => `c${String(i).padStart(3, '0')}`));
+    expect(pages).toBeGreaterThan(1);
+    // Asked whole (an earlier follower), the 2.4 MB listing is refused as too large for the link.
+    const answers = await rpcOver(leader, [{ requestId: 'w', method: 'listClients' }]);
+    expect(answers.get('w')).toMatchObject({ ok: false, error: { code: 'transport_error', message: expect.stringContaining('ask for it in pages') } });
+  });
+
   it("answers the reference bridge's requests with its shapes; a follower says not_ready", async () => {
     const [leader, f1] = await trio();
     attachClient(leader.router, withEndpoint('lead'), () => 'done');

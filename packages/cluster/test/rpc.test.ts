@@ -38,6 +38,51 @@ describe('serveRpc', () => {
     });
   });
 
+  it('answers a listing that names a limit or a cursor with one page, within what a frame carries', async () => {
+    for (let i = 0; i < 30; i++) attachClient(router, { ...skillClient(`c${String(i).padStart(2, '0')}`), description: 'd'.repeat(500) });
+    const maxPageBytes = 16 * 1024;
+    const ids: string[] = [];
+    let pages = 0;
+    let cursor: string | undefined;
+    do {
+      const answer = await serveRpc(host, { method: 'listClients', params: cursor === undefined ? { limit: 1000 } : { limit: 1000, cursor } }, true, maxPageBytes);
+      if (!answer.ok) throw new Error(answer.error.message);
+      const page = answer.result as { clients: Array<{ id: string }>; nextCursor?: string };
+      expect(Buffer.byteLength(JSON.stringify(page))).toBeLessThanOrEqual(maxPageBytes);
+      ids.push(...page.clients.map((c) => c.id));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor !== undefined);
+    expect(ids).toEqual(Array.from({ length: 30 }, (_, i) => `c${String(i).padStart(2, '0')}`));
+    expect(pages).toBeGreaterThan(1);
+  });
+
+  it('lists an item larger than a frame in its short form, so the walk goes on', async () => {
+    const long = 'd'.repeat(10_000);
+    attachClient(router, { ...skillClient('big'), description: long, paths: [1, 2].map((n) => ({ type: 'skill', path: `/s${n}/skill.md`, description: long })) });
+    attachClient(router, skillClient('small'));
+    const answer = await serveRpc(host, { method: 'listClients', params: { limit: 10 } }, true, 16 * 1024);
+    expect(answer).toMatchObject({ ok: true, result: { clients: [{ id: 'big', paths: [], truncated: true }, { id: 'small' }] } });
+  });
+
+  it('answers a listing without limit or cursor (an earlier follower) whole, gathered page by page', async () => {
+    for (let i = 0; i < 1200; i++) attachClient(router, skillClient(`c${i}`));
+    const answer = await serveRpc(host, { method: 'listPaths', params: { search: 'review' } }, true);
+    expect(answer).toMatchObject({ ok: true });
+    const result = (answer as { result: { paths: unknown[]; nextCursor?: string } }).result;
+    expect(result.paths).toHaveLength(1200);
+    expect(result.nextCursor).toBeUndefined();
+    // Past one frame, it says to ask in pages.
+    expect(await serveRpc(host, { method: 'listClients' }, true, 64 * 1024)).toEqual({
+      ok: false,
+      error: { code: 'transport_error', message: expect.stringContaining('ask for it in pages (limit, cursor)') },
+    });
+  });
+
+  it('refuses a cursor it did not make', async () => {
+    expect(await serveRpc(host, { method: 'listPaths', params: { cursor: 'x' } }, true)).toMatchObject({ ok: false, error: { code: 'bad_request', message: expect.stringMatching(/^cursor: /) } });
+  });
+
   it('only a leader answers: another member says not_ready', async () => {
     expect(await serveRpc(host, { method: 'listClients' }, false)).toMatchObject({ ok: false, error: { code: 'not_ready' } });
   });
@@ -45,6 +90,9 @@ describe('serveRpc', () => {
   it.each([
     ['listClients', { search: 7 }, /^search: /],
     ['listPaths', { depth: 0 }, /^depth: /],
+    ['listPaths', { limit: 0 }, /^limit: /],
+    ['listClients', { limit: 5000 }, /^limit: /],
+    ['listClients', { cursor: '' }, /^cursor: /],
     ['listPaths', 'all', /object/i],
     ['callPath', undefined, /object/i],
     ['callPath', { clientId: '', method: 'GET', path: '/a' }, /^clientId: /],

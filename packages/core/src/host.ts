@@ -13,6 +13,7 @@ import {
   type CallPathsRequest,
   type CallPathsResult,
   type CallResult,
+  type EndpointMethod,
   type ListClientsRequest,
   type ListClientsResult,
   type ListPathsRequest,
@@ -22,8 +23,28 @@ import {
   type ClientDescriptor,
   type PathDescriptor,
 } from '@mdp/protocol';
-import { NO_SERVER_IDS, aliasFinder, resolveClientId, type IsServerId } from './aliases.js';
+import { NO_SERVER_IDS, resolveClientId, type IsServerId } from './aliases.js';
+import { ClientOrder } from './client-order.js';
 import { MdpError } from './errors.js';
+import {
+  PageBuilder,
+  ScanBudget,
+  clientsCursor,
+  comparePathPlace,
+  compareKeys,
+  listingLimits,
+  mergedJsonSize,
+  pageTurn,
+  parseClientsCursor,
+  parsePathsCursor,
+  pathsCursor,
+  positionKey,
+  searchFor,
+  type ListOptions,
+  type ListingLimits,
+  type PathPlace,
+  type PathsPosition,
+} from './listing.js';
 import type { AuthContext } from '@mdp/protocol';
 import type { CallSignal, ClientInfo, InvokeOutcome, InvokeRoute, Router } from './router.js';
 
@@ -61,10 +82,17 @@ export function fanoutTargets(request: Pick<CallPathsRequest, 'query' | 'body' |
 }
 
 export interface HostApi {
-  /** Every client, or those matching `search`. */
-  listClients(request?: ListClientsRequest): Promise<ListClientsResult>;
-  /** Paths of one client or all; rejects with MdpError `not_found` for an unknown client. */
-  listPaths(request?: ListPathsRequest): Promise<ListPathsResult>;
+  /**
+   * One page of the clients (all, or those matching `search`), by id: from `cursor` on, at most
+   * `limit`; `nextCursor` when there is more (listing.ts). Rejects with MdpError `bad_request` for a
+   * cursor it did not make.
+   */
+  listClients(request?: ListClientsRequest, options?: ListOptions): Promise<ListClientsResult>;
+  /**
+   * One page of the paths of one client or all, by client id, then path and method; rejects with
+   * MdpError `not_found` for an unknown client and `bad_request` for a cursor it did not make.
+   */
+  listPaths(request?: ListPathsRequest, options?: ListOptions): Promise<ListPathsResult>;
   /** Call one path; never rejects for the client's or the call's failure (`ok: false`). */
   callPath(request: CallPathRequest, options?: CallOptions): Promise<CallResult>;
   /** Call one path on many clients in parallel; rejects with MdpError `not_found` when no client has it. */
@@ -73,27 +101,76 @@ export interface HostApi {
   onChange(listener: () => void): () => void;
 }
 
-/** Case-insensitive substring search over what describes a client and its paths. */
-function matcher(search: string | undefined): ((...texts: Array<string | undefined>) => boolean) | undefined {
-  const needle = search?.trim().toLowerCase();
-  if (!needle) return undefined;
-  return (...texts) => texts.some((text) => text !== undefined && text.toLowerCase().includes(needle));
-}
 
-function pathTexts(path: PathDescriptor): Array<string | undefined> {
-  const contentType = 'contentType' in path && typeof path.contentType === 'string' ? path.contentType : undefined;
-  return [path.path, methodOf(path), path.type, path.description, contentType];
-}
-
-function listed(info: ClientInfo, aliases: (client: ClientInfo['descriptor']) => string[]): ListedClient {
+/** What a listing adds to a client's descriptor. */
+function listingFields(info: ClientInfo, aliases: string[]) {
   return {
-    ...info.descriptor,
-    status: 'online',
+    status: 'online' as const,
     connectedAt: new Date(info.registeredAt).toISOString(),
     lastSeenAt: new Date(info.lastSeen).toISOString(),
     connection: { mode: info.transportKind, secure: info.secure, authSource: info.authSource },
-    aliases: aliases(info.descriptor),
+    aliases,
   };
+}
+
+/** A client as listed, and its JSON size (made without writing the descriptor out each time). */
+function listed(info: ClientInfo, aliases: string[]): { client: ListedClient; bytes: number | undefined } {
+  const fields = listingFields(info, aliases);
+  const bytes = mergedJsonSize(info.descriptor, fields, Buffer.byteLength(JSON.stringify(fields)));
+  return { client: { ...info.descriptor, ...fields }, bytes };
+}
+
+/** Longest client name a shortened item keeps, characters. */
+const SHORT_NAME_CHARS = 256;
+
+/** A listed client too large for where it goes (a cluster frame): who it is, without its catalog. */
+function shortClient(client: ListedClient): ListedClient {
+  const { id, name, status, connectedAt, lastSeenAt, connection, aliases } = client;
+  return { id, name: name.slice(0, SHORT_NAME_CHARS), status, connectedAt, lastSeenAt, connection, aliases, paths: [], truncated: true } as ListedClient;
+}
+
+/** A listed path too large for where it goes: where it is, without its description and schemas. */
+function shortPath(path: ListedPath): ListedPath {
+  const { type, clientId, clientName } = path;
+  const method = path.type === 'endpoint' ? { method: path.method } : {};
+  return { type, path: path.path, ...method, clientId, clientName: clientName.slice(0, SHORT_NAME_CHARS), truncated: true } as ListedPath;
+}
+
+/** A catalog's path in listing order. */
+interface SortedPath extends PathPlace {
+  readonly descriptor: PathDescriptor;
+}
+
+/** Each catalog in listing order, made on its first listing (a catalog update makes a new array). */
+const sortedCatalogs = new WeakMap<readonly PathDescriptor[], readonly SortedPath[]>();
+
+function sortedPaths(paths: readonly PathDescriptor[]): readonly SortedPath[] {
+  let sorted = sortedCatalogs.get(paths);
+  if (sorted) return sorted;
+  const entries = paths.map((descriptor, index) => ({ descriptor, key: positionKey(descriptor.path), method: methodOf(descriptor), index }));
+  // Ties (the same method and path declared twice) keep declaration order.
+  entries.sort((a, b) => compareKeys(a.key, b.key) || compareKeys(a.method, b.method) || a.index - b.index);
+  const result: SortedPath[] = [];
+  for (let i = 0; i < entries.length; i++) {
+    const { descriptor, key, method } = entries[i] as (typeof entries)[number];
+    const before = result[i - 1];
+    const dup = before && before.key === key && before.method === method ? before.dup + 1 : 0;
+    result.push({ descriptor, key, method, dup });
+  }
+  sortedCatalogs.set(paths, (sorted = result));
+  return sorted;
+}
+
+/** Index of the first path of `sorted` after `place`. */
+function pathAfter(sorted: readonly SortedPath[], place: PathPlace): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (comparePathPlace(sorted[mid] as SortedPath, place) <= 0) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 /** Results of `isListable`, per descriptor object (a catalog update makes a new one). */
@@ -114,6 +191,22 @@ function isListable(descriptor: ClientDescriptor): boolean {
   return ok;
 }
 
+/** Whether a path matches a search: its path, method, kind, description or content type. */
+function matchesPath(match: (...texts: Array<string | undefined>) => boolean, path: PathDescriptor): boolean {
+  const contentType = 'contentType' in path && typeof path.contentType === 'string' ? path.contentType : undefined;
+  return match(path.path, methodOf(path), path.type, path.description, contentType);
+}
+
+/** Whether a client matches a search: its id, name or description, or one of its paths (each counted by `budget`). */
+function clientMatches(info: ClientInfo, match: (...texts: Array<string | undefined>) => boolean, budget: ScanBudget): boolean {
+  if (match(info.id, info.descriptor.name, info.descriptor.description)) return true;
+  for (const path of info.paths) {
+    budget.entry();
+    if (matchesPath(match, path)) return true;
+  }
+  return false;
+}
+
 function outcome(result: InvokeOutcome): CallResult {
   return result.ok ? { ok: true, data: result.data } : { ok: false, error: result.error, source: result.source };
 }
@@ -125,6 +218,8 @@ export interface LocalHostOptions {
    * aliases (a server outside any cluster).
    */
   readonly isServerId?: IsServerId;
+  /** Page size and bounds of `listClients` and `listPaths` (listing.ts); default `LISTING_DEFAULTS`. */
+  readonly listing?: Partial<ListingLimits>;
 }
 
 /** The host contract answered from `router`. */
@@ -171,36 +266,133 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
     return outcome(result);
   };
 
+  const limits = listingLimits(options.listing);
+  let order: ClientOrder | undefined;
+  /** The clients in listing order, made on the first listing and kept up to date from then on. */
+  const ordered = (): ClientOrder => {
+    if (!order) {
+      order = new ClientOrder({
+        clients: () => router.listClients(),
+        get: (id) => router.getClient(id),
+        onClientEvent: (listener) => router.onClientEvent(listener),
+      });
+      order.follow();
+    }
+    return order;
+  };
+  const pageBounds = (request: { limit?: number }, options: ListOptions): { limit: number; maxBytes: number; maxItemBytes: number } => ({
+    limit: request.limit ?? limits.defaultLimit,
+    maxBytes: Math.min(options.maxBytes ?? limits.maxPageBytes, limits.maxPageBytes),
+    maxItemBytes: options.maxItemBytes ?? Infinity,
+  });
+
   return {
-    async listClients(request = {}) {
-      const all = router.listClients().filter((c) => isListable(c.descriptor));
-      const match = matcher(request.search);
-      const chosen = match
-        ? all.filter((c) => match(c.id, c.descriptor.name, c.descriptor.description) || c.paths.some((p) => match(...pathTexts(p))))
-        : all;
-      const aliases = aliasFinder(all.map((c) => c.descriptor), isServerId);
-      return { clients: chosen.map((c) => listed(c, aliases)) };
+    async listClients(request = {}, listOptions = {}) {
+      const after = request.cursor === undefined ? undefined : parseClientsCursor(request.cursor).client;
+      await pageTurn();
+      const clients = ordered();
+      const bounds = pageBounds(request, listOptions);
+      const page = new PageBuilder<ListedClient>(bounds.limit, bounds.maxBytes, bounds.maxItemBytes, shortClient);
+      const budget = new ScanBudget(limits);
+      const match = searchFor(request.search, budget);
+      const has = (id: string): boolean => router.hasClient(id);
+      let last = after;
+      let moved = false; // something was looked at: the page may end (every page makes progress)
+      let at = after === undefined ? 0 : clients.lowerBound(after);
+      if (at < clients.size && clients.keyAt(at) === after) at++;
+      for (; at < clients.size && !page.full; at++) {
+        if (moved && budget.spent()) break;
+        moved = true;
+        budget.entry();
+        const info = router.getClient(clients.idAt(at));
+        if (info && isListable(info.descriptor) && (!match || clientMatches(info, match, budget))) {
+          const { client, bytes } = listed(info, clients.aliasesOf(info, isServerId, has));
+          if (!page.add(client, bytes)) break;
+        }
+        last = clients.keyAt(at);
+      }
+      return at < clients.size && last !== undefined ? { clients: page.items, nextCursor: clientsCursor({ client: last }) } : { clients: page.items };
     },
 
-    async listPaths(request = {}) {
-      let clients = router.listClients().filter((c) => isListable(c.descriptor));
+    async listPaths(request = {}, listOptions = {}) {
+      const after = request.cursor === undefined ? undefined : parsePathsCursor(request.cursor);
+      await pageTurn();
+      const clients = ordered();
+      let only: string | undefined;
       if (request.clientId !== undefined) {
         const id = resolve(request.clientId);
         if (id instanceof MdpError) throw id;
-        clients = clients.filter((c) => c.id === id);
+        only = id;
       }
-      const match = matcher(request.search);
+      const bounds = pageBounds(request, listOptions);
+      const page = new PageBuilder<ListedPath>(bounds.limit, bounds.maxBytes, bounds.maxItemBytes, shortPath);
+      const budget = new ScanBudget(limits);
+      const match = searchFor(request.search, budget);
       // Progressive disclosure: without a search or a depth, only the first level is listed.
       const depth = request.depth ?? (match ? Infinity : 1);
-      const paths: ListedPath[] = [];
-      for (const client of clients) {
-        for (const path of client.paths) {
-          if (pathDepth(path.path) > depth) continue;
-          if (match && !match(client.id, client.descriptor.name, ...pathTexts(path))) continue;
-          paths.push({ ...path, clientId: client.id, clientName: client.descriptor.name });
+      // The clients to walk, [from, to): one (clientId) or all, from the cursor's client on.
+      let from = 0;
+      let to = clients.size;
+      if (only !== undefined) {
+        const key = positionKey(only);
+        from = clients.lowerBound(key);
+        to = from < clients.size && clients.keyAt(from) === key ? from + 1 : from;
+      }
+      if (after) from = Math.max(from, clients.lowerBound(after.client));
+      // Where the page ends: after path `lastPath` of the client at `lastClient` (-1: all of its
+      // paths), as the position to make a cursor of once the page is done.
+      let lastClient = -1;
+      let lastPath = -1;
+      let lastSorted: readonly SortedPath[] = [];
+      let moved = false; // something was looked at: the page may end (every page makes progress)
+      let more = false;
+      walk: for (let c = from; c < to; c++) {
+        const key = clients.keyAt(c);
+        const info = router.getClient(clients.idAt(c));
+        const sorted = info && isListable(info.descriptor) ? sortedPaths(info.paths) : [];
+        let p = 0;
+        if (after && key === after.client) p = after.path === null ? sorted.length : pathAfter(sorted, { key: after.path, method: after.method, dup: after.dup });
+        budget.entry();
+        // A client whose id or name matches lists all of its paths (of the depth asked for).
+        const clientHit = !match || p >= sorted.length || match(info?.id, info?.descriptor.name);
+        // What each listed path adds, and its size: once per client.
+        const owner = info ? { clientId: info.id, clientName: info.descriptor.name } : undefined;
+        const ownerBytes = owner ? Buffer.byteLength(JSON.stringify(owner)) : 0;
+        for (; p < sorted.length; p++) {
+          if (page.full || (moved && budget.spent())) {
+            more = true;
+            break walk;
+          }
+          budget.entry();
+          const path = (sorted[p] as SortedPath).descriptor;
+          if ((depth === Infinity || pathDepth(path.path) <= depth) && (clientHit || matchesPath(match as NonNullable<typeof match>, path))) {
+            const fields = owner as NonNullable<typeof owner>;
+            if (!page.add({ ...path, ...fields }, mergedJsonSize(path, fields, ownerBytes))) {
+              more = true;
+              break walk;
+            }
+          }
+          lastClient = c;
+          lastPath = p;
+          lastSorted = sorted;
+          moved = true;
+        }
+        lastClient = c;
+        lastPath = -1; // past every path of this client
+        moved = true;
+        if (c + 1 < to && (page.full || budget.spent())) {
+          more = true;
+          break;
         }
       }
-      return { paths };
+      let last: PathsPosition | undefined = after;
+      if (lastClient >= 0) {
+        const entry = lastPath >= 0 ? (lastSorted[lastPath] as SortedPath) : undefined;
+        last = entry
+          ? { client: clients.keyAt(lastClient), path: entry.key, method: entry.method, dup: entry.dup }
+          : { client: clients.keyAt(lastClient), path: null, method: 'GET', dup: 0 };
+      }
+      return more && last !== undefined ? { paths: page.items, nextCursor: pathsCursor(last) } : { paths: page.items };
     },
 
     callPath(request, options = {}) {

@@ -78,6 +78,23 @@ export function originPolicyFor(bindHost: string, extra: { allowedHosts?: readon
   };
 }
 
+/**
+ * Why a request is one a page of another site made without saying so, or undefined. A browser
+ * sends no `Origin` with a GET it makes for a `<script>`, `<img>` or `<link>` element or a no-cors
+ * fetch, but it marks every request with Fetch Metadata, which pages cannot set: such a request from
+ * another site (`Sec-Fetch-Site: cross-site` or `same-site`) is refused unless it is the user's own
+ * top-level navigation (a link they followed: the page gets nothing of it). Without this, any site
+ * could have the server call a local client, and learn from the element's load or error event
+ * whether it exists. Programs send no Fetch Metadata; older browsers neither (then only Origin helps).
+ */
+export function crossSiteWithoutOrigin(headers: Readonly<Record<string, string | undefined>>): string | undefined {
+  if (headers['origin'] !== undefined) return undefined;
+  const site = headers['sec-fetch-site'];
+  if (site !== 'cross-site' && site !== 'same-site') return undefined;
+  if (headers['sec-fetch-mode'] === 'navigate' && headers['sec-fetch-dest'] === 'document') return undefined;
+  return `Forbidden: a ${site} request without Origin (Sec-Fetch-Mode ${JSON.stringify(headers['sec-fetch-mode'] ?? '')})`;
+}
+
 /** Why a request with these headers is refused, or undefined when it may go on. */
 export function originProblem(headers: { readonly host?: string | null | undefined; readonly origin?: string | null | undefined }, policy: OriginPolicy): string | undefined {
   const hostname = typeof headers.host === 'string' ? hostnameOf(headers.host) : undefined;
@@ -109,15 +126,25 @@ export function originProblem(headers: { readonly host?: string | null | undefin
  * frames, files) — is a page of another site: with `SameSite=None` (or on a site that shares the
  * server's registrable domain) the browser would attach the cookie to its requests too.
  *
+ * Without `Origin`, a request whose Fetch Metadata says another site's page made it (an `<img>`,
+ * `<script>` or `<link>` of its own, a no-cors fetch: {@link crossSiteWithoutOrigin}) is another
+ * site's too: with `SameSite=None`, or from a sibling name of the same site, the browser attaches
+ * the cookie to those as well. The user's own top-level navigation (a link they followed) counts.
+ *
  * The Host itself is not checked: browsers file cookies under the name a request goes to, so a page
  * on a rebound DNS name is sent that name's cookies, never this server's.
  */
-export function credentialedOriginProblem(
-  headers: { readonly host?: string | readonly string[] | null | undefined; readonly origin?: string | readonly string[] | null | undefined },
-  policy: OriginPolicy,
-): string | undefined {
+export function credentialedOriginProblem(headers: CredentialedHeaders, policy: OriginPolicy): string | undefined {
   const raw = headers.origin;
-  if (raw === null || raw === undefined) return undefined;
+  if (raw === null || raw === undefined) {
+    const metadata = {
+      'sec-fetch-site': single(headers['sec-fetch-site']),
+      'sec-fetch-mode': single(headers['sec-fetch-mode']),
+      'sec-fetch-dest': single(headers['sec-fetch-dest']),
+    };
+    if (crossSiteWithoutOrigin(metadata) === undefined) return undefined;
+    return `A ${metadata['sec-fetch-site']} request without Origin (Sec-Fetch-Mode ${JSON.stringify(metadata['sec-fetch-mode'] ?? '')}): ${OWN_PAGES_ONLY}`;
+  }
   const origin = typeof raw === 'string' ? normalOrigin(raw) : undefined;
   if (origin !== undefined) {
     const originHost = hostnameOf(origin.host);
@@ -125,5 +152,22 @@ export function credentialedOriginProblem(
     if (policy.allowedOrigins.includes(origin.origin)) return undefined;
     if (typeof headers.host === 'string' && origin.host === headers.host.trim().toLowerCase()) return undefined;
   }
-  return `Origin ${JSON.stringify(typeof raw === 'string' ? raw : raw.join(', '))} is another site's: the mdp_auth cookie counts only for this server's own pages, loopback pages and allowed origins`;
+  return `Origin ${JSON.stringify(typeof raw === 'string' ? raw : raw.join(', '))} is another site's: ${OWN_PAGES_ONLY}`;
+}
+
+/** What {@link credentialedOriginProblem} reads of a request. */
+export interface CredentialedHeaders {
+  readonly host?: string | readonly string[] | null | undefined;
+  readonly origin?: string | readonly string[] | null | undefined;
+  readonly 'sec-fetch-site'?: string | readonly string[] | null | undefined;
+  readonly 'sec-fetch-mode'?: string | readonly string[] | null | undefined;
+  readonly 'sec-fetch-dest'?: string | readonly string[] | null | undefined;
+}
+
+const OWN_PAGES_ONLY = "the mdp_auth cookie counts only for this server's own pages, loopback pages and allowed origins";
+
+/** A header's one value (a repeated one as joined, which matches no Fetch Metadata value). */
+function single(value: string | readonly string[] | null | undefined): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  return typeof value === 'string' ? value : value.join(', ');
 }

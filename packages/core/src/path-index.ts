@@ -8,8 +8,8 @@ import {
   compilePattern,
   matchPattern,
   methodOf,
+  isSkillPath,
   skillPathCandidates,
-  skillReadNames,
   splitPath,
   staticPathProblem,
   type CallKind,
@@ -48,8 +48,6 @@ export class PathIndex {
   // built per call); both are created only when needed, since every connected client holds one.
   private exact: Map<EndpointMethod, Map<string, Entry>> | undefined;
   private patterns: Map<EndpointMethod, PatternEntry[]> | undefined;
-  // Skill-route name → skill, built on the first read (most clients are never read).
-  private skillReads: Map<string, ResolvedTarget> | undefined;
 
   constructor(descriptors: readonly PathDescriptor[]) {
     this.descriptors = descriptors;
@@ -99,33 +97,56 @@ export class PathIndex {
   /**
    * The skill a skill route's path names (SPEC §8): the first of {@link skillPathCandidates} that
    * resolves to a skill. Only a name that is a valid static path (what a skill route accepts)
-   * finds anything. Without GET patterns every answer is known up front, so the names are
-   * computed once and a read is one map lookup.
+   * finds anything.
+   *
+   * Nothing is kept per name: a table of names built on a client's first read (as there once was)
+   * is 3.5 KB per client of 20 skills that a server reading across 2,000 clients builds under load,
+   * where every new table is promoted to the old generation (bench `catalog`, issue 37). Without GET
+   * patterns a read is at most four lookups in the static paths, with no array and no match.
    */
   resolveSkillRead(name: string): ResolvedTarget | undefined {
-    if (!this.patterns?.has('GET')) return (this.skillReads ??= this.collectSkillReads()).get(name);
-    if (staticPathProblem(name) !== undefined) return undefined;
-    for (const candidate of skillPathCandidates(name)) {
-      const target = this.findSkill(candidate);
-      if (target) return target;
-    }
-    return undefined;
-  }
-
-  private collectSkillReads(): Map<string, ResolvedTarget> {
-    const reads = new Map<string, ResolvedTarget>();
-    const ranks = new Map<string, number>();
-    for (const [path, entry] of this.exact?.get('GET') ?? []) {
-      if (entry.kind !== 'skill') continue;
-      const target: ResolvedTarget = { descriptor: entry.descriptor, path, method: 'GET', params: NO_PARAMS, kind: 'skill' };
-      for (const { name, rank } of skillReadNames(path)) {
-        // Only names a skill route can carry: the route refuses anything else with 400 first.
-        if (staticPathProblem(name) !== undefined) continue;
-        if ((ranks.get(name) ?? Infinity) <= rank) continue;
-        ranks.set(name, rank);
-        reads.set(name, target);
+    if (this.patterns?.has('GET')) {
+      if (staticPathProblem(name) !== undefined) return undefined;
+      for (const candidate of skillPathCandidates(name)) {
+        const target = this.findSkill(candidate);
+        if (target) return target;
       }
+      return undefined;
     }
-    return reads;
+    const byPath = this.exact?.get('GET');
+    if (byPath === undefined) return undefined;
+    // skillPathCandidates, in its order: the name itself when it is a skill path, then the forms.
+    let path = name;
+    let entry = isSkillPath(name) ? skillEntry(byPath, path) : undefined;
+    if (entry === undefined) entry = skillEntry(byPath, (path = `${name}/skill.md`));
+    if (entry === undefined) entry = skillEntry(byPath, (path = `${name}/SKILL.md`));
+    if (entry === undefined) entry = skillEntry(byPath, (path = `${name}.skill.md`));
+    // A name the route refuses finds nothing (`/odd/` for `/odd/.skill.md`).
+    if (entry === undefined || !isStaticName(name, path)) return undefined;
+    return { descriptor: entry.descriptor, path, method: 'GET', params: NO_PARAMS, kind: 'skill' };
   }
+}
+
+/**
+ * Whether `name` is a valid static path (`staticPathProblem`), given that `path`, one of its
+ * candidates, is a registered static path: registration checked every segment of it (the
+ * descriptor schema), so only what the name does not share with it is left to check, with no
+ * split and no match on every read.
+ */
+function isStaticName(name: string, path: string): boolean {
+  // The name itself.
+  if (path.length === name.length) return true;
+  // `<name>/skill.md`, `<name>/SKILL.md`: the name is the path's leading segments, at least one.
+  if (path.charCodeAt(name.length) === 47 /* / */) return name.length > 0;
+  // `<name>.skill.md`: the name's last segment is the start of the path's, and must be a segment.
+  const start = name.lastIndexOf('/') + 1;
+  const length = name.length - start;
+  if (length === 0) return false;
+  return length > 2 || name.charCodeAt(start) !== 46 /* . */ || (length === 2 && name.charCodeAt(start + 1) !== 46);
+}
+
+/** The entry of `path` when it is a skill: a GET endpoint declared there first shadows it. */
+function skillEntry(byPath: Map<string, Entry>, path: string): Entry | undefined {
+  const entry = byPath.get(path);
+  return entry !== undefined && entry.kind === 'skill' ? entry : undefined;
 }

@@ -23,7 +23,7 @@ import { IdTable } from './id-table.js';
 import { MdpError } from './errors.js';
 import { silentLogger, type Logger } from './logger.js';
 import { NO_SERVER_IDS, type IsServerId } from './aliases.js';
-import { registrationRefusal, trustedMirror } from './ownership.js';
+import { mirrorOutranks, registrationRefusal, trustedMirror, type MirrorOwner } from './ownership.js';
 import { PathIndex, type ResolvedTarget } from './path-index.js';
 import { SESSION_CLOSE, authSourceOf, type AuthSource, type SessionInfo, type SessionTransport } from './session.js';
 
@@ -566,14 +566,14 @@ export class Router {
 
   private register(session: Session, descriptor: ClientDescriptor, auth: AuthContext | undefined): void {
     const holder = this.clients.get(descriptor.id);
-    // Under an auth policy an id belongs to whoever registered it here (a member's mirrored ids to
-    // that member's links); without one every session has the same (undefined) principal and the
-    // newer session replaces the older, as SPEC §4 says. Mirrors of the id hold nothing here
-    // (owner-first, ownership.ts).
+    // An id belongs to whoever registered it first (here, or on the member that mirrors it here):
+    // under an auth policy the credential's principal, without one the page's origin; a session
+    // without a principal (a local program, no policy) replaces any, as SPEC §4 says (ownership.ts).
     const refusal = registrationRefusal({
       descriptor,
       registrant: session,
       holder: holder && holder.session !== session ? holder.session : undefined,
+      mirrors: this.mirrorOwners(descriptor.id, session),
       isServerId: this.isServerId,
     });
     if (refusal !== undefined) {
@@ -630,8 +630,35 @@ export class Router {
       authSource: authSourceOf(session),
       paths: descriptor.paths.length,
     });
-    this.noteShadows(record);
     this.emit({ type: 'registered', client: this.info(record) });
+    if (!this.evictLaterOwner(record)) this.noteShadows(record);
+  }
+
+  /** The principals of the trusted mirrors of `id` on sessions other than `session`. */
+  private *mirrorOwners(id: string, session: Session): Iterable<MirrorOwner> {
+    const mirrors = this.mirrors.get(id);
+    if (!mirrors) return;
+    for (const mirror of mirrors) if (mirror.session !== session) yield mirror.session;
+  }
+
+  /**
+   * A trusted mirror `record` of `x` just registered: when its client registered `x` first under
+   * another principal than the bare holder of `x` here (owner-first, ownership.ts), that holder loses
+   * the id (4403), as it would have been refused had the mirror come first. Returns whether it did.
+   */
+  private evictLaterOwner(record: ClientRecord): boolean {
+    if (record.mirrorOf === undefined) return false;
+    const bare = this.clients.get(record.mirrorOf);
+    if (bare === undefined || bare.session === record.session) return false;
+    const since = trustedMirror(record.descriptor, record.session)?.registeredAt ?? record.registeredAt;
+    const outranks = mirrorOutranks(
+      { principal: bare.session.principal, registeredAt: bare.registeredAt },
+      { principal: record.session.principal, registeredAt: since },
+    );
+    if (!outranks) return false;
+    this.logger.warn('client.owner_returned', { clientId: bare.id, sessionId: bare.session.id, mirrorId: record.id, member: record.session.peer });
+    this.closeSession(bare.session, SESSION_CLOSE.heldByAnother);
+    return true;
   }
 
   private updateCatalog(session: Session, clientId: string, paths: PathDescriptor[]): void {

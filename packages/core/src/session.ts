@@ -31,6 +31,8 @@ export interface SessionTransport {
 /** Why core closed a session, with the websocket close status each maps to. */
 export const SESSION_CLOSE = {
   replaced: { code: 4000, reason: 'Replaced by newer client session' },
+  /** A cluster member's client registered the id first, under another principal (ownership.ts). */
+  heldByAnother: { code: 4403, reason: 'Client id held by another principal' },
   expired: { code: 4001, reason: 'Heartbeat timeout' },
   shutdown: { code: 1001, reason: 'Server shutting down' },
 } as const;

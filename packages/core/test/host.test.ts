@@ -53,9 +53,10 @@ describe('listClients', () => {
     expect(await ids('put')).toEqual(['editor']);
     expect(await ids('x-tabs')).toEqual(['browser']);
     expect(await ids('/tabs')).toEqual(['browser']);
-    expect(await ids('client')).toEqual(['editor', 'browser']);
+    // Listed by id.
+    expect(await ids('client')).toEqual(['browser', 'editor']);
     expect(await ids('nothing like it')).toEqual([]);
-    expect(await ids('  ')).toEqual(['editor', 'browser']);
+    expect(await ids('  ')).toEqual(['browser', 'editor']);
   });
 });
 
@@ -68,21 +69,21 @@ describe('listPaths', () => {
     prompt('/ask.prompt.md'),
   ];
 
-  it('lists depth 1 only without search or depth, with clientId and clientName', async () => {
+  it('lists depth 1 only without search or depth, with clientId and clientName, by path', async () => {
     connectClient(router, 'c', catalog);
     const { paths } = await host.listPaths();
     expect(paths).toEqual([
-      { type: 'skill', path: '/docs/skill.md', clientId: 'c', clientName: 'Client c' },
-      { type: 'endpoint', path: '/click', method: 'POST', clientId: 'c', clientName: 'Client c' },
       { type: 'prompt', path: '/ask.prompt.md', clientId: 'c', clientName: 'Client c' },
+      { type: 'endpoint', path: '/click', method: 'POST', clientId: 'c', clientName: 'Client c' },
+      { type: 'skill', path: '/docs/skill.md', clientId: 'c', clientName: 'Client c' },
     ]);
   });
 
   it('lists up to the depth given, and every depth for a search unless a depth is given', async () => {
     connectClient(router, 'c', catalog);
     const paths = async (request: Parameters<HostApi['listPaths']>[0]) => (await host.listPaths(request)).paths.map((p) => p.path);
-    expect(await paths({ depth: 2 })).toEqual(['/docs/skill.md', '/docs/review/skill.md', '/click', '/ask.prompt.md']);
-    expect(await paths({ search: 'review' })).toEqual(['/docs/review/skill.md', '/docs/review/deep/skill.md']);
+    expect(await paths({ depth: 2 })).toEqual(['/ask.prompt.md', '/click', '/docs/review/skill.md', '/docs/skill.md']);
+    expect(await paths({ search: 'review' })).toEqual(['/docs/review/deep/skill.md', '/docs/review/skill.md']);
     expect(await paths({ search: 'review', depth: 2 })).toEqual(['/docs/review/skill.md']);
     expect(await paths({ search: 'deep review notes' })).toEqual(['/docs/review/deep/skill.md']);
   });

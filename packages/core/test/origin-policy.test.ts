@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { credentialedOriginProblem, isLoopbackHost, isLoopbackHostname, originPolicyFor, originProblem } from '../src/origin-policy.js';
+import { credentialedOriginProblem, crossSiteWithoutOrigin, isLoopbackHost, isLoopbackHostname, originPolicyFor, originProblem } from '../src/origin-policy.js';
 
 describe('credentialedOriginProblem', () => {
   const policy = originPolicyFor('127.0.0.1', { allowedOrigins: ['https://agent.example'] });
@@ -28,6 +28,20 @@ describe('credentialedOriginProblem', () => {
     [{ host: '127.0.0.1:4000', origin: ['http://localhost', 'https://evil.example'] }, refused('http://localhost, https://evil.example')],
     [{ origin: 'https://evil.example' }, refused('https://evil.example')],
   ])('%j → %s', (headers, problem) => expect(credentialedOriginProblem(headers, policy)).toBe(problem));
+
+  it("does not count on another site's element or no-cors fetch, which sends no Origin but Fetch Metadata", () => {
+    // With SameSite=None (or from a sibling name of the same site) the browser attaches the cookie
+    // to an <img>, <script> or <link> of another site's page, with no Origin.
+    const problem = 'A cross-site request without Origin (Sec-Fetch-Mode "no-cors"): the mdp_auth cookie counts only for this server\'s own pages, loopback pages and allowed origins';
+    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' }, policy)).toBe(problem);
+    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' }, policy)).toBe(problem.replace('cross-site', 'same-site'));
+    // The user's own top-level navigation from a link, and the server's own pages, still count.
+    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }, policy)).toBeUndefined();
+    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' }, policy)).toBeUndefined();
+    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'none' }, policy)).toBeUndefined();
+    // An Origin the rules allow is decided by the Origin.
+    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', origin: 'http://localhost:3000', 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' }, policy)).toBeUndefined();
+  });
 });
 
 describe('originProblem', () => {
@@ -64,6 +78,25 @@ describe('originProblem', () => {
     // An allowed host name was checked: its own pages may call.
     expect(originProblem({ host: 'box.lan:4000', origin: 'http://box.lan:4000' }, originPolicyFor('127.0.0.1', { allowedHosts: ['box.lan'] }))).toBeUndefined();
     expect(originProblem({ host: '127.0.0.1', origin: 'null' }, originPolicyFor('127.0.0.1'))).toBe('Forbidden: Origin "null" is not allowed');
+  });
+});
+
+describe('crossSiteWithoutOrigin', () => {
+  const meta = (site: string, mode: string, dest: string) => ({ 'sec-fetch-site': site, 'sec-fetch-mode': mode, 'sec-fetch-dest': dest });
+
+  it("refuses another site's element or no-cors request that names no Origin", () => {
+    expect(crossSiteWithoutOrigin(meta('cross-site', 'no-cors', 'script'))).toBe('Forbidden: a cross-site request without Origin (Sec-Fetch-Mode "no-cors")');
+    expect(crossSiteWithoutOrigin(meta('same-site', 'no-cors', 'image'))).toMatch(/^Forbidden: a same-site request/);
+    // A frame is a navigation the page chose, not the user.
+    expect(crossSiteWithoutOrigin(meta('cross-site', 'navigate', 'iframe'))).toMatch(/^Forbidden/);
+  });
+
+  it('lets through programs, the same origin, what the user typed or followed, and requests with an Origin (judged by it)', () => {
+    expect(crossSiteWithoutOrigin({})).toBeUndefined();
+    expect(crossSiteWithoutOrigin(meta('same-origin', 'no-cors', 'script'))).toBeUndefined();
+    expect(crossSiteWithoutOrigin(meta('none', 'navigate', 'document'))).toBeUndefined();
+    expect(crossSiteWithoutOrigin(meta('cross-site', 'navigate', 'document'))).toBeUndefined();
+    expect(crossSiteWithoutOrigin({ ...meta('cross-site', 'cors', 'empty'), origin: 'http://localhost:5173' })).toBeUndefined();
   });
 });
 

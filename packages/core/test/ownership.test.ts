@@ -3,10 +3,10 @@
  * member's alone; a bare id on the hub and a member's mirror of it coexist, the bare one answering
  * for the id (owner-first), whichever arrived first. Without a policy, a page's ids are its origin's.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { mirroredId } from '@mdp/protocol';
 import { MdpError, Router, createLogger } from '../src/index.js';
-import { memberPrefixOf, originPrincipal, registrationRefusal, type RegistrationFacts } from '../src/ownership.js';
+import { HELD, memberPrefixOf, mirrorOutranks, originPrincipal, registrationRefusal, type RegistrationFacts } from '../src/ownership.js';
 import { FakeTransport, client } from './helpers.js';
 
 const F = '127.0.0.1:4001';
@@ -30,6 +30,7 @@ describe('registrationRefusal', () => {
     descriptor: client('app'),
     registrant: { principal: 'b', peer: undefined },
     holder: undefined,
+    mirrors: [],
     isServerId: members,
     ...over,
   });
@@ -46,9 +47,30 @@ describe('registrationRefusal', () => {
     expect(registrationRefusal(facts({ descriptor: marked(F, 'app'), registrant: { principal: 'a', peer: F }, holder: { principal: 'b', peer: undefined } }))).toBeUndefined();
   });
 
-  it('refuses an id held here by another principal (SPEC §4)', () => {
+  it('refuses an id held by another principal, here or on the member that mirrors it here (owner-first)', () => {
     expect(registrationRefusal(facts({ holder: { principal: 'a', peer: undefined } }))).toBe('Client id held by another principal');
     expect(registrationRefusal(facts({ holder: { principal: 'b', peer: undefined } }))).toBeUndefined();
+    expect(registrationRefusal(facts({ mirrors: [{ principal: 'a' }] }))).toBe('Client id held by another principal');
+    // Its owner may register it here too (a client that comes back here after a failover).
+    expect(registrationRefusal(facts({ registrant: { principal: 'a', peer: undefined }, mirrors: [{ principal: 'a' }] }))).toBeUndefined();
+    // Without a policy: a page may not shadow a local program's client on a member; a program may.
+    expect(registrationRefusal(facts({ registrant: { principal: 'origin:https://evil.example', peer: undefined }, mirrors: [{ principal: undefined }] }))).toBe(HELD);
+    expect(registrationRefusal(facts({ registrant: { principal: undefined, peer: undefined }, mirrors: [{ principal: 'origin:https://app.example' }] }))).toBeUndefined();
+  });
+});
+
+describe('mirrorOutranks', () => {
+  it('gives an id to the client registered first, between two principals; never between one', () => {
+    expect(mirrorOutranks({ principal: 'b', registeredAt: 200 }, { principal: 'a', registeredAt: 100 })).toBe(true);
+    expect(mirrorOutranks({ principal: 'b', registeredAt: 100 }, { principal: 'a', registeredAt: 200 })).toBe(false);
+    expect(mirrorOutranks({ principal: 'b', registeredAt: 100 }, { principal: 'a', registeredAt: 100 })).toBe(false); // a tie: the holder keeps it
+    expect(mirrorOutranks({ principal: 'a', registeredAt: 200 }, { principal: 'a', registeredAt: 100 })).toBe(false);
+  });
+
+  it("without a policy, a local program's client (no principal) outranks a page's, never the reverse", () => {
+    expect(mirrorOutranks({ principal: 'origin:https://evil.example', registeredAt: 100 }, { principal: undefined, registeredAt: 200 })).toBe(true);
+    expect(mirrorOutranks({ principal: undefined, registeredAt: 200 }, { principal: 'origin:https://app.example', registeredAt: 100 })).toBe(false);
+    expect(mirrorOutranks({ principal: undefined, registeredAt: 200 }, { principal: undefined, registeredAt: 100 })).toBe(false);
   });
 });
 
@@ -82,14 +104,41 @@ describe('Router under a policy, in a cluster', () => {
     }
   };
 
-  it.each(['bare first', 'mirror first'])("owner-first, %s: another principal's bare id and the mirror both stay, the same either way", (order) => {
-    const bare = () => open('principal-b').session.handle({ type: 'registerClient', client: client('app') });
-    const mirror = () => open('principal-a', F).session.handle({ type: 'registerClient', client: marked(F, 'app') });
-    for (const step of order === 'bare first' ? [bare, mirror] : [mirror, bare]) step();
-    expect(router.listClients().map((c) => [c.id, c.principal]).sort()).toEqual([[`${F}.app`, 'principal-a'], ['app', 'principal-b']].sort());
-    expect(logs.filter((l) => l.event === 'client.mirror_shadowed')).toEqual([
-      expect.objectContaining({ level: 'warn', clientId: 'app', mirrorId: `${F}.app`, member: F, otherPrincipal: true }),
-    ]);
+  /** A follower's mirror of `app`, its client registered there at `registeredAt`. */
+  const markedAt = (registeredAt: number) => client(mirroredId(F, 'app'), undefined, { metadata: { mdpProxy: { serverId: F, clientId: 'app', registeredAt } } });
+
+  it.each(['bare first', 'mirror first'])(
+    "owner-first, %s: between two principals the client registered first keeps the id, whichever reaches the leader first",
+    (order) => {
+      // The follower's client registered at t=1000; the leader's bare `app` registers later, at 5000.
+      vi.useFakeTimers({ now: 5000 });
+      const bareOwner = open('principal-b');
+      const bare = () => refusalOf(() => bareOwner.session.handle({ type: 'registerClient', client: client('app') }));
+      const mirror = () => open('principal-a', F).session.handle({ type: 'registerClient', client: markedAt(1000) });
+      if (order === 'mirror first') {
+        mirror();
+        expect(bare()).toBe('client_id_taken');
+      } else {
+        expect(bare()).toBeUndefined();
+        mirror();
+        expect(bareOwner.transport.closes).toEqual([{ code: 4403, reason: 'Client id held by another principal' }]);
+        expect(logs.filter((l) => l.event === 'client.owner_returned')).toEqual([expect.objectContaining({ level: 'warn', clientId: 'app', mirrorId: `${F}.app` })]);
+      }
+      // The same end: only the mirror, and `app` reaches it (aliases.ts).
+      expect(router.listClients().map((c) => [c.id, c.principal])).toEqual([[`${F}.app`, 'principal-a']]);
+      vi.useRealTimers();
+    },
+  );
+
+  it("keeps a bare id registered before the member's client: the mirror stays under its prefixed id", () => {
+    vi.useFakeTimers({ now: 5000 });
+    const bareOwner = open('principal-b');
+    bareOwner.session.handle({ type: 'registerClient', client: client('app') });
+    open('principal-a', F).session.handle({ type: 'registerClient', client: markedAt(9000) });
+    expect(bareOwner.transport.closes).toEqual([]);
+    expect(router.listClients().map((c) => c.id).sort()).toEqual([`${F}.app`, 'app'].sort());
+    expect(logs.filter((l) => l.event === 'client.mirror_shadowed')).toEqual([expect.objectContaining({ level: 'warn', otherPrincipal: true })]);
+    vi.useRealTimers();
   });
 
   it("notes a shadowed mirror of the same principal at debug only (its owner's client, moved here after a failover)", () => {
@@ -172,6 +221,22 @@ describe('Router without a policy: ids belong to the origin of the page that reg
   it('names the principal of a connection by its origin, none for a program', () => {
     expect(originPrincipal(undefined)).toBeUndefined();
     expect(originPrincipal('https://app.example')).toBe('origin:https://app.example');
-    expect(originPrincipal('null')).toBe('origin:null');
+    // The opaque origin: a principal of its own per connection.
+    expect(originPrincipal('null')).toMatch(/^origin:null#[0-9a-f-]{36}$/);
+    expect(originPrincipal('null')).not.toBe(originPrincipal('null'));
+  });
+
+  // Review finding: every `null` page was one principal, so any site's sandboxed iframe took over
+  // (and, through the skill routes, read) the ids of a page opened from a file.
+  it('a page of the opaque origin (null) replaces nothing of another null page, and nothing takes its id but a program', () => {
+    const file = connect('null');
+    expect(register(file, 'local-file-app')).toBeUndefined();
+    const sandboxed = connect('null');
+    expect(register(sandboxed, 'local-file-app')).toBe('client_id_taken: Client id held by another principal');
+    expect(file.transport.closes).toEqual([]);
+    // Its own session re-registers it freely (a catalog change by registerClient).
+    expect(register(file, 'local-file-app')).toBeUndefined();
+    expect(register(connect(), 'local-file-app')).toBeUndefined();
+    expect(file.transport.closes).toEqual([{ code: 4000, reason: 'Replaced by newer client session' }]);
   });
 });

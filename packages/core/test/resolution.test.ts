@@ -153,6 +153,11 @@ describe('PathIndex.resolveSkillRead', () => {
       skill('/a/b/c/skill.md'),
       skill('/odd/.skill.md'),
       skill('/skill.md'),
+      // Names of dots: `/.` and `/..` are no segments, `/a/.b` is one.
+      skill('/..skill.md'),
+      skill('/...skill.md'),
+      skill('/a/.b.skill.md'),
+      skill('/a/..b.skill.md'),
     ],
     'a GET endpoint declared first shadows the skill form': [
       endpoint('/docs/review/skill.md'),
@@ -183,6 +188,10 @@ describe('PathIndex.resolveSkillRead', () => {
     '/odd',
     '/',
     '',
+    '/.',
+    '/..',
+    '/a/.b',
+    '/a/..b',
     '/docs//review',
     '/docs/../docs/review',
     '/notes',
@@ -210,6 +219,19 @@ describe('PathIndex.resolveSkillRead', () => {
     expect(index.resolveSkillRead('/r.skill.md')?.path).toBe('/r.skill.md');
     expect(new PathIndex([skill('/r.skill.md'), skill('/r/SKILL.md')]).resolveSkillRead('/r')?.path).toBe('/r/SKILL.md');
     expect(new PathIndex([skill('/r.skill.md')]).resolveSkillRead('/r')?.path).toBe('/r.skill.md');
+  });
+
+  it('keeps nothing per read: reading a client does not make its index bigger (issue 37)', () => {
+    // A server that reads across thousands of clients would otherwise build a table for each one
+    // under load, and every such table ends up in the old generation.
+    const index = new PathIndex([skill('/docs/review/skill.md'), skill('/setup.skill.md'), endpoint('/docs/review/readme')]);
+    const before = Object.entries(index);
+    expect(index.resolveSkillRead('/docs/review')?.path).toBe('/docs/review/skill.md');
+    expect(index.resolveSkillRead('/setup')?.path).toBe('/setup.skill.md');
+    expect(index.resolveSkillRead('/missing')).toBeUndefined();
+    const after = Object.entries(index);
+    expect(after.map(([key]) => key)).toEqual(before.map(([key]) => key));
+    after.forEach(([key, value], i) => expect(value, key).toBe(before[i]?.[1]));
   });
 
   it('finds nothing under a name a skill route refuses', () => {

@@ -3,10 +3,15 @@
  * response description out. The node adapter (`node.ts`, the server's production path) and the
  * Hono adapter (`hono.ts`, for embedders) only translate.
  *
- *   GET  /mdp/clients?search=                 → 200 {clients}
- *   GET  /mdp/paths?clientId=&search=&depth=   → 200 {paths}
+ *   GET  /mdp/clients?search=&limit=&cursor=                 → 200 {clients, nextCursor?}
+ *   GET  /mdp/paths?clientId=&search=&depth=&limit=&cursor=   → 200 {paths, nextCursor?}
  *   POST /mdp/call       {clientId, method, path, query?, body?, headers?, auth?} → 200 {ok: true, data}
  *   POST /mdp/call-many  {clientIds?, method, path, …}                            → 200 {results}
+ *
+ * Listings are paged (SPEC §12.6, `@mdp/core` listing.ts): `limit` items at most (default 100, at
+ * most 1000), about 1 MiB of JSON at most, and a page may end early after a bounded amount of work;
+ * `nextCursor` is there while the listing goes on. Each page is built and written on its own, so
+ * no answer is one giant string.
  *
  * Failures are `{error: SerializedError}` (a failed call also says `ok: false` and its `source`),
  * with one status mapping (`httpStatusOf`): 400 bad request (the message names the field), 401
@@ -48,6 +53,7 @@ import {
   parseCallPathsRequest,
   parseListClientsRequest,
   parseListPathsRequest,
+  MAX_LIST_LIMIT,
   type AuthContext,
   type CallResult,
   type ParseResult,
@@ -153,6 +159,18 @@ function depthOf(raw: string | undefined): number | undefined {
   return Number(raw);
 }
 
+/** `?limit=` as a number (the schema checks its range); anything but digits is refused. Empty: none. */
+function limitOf(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^\d{1,9}$/.test(raw)) throw new Answer(badRequest(`limit: must be a whole number from 1 to ${MAX_LIST_LIMIT}, got ${JSON.stringify(raw.slice(0, 100))}`));
+  return Number(raw);
+}
+
+/** `?cursor=`: the `nextCursor` of the page before. Empty: none (the first page). */
+function cursorOf(raw: string | undefined): string | undefined {
+  return raw === '' ? undefined : raw;
+}
+
 /** The first value of a header. */
 function headerOf(headers: HeaderMap, name: string): string | undefined {
   const value = headers[name];
@@ -194,10 +212,18 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
    */
   const route = async (request: HostHttpRequest, auth: AuthContext | undefined, forwardable: () => AuthContext | undefined): Promise<HostHttpResponse> => {
     switch (request.path) {
-      case '/mdp/clients':
-        return json(200, await host.listClients(parsed(parseListClientsRequest({ search: request.query('search') }))));
+      case '/mdp/clients': {
+        const query = { search: request.query('search'), limit: limitOf(request.query('limit')), cursor: cursorOf(request.query('cursor')) };
+        return json(200, await host.listClients(parsed(parseListClientsRequest(query))));
+      }
       case '/mdp/paths': {
-        const query = { clientId: request.query('clientId'), search: request.query('search'), depth: depthOf(request.query('depth')) };
+        const query = {
+          clientId: request.query('clientId'),
+          search: request.query('search'),
+          depth: depthOf(request.query('depth')),
+          limit: limitOf(request.query('limit')),
+          cursor: cursorOf(request.query('cursor')),
+        };
         return json(200, await host.listPaths(parsed(parseListPathsRequest(query))));
       }
       case '/mdp/call': {

@@ -54,6 +54,8 @@ export interface NodeHostOptions extends HostApiOptions {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** Characters above which an answer is written as one Buffer. */
+const LARGE_BODY_CHARS = 64 * 1024;
 
 /** `(request, response, url) => handled`: answers the four host routes, returns false for anything else. */
 export function createNodeHostHandler(host: HostApi, options: NodeHostOptions = {}): (req: IncomingMessage, res: ServerResponse, url: string) => boolean {
@@ -64,12 +66,14 @@ export function createNodeHostHandler(host: HostApi, options: NodeHostOptions = 
     if (res.destroyed || res.headersSent) return;
     const headers: Record<string, string | number> = { ...options.extraHeaders?.(req), ...answer.headers };
     if (answer.body !== undefined) headers['content-type'] = JSON_TYPE;
-    headers['content-length'] = answer.body === undefined ? 0 : Buffer.byteLength(answer.body);
+    // A large body (a listing page) is encoded once, not measured and then encoded again.
+    const body = answer.body !== undefined && answer.body.length > LARGE_BODY_CHARS ? Buffer.from(answer.body) : answer.body;
+    headers['content-length'] = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
     // The rest of an oversized body is not read: close once the 413 is written (a body refused for
     // the in-flight budget says so in its own headers).
     if (answer.status === 413) headers.connection = 'close';
     res.writeHead(answer.status, headers);
-    res.end(answer.body);
+    res.end(body);
   };
 
   return (req, res, url) => {

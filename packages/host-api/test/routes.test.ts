@@ -6,8 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Hono } from 'hono';
-import { MdpError, originPolicyFor, type CallOptions, type HostApi } from '@mdp/core';
-import type { CallPathRequest, CallPathsRequest, CallResult } from '@mdp/protocol';
+import { MdpError, Router, createLocalHost, originPolicyFor, type CallOptions, type HostApi } from '@mdp/core';
+import type { CallPathRequest, CallPathsRequest, CallResult, ListPathsRequest, PathDescriptor } from '@mdp/protocol';
 import { createNodeHostHandler, type HostApiOptions } from '../src/index.js';
 import { createHostRoutes } from '../src/hono.js';
 
@@ -152,10 +152,83 @@ describe.each(ADAPTERS)('%s adapter', (_name, app) => {
       ['depth=two', '/mdp/paths?depth=two', 'depth: must be a whole number of at least 1, got "two"'],
       ['depth=-1', '/mdp/paths?depth=-1', 'depth: must be a whole number of at least 1, got "-1"'],
       ['a 1001-character search', `/mdp/clients?search=${'x'.repeat(1001)}`, 'search: must be at most 1000 characters'],
+      ['limit=0', '/mdp/clients?limit=0', 'limit: must be at least 1'],
+      ['limit=1001', '/mdp/paths?limit=1001', 'limit: must be at most 1000'],
+      ['limit=ten', '/mdp/clients?limit=ten', 'limit: must be a whole number from 1 to 1000, got "ten"'],
+      ['limit=2.5', '/mdp/paths?limit=2.5', 'limit: must be a whole number from 1 to 1000, got "2.5"'],
+      ['limit=-1', '/mdp/paths?limit=-1', 'limit: must be a whole number from 1 to 1000, got "-1"'],
+      ['limit=99999999999', '/mdp/clients?limit=99999999999', 'limit: must be a whole number from 1 to 1000, got "99999999999"'],
+      ['a 4097-character cursor', `/mdp/clients?cursor=${'x'.repeat(4097)}`, 'cursor: must be at most 4096 characters'],
     ])('refuses %s with 400 naming the field', async (_what, url, message) => {
       const res = await app(fakeHost()).request(url);
       expect(res.status).toBe(400);
       expect(await res.json()).toEqual({ error: { code: 'bad_request', message } });
+    });
+
+    it('passes limit and cursor on, and an empty one as none', async () => {
+      const asked: ListPathsRequest[] = [];
+      const host = { ...fakeHost(), listPaths: async (request: ListPathsRequest = {}) => (asked.push(request), { paths: [], nextCursor: 'next' }) };
+      const a = app(host);
+      const res = await a.request('/mdp/paths?limit=5&cursor=abc');
+      expect(await res.json()).toEqual({ paths: [], nextCursor: 'next' });
+      await a.request('/mdp/paths?limit=&cursor=');
+      expect(asked).toEqual([
+        { limit: 5, cursor: 'abc' },
+        {},
+      ]);
+    });
+
+    it('walks a real registry page by page: every path once, each answer within the byte bound', async () => {
+      const router = new Router();
+      try {
+        for (let c = 0; c < 20; c++) {
+          const paths: PathDescriptor[] = Array.from({ length: 250 }, (_, p) => ({ type: 'endpoint', method: 'GET', path: `/p${p}`, description: 'd'.repeat(p) }));
+          router.openSession({ kind: 'fake', send: () => undefined, close: () => undefined }).handle({ type: 'registerClient', client: { id: `c${c}`, name: `C${c}`, paths } });
+        }
+        const maxPageBytes = 32 * 1024;
+        const a = app(createLocalHost(router, { listing: { maxPageBytes } }));
+        const seen = new Set<string>();
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const res = await a.request(`/mdp/paths?limit=1000${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+          expect(res.status).toBe(200);
+          const text = await res.text();
+          expect(Buffer.byteLength(text)).toBeLessThanOrEqual(maxPageBytes);
+          const page = JSON.parse(text) as { paths: Array<{ clientId: string; path: string }>; nextCursor?: string };
+          for (const path of page.paths) {
+            const key = `${path.clientId} ${path.path}`;
+            expect(seen.has(key)).toBe(false);
+            seen.add(key);
+          }
+          cursor = page.nextCursor;
+          pages++;
+        } while (cursor !== undefined);
+        expect(seen.size).toBe(5000);
+        expect(pages).toBeGreaterThan(5);
+      } finally {
+        await router.close();
+      }
+    });
+
+    it('writes a large page whole, its Content-Length in bytes', async () => {
+      const big = { id: 'é'.repeat(100_000), name: 'n', paths: [], status: 'online', connectedAt: 'x', lastSeenAt: 'y', connection: { mode: 'ws', secure: false, authSource: 'none' }, aliases: [] };
+      const host = { ...fakeHost(), listClients: async () => ({ clients: [big as never], nextCursor: 'n' }) };
+      const res = await app(host).request('/mdp/clients');
+      const bytes = Buffer.from(await res.arrayBuffer());
+      expect(Number(res.headers.get('content-length') ?? bytes.length)).toBe(bytes.length);
+      expect(JSON.parse(bytes.toString('utf8'))).toEqual({ clients: [big], nextCursor: 'n' });
+    });
+
+    it('answers a cursor it did not make with 400 naming the cursor', async () => {
+      const router = new Router();
+      const a = app(createLocalHost(router));
+      for (const url of ['/mdp/clients?cursor=garbage', '/mdp/paths?cursor=%E2%9C%93', `/mdp/paths?cursor=${Buffer.from('[1,"c","a"]').toString('base64url')}`]) {
+        const res = await a.request(url);
+        expect(res.status).toBe(400);
+        expect(await res.json()).toEqual({ error: { code: 'bad_request', message: expect.stringMatching(/^cursor: /) } });
+      }
+      await router.close();
     });
 
     it('maps a host not_found to 404 and hides unknown errors behind a plain 500', async () => {

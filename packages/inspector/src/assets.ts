@@ -58,6 +58,7 @@ const INDEX_HTML = `<!doctype html>
     <h2>Clients <span id="client-count"></span></h2>
     <p id="no-clients">No client is connected.</p>
     <ul id="clients"></ul>
+    <button id="more-clients" type="button" hidden>Show more clients</button>
   </section>
   <section id="call-panel">
     <h2>Call a path</h2>

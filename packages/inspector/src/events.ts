@@ -1,13 +1,18 @@
 /**
- * The inspector's push channel: a server-sent event stream of the client list. Each stream gets
- * the list when it opens, then again after clients come, change or go (changes within
+ * The inspector's push channel: a server-sent event stream of the client list's first page. Each
+ * stream gets it when it opens, then again after clients come, change or go (changes within
  * `coalesceMs` are sent once). The host is watched only while a stream is open; one keep-alive
  * timer serves every stream.
  *
  *   open ─▶ "clients" ─▶ host.onChange ─(coalesceMs)─▶ "clients" to every stream ─▶ …
  *                          keep-alive comment every keepAliveMs ─┘     close() ends every stream
  *
- * Every event is the whole list, so a reader that is behind needs only the latest one: while a
+ * An event is one page of the host's listing (SPEC §12.6): `{clients, nextCursor?}`, at most
+ * `pageLimit` clients and `pageBytes` of JSON (a client larger than that alone comes alone), so a
+ * huge catalog never makes one huge event, nor stops the feed. The page reads the rest, when it
+ * wants it, from `GET /mdp/clients?cursor=`.
+ *
+ * Every event replaces the one before, so a reader that is behind needs only the latest one: while a
  * stream's last write is not yet flushed to its socket it is written nothing more, and gets the
  * latest list once that write is flushed. A stream holding more than `maxBufferedBytes` unsent when
  * a new list comes (a reader that stopped reading) is ended. At most `maxStreams` are open at once.
@@ -24,6 +29,10 @@ export interface EventStreamsOptions {
   readonly maxStreams: number;
   /** A stream with more unsent bytes than this when a new list comes is ended. */
   readonly maxBufferedBytes: number;
+  /** Clients in one event (the first page of the listing). */
+  readonly pageLimit: number;
+  /** Bytes of JSON of one event's page. */
+  readonly pageBytes: number;
   readonly logger: Logger;
 }
 
@@ -123,8 +132,8 @@ export class EventStreams {
   private async sendList(targets: readonly EventSink[]): Promise<void> {
     let event: string;
     try {
-      const list = await this.host.listClients();
-      event = `event: clients\ndata: ${JSON.stringify(list)}\n\n`;
+      const page = await this.host.listClients({ limit: this.options.pageLimit }, { maxBytes: this.options.pageBytes });
+      event = `event: clients\ndata: ${JSON.stringify(page)}\n\n`;
     } catch (error) {
       this.options.logger.error('inspector.list_failed', { error });
       return;

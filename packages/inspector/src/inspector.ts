@@ -26,10 +26,14 @@ export interface InspectorOptions {
   readonly maxStreams?: number;
   /** A stream with more unsent bytes than this when the list changes (its reader stopped reading) is ended, bytes. Default 1 MiB. */
   readonly maxBufferedBytes?: number;
+  /** Clients in one event of the stream: the first page of the listing. Default 100. */
+  readonly pageLimit?: number;
+  /** Bytes of JSON of one event's page. Default 256 KiB: a quarter of `maxBufferedBytes`, so a reader a few events behind is not dropped. */
+  readonly pageBytes?: number;
   readonly logger?: Logger;
 }
 
-export const INSPECTOR_DEFAULTS = { coalesceMs: 100, keepAliveMs: 15_000, maxStreams: 64, maxBufferedBytes: 1024 * 1024 } as const;
+export const INSPECTOR_DEFAULTS = { coalesceMs: 100, keepAliveMs: 15_000, maxStreams: 64, maxBufferedBytes: 1024 * 1024, pageLimit: 100, pageBytes: 256 * 1024 } as const;
 
 export interface Inspector {
   /** Answer a request under `/mdp/inspector` and return true; false for any other path. `url` is the origin form. */
@@ -59,6 +63,8 @@ export function createInspector(host: HostApi, options: InspectorOptions = {}): 
     keepAliveMs: options.keepAliveMs ?? INSPECTOR_DEFAULTS.keepAliveMs,
     maxStreams: options.maxStreams ?? INSPECTOR_DEFAULTS.maxStreams,
     maxBufferedBytes: options.maxBufferedBytes ?? INSPECTOR_DEFAULTS.maxBufferedBytes,
+    pageLimit: options.pageLimit ?? INSPECTOR_DEFAULTS.pageLimit,
+    pageBytes: options.pageBytes ?? INSPECTOR_DEFAULTS.pageBytes,
     logger,
   });
 

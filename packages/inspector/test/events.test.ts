@@ -6,7 +6,8 @@
 import { EventEmitter } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Router, createLocalHost, silentLogger } from '@mdp/core';
-import { fakeClient } from '@mdp/test-kit';
+import { fakeClient, settle } from '@mdp/test-kit';
+import type { ListClientsResult } from '@mdp/protocol';
 import { EventStreams, type EventSink } from '../src/events.js';
 
 /** A response whose writes stay unsent until `flush()`. */
@@ -66,12 +67,14 @@ const sink = (): SlowSink & EventSink => new SlowSink() as SlowSink & EventSink;
 let router: Router;
 let streams: EventStreams;
 
-function start(options: { maxStreams?: number; maxBufferedBytes?: number } = {}): void {
+function start(options: { maxStreams?: number; maxBufferedBytes?: number; pageLimit?: number; pageBytes?: number } = {}): void {
   streams = new EventStreams(createLocalHost(router), {
     coalesceMs: 10,
     keepAliveMs: 1000,
     maxStreams: options.maxStreams ?? 8,
     maxBufferedBytes: options.maxBufferedBytes ?? 1_000_000,
+    pageLimit: options.pageLimit ?? 100,
+    pageBytes: options.pageBytes ?? 256 * 1024,
     logger: silentLogger,
   });
 }
@@ -80,8 +83,17 @@ function register(id: string): void {
   fakeClient(router, { id, name: id, paths: [] });
 }
 
+/**
+ * Fake time for the streams' timers; the listing's own turns of the event loop (`@mdp/core`
+ * listing.ts) stay real, and `tick` lets them run.
+ */
+async function tick(ms: number): Promise<void> {
+  await vi.advanceTimersByTimeAsync(ms);
+  await settle(3);
+}
+
 beforeEach(() => {
-  vi.useFakeTimers();
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
   router = new Router();
 });
 
@@ -92,6 +104,37 @@ afterEach(async () => {
   vi.useRealTimers();
 });
 
+describe('EventStreams and a large catalog', () => {
+  it('sends the first page of the listing, bounded, with the cursor to read the rest, and goes on sending', async () => {
+    start({ pageBytes: 64 * 1024 });
+    // 400 clients of 15 kB each (the description cap is 16 KiB): 6 MB of catalog, far more than one event should carry.
+    const description = 'd'.repeat(15_000);
+    for (let i = 0; i < 400; i++) fakeClient(router, { id: `c${String(i).padStart(3, '0')}`, name: `C${i}`, description, paths: [] });
+    const reader = sink();
+    streams.add(reader);
+    await tick(0);
+    reader.flush();
+    const events = () => reader.written.filter((text) => text.startsWith('event: clients')).map((text) => JSON.parse(text.slice(text.indexOf('data: ') + 6)) as ListClientsResult);
+    const [first] = events();
+    expect(Buffer.byteLength(reader.written[0] as string)).toBeLessThanOrEqual(64 * 1024 + 64);
+    expect(first?.clients.map((c) => c.id).slice(0, 2)).toEqual(['c000', 'c001']);
+    expect(first?.nextCursor).toEqual(expect.any(String));
+    // The rest, as the page reads it: every client once.
+    const host = createLocalHost(router);
+    const ids = [...(first?.clients ?? []).map((c) => c.id)];
+    for (let cursor = first?.nextCursor; cursor !== undefined; ) {
+      const page = await host.listClients({ limit: 100, cursor });
+      ids.push(...page.clients.map((c) => c.id));
+      cursor = page.nextCursor;
+    }
+    expect(new Set(ids).size).toBe(400);
+    // The feed goes on: a change sends the new first page.
+    fakeClient(router, { id: 'a-new-one', name: 'new', paths: [] });
+    await tick(10);
+    expect(events().at(-1)?.clients[0]?.id).toBe('a-new-one');
+  });
+});
+
 describe('EventStreams and slow readers', () => {
   it('a reader that is behind gets only the latest list once it catches up', async () => {
     start();
@@ -99,11 +142,11 @@ describe('EventStreams and slow readers', () => {
     const quick = sink();
     streams.add(slow);
     streams.add(quick);
-    await vi.advanceTimersByTimeAsync(0);
+    await tick(0);
     quick.flush();
     for (const id of ['a', 'b', 'c']) {
       register(id);
-      await vi.advanceTimersByTimeAsync(10);
+      await tick(10);
       quick.flush();
     }
     // The quick reader got every list; the slow one still holds its first, unsent.
@@ -122,11 +165,11 @@ describe('EventStreams and slow readers', () => {
     const reading = sink();
     streams.add(stuck);
     streams.add(reading);
-    await vi.advanceTimersByTimeAsync(0);
+    await tick(0);
     reading.flush();
     expect(stuck.writableLength).toBeGreaterThan(20);
     register('a');
-    await vi.advanceTimersByTimeAsync(10);
+    await tick(10);
     expect(stuck.destroyed).toBe(true);
     expect(reading.destroyed).toBe(false);
     expect(streams.size).toBe(1);
@@ -139,9 +182,9 @@ describe('EventStreams and slow readers', () => {
     const idle = sink();
     streams.add(stuck);
     streams.add(idle);
-    await vi.advanceTimersByTimeAsync(0);
+    await tick(0);
     idle.flush();
-    await vi.advanceTimersByTimeAsync(1000);
+    await tick(1000);
     expect(idle.written.at(-1)).toBe(': keep-alive\n\n');
     expect(stuck.written).toHaveLength(1);
   });

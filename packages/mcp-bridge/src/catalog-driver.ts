@@ -5,13 +5,14 @@
  * with no agent connected the bridge costs nothing per registration.
  *
  *   host.onChange ─▶ refresh (at most one at a time, REFRESH_MIN_INTERVAL_MS apart)
- *                      └─ host.listClients() ─▶ step(catalog) ─▶ timer at wakeAt ─▶ step(tick)
+ *                      └─ host.listClients(), every page ─▶ step(catalog) ─▶ timer at wakeAt ─▶ step(tick)
  *                                                     └────────────────────────────────┴─▶ notify(kinds)
  *
  * A listing that fails (a follower between leaders) keeps the last catalog, and is retried after
  * RETRY_MS: agents keep the tools they had rather than see them vanish and come back.
  */
-import { MdpError, type HostApi, type Logger } from '@mdp/core';
+import { MAX_LIST_LIMIT, type ListedClient } from '@mdp/protocol';
+import { MdpError, collectPages, type HostApi, type Logger } from '@mdp/core';
 import { initialCatalog, step, type CatalogKind, type CatalogOptions, type CatalogState, type CatalogStep } from './catalog.js';
 import { Timer, type Clock } from './clock.js';
 import { catalogClient, type Surface } from './surface.js';
@@ -70,7 +71,11 @@ export function createCatalogDriver(options: {
 
   const listOnce = async (): Promise<boolean> => {
     try {
-      const { clients } = await host.listClients();
+      // Every page, a turn of the event loop apart: the catalog is the whole of it.
+      const clients = await collectPages<ListedClient>(async (cursor) => {
+        const page = await host.listClients({ limit: MAX_LIST_LIMIT, ...(cursor === undefined ? {} : { cursor }) });
+        return { items: page.clients, nextCursor: page.nextCursor };
+      });
       if (!unsubscribe) return true;
       apply(step(state, { type: 'catalog', clients: clients.map(catalogClient) }, clock.now()));
       return true;

@@ -4,13 +4,28 @@
  * valibot schemas as the host API's requests, so an agent gets the same answer either way; the
  * JSON Schemas below describe those schemas to the agent (a test keeps their fields in step).
  */
-import { parseCallPathRequest, parseCallPathsRequest, parseListClientsRequest, parseListPathsRequest, type ParseResult } from '@mdp/protocol';
+import {
+  MAX_CURSOR_LENGTH,
+  MAX_LIST_LIMIT,
+  parseCallPathRequest,
+  parseCallPathsRequest,
+  parseListClientsRequest,
+  parseListPathsRequest,
+  type ParseResult,
+} from '@mdp/protocol';
 import { DEFAULT_MAX_MESSAGE_BYTES, FANOUT_BODY_FACTOR, fanoutTargets, type CallOptions, type HostApi } from '@mdp/core';
 import { GENERIC_TOOL_NAMES } from './names.js';
 import type { McpToolDefinition } from './surface.js';
 import { badArguments, callOutcome, toolSuccess, type ToolResult } from './tool-results.js';
 
 const search = { type: 'string', maxLength: 1000, description: 'Case-insensitive text to look for in ids, names, paths, methods and descriptions' };
+const limit = { type: 'integer', minimum: 1, maximum: MAX_LIST_LIMIT, description: 'Most items in this page (default 100)' };
+const cursor = {
+  type: 'string',
+  minLength: 1,
+  maxLength: MAX_CURSOR_LENGTH,
+  description: 'The nextCursor of the page before, to list the next page. A page may hold fewer items than the limit, even none: ask again until there is no nextCursor',
+};
 const clientId = { type: 'string', minLength: 1, description: 'A client id from listClients (a mirrored client may also be named by its bare id)' };
 const method = { type: 'string', enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], description: 'GET for skills and prompts; an endpoint\'s own method' };
 const path = { type: 'string', description: 'The concrete path to call, e.g. /docs/review/skill.md or /todos/42 (":param" segments filled in)' };
@@ -32,20 +47,22 @@ export const GENERIC_TOOLS: readonly McpToolDefinition[] = [
   {
     name: 'listClients',
     description:
-      'List the apps and pages connected to this MDP server (MDP clients): id, name, description, what they publish (paths) and how they are connected. Start here.',
-    inputSchema: { type: 'object', properties: { search } },
+      'List the apps and pages connected to this MDP server (MDP clients): id, name, description, what they publish (paths) and how they are connected. Start here. Paged: when the result has a nextCursor, call again with it as cursor for more.',
+    inputSchema: { type: 'object', properties: { search, limit, cursor } },
     annotations: { title: 'List MDP clients', readOnlyHint: true },
   },
   {
     name: 'listPaths',
     description:
-      'List the paths clients publish: endpoints (call them), prompts and skills (GET them; skills are markdown that explains the app). Without search or depth only the first level is listed: read those skills, then go deeper with depth or search.',
+      'List the paths clients publish: endpoints (call them), prompts and skills (GET them; skills are markdown that explains the app). Without search or depth only the first level is listed: read those skills, then go deeper with depth or search. Paged: when the result has a nextCursor, call again with it as cursor for more.',
     inputSchema: {
       type: 'object',
       properties: {
         clientId: { ...clientId, description: 'Only this client\'s paths' },
         search,
         depth: { type: 'integer', minimum: 1, description: 'List paths up to this depth (/a/skill.md is 1, /a/b/skill.md is 2)' },
+        limit,
+        cursor,
       },
     },
     annotations: { title: 'List MDP paths', readOnlyHint: true },

@@ -7,6 +7,8 @@
  * - prompts/get: a GET of the prompt with the arguments as query; a string is one user message.
  * - resources/read: a GET of the skill the `mdp://` URI names; `mdp:///SKILL.md`, the server's own
  *   guide when the host gave one (listed first).
+ * - prompts/list, resources/list, resources/templates/list: paged with MCP's `cursor` and
+ *   `nextCursor` (pages.ts); tools/list is capped instead (`maxTools`) and sent whole.
  * Prompts and resources have no error result in MCP: their failures are JSON-RPC errors with a
  * message that says what went wrong.
  */
@@ -29,6 +31,7 @@ import {
 import { compilePattern, isSkillPath, matchPattern, parseCallPathRequest, splitPath, type CallPathRequest, type CallResult } from '@mdp/protocol';
 import { MdpError, serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
+import { jsonBytes, mcpPage } from './pages.js';
 import { promptCall } from './prompt-input.js';
 import { SERVER_GUIDE_URI, parseResourceUri } from './resource-uri.js';
 import type { Surface } from './surface.js';
@@ -173,7 +176,10 @@ export function createSessionServer(ctx: SessionContext): Server {
     return result;
   });
 
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: (await ctx.surface()).prompts.map((prompt) => prompt.definition) }));
+  server.setRequestHandler(ListPromptsRequestSchema, async (request) => {
+    const { page, nextCursor } = mcpPage('prompts/list', (await ctx.surface()).prompts, (p) => p.definition.name, request.params?.cursor, (p) => jsonBytes(p.definition));
+    return { prompts: page.map((prompt) => prompt.definition), ...(nextCursor === undefined ? {} : { nextCursor }) };
+  });
   server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
     try {
       return await getPrompt(ctx, request.params.name, request.params.arguments ?? {}, extra.signal);
@@ -182,13 +188,19 @@ export function createSessionServer(ctx: SessionContext): Server {
     }
   });
 
-  server.setRequestHandler(ListResourcesRequestSchema, async () => {
-    const skills = (await ctx.surface()).resources.map((r) => r.definition);
-    return { resources: ctx.guide ? [GUIDE_RESOURCE, ...skills] : skills };
+  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+    const cursor = request.params?.cursor;
+    const { page, nextCursor } = mcpPage('resources/list', (await ctx.surface()).resources, (r) => r.definition.uri, cursor, (r) => jsonBytes(r.definition));
+    const skills = page.map((r) => r.definition);
+    // The guide heads the first page (its URI sorts before every client's anyway).
+    const resources = ctx.guide && cursor === undefined ? [GUIDE_RESOURCE, ...skills] : skills;
+    return { resources, ...(nextCursor === undefined ? {} : { nextCursor }) };
   });
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-    resourceTemplates: (await ctx.surface()).templates.map((t) => t.definition),
-  }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request) => {
+    const templates = (await ctx.surface()).templates;
+    const { page, nextCursor } = mcpPage('resources/templates/list', templates, (t) => t.definition.uriTemplate, request.params?.cursor, (t) => jsonBytes(t.definition));
+    return { resourceTemplates: page.map((t) => t.definition), ...(nextCursor === undefined ? {} : { nextCursor }) };
+  });
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     try {
       return await readResource(ctx, request.params.uri, extra.signal);

@@ -19,9 +19,27 @@ import {
 
 const SearchSchema = v.optional(v.pipe(v.string(), v.maxLength(1000, 'must be at most 1000 characters')));
 
+/** Most items one page of a listing may hold; a `limit` above it is refused. */
+export const MAX_LIST_LIMIT = 1000;
+/** Longest `cursor`, characters: a cursor names one client id and one path, each cut to a bounded key. */
+export const MAX_CURSOR_LENGTH = 4096;
+
+/**
+ * Paging (SPEC §12.6): `limit` items at most (default: the answering server's page size), from
+ * where `cursor` (the `nextCursor` of the page before) left off. The cursor is opaque; its
+ * content is checked by whoever answers.
+ */
+const pageFields = {
+  limit: v.optional(
+    v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(MAX_LIST_LIMIT, `must be at most ${MAX_LIST_LIMIT}`)),
+  ),
+  cursor: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(MAX_CURSOR_LENGTH, `must be at most ${MAX_CURSOR_LENGTH} characters`))),
+};
+
 export const ListClientsRequestSchema = v.object({
   /** Case-insensitive substring of id, name, description, paths, methods, descriptions, content types. */
   search: SearchSchema,
+  ...pageFields,
 });
 
 export const ListPathsRequestSchema = v.object({
@@ -29,6 +47,7 @@ export const ListPathsRequestSchema = v.object({
   search: SearchSchema,
   /** List paths of at most this depth (SPEC §12: segments − 1, at least 1). */
   depth: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
+  ...pageFields,
 });
 
 const ConcretePathSchema = v.pipe(
@@ -92,11 +111,19 @@ export type ListedClient = ClientDescriptor & {
 /** A path as `listPaths` shows it. */
 export type ListedPath = PathDescriptor & { readonly clientId: string; readonly clientName: string };
 
+/**
+ * One page of a listing. `nextCursor` is there when the listing goes on: ask again with it as
+ * `cursor`. A page may hold fewer items than its `limit` (even none) and still have a
+ * `nextCursor`: the server bounds the work and the bytes of each page, so callers loop until there
+ * is no `nextCursor`.
+ */
 export interface ListClientsResult {
   readonly clients: ListedClient[];
+  readonly nextCursor?: string;
 }
 export interface ListPathsResult {
   readonly paths: ListedPath[];
+  readonly nextCursor?: string;
 }
 
 /**

@@ -24,6 +24,7 @@ export {
   CallClientMessageSchema,
   CallClientResultMessageSchema,
   ClientDescriptorSchema,
+  ClientIdSchema,
   ClientToServerMessageSchema,
   ClusterHeartbeatAckSchema,
   ClusterHeartbeatSchema,
@@ -114,6 +115,8 @@ export {
   CallPathsRequestSchema,
   ListClientsRequestSchema,
   ListPathsRequestSchema,
+  MAX_CURSOR_LENGTH,
+  MAX_LIST_LIMIT,
   methodOf,
   pathDepth,
 } from './host.js';

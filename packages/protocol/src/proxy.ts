@@ -8,6 +8,11 @@ import type { ClientDescriptor } from './schemas.js';
 export interface MdpProxyMetadata {
   readonly serverId: string;
   readonly clientId: string;
+  /**
+   * When the client registered on its member, ms since the epoch: of two principals' clients with
+   * one id, the one registered first keeps it (core's ownership.ts). Absent from older members.
+   */
+  readonly registeredAt?: number;
 }
 
 export function mirroredId(serverId: string, clientId: string): string {
@@ -21,7 +26,8 @@ export function mirroredId(serverId: string, clientId: string): string {
 export function proxyMarker(descriptor: Pick<ClientDescriptor, 'id' | 'metadata'>): MdpProxyMetadata | undefined {
   const marker = descriptor.metadata?.mdpProxy;
   if (typeof marker !== 'object' || marker === null) return undefined;
-  const { serverId, clientId } = marker as Record<string, unknown>;
+  const { serverId, clientId, registeredAt } = marker as Record<string, unknown>;
   if (typeof serverId !== 'string' || typeof clientId !== 'string') return undefined;
-  return descriptor.id === mirroredId(serverId, clientId) ? { serverId, clientId } : undefined;
+  if (descriptor.id !== mirroredId(serverId, clientId)) return undefined;
+  return typeof registeredAt === 'number' && Number.isFinite(registeredAt) ? { serverId, clientId, registeredAt } : { serverId, clientId };
 }

@@ -16,6 +16,18 @@ export const JsonObjectSchema = v.custom<Record<string, unknown>>(
 
 export const NonEmptyString = v.pipe(v.string(), v.nonEmpty('must not be empty'));
 
+/** A UTF-16 surrogate without its pair: JSON can carry one (`"\ud800"`), no URL or UTF-8 text can. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * A client id: not empty, and text every URL and header can name (no lone surrogate), since skill
+ * routes, MCP resource URIs and the server's guide put it in URLs (`encodeURIComponent` throws on one).
+ */
+export const ClientIdSchema = v.pipe(
+  NonEmptyString,
+  v.check((id) => !LONE_SURROGATE.test(id), 'must be well-formed Unicode (no lone surrogate)'),
+);
+
 /**
  * Deepest nesting of objects and arrays taken in the JSON a client describes itself with (an input
  * schema, its metadata, any extra field). JSON.parse takes far deeper documents than JSON.stringify
@@ -127,7 +139,7 @@ export type PathDescriptor = v.InferOutput<typeof PathDescriptorSchema>;
 export const PathCatalogSchema = v.array(PathDescriptorSchema);
 
 export const ClientDescriptorSchema = v.objectWithRest({
-  id: NonEmptyString,
+  id: ClientIdSchema,
   name: v.string(),
   description: v.optional(v.string()),
   version: v.optional(v.string()),

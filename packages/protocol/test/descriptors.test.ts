@@ -198,6 +198,9 @@ describe('client descriptor', () => {
     ['without id', without(clientDescriptor(), 'id'), 'id'],
     ['with an empty id', { ...clientDescriptor(), id: '' }, 'id'],
     ['with a numeric id', { ...clientDescriptor(), id: 1 }, 'id'],
+    // Review finding: such an id made GET /SKILL.md throw (encodeURIComponent), ending the process.
+    ['with a lone surrogate in its id', { ...clientDescriptor(), id: '\ud800x' }, 'id'],
+    ['with a lone low surrogate in its id', { ...clientDescriptor(), id: 'x\udc00' }, 'id'],
     ['without name', without(clientDescriptor(), 'name'), 'name'],
     ['with a null name', { ...clientDescriptor(), name: null }, 'name'],
     ['with a numeric version', { ...clientDescriptor(), version: 1 }, 'version'],
@@ -212,6 +215,10 @@ describe('client descriptor', () => {
     const result = parseClientDescriptor(input);
     expect(result).toMatchObject({ ok: false, path });
     if (!result.ok) expect(result.error.startsWith(`${path}: `)).toBe(true);
+  });
+
+  it('takes ids of any well-formed text, astral characters included', () => {
+    for (const id of ['\u{1F600}', 'caf\u00e9', 'a:b/c', '\ud83d\ude00x']) expect(parseClientDescriptor({ ...clientDescriptor(), id })).toMatchObject({ ok: true });
   });
 
   it('says which field of which path is wrong', () => {

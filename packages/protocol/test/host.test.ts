@@ -13,6 +13,8 @@ describe('host requests', () => {
   it('accepts the documented shapes and drops unknown fields', () => {
     expect(parseListClientsRequest({ search: 'x', extra: 1 })).toEqual({ ok: true, value: { search: 'x' } });
     expect(parseListPathsRequest({ clientId: 'c', depth: 2 })).toEqual({ ok: true, value: { clientId: 'c', depth: 2 } });
+    expect(parseListClientsRequest({ limit: 1000, cursor: 'abc' })).toEqual({ ok: true, value: { limit: 1000, cursor: 'abc' } });
+    expect(parseListPathsRequest({ limit: 1, cursor: 'x'.repeat(4096) }).ok).toBe(true);
     const call = { clientId: 'c', method: 'POST', path: '/a/b', query: { q: '1' }, body: [1], headers: { h: 'v' }, auth: { token: 't' } };
     expect(parseCallPathRequest(call)).toEqual({ ok: true, value: call });
     expect(parseCallPathsRequest({ method: 'GET', path: '/s' })).toEqual({ ok: true, value: { method: 'GET', path: '/s' } });
@@ -23,6 +25,13 @@ describe('host requests', () => {
     [parseListPathsRequest, { depth: 1.5 }, 'depth: must be a whole number'],
     [parseListPathsRequest, { clientId: '' }, 'clientId: must not be empty'],
     [parseListClientsRequest, { search: 'x'.repeat(1001) }, 'search: must be at most 1000 characters'],
+    [parseListClientsRequest, { limit: 0 }, 'limit: must be at least 1'],
+    [parseListClientsRequest, { limit: 1001 }, 'limit: must be at most 1000'],
+    [parseListPathsRequest, { limit: 2.5 }, 'limit: must be a whole number'],
+    [parseListPathsRequest, { limit: '10' }, 'limit'],
+    [parseListClientsRequest, { cursor: '' }, 'cursor: must not be empty'],
+    [parseListPathsRequest, { cursor: 'x'.repeat(4097) }, 'cursor: must be at most 4096 characters'],
+    [parseListPathsRequest, { cursor: 7 }, 'cursor'],
     [parseCallPathRequest, { method: 'GET', path: '/a' }, 'clientId'],
     [parseCallPathRequest, { clientId: 'c', method: 'TRACE', path: '/a' }, 'method: method must be one of GET, POST, PUT, PATCH, DELETE'],
     [parseCallPathRequest, { clientId: 'c', method: 'GET', path: 'a' }, 'path: path must start with "/"'],
@@ -55,5 +64,12 @@ describe('proxyMarker', () => {
     expect(proxyMarker({ id: 'other', metadata: { mdpProxy: marker } })).toBeUndefined();
     expect(proxyMarker({ id: 'h:1.c', metadata: { mdpProxy: 'x' } })).toBeUndefined();
     expect(proxyMarker({ id: 'h:1.c' })).toBeUndefined();
+  });
+
+  it('reads when the mirrored client registered, only as a finite number', () => {
+    expect(proxyMarker({ id: 'h:1.c', metadata: { mdpProxy: { serverId: 'h:1', clientId: 'c', registeredAt: 1234 } } })).toEqual({ serverId: 'h:1', clientId: 'c', registeredAt: 1234 });
+    for (const registeredAt of ['1234', null, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(proxyMarker({ id: 'h:1.c', metadata: { mdpProxy: { serverId: 'h:1', clientId: 'c', registeredAt } } })).toEqual({ serverId: 'h:1', clientId: 'c' });
+    }
   });
 });

@@ -256,6 +256,19 @@ const textHeaders = new Map<string | undefined, Readonly<Record<string, string>>
 const INVALID_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 
 /**
+ * Sent with every skill's text. The text and its type come from a client, and a page of any site
+ * may register one: opened in a browser (a link the user follows) as `text/html` or
+ * `image/svg+xml`, its scripts would run as a page of this server, which the server lets use the
+ * host API and so call every client. The sandbox gives such a document an origin of its own and no
+ * scripts, and nosniff keeps a browser from taking other text for HTML. Readers that fetch the
+ * text (agents, pages with CORS) are not affected.
+ */
+export const SKILL_TEXT_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-security-policy': "sandbox; default-src 'none'",
+  'x-content-type-options': 'nosniff',
+});
+
+/**
  * The response headers of a text skill, shared per declared content type (a handful per server);
  * `undefined` when the declared type cannot be sent as a header (a client's mistake).
  */
@@ -264,7 +277,7 @@ function textHeadersFor(declared: string | undefined): Readonly<Record<string, s
   if (!headers) {
     const contentType = skillContentType(declared);
     if (INVALID_HEADER_VALUE.test(contentType)) return undefined;
-    headers = Object.freeze({ 'content-type': contentType });
+    headers = Object.freeze({ 'content-type': contentType, ...SKILL_TEXT_HEADERS });
     // Declared types come from clients; keep the cache small whatever they declare.
     if (textHeaders.size < 64) textHeaders.set(declared, headers);
   }

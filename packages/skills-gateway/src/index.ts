@@ -3,6 +3,7 @@ export {
   MDP_CLIENT_CANDIDATES_HEADER,
   MDP_ERROR_CODE_HEADER,
   MDP_ERROR_HEADER,
+  SKILL_TEXT_HEADERS,
   handleSkillRead,
   readSkill,
   skillContentType,

@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Router } from '@mdp/core';
 import { skill } from '@mdp/test-kit';
-import { DEFAULT_SKILL_CONTENT_TYPE, handleSkillRead, skillContentType, type SkillReadResponse } from '../src/index.js';
+import { DEFAULT_SKILL_CONTENT_TYPE, SKILL_TEXT_HEADERS, handleSkillRead, skillContentType, type SkillReadResponse } from '../src/index.js';
 import { connectClient, readRequest } from './helpers.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -58,7 +58,7 @@ describe('200', () => {
     const auth = { scheme: 'Bearer', token: 't1' };
     for (const pathname of ['/skills/c1/docs/review', '/c1/skills/docs/review']) {
       const response = await read(pathname, { query: { x: '2' }, headers: { 'x-custom': 'v' }, auth });
-      expect(response, pathname).toEqual({ status: 200, headers: { 'content-type': 'text/markdown; charset=utf-8' }, body: '# Review' });
+      expect(response, pathname).toEqual({ status: 200, headers: { 'content-type': 'text/markdown; charset=utf-8', ...SKILL_TEXT_HEADERS }, body: '# Review' });
     }
     expect(client.calls).toHaveLength(2);
     expect(client.lastCall).toMatchObject({
@@ -83,15 +83,26 @@ describe('200', () => {
       skill('/json/skill.md', { contentType: 'application/json' }),
       skill('/latin/skill.md', { contentType: 'text/html; charset=latin1' }),
     ]);
-    expect((await read('/skills/c1/plain')).headers).toEqual({ 'content-type': 'text/plain; charset=utf-8' });
-    expect((await read('/skills/c1/json')).headers).toEqual({ 'content-type': 'application/json' });
-    expect((await read('/skills/c1/latin')).headers).toEqual({ 'content-type': 'text/html; charset=latin1' });
+    expect((await read('/skills/c1/plain')).headers).toEqual({ 'content-type': 'text/plain; charset=utf-8', ...SKILL_TEXT_HEADERS });
+    expect((await read('/skills/c1/json')).headers).toEqual({ 'content-type': 'application/json', ...SKILL_TEXT_HEADERS });
+    expect((await read('/skills/c1/latin')).headers).toEqual({ 'content-type': 'text/html; charset=latin1', ...SKILL_TEXT_HEADERS });
+  });
+
+  // Review finding: a page of any site registered a skill of type text/html; a reader who opened
+  // it ran its scripts as a page of the server, which may use the host API and call every client.
+  it('sends every text with a sandbox and nosniff: a client\'s HTML or SVG never runs as the server\'s own page', async () => {
+    connectClient(router, 'c1', [skill('/html/skill.md', { contentType: 'text/html' }), skill('/svg/skill.md', { contentType: 'image/svg+xml' }), skill('/md/skill.md')]);
+    for (const pathname of ['/skills/c1/html', '/skills/c1/svg', '/skills/c1/md']) {
+      const { headers } = await read(pathname);
+      expect(headers['content-security-policy'], pathname).toBe("sandbox; default-src 'none'");
+      expect(headers['x-content-type-options'], pathname).toBe('nosniff');
+    }
   });
 
   it('answers an empty string as an empty text body', async () => {
     const client = connectClient(router, 'c1', [skill('/s/skill.md')]);
     client.reply = () => ({ ok: true, data: '' });
-    expect(await read('/skills/c1/s')).toEqual({ status: 200, headers: { 'content-type': DEFAULT_SKILL_CONTENT_TYPE }, body: '' });
+    expect(await read('/skills/c1/s')).toEqual({ status: 200, headers: { 'content-type': DEFAULT_SKILL_CONTENT_TYPE, ...SKILL_TEXT_HEADERS }, body: '' });
   });
 
   it.each([

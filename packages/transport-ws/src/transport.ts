@@ -62,10 +62,10 @@ export interface WebSocketTransportOptions {
    */
   principalOf?: (auth: AuthContext | undefined) => string | undefined;
   /**
-   * Under `authorize`: the cluster member an upgrade proves it is a mirror link of, with the
-   * principal of the client it mirrors (a cluster node's `mirrorPeer`). Its session is opened as
-   * that member's `peer`, under that principal (else `principalOf`'s): only such a session
-   * registers the member's mirrored ids, and they stay their owner's. Default: none.
+   * The cluster member an upgrade proves it is a mirror link of, with the principal of the client
+   * it mirrors (a cluster node's `mirrorPeer`). Its session is opened as that member's `peer`, under
+   * that principal (under `authorize`, else `principalOf`'s): only such a session registers the
+   * member's mirrored ids, and they stay their owner's, with or without a policy. Default: none.
    */
   peerOf?: (headers: HeaderMap) => { readonly serverId: string; readonly principal?: string } | undefined;
   /**
@@ -280,10 +280,13 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     const inbound = countInboundFrames(socket, inflight, ws, evictInflight);
     const auth = extractAuth(request.headers);
     if (options.authorize && !options.authorize(auth)) return refuse(ws, WS_CLOSE.unauthorized, 'Unauthorized');
-    const peer = options.authorize ? options.peerOf?.(request.headers) : undefined;
+    // A mirror link proves its member with or without a policy: the hub keeps the ids it mirrors
+    // for their owner either way (without one, so that no page of another site shadows them).
+    const peer = options.peerOf?.(request.headers);
     const origin = request.headers.origin;
-    // Without a policy a page's ids are its origin's, and a program's (no Origin) the machine's.
-    const principal = options.authorize ? (peer?.principal ?? options.principalOf?.(auth)) : originPrincipal(origin);
+    // Without a policy a page's ids are its origin's, and a program's (no Origin) the machine's; a
+    // mirror link's are those of the client it mirrors (a page's origin, or the machine).
+    const principal = options.authorize ? (peer?.principal ?? options.principalOf?.(auth)) : peer ? peer.principal : originPrincipal(origin);
     // wss: the upgrade came over a TLS socket (a plain one has no `encrypted`).
     const connection = new WsConnection(ws, socket, context, (request.socket as { encrypted?: boolean }).encrypted === true, origin, request.socket.remoteAddress);
     connection.inbound = inbound;

@@ -391,10 +391,15 @@ describe('principals', () => {
       ['member-1', 'owner'],
       [undefined, 'p1'],
     ]);
-    // Without a policy nobody is asked, and no session is a peer.
+    // Without a policy a proven link is its member's too, under its client's principal; any other
+    // connection is its page's origin (or the machine's, without one).
     const open = await start({ transport: { peerOf } });
     await client(open, { 'x-proof': 'good' });
-    expect(open.sessions.opened.map((s) => [s.peer, s.principal])).toEqual([[undefined, undefined]]);
+    await client(open, { 'x-proof': 'bad', origin: 'http://evil.example' });
+    expect(open.sessions.opened.map((s) => [s.peer, s.principal])).toEqual([
+      ['member-1', 'owner'],
+      [undefined, 'origin:http://evil.example'],
+    ]);
   });
 
   it("lets the same principal's new connection replace the old one (4000)", async () => {

@@ -1,6 +1,6 @@
 /** The two skill read routes (SPEC §8), answered on node's request without Hono. */
 import type { IncomingMessage } from 'node:http';
-import { originProblem, type OriginPolicy, type Router } from '@mdp/core';
+import { crossSiteWithoutOrigin, isOpaqueOrigin, originProblem, type OriginPolicy, type Router } from '@mdp/core';
 import { MDP_CLIENT_CANDIDATES_HEADER, MDP_ERROR_CODE_HEADER, MDP_ERROR_HEADER, createNodeSkillsHandler, type SkillReadResponse } from '@mdp/skills-gateway';
 import { NO_CORS } from '../cors.js';
 import type { ServerContext, ServerFeature } from '../feature.js';
@@ -14,13 +14,17 @@ const EXPOSE = { 'access-control-expose-headers': `${MDP_ERROR_CODE_HEADER}, ${M
  * use the host API (loopback origins, this server's own pages, `--allow-origin` origins; and a Host
  * that is no rebound DNS name), and besides a page of the origin that registered the client. Any
  * other site's page gets no CORS grant and its read is refused: what a local app publishes is not
- * for every site the user visits.
+ * for every site the user visits. So is a page of another site that sends no Origin, as browsers do
+ * for an element's GET, by its Fetch Metadata (`crossSiteWithoutOrigin`): the client is not called.
  */
 export function skillReaderRefusal(router: Router, policy: OriginPolicy): SkillReaderRefusal {
   // Nearly every reader sends the same Host and no Origin: remember the last Host that passed.
   let passedHost: string | undefined;
   return (headers, clientId) => {
     const { origin, host } = headers;
+    // A page of another site that sends no Origin (a <script src> of the skill, a no-cors fetch).
+    const unnamed = crossSiteWithoutOrigin(headers);
+    if (unnamed !== undefined) return unnamed;
     // No Origin: a program, or a page reading its own server (a rebound name shows in Host). No
     // Host either: no browser sends that (an HTTP/1.0 tool may).
     if (origin === undefined && (host === undefined || host === passedHost)) return undefined;
@@ -29,7 +33,8 @@ export function skillReaderRefusal(router: Router, policy: OriginPolicy): SkillR
       if (origin === undefined) passedHost = host;
       return undefined;
     }
-    return origin !== undefined && router.getClient(clientId)?.origin === origin ? undefined : problem;
+    // The opaque origin (`null`) is no page's own: any site can send it from a sandboxed iframe.
+    return origin !== undefined && !isOpaqueOrigin(origin) && router.getClient(clientId)?.origin === origin ? undefined : problem;
   };
 }
 

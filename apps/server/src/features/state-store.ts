@@ -105,8 +105,8 @@ export function stateStoreFeature(ctx: ServerContext, store: MdpStateStoreOption
           ...(store.retryMs !== undefined ? { retryMs: store.retryMs } : {}),
         },
         writeSync: () => writeStoreFilesSync(dir, files(info)),
-        // The documents are made when the write starts: it shows the state of that moment.
-        write: () => writeStoreFiles(dir, files(info)),
+        // The documents are of the moment the write starts; they are made a slice at a time.
+        write: () => writeStoreFiles(dir, files(info), () => clock.now()),
         // One error line for a run of failures (the retries are detail), one line when it works again.
         onFailure: (error, first) => {
           if (first) logger.error('state_store.write_failed', { dir, generation, error });

@@ -10,7 +10,8 @@ export const SETUP_HELP = `Usage: mdp-server setup [hosts] [options]
 
 Adds this MDP server to your agent hosts' MCP configuration, in each host's own file and format.
 Running it again changes nothing; other servers, comments and keys you added are kept, and
---remove gives back the file as it was. A file it cannot parse is left untouched (exit 1).
+--remove gives back the file as it was. A file it cannot parse, or one made read-only, is left
+untouched (exit 1).
 
 Hosts, by name or by flag (setup cursor codex, or setup --cursor --codex); none given: every
 host found installed, from its command on PATH or its config folder:

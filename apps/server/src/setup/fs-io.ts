@@ -1,8 +1,8 @@
 /** The thin I/O layer under setup: read a config, write it atomically, find a command on PATH. */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
-import { access, chmod, mkdir, open, readFile, realpath, rename, stat, unlink } from 'node:fs/promises';
-import { basename, delimiter as hostDelimiter, dirname, join } from 'node:path';
+import { access, chmod, mkdir, open, readFile, readlink, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { basename, delimiter as hostDelimiter, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
 /** Largest config file setup reads, bytes: agent configs are a few KiB; anything this big is not one. */
@@ -31,20 +31,43 @@ export async function readOptional(file: string): Promise<string | undefined> {
   return text;
 }
 
+/** Symlinks followed to a file that does not exist yet, at most (the kernel's own limit is 40). */
+const MAX_LINKS = 40;
+
+/**
+ * The file a write of `file` must replace: its real path; for a symlink whose target does not
+ * exist yet (a dotfile manager's link to a file not written yet), that target, so the link stays.
+ */
+async function writeTarget(file: string): Promise<string> {
+  const real = await realpath(file).catch(() => undefined);
+  if (real !== undefined) return real;
+  let path = file;
+  for (let links = 0; links < MAX_LINKS; links++) {
+    const link = await readlink(path).catch(() => undefined);
+    if (link === undefined) return path;
+    path = resolve(dirname(path), link);
+  }
+  throw new Error(`it is a chain of more than ${MAX_LINKS} symlinks`);
+}
+
 /**
  * Replaces `file` with `text` so that no reader ever sees half a file: the text goes to a
  * temporary file in the same folder (same file system, so the rename is atomic), which takes the
  * old file's mode and is then renamed over it. A symlinked config (dotfile managers) is written
- * through: the link stays and its target changes.
+ * through: the link stays and its target changes (or is made, for a link to a file not there yet).
+ * A file its owner made read-only is refused: the rename would replace it all the same.
  */
 export async function writeAtomic(file: string, text: string): Promise<void> {
-  const target = await realpath(file).catch(() => file);
+  const target = await writeTarget(file);
   const dir = dirname(target);
-  await mkdir(dir, { recursive: true });
   const mode = await stat(target).then(
     (s) => s.mode & 0o7777,
     () => undefined,
   );
+  if (mode !== undefined && (mode & 0o200) === 0) {
+    throw new Error(`it is read-only (mode ${(mode & 0o777).toString(8).padStart(4, '0')}); make it writable for setup to edit it, or edit it by hand`);
+  }
+  await mkdir(dir, { recursive: true });
   const temporary = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
     const handle = await open(temporary, 'wx', mode ?? 0o666);

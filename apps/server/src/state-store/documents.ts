@@ -72,12 +72,11 @@ function clientEntry(client: ClientInfo): Record<string, unknown> {
   };
 }
 
-function routeEntries(clients: readonly ClientInfo[]): Array<Record<string, unknown>> {
-  const routes: Array<Record<string, unknown>> = [];
+function* routeEntries(clients: readonly ClientInfo[]): Generator<Record<string, unknown>> {
   for (const client of clients) {
     const clientName = text(client.descriptor.name);
     for (const path of client.paths) {
-      routes.push({
+      yield {
         clientId: client.id,
         clientName,
         type: path.type,
@@ -85,10 +84,13 @@ function routeEntries(clients: readonly ClientInfo[]): Array<Record<string, unkn
         path: path.path,
         description: text(path.description),
         contentType: 'contentType' in path ? text(path.contentType) : undefined,
-      });
+      };
     }
   }
-  return routes;
+}
+
+function* map<T, U>(items: Iterable<T>, f: (item: T) => U): Generator<U> {
+  for (const item of items) yield f(item);
 }
 
 function services(f: StoreFacts): Record<string, unknown> {
@@ -135,18 +137,30 @@ function snapshot(f: StoreFacts): Record<string, unknown> {
   };
 }
 
-/** An array with one compact JSON entry per line. */
-function lines(entries: readonly unknown[]): string {
-  return entries.length === 0 ? '[]\n' : `[\n${entries.map((entry) => JSON.stringify(entry)).join(',\n')}\n]\n`;
+/**
+ * An array with one compact JSON entry per line, in pieces made as they are taken (a piece per
+ * entry), so that a writer can take a large one a slice at a time.
+ */
+function* lines(entries: Iterable<unknown>): Generator<string> {
+  let first = true;
+  for (const entry of entries) {
+    yield `${first ? '[\n' : ',\n'}${JSON.stringify(entry)}`;
+    first = false;
+  }
+  yield first ? '[]\n' : '\n]\n';
 }
 
-const pretty = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
+const pretty = (value: unknown): string[] => [`${JSON.stringify(value, null, 2)}\n`];
 
-/** The four files, in the order they are written (snapshot.json last). */
+/**
+ * The four files, in the order they are written (snapshot.json last). The lists are made as they
+ * are written, from `f` as it was given: the clients' descriptors are replaced, never changed, when
+ * a client changes, so they show the moment the write started.
+ */
 export function storeFiles(f: StoreFacts): StoreFile[] {
   return [
-    ['clients.json', lines(f.clients.map(clientEntry))],
-    ['routes.json', lines(routeEntries(f.clients))],
+    ['clients.json', { [Symbol.iterator]: () => lines(map(f.clients, clientEntry)) }],
+    ['routes.json', { [Symbol.iterator]: () => lines(routeEntries(f.clients)) }],
     ['services.json', pretty(services(f))],
     ['snapshot.json', pretty(snapshot(f))],
   ];

@@ -3,13 +3,22 @@
  * replaced whole: the text goes to a new temporary file in the same directory (0600), which is
  * then renamed over the file. A reader opens either the old file or the new one, never a part.
  * The temporary names start with a dot and end in `.tmp`; one left by a crash is harmless.
+ *
+ * A file's text comes in pieces, made as they are written: the routes of a full node are tens of
+ * megabytes, which made in one go held the event loop for most of a second at every write. The
+ * writes while running take them in slices of about {@link SLICE_CHARS}, each written before the
+ * next is made, so the node serves its calls between two slices.
  */
 import { accessSync, constants, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 
-/** A file's name in the directory and its whole text. */
-export type StoreFile = readonly [name: string, text: string];
+/** A file's name in the directory and its text, in pieces (made as they are taken). */
+export type StoreFile = readonly [name: string, pieces: Iterable<string>];
+
+/** Characters made and written at once by the writes while running (about 256 KiB). */
+export const SLICE_CHARS = 256 * 1024;
 
 /** The directory cannot hold the store; the message says why and names the path. */
 export class StateStoreDirError extends Error {
@@ -64,13 +73,16 @@ export function prepareStoreDir(dir: string): void {
 let sequence = 0;
 const tempName = (dir: string, name: string): string => join(dir, `.${name}.${process.pid}.${++sequence}.tmp`);
 
-/** Write `files` in order, each whole; throws on the first that fails (its temporary file removed). */
+/**
+ * Write `files` in order, each whole; throws on the first that fails (its temporary file removed).
+ * For the first write, when the node has no clients yet.
+ */
 export function writeStoreFilesSync(dir: string, files: readonly StoreFile[]): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  for (const [name, text] of files) {
+  for (const [name, pieces] of files) {
     const temp = tempName(dir, name);
     try {
-      writeFileSync(temp, text, { mode: 0o600, flag: 'wx' });
+      writeFileSync(temp, [...pieces].join(''), { mode: 0o600, flag: 'wx' });
       renameSync(temp, join(dir, name));
     } catch (error) {
       rmSync(temp, { force: true });
@@ -79,20 +91,52 @@ export function writeStoreFilesSync(dir: string, files: readonly StoreFile[]): v
   }
 }
 
+/** Write all of `bytes` at the handle's position: a write may take only part of them. */
+async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
+  for (let at = 0; at < bytes.length; ) {
+    const { bytesWritten } = await handle.write(bytes, at);
+    if (bytesWritten === 0) throw new Error('the file took no more bytes');
+    at += bytesWritten;
+  }
+}
+
 /**
- * `writeStoreFilesSync` without blocking: the directory is made again when it is gone (someone
- * cleaned up), so the files come back at the next write.
+ * `writeStoreFilesSync` without blocking: each file's pieces are made and written a slice at a
+ * time, and the directory is made again when it is gone (someone cleaned up), so the files come
+ * back at the next write. Resolves with the time, ms by `now`, spent making the slices: the time
+ * the write held the event loop, which the schedule keeps small.
  */
-export async function writeStoreFiles(dir: string, files: readonly StoreFile[]): Promise<void> {
+export async function writeStoreFiles(dir: string, files: readonly StoreFile[], now: () => number = () => performance.now()): Promise<number> {
+  let busyMs = 0;
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  for (const [name, text] of files) {
+  for (const [name, pieces] of files) {
     const temp = tempName(dir, name);
+    let handle: FileHandle | undefined;
     try {
-      await writeFile(temp, text, { mode: 0o600, flag: 'wx' });
+      handle = await open(temp, 'wx', 0o600);
+      const next = pieces[Symbol.iterator]();
+      for (let done = false; !done; ) {
+        const started = now();
+        let slice = '';
+        while (slice.length < SLICE_CHARS) {
+          const piece = next.next();
+          if (piece.done) {
+            done = true;
+            break;
+          }
+          slice += piece.value;
+        }
+        busyMs += now() - started;
+        await writeAll(handle, Buffer.from(slice, 'utf8'));
+      }
+      await handle.close();
+      handle = undefined;
       await rename(temp, join(dir, name));
     } catch (error) {
+      await handle?.close().catch(() => undefined);
       await rm(temp, { force: true }).catch(() => undefined);
       throw error;
     }
   }
+  return busyMs;
 }

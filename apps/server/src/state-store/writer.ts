@@ -14,10 +14,11 @@ export interface StoreWriterOptions {
   /** Write every file now; throws when it could not. Used once, for the first write. */
   readonly writeSync: () => void;
   /**
-   * Write every file; rejects when it could not. What it does before it returns (making the
-   * documents) is the time it holds the event loop, which the schedule keeps small.
+   * Write every file; rejects when it could not. The time it holds the event loop, which the
+   * schedule keeps small, is what it does before it returns plus what it resolves with (ms spent
+   * making the documents a slice at a time).
    */
-  readonly write: () => Promise<void>;
+  readonly write: () => Promise<number | void>;
   /** A write failed; `first`: the first of a run of failures (report it; the others are detail). */
   readonly onFailure: (error: unknown, first: boolean) => void;
   /** A write worked; `recovered`: after failures. */
@@ -105,7 +106,7 @@ export class StoreWriter {
   private write(): void {
     const { clock } = this.options;
     const started = clock.now();
-    let running: Promise<void>;
+    let running: Promise<number | void>;
     try {
       running = this.options.write();
     } catch (error) {
@@ -114,11 +115,12 @@ export class StoreWriter {
     // What the call took before it returned: the time it held the event loop (making the documents).
     const busyMs = clock.now() - started;
     running.then(
-      () => {
+      (sliced) => {
         const recovered = this.failing;
         this.failing = false;
         this.options.onWritten(recovered);
-        this.feed({ type: 'written', ok: true, busyMs });
+        // And what it spent afterwards, a slice at a time.
+        this.feed({ type: 'written', ok: true, busyMs: busyMs + (typeof sliced === 'number' ? sliced : 0) });
       },
       (error: unknown) => {
         this.failed(error);

@@ -3,6 +3,8 @@
  * page asks for it once, on the first 401), and the token never leaves this origin.
  */
 
+import type { ListClientsResult } from '@mdp/protocol';
+
 const TOKEN_KEY = 'mdp-inspector-token';
 
 /** The answer to a request the server refused for want of a credential. */
@@ -51,6 +53,17 @@ export async function callPath(request: Record<string, unknown>, signal?: AbortS
     // Not JSON (a proxy's error page): shown as text.
   }
   return { status: response.status, ms, body };
+}
+
+/** Clients in one page the page asks for (the host API's default). */
+export const CLIENTS_PAGE = 100;
+
+/** `GET /mdp/clients` from `cursor` on: one page of the listing (SPEC §12). */
+export async function listClientsPage(cursor: string, signal?: AbortSignal): Promise<ListClientsResult> {
+  const response = await fetch(`/mdp/clients?limit=${CLIENTS_PAGE}&cursor=${encodeURIComponent(cursor)}`, { headers: authHeaders(), signal, cache: 'no-store' });
+  if (response.status === 401) throw new Unauthorized();
+  if (!response.ok) throw new Error(`/mdp/clients answered ${response.status}`);
+  return (await response.json()) as ListClientsResult;
 }
 
 /** `GET /mdp/meta`: the metadata document (open to all, like the endpoints it lists). */

@@ -5,9 +5,13 @@
  *
  *   events ──clients──▶ render list ──click a path──▶ form ──submit──▶ /mdp/call ──▶ status, time, result
  *     └─ 401 ──▶ token form ──▶ sessionStorage ──▶ reconnect
+ *
+ * Each event is the first page of the clients (SPEC §12.6). "Show more clients" reads the next page
+ * from `GET /mdp/clients?cursor=`; after each event the pages shown beyond the first are read again
+ * from its cursor, so a huge catalog is read only as far as someone looks.
  */
 import type { EndpointMethod, ListClientsResult, ListedClient, MetaDocument, PathDescriptor } from '@mdp/protocol';
-import { Unauthorized, authHeaders, callPath, readMeta, setToken, token } from './api.js';
+import { Unauthorized, authHeaders, callPath, listClientsPage, readMeta, setToken, token } from './api.js';
 import { byId, el } from './dom.js';
 import { renderMarkdown } from './markdown.js';
 import { SseParser } from './sse.js';
@@ -23,8 +27,22 @@ interface Selected {
   readonly path: PathDescriptor;
 }
 
-const state: { clients: ListedClient[]; selected: Selected | undefined; stream: AbortController | undefined } = {
+const state: {
+  /** The clients shown: the event's first page, then the pages read after it, in listing order. */
+  clients: ListedClient[];
+  /** Where the listing goes on after `clients`; undefined when they are all of it. */
+  nextCursor: string | undefined;
+  /** Pages the user asked for beyond the first (read again after each event). */
+  morePages: number;
+  /** The reading of those pages now, if any. */
+  reading: AbortController | undefined;
+  selected: Selected | undefined;
+  stream: AbortController | undefined;
+} = {
   clients: [],
+  nextCursor: undefined,
+  morePages: 0,
+  reading: undefined,
   selected: undefined,
   stream: undefined,
 };
@@ -67,9 +85,11 @@ function wireTokenForm(): void {
 
 function renderClients(): void {
   const list = byId<HTMLUListElement>('clients');
-  const clients = [...state.clients].sort((a, b) => a.id.localeCompare(b.id));
-  byId('client-count').textContent = `(${clients.length})`;
-  byId('no-clients').hidden = clients.length > 0;
+  // In listing order (by id), page after page.
+  const clients = state.clients;
+  byId('client-count').textContent = `(${clients.length}${state.nextCursor === undefined ? '' : '+'})`;
+  byId('no-clients').hidden = clients.length > 0 || state.nextCursor !== undefined;
+  byId('more-clients').hidden = state.nextCursor === undefined;
   list.replaceChildren(
     ...clients.map((client) =>
       el(
@@ -112,6 +132,48 @@ function select(clientId: string, path: PathDescriptor): void {
   renderClients();
 }
 
+/** A new first page: shown at once, then the pages the user had asked for beyond it are read again. */
+function firstPage(page: ListClientsResult): void {
+  state.reading?.abort();
+  state.reading = undefined;
+  state.clients = page.clients;
+  state.nextCursor = page.nextCursor;
+  renderClients();
+  if (state.morePages > 0) void readMore(state.morePages);
+}
+
+/** Read `pages` more pages after what is shown, one after the other; a newer event stops it. */
+async function readMore(pages: number): Promise<void> {
+  state.reading?.abort();
+  const controller = new AbortController();
+  state.reading = controller;
+  const button = byId<HTMLButtonElement>('more-clients');
+  button.disabled = true;
+  try {
+    for (let read = 0; read < pages && state.nextCursor !== undefined; read++) {
+      const page = await listClientsPage(state.nextCursor, controller.signal);
+      if (controller.signal.aborted) return;
+      state.clients = [...state.clients, ...page.clients];
+      state.nextCursor = page.nextCursor;
+      renderClients();
+    }
+  } catch (error) {
+    if (error instanceof Unauthorized) askForToken('The server asks for a token.');
+  } finally {
+    if (state.reading === controller) {
+      state.reading = undefined;
+      button.disabled = false;
+    }
+  }
+}
+
+function wireMoreButton(): void {
+  byId('more-clients').addEventListener('click', () => {
+    state.morePages += 1;
+    void readMore(1);
+  });
+}
+
 /** Read the event stream until it ends; reconnect with back-off unless it was refused. */
 function connectEvents(): void {
   state.stream?.abort();
@@ -136,8 +198,7 @@ function connectEvents(): void {
           if (done) break;
           for (const event of parser.push(value)) {
             if (event.event !== 'clients') continue;
-            state.clients = (JSON.parse(event.data) as ListClientsResult).clients;
-            renderClients();
+            firstPage(JSON.parse(event.data) as ListClientsResult);
           }
         }
       } catch {
@@ -245,6 +306,7 @@ async function refreshCluster(): Promise<void> {
 function start(): void {
   wireTokenForm();
   wireCallForm();
+  wireMoreButton();
   byId('cluster-refresh').addEventListener('click', () => void refreshCluster());
   connectEvents();
   void refreshCluster();
