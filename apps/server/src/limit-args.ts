@@ -183,7 +183,7 @@ export const LIMIT_SETTINGS = settingGroup({
       placeholder: '<n>',
       schema: count,
       default: SERVER_DEFAULTS.maxInflightBytes,
-      help: 'bytes held of messages still arriving (websocket frames, HTTP bodies being read; +1 KiB per chunk held), all connections together; past it the oldest unfinished one is closed 1013 / answered 503 with Retry-After',
+      help: 'bytes held of messages still arriving (websocket frames, HTTP bodies being read; +1 KiB per chunk held), all connections together, at least twice --max-message-bytes; past it the oldest unfinished one is closed 1013 / answered 503 with Retry-After',
     },
   },
   checks: [
