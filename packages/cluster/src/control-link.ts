@@ -6,19 +6,19 @@
  */
 import type { RawData, WebSocket } from 'ws';
 import { DEFAULT_MAX_MESSAGE_BYTES, closeReason, type Logger } from '@mdp/core';
-import { parseClusterMessage, type ClusterHello, type ClusterMessage, type ClusterRpcResponse, type SerializedError } from '@mdp/protocol';
+import { CLOSE_CODES, parseClusterMessage, type ClusterHello, type ClusterMessage, type ClusterRpcResponse, type SerializedError } from '@mdp/protocol';
 import { BACKLOG_DEFAULTS, Backlog, unsentBytes, type BacklogLimits } from './backlog.js';
 
 export const LINK_CLOSE = {
-  normal: { code: 1000, reason: 'Closing' },
-  goingAway: { code: 1001, reason: 'Server shutting down' },
-  binary: { code: 1003, reason: 'Binary frames are not accepted' },
-  policy: 1008,
-  duplicate: { code: 1008, reason: 'Duplicate control link' },
+  normal: { code: CLOSE_CODES.normal, reason: 'Closing' },
+  goingAway: { code: CLOSE_CODES.goingAway, reason: 'Server shutting down' },
+  binary: { code: CLOSE_CODES.unsupportedData, reason: 'Binary frames are not accepted' },
+  policy: CLOSE_CODES.policyViolation,
+  duplicate: { code: CLOSE_CODES.policyViolation, reason: 'Duplicate control link' },
   /** The peer left more than the byte cap unread for its stall time (backlog.ts). */
-  notReading: 1013,
+  notReading: CLOSE_CODES.tryAgainLater,
   /** The node's in-flight budget needed the room of a frame the peer left unfinished. */
-  tryAgainLater: 1013,
+  tryAgainLater: CLOSE_CODES.tryAgainLater,
 } as const;
 
 export type LinkState = 'handshake' | 'open' | 'closed';

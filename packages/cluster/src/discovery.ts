@@ -8,9 +8,8 @@ import { DEFAULT_PORT, type MetaDocument } from '@mdp/protocol';
 import { childSignal } from './child-signal.js';
 import type { Clock, TimerSet } from './clock.js';
 import { isProbeable } from './membership.js';
-import { probeMeta, type ProbeResult } from './meta-probe.js';
+import { probeMeta, probeWith, type ProbeResult } from './meta-probe.js';
 import type { ResolvedOptions } from './options.js';
-import { probeWith } from './tls.js';
 
 export interface DiscoveryOptions {
   /** Host whose port range is probed. Default 127.0.0.1. */

@@ -14,7 +14,7 @@ import { urlHost } from '@mdp/core';
 import { DEFAULT_PORT, parseMetaDocument, type MetaDocument } from '@mdp/protocol';
 import { childSignal } from './child-signal.js';
 import { mapLimited } from './map-limited.js';
-import { tlsConnectOptions, type PeerTls } from './tls.js';
+import { currentTls, tlsConnectOptions, type PeerTls, type PeerTlsSource } from './tls.js';
 
 export const PROBE_DEFAULTS = Object.freeze({
   /** Time allowed for one probe, connect to last byte, in ms. Short so a frozen peer cannot stall a discovery round. */
@@ -398,4 +398,10 @@ export async function scanRange(
   } finally {
     scan.release();
   }
+}
+
+/** `probeMeta` under these TLS options (plain `probeMeta` without any). */
+export function probeWith(source: PeerTlsSource | undefined): (url: string, options: ProbeOptions) => Promise<ProbeResult> {
+  if (source === undefined) return probeMeta;
+  return (url, options) => probeMeta(url, { ...options, tls: currentTls(source) });
 }

@@ -8,6 +8,7 @@ import type { RawData } from 'ws';
 import { WebSocket } from 'ws';
 import { redactUrl, serializeError, type ClientInfo, type Logger, type Router } from '@mdp/core';
 import {
+  CLOSE_CODES,
   UNSENDABLE_DATA_ERROR,
   mirroredId,
   type MdpProxyMetadata,
@@ -115,7 +116,7 @@ export class Mirror {
     if (this.registered) this.sendOn(ws, { type: 'unregisterClient', clientId: this.upstreamId });
     this.registered = false;
     try {
-      ws.close(1000, 'Mirror stopped');
+      ws.close(CLOSE_CODES.normal, 'Mirror stopped');
     } catch {
       ws.terminate();
     }
@@ -158,7 +159,7 @@ export class Mirror {
         this.ws = undefined;
         this.registered = false;
         if (this.stopped) return;
-        const level = code === 4000 ? 'warn' : 'info';
+        const level = code === CLOSE_CODES.replaced ? 'warn' : 'info';
         logger[level]('proxy.mirror_dropped', { clientId: this.localId, code, reason: reason.toString() });
         this.scheduleReconnect();
       }),

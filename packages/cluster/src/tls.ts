@@ -5,7 +5,6 @@
  * as a cluster whose members share a CA does (mutual TLS on `/mdp/cluster`).
  */
 import type { ConnectionOptions } from 'node:tls';
-import { probeMeta, type ProbeOptions, type ProbeResult } from './meta-probe.js';
 
 export interface PeerTls {
   /** CA certificates (PEM, one or more) a peer's certificate must chain to. Default: node's trusted CAs. */
@@ -34,12 +33,6 @@ export function tlsConnectOptions(tls: PeerTls): ConnectionOptions {
   }
   if (tls.rejectUnauthorized === false) options.rejectUnauthorized = false;
   return options;
-}
-
-/** `probeMeta` under these TLS options (plain `probeMeta` without any). */
-export function probeWith(source: PeerTlsSource | undefined): (url: string, options: ProbeOptions) => Promise<ProbeResult> {
-  if (source === undefined) return probeMeta;
-  return (url, options) => probeMeta(url, { ...options, tls: currentTls(source) });
 }
 
 /** The TLS options of a websocket a node dials (none for a node without TLS). */

@@ -9,7 +9,7 @@ import type { LeaderView } from './election-driver.js';
 import type { MemberEntry } from './membership.js';
 import type { ResolvedOptions } from './options.js';
 import { UpstreamProxy } from './proxy.js';
-import { probeWith } from './tls.js';
+import { probeWith } from './meta-probe.js';
 
 export function createUpstreamProxy(o: ResolvedOptions, timers: TimerSet): UpstreamProxy {
   const secret = o.clusterSecrets[0];

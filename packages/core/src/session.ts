@@ -1,4 +1,4 @@
-import type { AuthContext, ServerToClientMessage } from '@mdp/protocol';
+import { CLOSE_CODES, type AuthContext, type ServerToClientMessage } from '@mdp/protocol';
 
 /**
  * What a transport hands to core for one connection. Core never knows whether it is a websocket,
@@ -30,11 +30,11 @@ export interface SessionTransport {
 
 /** Why core closed a session, with the websocket close status each maps to. */
 export const SESSION_CLOSE = {
-  replaced: { code: 4000, reason: 'Replaced by newer client session' },
+  replaced: { code: CLOSE_CODES.replaced, reason: 'Replaced by newer client session' },
   /** A cluster member's client registered the id first, under another principal (ownership.ts). */
-  heldByAnother: { code: 4403, reason: 'Client id held by another principal' },
-  expired: { code: 4001, reason: 'Heartbeat timeout' },
-  shutdown: { code: 1001, reason: 'Server shutting down' },
+  heldByAnother: { code: CLOSE_CODES.clientIdTaken, reason: 'Client id held by another principal' },
+  expired: { code: CLOSE_CODES.heartbeatTimeout, reason: 'Heartbeat timeout' },
+  shutdown: { code: CLOSE_CODES.goingAway, reason: 'Server shutting down' },
 } as const;
 
 /**

@@ -134,5 +134,7 @@ export type {
   ListedClient,
   ListedPath,
 } from './host.js';
+export { CLOSE_CODES } from './close-codes.js';
+export type { CloseCodeName } from './close-codes.js';
 export { mirroredId, proxyMarker } from './proxy.js';
 export type { MdpProxyMetadata } from './proxy.js';

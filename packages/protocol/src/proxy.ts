@@ -1,6 +1,6 @@
 /**
  * Mirrored clients (SPEC §10): a server that follows a hub registers each of its clients there as
- * `<serverId>.<clientId>` with `metadata.mdpProxy = {serverId, clientId}`.
+ * `<serverId>.<clientId>` with `metadata.mdpProxy = {serverId, clientId, registeredAt}`.
  */
 import type { ClientDescriptor } from './schemas.js';
 

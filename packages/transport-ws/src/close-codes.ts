@@ -1,37 +1,11 @@
 import { INTERNAL_ERROR, MdpError } from '@mdp/core';
+import { CLOSE_CODES } from '@mdp/protocol';
 
-/** Websocket close statuses this transport uses (SPEC §5), in one place. */
-export const WS_CLOSE = {
-  /** Normal closure. */
-  normal: 1000,
-  /** Server shutting down. */
-  goingAway: 1001,
-  /** Binary frame: only JSON text frames are accepted. */
-  unsupportedData: 1003,
-  /** Frame not JSON, invalid message, or a server-to-client type sent by the client. */
-  policyViolation: 1008,
-  /**
-   * Frame over the size limit (sent by `ws` itself when maxPayload is exceeded), or a catalog over
-   * a byte cap of core (a description, a schema, the catalog: `too_large`), the cap named in the reason.
-   */
-  messageTooBig: 1009,
-  /** Unexpected server error; the cause is logged, never echoed. */
-  internalError: 1011,
-  /**
-   * Try again later: the peer does not read what it is sent (more than `maxBufferedBytes` waiting),
-   * it changes its catalog faster than the limit, or the server cannot take its catalog now
-   * (`not_ready`: all catalogs together are at their limit).
-   */
-  tryAgainLater: 1013,
-  /** The server's auth policy refused the upgrade's credential (*beyond*, SPEC §7). */
-  unauthorized: 4401,
-  /** `registerClient` for an id another principal holds (SPEC §4); the holder is untouched. */
-  clientIdTaken: 4403,
-  /** No `registerClient` within `registerTimeoutMs` of the handshake. */
-  registerTimeout: 4408,
-  /** `registerClient` from an address that holds core's `maxClientsPerAddress` clients already. */
-  tooManyClients: 4429,
-} as const;
+/**
+ * Websocket close statuses this transport uses (SPEC §5): the protocol's one table. 1009 is also
+ * what `ws` itself sends for a frame over `maxPayload`.
+ */
+export const WS_CLOSE = CLOSE_CODES;
 
 
 /**
