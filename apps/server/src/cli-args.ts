@@ -18,6 +18,7 @@ import { commandLineLayer, readProblem, resolveSettings, type Env, type FileSett
 import { settingGroup, settingTable, sourceLabel, type Source, type TableValues } from './settings.js';
 import { configDocument, helpSections } from './settings-text.js';
 import { STATE_STORE_SETTINGS, stateStoreOptions } from './store-args.js';
+import { TENANCY_SETTINGS, tenancyOptions, tenancyProblem } from './tenancy-args.js';
 import { TLS_SETTINGS, tlsSettings, type TlsSettings } from './tls-args.js';
 
 const SERVER_SETTINGS = settingGroup({
@@ -135,7 +136,7 @@ const CONFIG_SETTINGS = settingGroup({
 });
 
 /** The groups, in `--help` order. */
-const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, ORIGIN_SETTINGS, TLS_SETTINGS, LIMIT_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, STATE_STORE_SETTINGS, CONFIG_SETTINGS] as const;
+const GROUPS = [SERVER_SETTINGS, AUTH_SETTINGS, TENANCY_SETTINGS, ORIGIN_SETTINGS, TLS_SETTINGS, LIMIT_SETTINGS, CLUSTER_SETTINGS, MCP_SETTINGS, OBSERVE_SETTINGS, STATE_STORE_SETTINGS, CONFIG_SETTINGS] as const;
 export const CLI_SETTINGS = settingTable(GROUPS);
 export type CliValues = TableValues<typeof GROUPS>;
 
@@ -202,6 +203,8 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}, readFile: R
   }
   const tokens = tokensOf(values, sources, readFile);
   if (typeof tokens === 'string') return { kind: 'error', messages: [tokens] };
+  const tenancy = tenancyProblem(values, tokens.length > 0);
+  if (tenancy) return { kind: 'error', messages: [`${sourceLabel(sources.tenancy!, CLI_SETTINGS.rows.get('tenancy'))}: ${tenancy}`] };
   const tls = tlsSettings(values, sources);
   if (!tls.ok) return { kind: 'error', messages: tls.messages };
   return { kind: 'run', options: toServerOptions(values, sources, tokens, tls) };
@@ -242,6 +245,7 @@ function toServerOptions(
     clusterId: values.clusterId,
     logLevel: values.logLevel,
     ...(tokens.length > 0 ? { authTokens: tokens } : {}),
+    ...tenancyOptions(values),
     ...originOptions(values),
     ...(tls.tls ? { tls: tls.tls } : {}),
     cookieSameSite: tls.cookieSameSite,

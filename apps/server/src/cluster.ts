@@ -13,7 +13,7 @@ import {
   type DiscoveryOptions,
   type PeerTlsSource,
 } from '@mdp/cluster';
-import { urlHost, type InflightBudget, type Logger, type Router } from '@mdp/core';
+import { urlHost, type InflightBudget, type Logger, type Router, type Tenancy } from '@mdp/core';
 import { loadOrCreateClusterSecret } from './cluster-secret.js';
 import { isLoopback } from './urls.js';
 
@@ -100,6 +100,8 @@ export function createServerCluster(params: {
   readonly maxMessageBytes?: number;
   /** The node's budget on unfinished messages: what accepted control links send of one counts against it. */
   readonly inflight?: InflightBudget;
+  /** Who sees which clients: the host requests this node answers (its own, and the members' it leads) follow it. */
+  readonly tenancy?: Tenancy;
   readonly logger: Logger;
 }): ClusterNode {
   const o = params.options;
@@ -109,6 +111,7 @@ export function createServerCluster(params: {
   const upstreamHeaders = o?.upstreamHeaders ?? (token ? { authorization: `Bearer ${token}` } : undefined);
   return createClusterNode({
     router: params.router,
+    ...(params.tenancy ? { tenancy: params.tenancy } : {}),
     serverId: params.serverId,
     clusterId: params.clusterId,
     mode,

@@ -8,6 +8,7 @@ import {
   Router,
   createAuthGate,
   createLogger,
+  createTenancy,
   createTokenPolicy,
   credentialedOriginProblem,
   originPolicyFor,
@@ -22,6 +23,7 @@ import { NO_CORS, corsHeadersFor } from './cors.js';
 import type { ListeningInfo, ServerContext } from './feature.js';
 import { httpLimitsProblem } from './http-limits.js';
 import { SERVER_DEFAULTS, serverLimits, type MdpServerOptions } from './options.js';
+import { TENANCY_NEEDS_POLICY } from './tenancy-args.js';
 import { TlsState } from './tls.js';
 
 /** Why `cookieSameSite: 'none'` is refused without TLS. */
@@ -53,6 +55,13 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
   const policy = options.authPolicy ?? (options.authTokens?.length ? createTokenPolicy(options.authTokens) : undefined);
   const clusterProblem = clusterAuthProblem(options);
   if (clusterProblem) throw new RangeError(clusterProblem);
+  // Without credentials there is no principal to keep clients apart by.
+  if ((options.tenancy ?? SERVER_DEFAULTS.tenancy) === 'principal' && !policy) throw new RangeError(TENANCY_NEEDS_POLICY);
+  const tenancy = createTenancy({
+    mode: options.tenancy ?? SERVER_DEFAULTS.tenancy,
+    ...(options.sharedClients ? { sharedClients: options.sharedClients } : {}),
+    ...(options.isSharedClient ? { isShared: options.isSharedClient } : {}),
+  });
   const host = options.host ?? SERVER_DEFAULTS.host;
   const originPolicy = originPolicyFor(host, { allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins });
   const cookieKeys = policy && options.cookieKeyFile !== undefined ? cookieKeyringOf(options.cookieKeyFile, logger) : undefined;
@@ -105,6 +114,8 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
     extractAuth: gate.extract,
     authorize: policy ? gate.allows : undefined,
     principalOf: gate.principalOf,
+    tenancy,
+    viewerOf: policy ? (auth) => ({ principal: gate.principalOf(auth) }) : () => undefined,
     corsFor: (request: IncomingMessage) => corsHeadersFor(request.headers.origin),
     originPolicy,
     guardedCorsFor: (request: IncomingMessage) => (originProblem(request.headers, originPolicy) === undefined ? corsHeadersFor(request.headers.origin) : NO_CORS),

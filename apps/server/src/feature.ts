@@ -19,7 +19,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Hono } from 'hono';
 import type { AuthContext } from '@mdp/protocol';
-import type { AuthGate, CallRecord, HeaderMap, InflightBudget, Logger, OriginPolicy, Router } from '@mdp/core';
+import type { AuthGate, CallRecord, HeaderMap, InflightBudget, Logger, OriginPolicy, Router, Tenancy, Viewer } from '@mdp/core';
 import type { ServerUrls } from './urls.js';
 
 /** Where the server listens; known once it does. */
@@ -47,6 +47,13 @@ export interface ServerContext {
    * without an auth policy.
    */
   readonly principalOf: (auth: AuthContext | undefined) => string | undefined;
+  /** Who sees which clients (`--tenancy`, `tenancy.ts` of `@mdp/core`). */
+  readonly tenancy: Tenancy;
+  /**
+   * The caller a credential names, for the tenancy: under an auth policy `{principal}`, without
+   * one `undefined` (the tenancy is then `shared`: everyone sees every client).
+   */
+  readonly viewerOf: (auth: AuthContext | undefined) => Viewer | undefined;
   /** CORS headers of an answer to `request` (SPEC §6): the MDP routes browser clients use. */
   readonly corsFor: (request: IncomingMessage) => Readonly<Record<string, string>>;
   /**

@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_INFLIGHT_BYTES, DEFAULT_MAX_MESSAGE_BYTES, ROUTER_DEFAULTS, type AuthPolicy, type Logger, type LogLevel } from '@mdp/core';
+import { DEFAULT_MAX_INFLIGHT_BYTES, DEFAULT_MAX_MESSAGE_BYTES, ROUTER_DEFAULTS, type AuthPolicy, type Logger, type LogLevel, type TenancyMode, type TenantClient } from '@mdp/core';
 import { DEFAULT_PORT } from '@mdp/protocol';
 import { HTTP_LOOP_DEFAULTS } from '@mdp/transport-http-loop';
 import { WS_LIMIT_DEFAULTS } from '@mdp/transport-ws';
@@ -140,6 +140,21 @@ export interface MdpServerOptions {
   /** Shorthand for a token policy: credentials whose `token` is one of these. */
   authTokens?: readonly string[];
   /**
+   * Who sees which clients (issue 36, `tenancy.ts` of `@mdp/core`). `shared` (default): every
+   * caller lists, reads and calls every client. `principal`: a caller reaches only the clients of
+   * its own principal (those registered with its credential) and the `sharedClients`; any other
+   * looks exactly like an unknown client on every route (skill reads, host API, MCP, inspector,
+   * cluster forwarding). Needs an auth policy (refused at start-up without one).
+   */
+  tenancy?: TenancyMode;
+  /** Under `tenancy: 'principal'`, ids or globs (`*`, `?`) of the clients every principal reaches. */
+  sharedClients?: readonly string[];
+  /**
+   * Under `tenancy: 'principal'`, a client shared by what it is rather than by its id (a seam for
+   * a shared scope of the credential that registered it, once credentials carry scopes).
+   */
+  isSharedClient?: (client: TenantClient) => boolean;
+  /**
    * Browser origins (`https://agent.example.com`) that may use the host API, the inspector and
    * /mcp, besides loopback origins and the server's own pages. Any other `Origin` gets 403.
    */
@@ -243,6 +258,7 @@ export const SERVER_DEFAULTS = {
   maxHttpConnections: 15_000,
   maxInflightBytes: DEFAULT_MAX_INFLIGHT_BYTES,
   clusterId: 'mdp',
+  tenancy: 'shared' as TenancyMode,
   logLevel: 'info' as LogLevel,
   cookieSameSite: 'lax' as CookieSameSite,
 } as const;

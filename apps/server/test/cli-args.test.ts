@@ -55,6 +55,7 @@ describe('defaults', () => {
       drainTimeoutMs: SERVER_DEFAULTS.drainTimeoutMs,
       clusterId: SERVER_DEFAULTS.clusterId,
       logLevel: SERVER_DEFAULTS.logLevel,
+      tenancy: SERVER_DEFAULTS.tenancy,
       cookieSameSite: SERVER_DEFAULTS.cookieSameSite,
       cookieKeyFile: join(defaultStateDir(), 'cookie-keys'),
       cluster: {

@@ -25,7 +25,10 @@
  * default page size), so that the leader pages them (rpc.ts); its `nextCursor` is passed on as it
  * came, and works on whichever member leads when the caller asks for the next page.
  *
- * Catalog changes (`onChange`) are `host-watch.ts`, which lives only while someone listens.
+ * Every forwarded request carries who asked (`viewer` of the list and call options, our extension
+ * of the params, rpc.ts): under tenancy by principal the leader answers with only the clients that
+ * caller sees. Catalog changes (`onChange`) are `host-watch.ts`, which lives only while someone
+ * listens; it hears every change (its viewer is not applied), so listeners list again and compare.
  */
 import { LISTING_DEFAULTS, MdpError, retryHintMs, type CallOptions, type CallSignal, type HostApi, type Logger } from '@mdp/core';
 import { ERROR_CODES, type CallResult, type ErrorCode, type SerializedError } from '@mdp/protocol';
@@ -33,7 +36,7 @@ import type { Clock, TimerSet } from './clock.js';
 import type { LeaderView } from './election-driver.js';
 import { CatalogWatch } from './host-watch.js';
 import { Listeners } from './listeners.js';
-import { callParams, decodeResult, type ClusterRpc, type RpcMethod, type RpcOutcome, type RpcResults } from './rpc.js';
+import { callParams, decodeResult, listParams, type ClusterRpc, type RpcMethod, type RpcOutcome, type RpcResults } from './rpc.js';
 
 /** Who answers host requests now. */
 export type Route = { readonly kind: 'local' } | { readonly kind: 'leader'; readonly id: string } | { readonly kind: 'none' };
@@ -243,9 +246,9 @@ export function createClusterHost(ports: ClusterHostPorts, options: ClusterHostO
 
   return {
     listClients: (request = {}, listOptions) =>
-      list('listClients', { ...request, limit: request.limit ?? LISTING_DEFAULTS.defaultLimit }, () => ports.local.listClients(request, listOptions)),
+      list('listClients', listParams({ ...request, limit: request.limit ?? LISTING_DEFAULTS.defaultLimit }, listOptions), () => ports.local.listClients(request, listOptions)),
     listPaths: (request = {}, listOptions) =>
-      list('listPaths', { ...request, limit: request.limit ?? LISTING_DEFAULTS.defaultLimit }, () => ports.local.listPaths(request, listOptions)),
+      list('listPaths', listParams({ ...request, limit: request.limit ?? LISTING_DEFAULTS.defaultLimit }, listOptions), () => ports.local.listPaths(request, listOptions)),
     async callPath(request, callOptions) {
       const settled = await ask('callPath', callParams(request, callOptions), {
         local: () => settle(() => ports.local.callPath(request, callOptions)),

@@ -83,7 +83,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
   /** Server ids of this cluster: the prefixes under which a mirrored client's id aliases its own. */
   const isServerId = (id: string): boolean => isClusterServerId(admission.state, id);
   const { host, rpc } = createMemberHost(o, timers, logger, {
-    local: createLocalHost(o.router, { isServerId }),
+    local: createLocalHost(o.router, { isServerId, ...(o.tenancy ? { tenancy: o.tenancy } : {}) }),
     election: () => run?.driver,
     links: () => run?.links,
     onRouteChange: (listener) => routeChanges.add(listener),

@@ -1,5 +1,5 @@
 /** Options of `createClusterNode`, their defaults (SPEC §10) and validation. */
-import type { InflightBudget, Logger, Router } from '@mdp/core';
+import type { InflightBudget, Logger, Router, Tenancy } from '@mdp/core';
 import { DEFAULT_MAX_MESSAGE_BYTES, silentLogger, urlHost } from '@mdp/core';
 import type { AdmissionConfig } from './admission.js';
 import { systemClock, type Clock } from './clock.js';
@@ -23,6 +23,12 @@ export const CLUSTER_MODES: readonly ClusterMode[] = ['standalone', 'auto', 'pro
 
 export interface ClusterNodeOptions {
   readonly router: Router;
+  /**
+   * Which clients a caller of the host contract sees (`createTenancy` of `@mdp/core`): the leader
+   * applies it to the requests members forward, which carry their caller (`viewer`). Default every
+   * client to everyone (`SHARED_TENANCY`). Every member should be given the same.
+   */
+  readonly tenancy?: Tenancy;
   /** This server's id, `<host>:<port>` by default in apps/server. Unique within the cluster. */
   readonly serverId: string;
   /** Logical cluster; peers with another id are refused. */
@@ -103,6 +109,7 @@ export interface ClusterNodeOptions {
 
 export interface ResolvedOptions {
   readonly router: Router;
+  readonly tenancy: Tenancy | undefined;
   readonly serverId: string;
   readonly clusterId: string;
   readonly membership: Membership;
@@ -176,6 +183,7 @@ export function resolveOptions(options: ClusterNodeOptions): ResolvedOptions {
   }
   return {
     router: options.router,
+    tenancy: options.tenancy,
     serverId: options.serverId,
     clusterId: options.clusterId,
     membership,

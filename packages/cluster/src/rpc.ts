@@ -17,7 +17,9 @@
  * allowed on the wire): `timeoutMs` in the params of a call, the time the client gets; `maxTargets`
  * in the params of a callPaths, the most clients it may call (its payload is copied to each); `source` in a
  * failed call's result, whether the client or the server gave up; `limit` and `cursor` in a
- * listing's params, and `nextCursor` in its result.
+ * listing's params, and `nextCursor` in its result; `viewer` `{principal?}` in the params of any
+ * request, who asked on the member that forwarded it (tenancy by principal, `@mdp/core` tenancy.ts:
+ * the leader answers with what that caller sees; a leader of an earlier version ignores it).
  *
  * Listings are paged (SPEC §12.6, `@mdp/core` listing.ts): a request that names a `limit` or a
  * `cursor` gets one page, at most what one cluster frame carries (`maxPageBytes`; an item larger
@@ -34,7 +36,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
-import { DEFAULT_MAX_MESSAGE_BYTES, IdTable, MAX_TIMER_MS, nextTurn, serializeError, type CallOptions, type HostApi, type ListOptions, type Logger } from '@mdp/core';
+import { DEFAULT_MAX_MESSAGE_BYTES, IdTable, MAX_TIMER_MS, nextTurn, serializeError, type CallOptions, type HostApi, type ListOptions, type Logger, type Viewer } from '@mdp/core';
 import {
   MAX_LIST_LIMIT,
   SerializedErrorSchema,
@@ -73,28 +75,66 @@ export type RpcOutcome =
 
 type Answer = { readonly ok: true; readonly result: unknown } | { readonly ok: false; readonly error: SerializedError };
 
+/** Longest principal a forwarded request may name, characters (ours are a few dozen). */
+const MAX_PRINCIPAL_CHARS = 1024;
+
+/**
+ * Who asked, in a forwarded request's params (our extension, `viewer`): `{principal?}`, the
+ * principal of the caller on the member it asked (tenancy.ts of `@mdp/core`), which the leader's
+ * tenancy applies. No `viewer`: the member itself (every client). Members prove the cluster secret;
+ * whoever may join the cluster is trusted to say who asked.
+ */
+const ViewerSchema = v.optional(v.object({ principal: v.optional(v.pipe(v.string(), v.maxLength(MAX_PRINCIPAL_CHARS, 'is too long'))) }));
+
+const parseViewer = parserFor(v.object({ viewer: ViewerSchema }));
+
 const parseCallExtras = parserFor(
   v.object({
     timeoutMs: v.optional(v.pipe(v.number(), v.integer('must be a whole number of ms'), v.minValue(1, 'must be at least 1'), v.maxValue(MAX_TIMER_MS, 'is too large'))),
     maxTargets: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
+    viewer: ViewerSchema,
   }),
 );
 
-/** The in-process options of a call a peer forwarded: labelled `cluster`, with its `timeoutMs` and `maxTargets` extensions. */
+/** The viewer a forwarded request's params name, or the reason they are malformed. */
+function viewerOf(params: unknown): { viewer?: Viewer } | string {
+  const parsed = parseViewer(params ?? {});
+  if (!parsed.ok) return parsed.error;
+  return parsed.value.viewer === undefined ? {} : { viewer: { principal: parsed.value.viewer.principal } };
+}
+
+/** The in-process options of a call a peer forwarded: labelled `cluster`, with its `timeoutMs`, `maxTargets` and `viewer` extensions. */
 function callOptionsOf(params: unknown): CallOptions | string {
   const extras = parseCallExtras(params);
   if (!extras.ok) return extras.error;
-  const { timeoutMs, maxTargets } = extras.value;
-  return { route: 'cluster', ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(maxTargets === undefined ? {} : { maxTargets }) };
+  const { timeoutMs, maxTargets, viewer } = extras.value;
+  return {
+    route: 'cluster',
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...(maxTargets === undefined ? {} : { maxTargets }),
+    ...(viewer === undefined ? {} : { viewer: { principal: viewer.principal } }),
+  };
 }
 
-/** The params of a forwarded call: the request, and the caller's time-out and fan-out bound when it gave them. */
-export function callParams<T extends object>(request: T, options: CallOptions | undefined): T & { timeoutMs?: number; maxTargets?: number } {
-  if (options?.timeoutMs === undefined && options?.maxTargets === undefined) return request;
+/** `viewer` as a forwarded request's params carry it. */
+function viewerParam(viewer: Viewer | undefined): { viewer?: { principal?: string } } {
+  if (viewer === undefined) return {};
+  return { viewer: viewer.principal === undefined ? {} : { principal: viewer.principal } };
+}
+
+/** The params of a forwarded listing: the request, and who asked. */
+export function listParams<T extends object>(request: T, options: ListOptions | undefined): T & { viewer?: { principal?: string } } {
+  return options?.viewer === undefined ? request : { ...request, ...viewerParam(options.viewer) };
+}
+
+/** The params of a forwarded call: the request, and the caller's time-out, fan-out bound and identity when it gave them. */
+export function callParams<T extends object>(request: T, options: CallOptions | undefined): T & { timeoutMs?: number; maxTargets?: number; viewer?: { principal?: string } } {
+  if (options?.timeoutMs === undefined && options?.maxTargets === undefined && options?.viewer === undefined) return request;
   return {
     ...request,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     ...(options.maxTargets === undefined ? {} : { maxTargets: options.maxTargets }),
+    ...viewerParam(options.viewer),
   };
 }
 
@@ -152,22 +192,24 @@ const paged = (request: { limit?: number; cursor?: string }): boolean => request
 export async function serveRpc(host: HostApi, request: Pick<ClusterRpcRequest, 'method' | 'params'>, leads: boolean, maxPageBytes = rpcPageBytes(DEFAULT_MAX_MESSAGE_BYTES)): Promise<Answer> {
   if (!leads) return { ok: false, error: { code: 'not_ready', message: 'This server does not lead the cluster; ask the leader' } };
   const bad = (message: string): Answer => ({ ok: false, error: { code: 'bad_request', message } });
-  const pageOptions: ListOptions = { maxBytes: maxPageBytes, maxItemBytes: maxPageBytes };
   try {
+    const listing = request.method === 'listClients' || request.method === 'listPaths' ? viewerOf(request.params) : {};
+    if (typeof listing === 'string') return bad(listing);
+    const pageOptions: ListOptions = { maxBytes: maxPageBytes, maxItemBytes: maxPageBytes, ...listing };
     switch (request.method) {
       case 'listClients': {
         const parsed = parseListClientsRequest(request.params ?? {});
         if (!parsed.ok) return bad(parsed.error);
         const asked: ListClientsRequest = parsed.value;
         if (paged(asked)) return { ok: true, result: await host.listClients(asked, pageOptions) };
-        return await wholeListing('clients', (cursor, options) => host.listClients({ ...asked, limit: MAX_LIST_LIMIT, cursor }, options), maxPageBytes);
+        return await wholeListing('clients', (cursor, options) => host.listClients({ ...asked, limit: MAX_LIST_LIMIT, cursor }, { ...options, ...listing }), maxPageBytes);
       }
       case 'listPaths': {
         const parsed = parseListPathsRequest(request.params ?? {});
         if (!parsed.ok) return bad(parsed.error);
         const asked: ListPathsRequest = parsed.value;
         if (paged(asked)) return { ok: true, result: await host.listPaths(asked, pageOptions) };
-        return await wholeListing('paths', (cursor, options) => host.listPaths({ ...asked, limit: MAX_LIST_LIMIT, cursor }, options), maxPageBytes);
+        return await wholeListing('paths', (cursor, options) => host.listPaths({ ...asked, limit: MAX_LIST_LIMIT, cursor }, { ...options, ...listing }), maxPageBytes);
       }
       case 'callPath': {
         const parsed = parseCallPathRequest(request.params);

@@ -4,7 +4,7 @@
  * ways a link can), so every route, wait, retry and error is checked without sockets or sleeps.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MdpError, Router, createLocalHost, type HostApi, type Session } from '@mdp/core';
+import { MdpError, Router, createLocalHost, createTenancy, type HostApi, type Session } from '@mdp/core';
 import type { ClientDescriptor, ListedClient } from '@mdp/protocol';
 import { manualClock, recordingLogger, settle, type LogRecord, type ManualClock, type Reply } from '@mdp/test-kit';
 import { TimerSet } from '../src/clock.js';
@@ -152,6 +152,28 @@ describe('routes', () => {
 });
 
 describe('through the leader', () => {
+  it('carries who asked to the leader, whose tenancy answers for that caller', async () => {
+    const tenant = createLocalHost(leaderRouter, { ...CLUSTER, tenancy: createTenancy({ mode: 'principal' }) });
+    rpc = new FakeRpc(new Map([['L', tenant]]));
+    host.close();
+    host = createClusterHost(
+      { local: createLocalHost(local, CLUSTER), route: () => route, onRouteChange: () => () => undefined, rpc, clock, timers, logger: recordingLogger().logger },
+      { waitMs: WAIT_MS, pollMs: POLL_MS, settleMs: SETTLE_MS },
+    );
+    pastSettle();
+    const mine = leaderRouter.openSession({ kind: 'fake', send: () => undefined, close: () => undefined }, undefined, 'token:a');
+    mine.handle({ type: 'registerClient', client: app('mine') });
+    attach(leaderRouter, app('theirs'));
+    const viewer = { principal: 'token:a' };
+    expect((await host.listClients({}, { viewer })).clients.map((c) => c.id)).toEqual(['mine']);
+    expect((await host.listPaths({}, { viewer })).paths.map((p) => p.clientId)).toEqual(['mine']);
+    expect(await host.callPath({ clientId: 'theirs', method: 'POST', path: '/page/click' }, { viewer })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    await expect(host.callPaths({ method: 'POST', path: '/page/click', clientIds: ['theirs'] }, { viewer })).resolves.toMatchObject({ results: [{ ok: false, error: { code: 'not_found' } }] });
+    expect(rpc.sent.map((s) => (s.params as { viewer?: unknown }).viewer)).toEqual([viewer, viewer, viewer, viewer]);
+    // The member itself (no viewer) sees every client.
+    expect((await host.listClients()).clients.map((c) => c.id)).toEqual(['mine', 'theirs']);
+  });
+
   it('answers all four requests with what the leader answers locally, search and depth included', async () => {
     attach(leaderRouter, app('editor', { description: 'The Editor' }));
     attach(leaderRouter, app('browser'));

@@ -1,10 +1,10 @@
 /** Cluster RPC without sockets: serving requests (params checked, only a leader answers) and waiting for answers. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Router, createLocalHost, silentLogger, type HostApi } from '@mdp/core';
+import { Router, createLocalHost, createTenancy, silentLogger, type HostApi } from '@mdp/core';
 import { UNSENDABLE_DATA_ERROR, type ClusterMessage } from '@mdp/protocol';
 import { manualClock, recordingLogger, settle, type LogRecord, type ManualClock } from '@mdp/test-kit';
 import { TimerSet } from '../src/clock.js';
-import { ClusterRpc, decodeResult, serveRpc, type RpcBody } from '../src/rpc.js';
+import { ClusterRpc, callParams, decodeResult, listParams, serveRpc, type RpcBody } from '../src/rpc.js';
 import { attachClient, skillClient } from './harness.js';
 
 let router: Router;
@@ -20,6 +20,31 @@ afterEach(async () => {
 });
 
 describe('serveRpc', () => {
+  it('answers a forwarded request for the caller it names (viewer), under tenancy by principal', async () => {
+    const tenant = createLocalHost(router, { tenancy: createTenancy({ mode: 'principal' }) });
+    const mine = router.openSession({ kind: 'fake', send: () => undefined, close: () => undefined }, undefined, 'token:a');
+    mine.handle({ type: 'registerClient', client: { id: 'mine', name: 'Mine', paths: [] } });
+    attachClient(router, skillClient('docs'));
+    const ids = (answer: Awaited<ReturnType<typeof serveRpc>>) => (answer.ok ? (answer.result as { clients: { id: string }[] }).clients.map((c) => c.id) : answer.error);
+    expect(ids(await serveRpc(tenant, { method: 'listClients', params: listParams({ limit: 10 }, { viewer: { principal: 'token:a' } }) }, true))).toEqual(['mine']);
+    expect(ids(await serveRpc(tenant, { method: 'listClients', params: listParams({}, { viewer: { principal: 'token:b' } }) }, true))).toEqual([]);
+    // No viewer: the member itself.
+    expect(ids(await serveRpc(tenant, { method: 'listClients', params: { limit: 10 } }, true))).toEqual(['docs', 'mine']);
+    const call = callParams({ clientId: 'docs', method: 'GET', path: '/docs/review/skill.md' }, { viewer: { principal: 'token:a' } });
+    expect(call).toMatchObject({ viewer: { principal: 'token:a' } });
+    expect(await serveRpc(tenant, { method: 'callPath', params: call }, true)).toEqual({
+      ok: true,
+      result: { ok: false, source: 'server', error: { code: 'not_found', message: 'No client "docs" is connected' } },
+    });
+    expect(await serveRpc(tenant, { method: 'listPaths', params: listParams({ clientId: 'docs' }, { viewer: { principal: 'token:a' } }) }, true)).toMatchObject({
+      ok: false,
+      error: { code: 'not_found' },
+    });
+    expect(callParams({ clientId: 'x' }, { viewer: { principal: undefined } })).toEqual({ clientId: 'x', viewer: {} });
+    expect(await serveRpc(tenant, { method: 'listClients', params: { viewer: { principal: 7 } } }, true)).toMatchObject({ ok: false, error: { code: 'bad_request' } });
+    expect(await serveRpc(tenant, { method: 'callPath', params: { ...call, viewer: 'token:a' } }, true)).toMatchObject({ ok: false, error: { code: 'bad_request' } });
+  });
+
   it('answers the four methods like the host, with params as in SPEC §12', async () => {
     attachClient(router, skillClient('docs'));
     expect(await serveRpc(host, { method: 'listClients' }, true)).toEqual({ ok: true, result: await host.listClients() });

@@ -74,13 +74,15 @@ export class ClientOrder {
 
   /**
    * The other ids that reach `client` unambiguously (aliases.ts `aliasFinder`): a trusted mirror's
-   * bare id, when no client has it and no other client mirrors it.
+   * bare id, when no client has it and no other client mirrors it. `seen`: the clients the caller
+   * sees (tenancy.ts); the others count as absent. Default: all.
    */
-  aliasesOf(client: { readonly id: string }, isServerId: IsServerId, has: (id: string) => boolean): string[] {
+  aliasesOf(client: { readonly id: string }, isServerId: IsServerId, has: (id: string) => boolean, seen?: (id: string) => boolean): string[] {
     const marker = this.markers.get(client.id);
     if (!marker || !isServerId(marker.serverId) || has(marker.clientId)) return [];
     let trusted = 0;
     for (const id of this.marked.get(marker.clientId) ?? []) {
+      if (seen && !seen(id)) continue;
       const other = this.markers.get(id);
       if (other && isServerId(other.serverId) && ++trusted > 1) return [];
     }

@@ -23,7 +23,7 @@ import {
   type ClientDescriptor,
   type PathDescriptor,
 } from '@mdp/protocol';
-import { NO_SERVER_IDS, resolveClientId, type IsServerId } from './aliases.js';
+import { NO_SERVER_IDS, baseId, resolveClientId, type IsServerId } from './aliases.js';
 import { ClientOrder } from './client-order.js';
 import { MdpError } from './errors.js';
 import {
@@ -46,7 +46,8 @@ import {
   type PathsPosition,
 } from './listing.js';
 import type { AuthContext } from '@mdp/protocol';
-import type { CallSignal, ClientInfo, InvokeOutcome, InvokeRoute, Router } from './router.js';
+import type { CallSignal, ClientEvent, ClientInfo, InvokeOutcome, InvokeRoute, Router } from './router.js';
+import { SHARED_TENANCY, type Tenancy, type Viewer } from './tenancy.js';
 
 /** In-process extras of a call; they never travel over the wire. */
 export interface CallOptions {
@@ -63,6 +64,11 @@ export interface CallOptions {
    * with `bad_request` before any is called. Default: no limit. See {@link fanoutTargets}.
    */
   readonly maxTargets?: number;
+  /**
+   * Who asks (tenancy.ts): under `principal` tenancy a caller reaches only the clients it sees, and
+   * any other is `not_found` as an unknown id. Default: none, the server itself (every client).
+   */
+  readonly viewer?: Viewer;
 }
 
 /**
@@ -97,10 +103,30 @@ export interface HostApi {
   callPath(request: CallPathRequest, options?: CallOptions): Promise<CallResult>;
   /** Call one path on many clients in parallel; rejects with MdpError `not_found` when no client has it. */
   callPaths(request: CallPathsRequest, options?: CallOptions): Promise<CallPathsResult>;
-  /** Called after clients register, change their catalog or leave (possibly once for several). Returns the unsubscribe. */
-  onChange(listener: () => void): () => void;
+  /**
+   * Called after clients register, change their catalog or leave (possibly once for several).
+   * With a `viewer`, a host may leave out changes of clients it does not see (the local host does).
+   * Returns the unsubscribe.
+   */
+  onChange(listener: () => void, viewer?: Viewer): () => void;
 }
 
+
+/**
+ * `host` as `viewer` uses it: every listing, call and change subscription made through it names
+ * `viewer` (unless it names one of its own), so that a caller's whole session (an MCP session, an
+ * inspector stream) sees what that caller sees. `host` itself when `viewer` is undefined.
+ */
+export function viewedBy(host: HostApi, viewer: Viewer | undefined): HostApi {
+  if (viewer === undefined) return host;
+  return {
+    listClients: (request, options) => host.listClients(request, { ...options, viewer: options?.viewer ?? viewer }),
+    listPaths: (request, options) => host.listPaths(request, { ...options, viewer: options?.viewer ?? viewer }),
+    callPath: (request, options) => host.callPath(request, { ...options, viewer: options?.viewer ?? viewer }),
+    callPaths: (request, options) => host.callPaths(request, { ...options, viewer: options?.viewer ?? viewer }),
+    onChange: (listener, own) => host.onChange(listener, own ?? viewer),
+  };
+}
 
 /** What a listing adds to a client's descriptor. */
 function listingFields(info: ClientInfo, aliases: string[]) {
@@ -220,18 +246,45 @@ export interface LocalHostOptions {
   readonly isServerId?: IsServerId;
   /** Page size and bounds of `listClients` and `listPaths` (listing.ts); default `LISTING_DEFAULTS`. */
   readonly listing?: Partial<ListingLimits>;
+  /** Which clients a caller sees (tenancy.ts); default {@link SHARED_TENANCY}, every client. */
+  readonly tenancy?: Tenancy;
+}
+
+/** What `viewer` sees of the router's clients, or `undefined` for everything. */
+type Seen = ((info: ClientInfo) => boolean) | undefined;
+
+/**
+ * Which of the router's clients `viewer` sees under `tenancy` (tenancy.ts), or `undefined` when it
+ * sees them all. `isServerId`: the cluster's server ids, under which a mirror's bare id may be a
+ * shared one. For edges that read the router themselves (skill routes).
+ */
+export function clientsSeenBy(tenancy: Tenancy, viewer: Viewer | undefined, isServerId: IsServerId = NO_SERVER_IDS): Seen {
+  const test = tenancy.seenBy(viewer);
+  return test && ((info) => test({ id: info.id, principal: info.principal, bareId: baseId(info.descriptor, isServerId) }));
 }
 
 /** The host contract answered from `router`. */
 export function createLocalHost(router: Router, options: LocalHostOptions = {}): HostApi {
   const isServerId = options.isServerId ?? NO_SERVER_IDS;
-  const described = (): ClientDescriptor[] => router.listClients().map((c) => c.descriptor);
+  const tenancy = options.tenancy ?? SHARED_TENANCY;
+  /** The clients `viewer` sees: an unseen client is, for that caller, one that is not there. */
+  const seenBy = (viewer: Viewer | undefined): Seen => clientsSeenBy(tenancy, viewer, isServerId);
+  const described = (seen: Seen): ClientDescriptor[] => {
+    const all = router.listClients();
+    return (seen ? all.filter(seen) : all).map((c) => c.descriptor);
+  };
+  /** Whether `id` is registered and seen. */
+  const hasFor = (seen: Seen) => (id: string): boolean => {
+    if (!seen) return router.hasClient(id);
+    const info = router.getClient(id);
+    return info !== undefined && seen(info);
+  };
   /**
    * The registered id `requested` reaches, or the MdpError saying why none. `clients` lists the
    * candidates for an alias, only when `requested` is not registered as it is.
    */
-  const resolve = (requested: string, clients: () => Iterable<ClientDescriptor> = described): string | MdpError => {
-    const found = resolveClientId(requested, (id) => router.hasClient(id), clients, isServerId);
+  const resolve = (requested: string, seen: Seen, clients: () => Iterable<ClientDescriptor> = () => described(seen)): string | MdpError => {
+    const found = resolveClientId(requested, hasFor(seen), clients, isServerId);
     switch (found.kind) {
       case 'exact':
       case 'alias':
@@ -249,9 +302,10 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
     clientId: string,
     request: Omit<CallPathRequest, 'clientId'>,
     options: CallOptions,
+    seen: Seen,
     clients?: () => Iterable<ClientDescriptor>,
   ): Promise<CallResult> => {
-    const id = resolve(clientId, clients);
+    const id = resolve(clientId, seen, clients);
     if (id instanceof MdpError) return { ok: false, error: id.toJSON(), source: 'server' };
     const result = await router.invoke(id, request.method, request.path, {
       query: request.query,
@@ -295,18 +349,21 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
       const page = new PageBuilder<ListedClient>(bounds.limit, bounds.maxBytes, bounds.maxItemBytes, shortClient);
       const budget = new ScanBudget(limits);
       const match = searchFor(request.search, budget);
-      const has = (id: string): boolean => router.hasClient(id);
+      const seen = seenBy(listOptions.viewer);
+      const has = hasFor(seen);
+      const seek = seeker(router, clients, seen, clients.size);
       let last = after;
       let moved = false; // something was looked at: the page may end (every page makes progress)
       let at = after === undefined ? 0 : clients.lowerBound(after);
       if (at < clients.size && clients.keyAt(at) === after) at++;
-      for (; at < clients.size && !page.full; at++) {
+      // Unseen clients are stepped over: they cost no budget, and no cursor names one.
+      for (at = seek(at); at < clients.size && !page.full; at = seek(at + 1)) {
         if (moved && budget.spent()) break;
         moved = true;
         budget.entry();
         const info = router.getClient(clients.idAt(at));
         if (info && isListable(info.descriptor) && (!match || clientMatches(info, match, budget))) {
-          const { client, bytes } = listed(info, clients.aliasesOf(info, isServerId, has));
+          const { client, bytes } = listed(info, clients.aliasesOf(info, isServerId, has, seen && ((id) => has(id))));
           if (!page.add(client, bytes)) break;
         }
         last = clients.keyAt(at);
@@ -318,9 +375,10 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
       const after = request.cursor === undefined ? undefined : parsePathsCursor(request.cursor);
       await pageTurn();
       const clients = ordered();
+      const seen = seenBy(listOptions.viewer);
       let only: string | undefined;
       if (request.clientId !== undefined) {
-        const id = resolve(request.clientId);
+        const id = resolve(request.clientId, seen);
         if (id instanceof MdpError) throw id;
         only = id;
       }
@@ -339,6 +397,8 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
         to = from < clients.size && clients.keyAt(from) === key ? from + 1 : from;
       }
       if (after) from = Math.max(from, clients.lowerBound(after.client));
+      // Unseen clients are stepped over: they cost no budget, and no cursor names one.
+      const seek = seeker(router, clients, seen, to);
       // Where the page ends: after path `lastPath` of the client at `lastClient` (-1: all of its
       // paths), as the position to make a cursor of once the page is done.
       let lastClient = -1;
@@ -346,7 +406,7 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
       let lastSorted: readonly SortedPath[] = [];
       let moved = false; // something was looked at: the page may end (every page makes progress)
       let more = false;
-      walk: for (let c = from; c < to; c++) {
+      walk: for (let c = seek(from); c < to; c = seek(c + 1)) {
         const key = clients.keyAt(c);
         const info = router.getClient(clients.idAt(c));
         const sorted = info && isListable(info.descriptor) ? sortedPaths(info.paths) : [];
@@ -380,7 +440,7 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
         lastClient = c;
         lastPath = -1; // past every path of this client
         moved = true;
-        if (c + 1 < to && (page.full || budget.spent())) {
+        if (seek(c + 1) < to && (page.full || budget.spent())) {
           more = true;
           break;
         }
@@ -396,15 +456,16 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
     },
 
     callPath(request, options = {}) {
-      return callOne(request.clientId, request, options);
+      return callOne(request.clientId, request, options, seenBy(options.viewer));
     },
 
     async callPaths(request, options = {}) {
+      const seen = seenBy(options.viewer);
       const ids =
         request.clientIds ??
         router
           .listClients()
-          .filter((c) => router.findTarget(c.id, request.method, request.path) !== undefined)
+          .filter((c) => (!seen || seen(c)) && router.findTarget(c.id, request.method, request.path) !== undefined)
           .map((c) => c.id);
       if (ids.length === 0) throw new MdpError('not_found', `No connected client has ${request.method} ${request.path}`);
       if (options.maxTargets !== undefined && ids.length > options.maxTargets) {
@@ -417,13 +478,48 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
       // One listing for the whole batch, taken only if some id is not registered as it is: a
       // call-many naming many absent ids must not list every client once per id.
       let listing: ClientDescriptor[] | undefined;
-      const clients = (): ClientDescriptor[] => (listing ??= described());
-      const results = await Promise.all(ids.map(async (clientId) => ({ clientId, ...(await callOne(clientId, request, options, clients)) })));
+      const clients = (): ClientDescriptor[] => (listing ??= described(seen));
+      const results = await Promise.all(ids.map(async (clientId) => ({ clientId, ...(await callOne(clientId, request, options, seen, clients)) })));
       return { results };
     },
 
-    onChange(listener) {
-      return router.onClientEvent(() => listener());
+    onChange(listener, viewer) {
+      const seen = seenBy(viewer);
+      return router.onClientEvent(seen ? changesSeen(router, seen, listener) : () => listener());
     },
+  };
+}
+
+/**
+ * The index of the first client at or after `from` (before `to`) that `seen` lets through, or `to`;
+ * `from` itself when every client is seen.
+ */
+function seeker(router: Router, clients: ClientOrder, seen: Seen, to: number): (from: number) => number {
+  if (!seen) return (from) => from;
+  return (from) => {
+    let at = from;
+    for (; at < to; at++) {
+      const info = router.getClient(clients.idAt(at));
+      if (info && seen(info)) break;
+    }
+    return at;
+  };
+}
+
+/**
+ * A client event listener that calls `listener` only for clients `seen` lets through: one that
+ * comes, changes or leaves while seen, or stops being seen (its id now held by another principal).
+ */
+function changesSeen(router: Router, seen: (info: ClientInfo) => boolean, listener: () => void): (event: ClientEvent) => void {
+  // The ids seen now, so that their leaving is heard (a removal names only the id).
+  const ids = new Set<string>();
+  for (const info of router.listClients()) if (seen(info)) ids.add(info.id);
+  return (event) => {
+    if (event.type === 'unregistered') {
+      if (ids.delete(event.clientId)) listener();
+    } else if (seen(event.client)) {
+      ids.add(event.client.id);
+      listener();
+    } else if (ids.delete(event.client.id)) listener();
   };
 }

@@ -18,6 +18,7 @@
 import { createHash } from 'node:crypto';
 import { ENDPOINT_METHODS, type EndpointMethod } from '@mdp/protocol';
 import { MdpError } from './errors.js';
+import type { Viewer } from './tenancy.js';
 
 export interface ListingLimits {
   /** Items in a page when the caller names no `limit`. */
@@ -52,6 +53,11 @@ export interface ListOptions {
    * frames cannot carry more. Default: none (an item is listed whole, alone on its page if need be).
    */
   readonly maxItemBytes?: number;
+  /**
+   * Who asks (tenancy.ts): the listing holds only the clients it sees, and neither its cursors nor
+   * where its pages end tell of the others. Default: none, the server itself (every client).
+   */
+  readonly viewer?: Viewer;
 }
 
 /** Characters of an id or path kept as they are in a position key. */

@@ -47,6 +47,7 @@ import {
   type InflightBudget,
   type Logger,
   type OriginPolicy,
+  type Viewer,
 } from '@mdp/core';
 import {
   parseCallPathRequest,
@@ -78,6 +79,13 @@ export interface HostApiOptions {
    * always gives one.
    */
   readonly originPolicy?: OriginPolicy;
+  /**
+   * Who a caller with this transport auth is, for the host's tenancy (`@mdp/core` tenancy.ts): under
+   * tenancy by principal it lists and calls only the clients it sees, and another's is an unknown
+   * client (404). The MDP server gives `{principal: AuthGate.principalOf(auth)}` under an auth
+   * policy. Default: none (the host answers as itself: every client).
+   */
+  readonly viewerOf?: (auth: AuthContext | undefined) => Viewer | undefined;
   /** Largest request body, bytes. Default 1 MiB. */
   readonly maxBodyBytes?: number;
   /**
@@ -211,10 +219,12 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
    * get, unless the body names an `auth` of its own.
    */
   const route = async (request: HostHttpRequest, auth: AuthContext | undefined, forwardable: () => AuthContext | undefined): Promise<HostHttpResponse> => {
+    const viewer = options.viewerOf?.(auth);
+    const seen = viewer === undefined ? {} : { viewer };
     switch (request.path) {
       case '/mdp/clients': {
         const query = { search: request.query('search'), limit: limitOf(request.query('limit')), cursor: cursorOf(request.query('cursor')) };
-        return json(200, await host.listClients(parsed(parseListClientsRequest(query))));
+        return json(200, await host.listClients(parsed(parseListClientsRequest(query)), seen));
       }
       case '/mdp/paths': {
         const query = {
@@ -224,12 +234,12 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
           limit: limitOf(request.query('limit')),
           cursor: cursorOf(request.query('cursor')),
         };
-        return json(200, await host.listPaths(parsed(parseListPathsRequest(query))));
+        return json(200, await host.listPaths(parsed(parseListPathsRequest(query)), seen));
       }
       case '/mdp/call': {
         const call = parsed(parseCallPathRequest(await body(request)));
         const caller = call.auth ?? forwardable();
-        return callAnswer(await host.callPath(caller ? { ...call, auth: caller } : call, { signal: request.signal(), route: 'host', caller: auth }));
+        return callAnswer(await host.callPath(caller ? { ...call, auth: caller } : call, { signal: request.signal(), route: 'host', caller: auth, ...seen }));
       }
       case '/mdp/call-many': {
         const call = parsed(parseCallPathsRequest(await body(request)));
@@ -237,7 +247,7 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
         const forwarded = caller ? { ...call, auth: caller } : call;
         // Every client called gets its own copy of the payload: bound the copies, not just the request.
         const maxTargets = fanoutTargets(forwarded, FANOUT_BODY_FACTOR * maxBodyBytes);
-        return json(200, await host.callPaths(forwarded, { signal: request.signal(), route: 'host', caller: auth, maxTargets }));
+        return json(200, await host.callPaths(forwarded, { signal: request.signal(), route: 'host', caller: auth, maxTargets, ...seen }));
       }
       default:
         throw new Error(`not a host API route: ${request.path}`);

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Hono } from 'hono';
-import { MdpError, Router, createLocalHost, originPolicyFor, type CallOptions, type HostApi } from '@mdp/core';
+import { MdpError, Router, createLocalHost, createTenancy, originPolicyFor, type CallOptions, type HostApi } from '@mdp/core';
 import type { CallPathRequest, CallPathsRequest, CallResult, ListPathsRequest, PathDescriptor } from '@mdp/protocol';
 import { createNodeHostHandler, type HostApiOptions } from '../src/index.js';
 import { createHostRoutes } from '../src/hono.js';
@@ -137,6 +137,36 @@ describe('node adapter', () => {
 });
 
 describe.each(ADAPTERS)('%s adapter', (_name, app) => {
+  describe('tenancy by principal', () => {
+    it('lists and calls only the caller\'s clients; another principal\'s is an unknown client (404)', async () => {
+      const router = new Router({ invocationTimeoutMs: 1000 });
+      try {
+        const open = (id: string, principal: string) => {
+          const session = router.openSession({ kind: 'fake', send: () => undefined, close: () => undefined }, undefined, principal);
+          session.handle({ type: 'registerClient', client: { id, name: id, paths: [{ type: 'endpoint', method: 'GET', path: '/p' }] } });
+        };
+        open('mine', 'token:a');
+        open('theirs', 'token:b');
+        const tenant = createLocalHost(router, { tenancy: createTenancy({ mode: 'principal' }) });
+        const a = app(tenant, { viewerOf: (auth) => ({ principal: auth?.token === 'A' ? 'token:a' : 'token:b' }) });
+        const as = { headers: { authorization: 'Bearer A' } };
+        const clients = (await (await a.request('/mdp/clients', as)).json()) as { clients: { id: string }[] };
+        expect(clients.clients.map((c) => c.id)).toEqual(['mine']);
+        const hidden = await a.request('/mdp/paths?clientId=theirs', as);
+        const unknown = await a.request('/mdp/paths?clientId=nobody', as);
+        expect(hidden.status).toBe(404);
+        expect(((await hidden.text()) as string).replace('theirs', 'X')).toBe((await unknown.text()).replace('nobody', 'X'));
+        const call = await a.request('/mdp/call', post('/mdp/call', { clientId: 'theirs', method: 'GET', path: '/p' }, as.headers));
+        expect(call.status).toBe(404);
+        expect(await call.json()).toEqual({ ok: false, source: 'server', error: { code: 'not_found', message: 'No client "theirs" is connected' } });
+        const many = await a.request('/mdp/call-many', post('/mdp/call-many', { method: 'GET', path: '/nothing-here' }, as.headers));
+        expect(many.status).toBe(404);
+      } finally {
+        await router.close();
+      }
+    });
+  });
+
   describe('listing', () => {
     it('answers GET /mdp/clients and /mdp/paths with the host contract results', async () => {
       const a = app(fakeHost());

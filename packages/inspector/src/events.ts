@@ -16,9 +16,13 @@
  * stream's last write is not yet flushed to its socket it is written nothing more, and gets the
  * latest list once that write is flushed. A stream holding more than `maxBufferedBytes` unsent when
  * a new list comes (a reader that stopped reading) is ended. At most `maxStreams` are open at once.
+ *
+ * Under tenancy by principal each stream names its reader (`viewer`): the streams of one viewer
+ * form a group that lists the host as that viewer sees it, hears only the changes it sees, and is
+ * sent a list only when it differs from the one it was sent last.
  */
 import type { ServerResponse } from 'node:http';
-import type { HostApi, Logger } from '@mdp/core';
+import { viewedBy, type HostApi, type Logger, type Viewer } from '@mdp/core';
 
 export interface EventStreamsOptions {
   /** Changes within this long are sent as one event, ms. */
@@ -54,7 +58,26 @@ interface Stream {
   writing: boolean;
   /** The latest list waits for that write to be flushed. */
   behind: boolean;
+  readonly group: Group;
 }
+
+/** The streams of one viewer (all of them, without tenancy), and the list they were sent last. */
+interface Group {
+  readonly key: string | symbol;
+  /** The host as the viewer sees it. */
+  readonly host: HostApi;
+  readonly viewed: boolean;
+  readonly streams: Set<EventSink>;
+  /** The last list event, written to a stream that was behind once it drains. */
+  latest: string | undefined;
+  /** Changes came since the last list. */
+  dirty: boolean;
+  unsubscribe: () => void;
+}
+
+/** Group keys: the host itself, and a viewer without a principal. */
+const ALL = Symbol('all');
+const NOBODY = Symbol('nobody');
 
 function refuse(response: EventSink, body: string): void {
   response.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
@@ -62,9 +85,7 @@ function refuse(response: EventSink, body: string): void {
 
 export class EventStreams {
   private readonly open = new Map<EventSink, Stream>();
-  /** The last list event, written to a stream that was behind once it drains. */
-  private latest: string | undefined;
-  private unsubscribe: (() => void) | undefined;
+  private readonly groups = new Map<string | symbol, Group>();
   private pending: NodeJS.Timeout | undefined;
   private keepAlive: NodeJS.Timeout | undefined;
   private closed = false;
@@ -84,8 +105,8 @@ export class EventStreams {
     return (this.pending ? 1 : 0) + (this.keepAlive ? 1 : 0);
   }
 
-  /** Turn `response` into a stream; it ends when the client goes or on close(). */
-  add(response: EventSink): void {
+  /** Turn `response` into a stream of what `viewer` sees (default: everything); it ends when the client goes or on close(). */
+  add(response: EventSink, viewer?: Viewer): void {
     if (this.closed) return refuse(response, '{"error":{"code":"not_ready","message":"Server is shutting down"}}');
     if (this.open.size >= this.options.maxStreams) {
       this.options.logger.warn('inspector.too_many_streams', { maxStreams: this.options.maxStreams });
@@ -93,11 +114,27 @@ export class EventStreams {
     }
     response.writeHead(200, HEADERS);
     response.flushHeaders();
-    this.open.set(response, { writing: false, behind: false });
+    const group = this.groupOf(viewer);
+    group.streams.add(response);
+    this.open.set(response, { writing: false, behind: false, group });
     response.once('close', () => this.remove(response));
-    this.unsubscribe ??= this.host.onChange(() => this.schedule());
     this.keepAlive ??= setInterval(() => this.keepAll(), this.options.keepAliveMs);
-    void this.sendList([response]);
+    void this.sendList(group, [response], false);
+  }
+
+  private groupOf(viewer: Viewer | undefined): Group {
+    const key = viewer === undefined ? ALL : (viewer.principal ?? NOBODY);
+    let group = this.groups.get(key);
+    if (!group) {
+      const made: Group = { key, host: viewedBy(this.host, viewer), viewed: viewer !== undefined, streams: new Set(), latest: undefined, dirty: false, unsubscribe: () => undefined };
+      made.unsubscribe = this.host.onChange(() => {
+        made.dirty = true;
+        this.schedule();
+      }, viewer);
+      this.groups.set(key, made);
+      group = made;
+    }
+    return group;
   }
 
   /** End every stream and stop watching. Idempotent. */
@@ -109,37 +146,49 @@ export class EventStreams {
   }
 
   private remove(response: EventSink): void {
-    if (!this.open.delete(response)) return;
+    const stream = this.open.get(response);
+    if (!stream) return;
+    this.open.delete(response);
+    const { group } = stream;
+    group.streams.delete(response);
+    if (group.streams.size === 0) {
+      group.unsubscribe();
+      this.groups.delete(group.key);
+    }
     if (this.open.size === 0) this.stop();
   }
 
   private stop(): void {
-    this.unsubscribe?.();
-    this.unsubscribe = undefined;
+    for (const group of this.groups.values()) group.unsubscribe();
+    this.groups.clear();
     if (this.pending) clearTimeout(this.pending);
     if (this.keepAlive) clearInterval(this.keepAlive);
     this.pending = this.keepAlive = undefined;
-    this.latest = undefined;
   }
 
   private schedule(): void {
     this.pending ??= setTimeout(() => {
       this.pending = undefined;
-      void this.sendList([...this.open.keys()]);
+      for (const group of this.groups.values()) {
+        if (!group.dirty) continue;
+        group.dirty = false;
+        // A viewer's host may tell of changes it does not see (a cluster follower's): send only news.
+        void this.sendList(group, [...group.streams], group.viewed);
+      }
     }, this.options.coalesceMs);
   }
 
-  private async sendList(targets: readonly EventSink[]): Promise<void> {
+  private async sendList(group: Group, targets: readonly EventSink[], onlyNews: boolean): Promise<void> {
     let event: string;
     try {
-      const page = await this.host.listClients({ limit: this.options.pageLimit }, { maxBytes: this.options.pageBytes });
+      const page = await group.host.listClients({ limit: this.options.pageLimit }, { maxBytes: this.options.pageBytes });
       event = `event: clients\ndata: ${JSON.stringify(page)}\n\n`;
     } catch (error) {
       this.options.logger.error('inspector.list_failed', { error });
       return;
     }
-    if (this.open.size === 0) return;
-    this.latest = event;
+    if (group.streams.size === 0 || (onlyNews && event === group.latest)) return;
+    group.latest = event;
     for (const response of targets) this.send(response, event);
   }
 
@@ -163,9 +212,10 @@ export class EventStreams {
     stream.writing = true;
     response.write(text, () => {
       stream.writing = false;
-      if (!stream.behind || !this.open.has(response) || this.latest === undefined) return;
+      const latest = stream.group.latest;
+      if (!stream.behind || !this.open.has(response) || latest === undefined) return;
       stream.behind = false;
-      this.write(response, stream, this.latest);
+      this.write(response, stream, latest);
     });
   }
 

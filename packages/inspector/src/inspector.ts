@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthContext } from '@mdp/protocol';
-import { extractTransportAuth, originProblem, silentLogger, type HeaderMap, type HostApi, type Logger, type OriginPolicy } from '@mdp/core';
+import { extractTransportAuth, originProblem, silentLogger, type HeaderMap, type HostApi, type Logger, type OriginPolicy, type Viewer } from '@mdp/core';
 import { INSPECTOR_CSP, INSPECTOR_PATH, inspectorAssets } from './assets.js';
 import { EventStreams } from './events.js';
 
@@ -16,6 +16,13 @@ export interface InspectorOptions {
   readonly extractAuth?: (headers: HeaderMap) => AuthContext | undefined;
   /** Whether a caller with this auth may open the event stream; refused ones get 401. Default: all. */
   readonly authorize?: (auth: AuthContext | undefined) => boolean;
+  /**
+   * Who a reader of the event stream with this transport auth is, for the host's tenancy (`@mdp/core`
+   * tenancy.ts): under tenancy by principal its stream lists only the clients it sees. The MDP
+   * server gives `{principal: AuthGate.principalOf(auth)}` under an auth policy. Default: none (the
+   * host lists every client).
+   */
+  readonly viewerOf?: (auth: AuthContext | undefined) => Viewer | undefined;
   /** Checked against every request's Host and Origin (`originPolicyFor` of `@mdp/core`); refused ones get 403. Default: none. */
   readonly originPolicy?: OriginPolicy;
   /** Client changes within this long are sent as one event, ms. Default 100. */
@@ -70,14 +77,15 @@ export function createInspector(host: HostApi, options: InspectorOptions = {}): 
 
   const serveEvents = (request: IncomingMessage, response: ServerResponse, query: string | undefined): void => {
     if (request.method !== 'GET') return refuse(response, 405, 'bad_request', `${request.method} is not allowed on ${INSPECTOR_PATH}${EVENTS}`, { allow: 'GET' });
-    if (options.authorize && !options.authorize(extractAuth(request.headers))) {
+    const auth = extractAuth(request.headers);
+    if (options.authorize && !options.authorize(auth)) {
       return refuse(response, 401, 'unauthorized', 'Unauthorized', { 'www-authenticate': 'Bearer' });
     }
     if (query !== undefined && query !== '') {
       const [name] = new URLSearchParams(query).keys();
       return refuse(response, 400, 'bad_request', `${INSPECTOR_PATH}${EVENTS} takes no query parameters, got ${JSON.stringify(name ?? '')}`);
     }
-    streams.add(response);
+    streams.add(response, options.viewerOf?.(auth));
   };
 
   return {

@@ -5,7 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { Router, createLocalHost, silentLogger } from '@mdp/core';
+import { Router, createLocalHost, createTenancy, silentLogger, type Tenancy } from '@mdp/core';
 import { fakeClient, settle } from '@mdp/test-kit';
 import type { ListClientsResult } from '@mdp/protocol';
 import { EventStreams, type EventSink } from '../src/events.js';
@@ -67,8 +67,8 @@ const sink = (): SlowSink & EventSink => new SlowSink() as SlowSink & EventSink;
 let router: Router;
 let streams: EventStreams;
 
-function start(options: { maxStreams?: number; maxBufferedBytes?: number; pageLimit?: number; pageBytes?: number } = {}): void {
-  streams = new EventStreams(createLocalHost(router), {
+function start(options: { maxStreams?: number; maxBufferedBytes?: number; pageLimit?: number; pageBytes?: number; tenancy?: Tenancy } = {}): void {
+  streams = new EventStreams(createLocalHost(router, options.tenancy ? { tenancy: options.tenancy } : {}), {
     coalesceMs: 10,
     keepAliveMs: 1000,
     maxStreams: options.maxStreams ?? 8,
@@ -202,5 +202,42 @@ describe('EventStreams and slow readers', () => {
     const d = sink();
     streams.add(d);
     expect(d.status).toBe(200);
+  });
+});
+
+describe('EventStreams under tenancy by principal', () => {
+  const owned = (id: string, principal: string): void => {
+    const session = router.openSession({ kind: 'fake', send: () => undefined, close: () => undefined }, undefined, principal);
+    session.handle({ type: 'registerClient', client: { id, name: id, paths: [] } });
+  };
+
+  it('lists to each reader the clients it sees, and tells it only of changes to those', async () => {
+    start({ tenancy: createTenancy({ mode: 'principal', sharedClients: ['lobby'] }) });
+    owned('alice-ide', 'token:a');
+    owned('bob-ide', 'token:b');
+    owned('lobby', 'token:b');
+    const alice = sink();
+    const bob = sink();
+    const server = sink();
+    streams.add(alice, { principal: 'token:a' });
+    streams.add(bob, { principal: 'token:b' });
+    streams.add(server);
+    // Listings are made one per turn of the event loop.
+    for (let i = 0; i < 3; i++) await tick(0);
+    for (const reader of [alice, bob, server]) reader.flush();
+    expect(alice.lists()).toEqual([['alice-ide', 'lobby']]);
+    expect(bob.lists()).toEqual([['bob-ide', 'lobby']]);
+    expect(server.lists()).toEqual([['alice-ide', 'bob-ide', 'lobby']]);
+    owned('bob-cli', 'token:b');
+    await tick(10);
+    await tick(0);
+    for (const reader of [alice, bob, server]) reader.flush();
+    expect(alice.lists()).toHaveLength(1);
+    expect(bob.lists().at(-1)).toEqual(['bob-cli', 'bob-ide', 'lobby']);
+    expect(server.lists()).toHaveLength(2);
+    owned('alice-cli', 'token:a');
+    await tick(10);
+    alice.flush();
+    expect(alice.lists().at(-1)).toEqual(['alice-cli', 'alice-ide', 'lobby']);
   });
 });

@@ -5,10 +5,14 @@
  *
  *   HostApi ──▶ catalog driver ──▶ surface ──▶ session servers ──▶ transports ──▶ agents
  *                     └── list_changed (debounced, per kind) ──────┘
+ *
+ * Under tenancy by principal (`perViewer`) each caller sees only its own clients: the sessions of
+ * one viewer share one catalog, made from the host as that viewer sees it, and hear list_changed
+ * for it alone; a session's calls name its viewer too, so another's client is an unknown one.
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { silentLogger, type HostApi, type Logger } from '@mdp/core';
+import { silentLogger, viewedBy, type HostApi, type Logger, type Viewer } from '@mdp/core';
 import type { CatalogKind, CatalogOptions } from './catalog.js';
 import { createCatalogDriver } from './catalog-driver.js';
 import { systemClock, type Clock } from './clock.js';
@@ -26,6 +30,20 @@ export interface McpBridgeOptions extends Partial<CatalogOptions> {
    * `mdp:///SKILL.md` and read by `resources/read`; asked for on each read. Default: none.
    */
   readonly guide?: ServerGuide;
+  /**
+   * Each viewer (`connect`'s) gets a catalog of its own, as the host shows it to that viewer: for a
+   * host under tenancy by principal (`createTenancy` of `@mdp/core`), where callers see different
+   * clients. Default false: one catalog, as the host shows it to itself, for every session.
+   */
+  readonly perViewer?: boolean;
+}
+
+export interface McpConnectOptions {
+  /**
+   * Who the session's agent is (the principal of its credential): its listings, calls and catalog
+   * are the host's for that viewer. Default: none, the host itself (every client).
+   */
+  readonly viewer?: Viewer;
 }
 
 /** The text of the server's guide (Markdown), made when an agent reads it. */
@@ -41,7 +59,7 @@ export interface McpSession {
 
 export interface McpBridge {
   /** Serve one MCP session over `transport` until either side closes it. */
-  connect(transport: Transport): Promise<McpSession>;
+  connect(transport: Transport, options?: McpConnectOptions): Promise<McpSession>;
   /** Open sessions. */
   readonly sessions: number;
   /** End every session and stop following the host. Idempotent. */
@@ -54,38 +72,75 @@ const NOTIFY: Record<CatalogKind, (server: Server) => Promise<void>> = {
   resources: (server) => server.sendResourceListChanged(),
 };
 
+/** Catalogs kept, with their names, after their last session ended (per viewer): past this, the oldest idle goes. */
+export const MAX_IDLE_CATALOGS = 64;
+
+/** The sessions of one viewer and the catalog they share. */
+interface Group {
+  readonly driver: ReturnType<typeof createCatalogDriver>;
+  /** Open sessions, and whether each has finished `initialize` (only those hear notifications). */
+  readonly sessions: Map<Server, { initialized: boolean }>;
+}
+
+/** The group key of the host itself, and of a viewer without a principal. */
+const ALL = Symbol('all');
+const NOBODY = Symbol('nobody');
+
 export function createMcpBridge(options: McpBridgeOptions): McpBridge {
   const { host, serverInfo = { name: 'mdp-server', version: '0.0.0' } } = options;
   const logger = (options.logger ?? silentLogger).child({ component: 'mcp' });
   const clock = options.clock ?? systemClock;
-  /** Open sessions, and whether each has finished `initialize` (only those hear notifications). */
-  const sessions = new Map<Server, { initialized: boolean }>();
+  const groups = new Map<string | symbol, Group>();
   let closed = false;
 
-  const driver = createCatalogDriver({
-    host,
-    catalog: options,
-    clock,
-    logger,
-    notify(kinds) {
-      for (const [server, session] of sessions) {
-        if (!session.initialized) continue;
-        for (const kind of kinds) {
-          NOTIFY[kind](server).catch((error: unknown) => logger.debug('mcp.notify_failed', { kind, error: (error as Error).message }));
+  const groupOf = (viewer: Viewer | undefined): Group => {
+    const key = !options.perViewer || viewer === undefined ? ALL : (viewer.principal ?? NOBODY);
+    let group = groups.get(key);
+    if (group) return group;
+    const sessions = new Map<Server, { initialized: boolean }>();
+    const driver = createCatalogDriver({
+      host: key === ALL ? host : viewedBy(host, viewer),
+      catalog: options,
+      clock,
+      logger,
+      notify(kinds) {
+        for (const [server, session] of sessions) {
+          if (!session.initialized) continue;
+          for (const kind of kinds) {
+            NOTIFY[kind](server).catch((error: unknown) => logger.debug('mcp.notify_failed', { kind, error: (error as Error).message }));
+          }
         }
+      },
+    });
+    group = { driver, sessions };
+    groups.set(key, group);
+    // Idle catalogs keep their names for a session that comes back; a few hundred viewers' at most.
+    if (groups.size > MAX_IDLE_CATALOGS) {
+      for (const [other, idle] of groups) {
+        if (groups.size <= MAX_IDLE_CATALOGS) break;
+        if (idle.sessions.size === 0 && other !== key) groups.delete(other);
       }
-    },
-  });
+    }
+    return group;
+  };
 
-  const surface = async () => {
-    await driver.ready();
-    return driver.surface();
+  const leave = (group: Group, server: Server): boolean => {
+    if (!group.sessions.delete(server)) return false;
+    if (group.sessions.size === 0) group.driver.unfollow();
+    return true;
   };
 
   return {
-    async connect(transport) {
+    async connect(transport, connectOptions = {}) {
       if (closed) throw new Error('The MCP bridge is closed');
-      const server = createSessionServer({ host, logger, serverInfo, surface, guide: options.guide });
+      const { viewer } = connectOptions;
+      const group = groupOf(viewer);
+      const { driver } = group;
+      const surface = async () => {
+        await driver.ready();
+        return driver.surface();
+      };
+      const server = createSessionServer({ host: viewedBy(host, viewer), logger, serverInfo, surface, guide: options.guide });
       const session = { initialized: false };
       let ended!: () => void;
       const done = new Promise<void>((resolve) => (ended = resolve));
@@ -94,31 +149,34 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
         logger.info('mcp.session_ready', { client: server.getClientVersion()?.name, sessionId: transport.sessionId });
       };
       server.onclose = () => {
-        if (!sessions.delete(server)) return;
+        if (!leave(group, server)) return;
         logger.info('mcp.session_closed', { sessionId: transport.sessionId });
-        if (sessions.size === 0) driver.unfollow();
         ended();
       };
       server.onerror = (error) => logger.debug('mcp.session_error', { error: error.message });
-      sessions.set(server, session);
+      group.sessions.set(server, session);
       driver.follow();
       try {
         await server.connect(transport);
       } catch (error) {
-        sessions.delete(server);
-        if (sessions.size === 0) driver.unfollow();
+        leave(group, server);
         throw error;
       }
       return { server, closed: done, close: () => server.close() };
     },
     get sessions() {
-      return sessions.size;
+      let open = 0;
+      for (const group of groups.values()) open += group.sessions.size;
+      return open;
     },
     async close() {
       closed = true;
-      await Promise.all([...sessions.keys()].map((server) => server.close().catch(() => undefined)));
-      sessions.clear();
-      driver.unfollow();
+      const servers = [...groups.values()].flatMap((group) => [...group.sessions.keys()]);
+      await Promise.all(servers.map((server) => server.close().catch(() => undefined)));
+      for (const group of groups.values()) {
+        group.sessions.clear();
+        group.driver.unfollow();
+      }
     },
   };
 }

@@ -37,7 +37,9 @@ export interface McpHttpOptions {
   readonly authorize?: (request: Request) => boolean;
   /**
    * Who an authorized request comes from (e.g. a hash of its token): a session answers only the
-   * principal that opened it. Default: everyone is one principal.
+   * principal that opened it, and is the bridge's session of that viewer (`connect`'s `viewer`:
+   * under tenancy by principal it sees only that principal's clients). Default: everyone is one
+   * principal, and sessions name no viewer.
    */
   readonly principalOf?: (request: Request) => string;
   readonly maxBodyBytes?: number;
@@ -255,7 +257,7 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
       },
     });
     try {
-      const session = await bridge.connect(transport);
+      const session = await bridge.connect(transport, options.principalOf ? { viewer: { principal: principal === '' ? undefined : principal } } : {});
       entry = { transport, session, principal, active: 0, idleSince: clock.now(), idle: new Timer(clock, (error) => logger.error('mcp.timer_failed', { error })) };
       const current = entry;
       void session.closed.then(() => {

@@ -12,6 +12,7 @@ import {
   resolveClientId,
   retryAfterHeader,
   type CallHandle,
+  type ClientInfo,
   type CredentialForwarding,
   type InvokeOutcome,
   type IsServerId,
@@ -67,6 +68,13 @@ export interface SkillReadOptions {
    * `readerRefused` so that the adapter grants it no CORS. Default: every reader may.
    */
   readerRefusal?: (headers: Readonly<Record<string, string>>, clientId: string) => string | undefined;
+  /**
+   * The clients a reader with this transport auth sees (tenancy by principal: `clientsSeenBy` of
+   * `@mdp/core`), or `undefined` when it sees every client. A client the reader does not see is an
+   * unknown client: the seed's empty 404 with `MDP-Error-Code: unknown_client`, exactly as for an
+   * id nobody holds, and nothing is sent to it. Default: every reader sees every client.
+   */
+  visibleTo?: (auth: AuthContext | undefined) => ((client: ClientInfo) => boolean) | undefined;
 }
 
 export const DEFAULT_SKILL_CONTENT_TYPE = 'text/markdown; charset=utf-8';
@@ -151,19 +159,27 @@ function resolveRead(
   if (request.method !== 'GET') return empty(405, { allow: ALLOW });
   const raw = rawSkillRoute(request.pathname);
   if (!raw) return empty(404);
+  // Under tenancy, the clients this reader sees: any other is not there for it.
+  const seen = options.visibleTo?.(request.auth);
+  const seenTarget = (clientId: string, skillPath: string): ResolvedTarget | undefined => {
+    const target = router.findSkillRead(clientId, skillPath);
+    if (!target || !seen) return target;
+    const client = router.getClient(clientId);
+    return client && seen(client) ? target : undefined;
+  };
   // An unencoded path is looked up as it stands: a skill found under it is a valid static path, so
   // decoding and grammar checks are needed only when nothing is found (to tell 400 from 404).
   const plain = !request.pathname.includes('%');
   if (plain) {
-    const target = router.findSkillRead(raw.clientId, raw.skillPath);
+    const target = seenTarget(raw.clientId, raw.skillPath);
     if (target) return readerRefused(request, raw.clientId, options) ?? { clientId: raw.clientId, target };
   }
   const route = parseSkillRoute(request.pathname);
   if (!route) return empty(404);
   if (!route.ok) return json(400, { error: route.error });
-  const target = plain ? undefined : router.findSkillRead(route.clientId, route.skillPath);
+  const target = plain ? undefined : seenTarget(route.clientId, route.skillPath);
   if (target) return readerRefused(request, route.clientId, options) ?? { clientId: route.clientId, target };
-  const missed = notFoundResponse(notFound(router, route.clientId, route.skillPath, options.isServerId));
+  const missed = notFoundResponse(notFound(router, route.clientId, route.skillPath, options.isServerId, seen));
   // Still the seed's 404; a page of another site is not even told that.
   return options.readerRefusal?.(request.headers, route.clientId) === undefined ? missed : { ...missed, readerRefused: true };
 }
@@ -226,12 +242,13 @@ export function notFoundResponse(miss: SkillMiss): SkillReadResponse {
  * routes take ids as registered) or no such skill on it (naming the paths tried). Only read on a
  * miss, so its cost (a walk over the clients for an unknown id) stays off the reads that succeed.
  */
-function notFound(router: Router, clientId: string, skillPath: string, isServerId: IsServerId | undefined): SkillMiss {
-  if (router.hasClient(clientId)) {
+function notFound(router: Router, clientId: string, skillPath: string, isServerId: IsServerId | undefined, seen: ((client: ClientInfo) => boolean) | undefined): SkillMiss {
+  const client = router.getClient(clientId);
+  if (client && (!seen || seen(client))) {
     const tried = skillPathCandidates(skillPath);
     return { code: 'unknown_path', clientId, skillPath, message: `Client ${JSON.stringify(clientId)} has no skill ${JSON.stringify(skillPath)} (tried ${tried.join(', ')})` };
   }
-  const found = resolveClientId(clientId, () => false, () => router.listClients().map((client) => client.descriptor), isServerId);
+  const found = resolveClientId(clientId, () => false, () => (seen ? router.listClients().filter(seen) : router.listClients()).map((client) => client.descriptor), isServerId);
   const miss = { code: 'unknown_client', clientId, skillPath } as const;
   switch (found.kind) {
     case 'alias':

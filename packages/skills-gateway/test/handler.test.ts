@@ -358,3 +358,25 @@ describe('a reader that goes away', () => {
     expect(client.calls).toHaveLength(1);
   });
 });
+
+describe('visibleTo (tenancy by principal)', () => {
+  it('answers a client the reader does not see exactly as an unknown client, and never calls it', async () => {
+    const mine = connectClient(router, 'mine', [skill('/docs/skill.md')]);
+    const theirs = connectClient(router, 'theirs', [skill('/docs/skill.md')]);
+    const options = { visibleTo: (auth: { token?: string } | undefined) => (auth?.token === 'A' ? (client: { id: string }) => client.id === 'mine' : undefined) };
+    const as = (pathname: string, token: string) => handleSkillRead(router, readRequest(pathname, { auth: { token } }), options);
+    expect((await as('/skills/mine/docs', 'A')).status).toBe(200);
+    for (const pathname of ['/skills/theirs/docs', '/theirs/skills/docs', '/skills/theirs/d%6Fcs', '/skills/theirs/other']) {
+      const hidden = await as(pathname, 'A');
+      const unknown = await as(pathname.replace('theirs', 'nobody'), 'A');
+      expect(hidden.status, pathname).toBe(404);
+      expect(hidden.body).toBeUndefined();
+      expect(hidden.headers['mdp-error-code']).toBe('unknown_client');
+      expect(JSON.stringify(hidden.headers).replaceAll('theirs', 'X')).toBe(JSON.stringify(unknown.headers).replaceAll('nobody', 'X'));
+    }
+    expect(theirs.calls).toHaveLength(0);
+    // A reader that sees everything reads it.
+    expect((await as('/skills/theirs/docs', 'B')).status).toBe(200);
+    expect(mine.calls).toHaveLength(1);
+  });
+});

@@ -8,7 +8,7 @@
  * node afterwards (through the leader, on a follower). Its change listeners move along.
  */
 import type { TLSSocket } from 'node:tls';
-import { createLocalHost, type HeaderMap, type HostApi, type Logger } from '@mdp/core';
+import { createLocalHost, type HeaderMap, type HostApi, type Logger, type Viewer } from '@mdp/core';
 import { standaloneClusterView, type ClusterView, type FeaturesView } from '@mdp/protocol';
 import {
   CLUSTER_DEFAULTS,
@@ -64,7 +64,7 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
   const secrets = clusterSecretsOf(options.cluster, options.authTokens);
   let node: ClusterNode | undefined;
   const refusals = new Set<string>();
-  const host = switchingHost(createLocalHost(ctx.router), ctx.logger);
+  const host = switchingHost(createLocalHost(ctx.router, { tenancy: ctx.tenancy }), ctx.logger);
   return {
     name: 'cluster',
     get node() {
@@ -114,6 +114,7 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
         ...(options.backlog ? { backlog: options.backlog } : {}),
         maxMessageBytes: ctx.maxMessageBytes,
         inflight: ctx.inflight,
+        tenancy: ctx.tenancy,
         logger: ctx.logger.child({ serverId: info.serverId }),
       });
       node.start({ wsUrl: info.urls.ws, clusterUrl: info.urls.cluster, metaUrl: info.urls.meta });
@@ -130,14 +131,15 @@ function tlsSource(tls: TlsState): () => PeerTls {
 }
 
 /**
- * A host that answers from `initial` until `use` hands it another. Its listeners are subscribed to
- * whichever host answers (once, for all of them) and hear one change when it switches.
+ * A host that answers from `initial` until `use` hands it another. The change listeners of each
+ * viewer are subscribed to whichever host answers (once for all of them, as that viewer) and hear
+ * one change when it switches.
  */
 export function switchingHost(initial: HostApi, logger: Logger): HostApi & { use(next: HostApi): void } {
   let target = initial;
-  const listeners = new Set<() => void>();
-  let unsubscribe: (() => void) | undefined;
-  const fire = (): void => {
+  /** The listeners of each viewer (ALL: the host itself), and their one subscription to the answering host. */
+  const groups = new Map<string | symbol, { readonly viewer: Viewer | undefined; readonly listeners: Set<() => void>; off: () => void }>();
+  const fire = (listeners: Set<() => void>): void => {
     for (const listener of [...listeners]) {
       try {
         listener();
@@ -146,31 +148,41 @@ export function switchingHost(initial: HostApi, logger: Logger): HostApi & { use
       }
     }
   };
-  /** Subscribe to the answering host while anyone listens, and only then. */
-  const follow = (): void => {
-    unsubscribe?.();
-    unsubscribe = listeners.size > 0 ? target.onChange(fire) : undefined;
-  };
   return {
-    listClients: (request) => target.listClients(request),
-    listPaths: (request) => target.listPaths(request),
+    listClients: (request, listOptions) => target.listClients(request, listOptions),
+    listPaths: (request, listOptions) => target.listPaths(request, listOptions),
     callPath: (request, callOptions) => target.callPath(request, callOptions),
     callPaths: (request, callOptions) => target.callPaths(request, callOptions),
-    onChange(listener) {
+    onChange(listener, viewer) {
+      const key = viewer === undefined ? ALL : (viewer.principal ?? NOBODY);
+      let group = groups.get(key);
+      if (!group) {
+        const listeners = new Set<() => void>();
+        group = { viewer, listeners, off: target.onChange(() => fire(listeners), viewer) };
+        groups.set(key, group);
+      }
       // A wrapper per subscription: the same function subscribed twice is unsubscribed one at a time.
       const entry = (): void => listener();
-      listeners.add(entry);
-      if (listeners.size === 1) follow();
+      const mine = group;
+      mine.listeners.add(entry);
       return () => {
-        if (listeners.delete(entry) && listeners.size === 0) follow();
+        if (!mine.listeners.delete(entry) || mine.listeners.size > 0) return;
+        mine.off();
+        groups.delete(key);
       };
     },
     use(next) {
       if (next === target) return;
       target = next;
-      if (listeners.size === 0) return;
-      follow();
-      fire();
+      for (const group of groups.values()) {
+        group.off();
+        group.off = target.onChange(() => fire(group.listeners), group.viewer);
+      }
+      for (const group of [...groups.values()]) fire(group.listeners);
     },
   };
 }
+
+/** Subscription keys: the host itself, and a viewer without a principal. */
+const ALL = Symbol('all');
+const NOBODY = Symbol('nobody');

@@ -14,6 +14,8 @@ export function hostApiFeature(ctx: ServerContext, host: HostApi): ServerFeature
     authorize: ctx.authorize,
     // Under a policy the caller's credential stays here (core's forwarding.ts).
     forwarding: ctx.gate,
+    // Under --tenancy principal a caller reaches its own principal's clients only (cluster.ts's host applies it).
+    viewerOf: ctx.viewerOf,
     originPolicy: ctx.originPolicy,
     maxBodyBytes: ctx.maxMessageBytes,
     inflight: ctx.inflight,

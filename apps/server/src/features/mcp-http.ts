@@ -64,11 +64,11 @@ const version = (createRequire(import.meta.url)('../../package.json') as { versi
  */
 function deferredHost(get: () => HostApi): HostApi {
   return {
-    listClients: (request) => get().listClients(request),
-    listPaths: (request) => get().listPaths(request),
+    listClients: (request, options) => get().listClients(request, options),
+    listPaths: (request, options) => get().listPaths(request, options),
     callPath: (request, options) => get().callPath(request, options),
     callPaths: (request, options) => get().callPaths(request, options),
-    onChange: (listener) => get().onChange(listener),
+    onChange: (listener, viewer) => get().onChange(listener, viewer),
   };
 }
 
@@ -178,6 +178,8 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
       include: config.include,
       exclude: config.exclude,
       guide,
+      // Under --tenancy principal each principal's sessions get a catalog of what it sees.
+      perViewer: ctx.tenancy.mode === 'principal',
     });
     const http =
       config.http === false

@@ -1,6 +1,6 @@
 /** The two skill read routes (SPEC §8), answered on node's request without Hono. */
 import type { IncomingMessage } from 'node:http';
-import { crossSiteWithoutOrigin, isOpaqueOrigin, originProblem, type OriginPolicy, type Router } from '@mdp/core';
+import { clientsSeenBy, crossSiteWithoutOrigin, isOpaqueOrigin, originProblem, type OriginPolicy, type Router } from '@mdp/core';
 import { MDP_CLIENT_CANDIDATES_HEADER, MDP_ERROR_CODE_HEADER, MDP_ERROR_HEADER, createNodeSkillsHandler, type SkillReadResponse } from '@mdp/skills-gateway';
 import { NO_CORS } from '../cors.js';
 import type { ServerContext, ServerFeature } from '../feature.js';
@@ -58,6 +58,8 @@ export function skillsFeature(ctx: ServerContext, { isServerId, readerRefusal, a
     // Under a policy the reader's credential stays here (core's forwarding.ts).
     forwarding: ctx.gate,
     readerRefusal,
+    // Under --tenancy principal a reader sees its own principal's clients and the shared ones.
+    ...(ctx.tenancy.mode === 'principal' ? { visibleTo: (auth: Parameters<typeof ctx.viewerOf>[0]) => clientsSeenBy(ctx.tenancy, ctx.viewerOf(auth), isServerId) } : {}),
     extraHeaders: (request: IncomingMessage, answer: SkillReadResponse) => {
       if (answer.readerRefused) return NO_CORS;
       const cors = ctx.corsFor(request);
