@@ -19,6 +19,7 @@ export type RpcReply =
   | { readonly rpc: typeof RPC_TAG; readonly id: number; readonly ok: true; readonly result: unknown }
   | { readonly rpc: typeof RPC_TAG; readonly id: number; readonly ok: false; readonly error: string };
 
+// biome-ignore lint/suspicious/noExplicitAny: each handler declares its own arguments; the caller's side is typed.
 export type RpcHandlers = Record<string, (args: any) => unknown>;
 
 export function isRpcRequest(value: unknown): value is RpcRequest {

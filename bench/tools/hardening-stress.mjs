@@ -96,7 +96,11 @@ const openSockets = (pid) =>
     }
   }).length;
 
-const count = (statuses) => statuses.reduce((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
+const count = (statuses) => {
+  const counts = {};
+  for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
+  return counts;
+};
 
 const scenarios = {
   /** Finding 1: a paused websocket client, ~1,000 reads/s for 30 s, each reader gives up after 200 ms. */

@@ -65,7 +65,9 @@ function scrapedHistogram(name: string, help: string, stats: CallStats): Metric 
     const values: RenderedMetric['values'] = [];
     for (const route of CALL_ROUTES) {
       const { cumulative, sum } = stats.histogram(route);
-      DURATION_BUCKETS_S.forEach((le, i) => values.push({ metricName: `${name}_bucket`, labels: { route, le: String(le) }, value: cumulative[i] as number }));
+      DURATION_BUCKETS_S.forEach((le, i) => {
+        values.push({ metricName: `${name}_bucket`, labels: { route, le: String(le) }, value: cumulative[i] as number });
+      });
       const count = cumulative[cumulative.length - 1] as number;
       values.push({ metricName: `${name}_bucket`, labels: { route, le: '+Inf' }, value: count });
       values.push({ metricName: `${name}_sum`, labels: { route }, value: sum });

@@ -55,6 +55,7 @@ export interface CrossCheck {
   readonly message: string;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a table of settings of every value type; each row keeps its own.
 export type Rows = Readonly<Record<string, Setting<any>>>;
 
 export interface SettingGroup<S extends Rows = Rows> {

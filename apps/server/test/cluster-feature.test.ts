@@ -63,7 +63,9 @@ describe('switchingHost', () => {
         listeners.add(listener);
         return () => listeners.delete(listener);
       },
-      fire: () => listeners.forEach((l) => l()),
+      fire: () => {
+        for (const l of listeners) l();
+      },
       get listenerCount() {
         return listeners.size;
       },

@@ -150,7 +150,7 @@ async function fakePeer(port: number, template: MetaDocument) {
     cluster: { ...template.cluster, role: 'follower', leaderId: '', leaderUrl: '' },
   };
   const wss = new WebSocketServer({ noServer: true });
-  const http = createHttpServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(meta)));
+  const http = createHttpServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(meta)));
   http.on('upgrade', (req, socket, head) =>
     wss.handleUpgrade(req, socket, head, (ws) => {
       seen.dials += 1;

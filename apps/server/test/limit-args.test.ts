@@ -21,7 +21,9 @@ describe('limit flags', () => {
     const command = run(argv);
     expect(command.kind).toBe('run');
     if (command.kind !== 'run') return;
-    rows.forEach(([key], i) => expect(command.options[key as keyof typeof command.options]).toBe(60_000 + i));
+    rows.forEach(([key], i) => {
+      expect(command.options[key as keyof typeof command.options]).toBe(60_000 + i);
+    });
     expect(run([], { MDP_MAX_PENDING_CALLS: '7' })).toMatchObject({ options: { maxPendingCalls: 7 } });
   });
 

@@ -305,7 +305,7 @@ describe('skill routes over a websocket client', () => {
     const garbage = await send('NOT HTTP AT ALL\r\n\r\n');
     expect(garbage).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(JSON.parse(garbage.slice(garbage.indexOf('\r\n\r\n') + 4))).toEqual({ error: 'Malformed HTTP request' });
-    expect(clientErrorAnswer('ERR_HTTP_REQUEST_TIMEOUT')).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[^]*\r\n\r\n\{"error":"Request not received in time"\}$/);
+    expect(clientErrorAnswer('ERR_HTTP_REQUEST_TIMEOUT')).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*\r\n\r\n\{"error":"Request not received in time"\}$/);
     expect(await (await fetch(`${t.http}/skills/c8/s`)).text()).toBe('still here');
   });
 

@@ -21,6 +21,7 @@ afterEach(async () => {
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const FILES = ['clients.json', 'routes.json', 'services.json', 'snapshot.json'];
 
+// biome-ignore lint/suspicious/noExplicitAny: the tests read fields of files they wrote.
 const read = (dir: string, name: string): any => JSON.parse(readFileSync(join(dir, name), 'utf8'));
 
 /** A server with a state store in a scratch directory, its log recorded. */
@@ -174,7 +175,9 @@ describe('the state store', () => {
       const target = registered + clients.length;
       const writes = log.records.filter(isWrite).length;
       const done = until((change) => t.server.router.onClientEvent(change), () => registered >= target || undefined);
-      clients.forEach((client, c) => client.send({ type: 'registerClient', client: descriptor(`c${c}-${round}`, [skill('/docs/skill.md'), endpoint(`/run/${round}`)]) }));
+      clients.forEach((client, c) => {
+        client.send({ type: 'registerClient', client: descriptor(`c${c}-${round}`, [skill('/docs/skill.md'), endpoint(`/run/${round}`)]) });
+      });
       await done;
       const latest = (await log.lines.count(writes + 1, isWrite)).at(-1)!;
       await readerSees(Number(latest.generation));

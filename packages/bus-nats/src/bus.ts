@@ -84,7 +84,6 @@ class NatsBusNode implements NatsBus {
   private state: Lifecycle = 'new';
   private nc: NatsConnection | undefined;
   private wire: Wire | undefined;
-  private nodeSub: Subscription | undefined;
   private nodesBucket: Bucket | undefined;
   private clientsBucket: Bucket | undefined;
   private watches: Watch[] = [];

@@ -640,7 +640,7 @@ export class Directory {
   // ----------------------------------------------------------------------------------------------
   // Helpers
 
-  private write(state: LocalState, now: number, expect: number | undefined): void {
+  private write(state: LocalState, _now: number, expect: number | undefined): void {
     state.writing = true;
     state.again = false;
     state.retryAt = undefined;

@@ -439,7 +439,7 @@ function startPreVote(s: ElectionState, now: number, fx: ElectionEffect[]): Elec
   // Only with a member set a clean discovery round confirmed (see `viewConfirmed`).
   if (!s.viewConfirmed) return scheduleElection(s, now);
   const term = nextTerm(s);
-  let next: ElectionState = {
+  const next: ElectionState = {
     ...s,
     role: 'follower',
     votes: [],

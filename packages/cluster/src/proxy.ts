@@ -4,9 +4,8 @@
  * Before mirroring, the hub's metadata is read and our protocol version checked against its
  * `supportedProtocolRanges`; an incompatible hub is refused and logged, and checked again later.
  */
-import { redactUrl, type ClientEvent, type ClientInfo, type Logger, type Router } from '@mdp/core';
+import { redactUrl, type ClientEvent, type ClientInfo, } from '@mdp/core';
 import { PROTOCOL_VERSION, proxyMarker } from '@mdp/protocol';
-import type { TimerSet } from './clock.js';
 import { probeMeta, type ProbeResult } from './meta-probe.js';
 import { Mirror, type MirrorOptions } from './mirror.js';
 import { upstreamAccepts } from './version.js';

@@ -486,7 +486,7 @@ describe('a paused node returning', () => {
     // a leads b and c; c was frozen long enough for its lease to run out.
     let c = node('c', ['a', 'b', 'c']);
     let b = node('b', ['a', 'b', 'c']);
-    const hb = (t: number): ElectionEvent => msg('a', { type: 'heartbeat', term: 1, leaderId: 'a', leaderUrl: 'ws://a', leaseDurationMs: 400 });
+    const hb = (_t: number): ElectionEvent => msg('a', { type: 'heartbeat', term: 1, leaderId: 'a', leaderUrl: 'ws://a', leaseDurationMs: 400 });
     c = run(c, hb(100), 100).state;
     b = run(b, hb(2000), 2000).state;
     const woke = run(c, { type: 'tick' }, 2010);

@@ -51,7 +51,7 @@ describe('version check', () => {
 
   it('refuses to mirror into an upstream whose ranges are ^3.0.0, and says so in the log', async () => {
     let upgrades = 0;
-    const hub = createServer((req, res) => {
+    const hub = createServer((_req, res) => {
       const { port } = hub.address() as AddressInfo;
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(

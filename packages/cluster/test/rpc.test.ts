@@ -168,7 +168,7 @@ describe('decodeResult', () => {
 describe('ClusterRpc', () => {
   let clock: ManualClock;
   let timers: TimerSet;
-  let logs: LogRecord[];
+  let _logs: LogRecord[];
   let frames: { to: string; body: RpcBody }[];
   let sendable: boolean;
   let leads: boolean;
@@ -180,7 +180,7 @@ describe('ClusterRpc', () => {
     clock = manualClock();
     timers = new TimerSet(clock);
     const recorded = recordingLogger();
-    logs = recorded.records;
+    _logs = recorded.records;
     frames = [];
     sendable = true;
     leads = true;
@@ -212,7 +212,7 @@ describe('ClusterRpc', () => {
     const pending = rpc.request('L', 'listPaths', { depth: 2 }, 1000);
     const sent = frames[0];
     expect(sent).toMatchObject({ to: 'L', body: { type: 'clusterRpcRequest', method: 'listPaths', params: { depth: 2 } } });
-    const requestId = (sent?.body as { requestId: string }).requestId;
+    const requestId = (sent!.body as { requestId: string }).requestId;
     // Another peer answering that id is ignored.
     expect(rpc.receive('M', frame({ type: 'clusterRpcResponse', requestId, ok: true, result: 'forged' }, 'M'))).toBe(true);
     rpc.receive('L', frame({ type: 'clusterRpcResponse', requestId, ok: false, error: { code: 'not_found', message: 'no' } }));

@@ -117,7 +117,9 @@ export function headersToMap(headers: RequestHeaders): Record<string, string> {
   if (isRawHeaders(headers)) {
     for (let i = 0; i + 1 < headers.length; i += 2) addHeader(map, headers[i] as string, headers[i + 1] as string);
   } else {
-    headers.forEach((value, name) => addHeader(map, name, value));
+    headers.forEach((value, name) => {
+      addHeader(map, name, value);
+    });
   }
   return map;
 }

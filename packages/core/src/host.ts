@@ -13,7 +13,6 @@ import {
   type CallPathsRequest,
   type CallPathsResult,
   type CallResult,
-  type EndpointMethod,
   type ListClientsRequest,
   type ListClientsResult,
   type ListPathsRequest,
@@ -69,6 +68,12 @@ export interface CallOptions {
    * any other is `not_found` as an unknown id. Default: none, the server itself (every client).
    */
   readonly viewer?: Viewer;
+  /**
+   * Hears each client's outcome of a `callPaths` as it comes, with how many clients it calls in all
+   * (progress for the caller). A host that gets the results in one piece (a follower) may call it
+   * for each only at the end, or not at all. What it throws is ignored.
+   */
+  readonly onResult?: (result: CallPathsResult['results'][number], total: number) => void;
 }
 
 /**
@@ -479,7 +484,17 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
       // call-many naming many absent ids must not list every client once per id.
       let listing: ClientDescriptor[] | undefined;
       const clients = (): ClientDescriptor[] => (listing ??= described(seen));
-      const results = await Promise.all(ids.map(async (clientId) => ({ clientId, ...(await callOne(clientId, request, options, seen, clients)) })));
+      const results = await Promise.all(
+        ids.map(async (clientId) => {
+          const result = { clientId, ...(await callOne(clientId, request, options, seen, clients)) };
+          try {
+            options.onResult?.(result, ids.length);
+          } catch {
+            // A listener's failure is not the call's.
+          }
+          return result;
+        }),
+      );
       return { results };
     },
 

@@ -140,14 +140,14 @@ const isKey = (value: unknown): value is string => typeof value === 'string' && 
 /** The position a clients cursor names; MdpError `bad_request` (a 400 naming `cursor`) for anything else. */
 export function parseClientsCursor(text: string): ClientsPosition {
   const value = decode(text, 'c');
-  if (!value || value.length !== 3 || !isKey(value[2])) throw badCursor('clients');
+  if (value?.length !== 3 || !isKey(value[2])) throw badCursor('clients');
   return { client: value[2] };
 }
 
 /** The position a paths cursor names; MdpError `bad_request` (a 400 naming `cursor`) for anything else. */
 export function parsePathsCursor(text: string): PathsPosition {
   const value = decode(text, 'p');
-  if (!value || value.length !== 6) throw badCursor('paths');
+  if (value?.length !== 6) throw badCursor('paths');
   const [, , client, path, method, dup] = value;
   if (!isKey(client) || (path !== null && !isKey(path))) throw badCursor('paths');
   if (!(ENDPOINT_METHODS as readonly unknown[]).includes(method)) throw badCursor('paths');
@@ -259,7 +259,7 @@ export function cachedJsonSize(value: object): number {
  * (small) put together. Undefined when they share a key (the sum would be wrong): measure it whole.
  */
 export function mergedJsonSize(base: object, extra: Record<string, unknown>, extraSize: number): number | undefined {
-  for (const key in extra) if (Object.prototype.hasOwnProperty.call(base, key)) return undefined;
+  for (const key in extra) if (Object.hasOwn(base, key)) return undefined;
   const baseSize = cachedJsonSize(base);
   // '{a}' and '{b}' make '{a,b}': less a brace each, plus a comma when both have members.
   return baseSize + extraSize - 2 + (baseSize > 2 && extraSize > 2 ? 1 : 0);

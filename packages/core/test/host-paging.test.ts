@@ -319,7 +319,7 @@ describe('cursors while clients come and go', () => {
       if (cursor !== undefined) expect(cursor.length).toBeLessThan(1000);
       // The client the cursor names leaves: the walk goes on after where it was.
       const last = page.clients[0]?.id;
-      if (last !== undefined && last.startsWith(head)) (sessions.get(last) as Connected).session.end();
+      if (last?.startsWith(head)) (sessions.get(last) as Connected).session.end();
     } while (cursor !== undefined);
     expect(new Set(seen).size).toBe(ids.length);
     expect(seen.sort()).toEqual([...ids].sort());

@@ -201,6 +201,30 @@ describe('callPaths', () => {
     });
   });
 
+  it('tells onResult each outcome as it comes, with the number of clients; a listener that throws changes nothing', async () => {
+    const a = connectClient(router, 'a', [endpoint('/status')]);
+    const b = connectClient(router, 'b', [endpoint('/status')]);
+    const heard: Array<[string, boolean, number]> = [];
+    const result = host.callPaths(
+      { method: 'GET', path: '/status' },
+      {
+        onResult: (entry, total) => {
+          heard.push([entry.clientId, entry.ok, total]);
+          throw new Error('listener bug');
+        },
+      },
+    );
+    answer(b.transport, b.session, 'b ok');
+    await flush();
+    expect(heard).toEqual([['b', true, 2]]);
+    answer(a.transport, a.session, 'a ok');
+    expect((await result).results.map((r) => r.ok)).toEqual([true, true]);
+    expect(heard).toEqual([
+      ['b', true, 2],
+      ['a', true, 2],
+    ]);
+  });
+
   it('reports unknown ids per entry, and rejects with not_found when no client has the path', async () => {
     const a = connectClient(router, 'a', [endpoint('/status')]);
     const result = host.callPaths({ clientIds: ['a', 'ghost'], method: 'GET', path: '/status' });

@@ -72,7 +72,7 @@ describe('createLogger', () => {
     logger.error('boom', { error: new TypeError('bad thing') });
     const record = records()[0];
     expect(record?.error).toMatchObject({ name: 'TypeError', message: 'bad thing' });
-    expect(typeof (record?.error as { stack?: unknown }).stack).toBe('string');
+    expect(typeof (record!.error as { stack?: unknown }).stack).toBe('string');
   });
 
   it('child loggers add fields and keep the level and the sink', () => {

@@ -231,7 +231,9 @@ describe('PathIndex.resolveSkillRead', () => {
     expect(index.resolveSkillRead('/missing')).toBeUndefined();
     const after = Object.entries(index);
     expect(after.map(([key]) => key)).toEqual(before.map(([key]) => key));
-    after.forEach(([key, value], i) => expect(value, key).toBe(before[i]?.[1]));
+    after.forEach(([key, value], i) => {
+      expect(value, key).toBe(before[i]?.[1]);
+    });
   });
 
   it('finds nothing under a name a skill route refuses', () => {

@@ -70,7 +70,7 @@ const ADAPTERS: ReadonlyArray<readonly [string, (host: HostApi, options?: HostAp
   ],
 ];
 
-const post = (path: string, body: unknown, headers: Record<string, string> = {}): RequestInit & { method: string } => ({
+const post = (_path: string, body: unknown, headers: Record<string, string> = {}): RequestInit & { method: string } => ({
   method: 'POST',
   headers: { 'content-type': 'application/json', ...headers },
   body: typeof body === 'string' ? body : JSON.stringify(body),

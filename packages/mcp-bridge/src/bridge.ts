@@ -16,13 +16,17 @@ import { silentLogger, viewedBy, type HostApi, type Logger, type Viewer } from '
 import type { CatalogKind, CatalogOptions } from './catalog.js';
 import { createCatalogDriver } from './catalog-driver.js';
 import { systemClock, type Clock } from './clock.js';
-import { createSessionServer } from './session.js';
+import { clientEventMessages } from './logging.js';
+import { createSession, type BridgeSession } from './session.js';
 
 export interface McpBridgeOptions extends Partial<CatalogOptions> {
   /** Where clients are listed and called: a local router's host, or a follower's that asks its leader. */
   readonly host: HostApi;
-  /** Name and version the bridge gives in `initialize`. Default `mdp-server` 0.0.0. */
-  readonly serverInfo?: { readonly name: string; readonly version: string };
+  /**
+   * What the bridge says of itself in `initialize` (MCP's `Implementation`: `title`, `icons` and
+   * `websiteUrl` besides the name and version). Default `mdp-server` 0.0.0.
+   */
+  readonly serverInfo?: ServerInfo;
   readonly logger?: Logger;
   readonly clock?: Clock;
   /**
@@ -44,6 +48,19 @@ export interface McpConnectOptions {
    * are the host's for that viewer. Default: none, the host itself (every client).
    */
   readonly viewer?: Viewer;
+  /**
+   * The transport answers each request with one JSON response, not a stream (the Streamable HTTP
+   * handler's way): notifications about a request, such as progress, go on the session's GET stream.
+   */
+  readonly jsonAnswers?: boolean;
+}
+
+export interface ServerInfo {
+  readonly name: string;
+  readonly version: string;
+  readonly title?: string;
+  readonly websiteUrl?: string;
+  readonly icons?: ReadonlyArray<{ readonly src: string; readonly mimeType?: string; readonly sizes?: readonly string[]; readonly theme?: 'light' | 'dark' }>;
 }
 
 /** The text of the server's guide (Markdown), made when an agent reads it. */
@@ -56,6 +73,7 @@ export interface McpSession {
   readonly closed: Promise<void>;
   close(): Promise<void>;
 }
+
 
 export interface McpBridge {
   /** Serve one MCP session over `transport` until either side closes it. */
@@ -79,7 +97,7 @@ export const MAX_IDLE_CATALOGS = 64;
 interface Group {
   readonly driver: ReturnType<typeof createCatalogDriver>;
   /** Open sessions, and whether each has finished `initialize` (only those hear notifications). */
-  readonly sessions: Map<Server, { initialized: boolean }>;
+  readonly sessions: Map<Server, { initialized: boolean; readonly session: BridgeSession }>;
 }
 
 /** The group key of the host itself, and of a viewer without a principal. */
@@ -97,7 +115,7 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
     const key = !options.perViewer || viewer === undefined ? ALL : (viewer.principal ?? NOBODY);
     let group = groups.get(key);
     if (group) return group;
-    const sessions = new Map<Server, { initialized: boolean }>();
+    const sessions = new Map<Server, { initialized: boolean; readonly session: BridgeSession }>();
     const driver = createCatalogDriver({
       host: key === ALL ? host : viewedBy(host, viewer),
       catalog: options,
@@ -109,6 +127,14 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
           for (const kind of kinds) {
             NOTIFY[kind](server).catch((error: unknown) => logger.debug('mcp.notify_failed', { kind, error: (error as Error).message }));
           }
+        }
+      },
+      onClients(changes) {
+        const messages = clientEventMessages(changes);
+        for (const { initialized, session } of sessions.values()) {
+          if (!initialized) continue;
+          for (const message of messages) session.log(message);
+          session.clientsChanged(changes);
         }
       },
     });
@@ -140,8 +166,17 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
         await driver.ready();
         return driver.surface();
       };
-      const server = createSessionServer({ host: viewedBy(host, viewer), logger, serverInfo, surface, guide: options.guide });
-      const session = { initialized: false };
+      const bridgeSession = createSession({
+        host: viewedBy(host, viewer),
+        logger,
+        serverInfo,
+        surface,
+        clients: () => driver.clients(),
+        guide: options.guide,
+        jsonAnswers: connectOptions.jsonAnswers,
+      });
+      const { server } = bridgeSession;
+      const session = { initialized: false, session: bridgeSession };
       let ended!: () => void;
       const done = new Promise<void>((resolve) => (ended = resolve));
       server.oninitialized = () => {

@@ -14,8 +14,9 @@
 import { MAX_LIST_LIMIT, type ListedClient } from '@mdp/protocol';
 import { MdpError, collectPages, type HostApi, type Logger } from '@mdp/core';
 import { initialCatalog, step, type CatalogKind, type CatalogOptions, type CatalogState, type CatalogStep } from './catalog.js';
+import { diffClients, emptyClientBook, hasChanges, type ClientBook, type ClientChanges } from './client-changes.js';
 import { Timer, type Clock } from './clock.js';
-import { catalogClient, type Surface } from './surface.js';
+import { catalogClient, type CatalogClient, type Surface } from './surface.js';
 
 /** Shortest gap between two listings, ms: a burst of registrations costs a few rebuilds, not one each. */
 export const REFRESH_MIN_INTERVAL_MS = 50;
@@ -25,6 +26,8 @@ export const RETRY_MS = 1000;
 export interface CatalogDriver {
   /** The surface now; call after `ready()` for one that reflects the host. */
   surface(): Surface;
+  /** The clients of the catalog now (those of the last listing, and those still held after they left). */
+  clients(): CatalogClient[];
   /** Resolves once the catalog reflects the host since following began (or the first listing failed). */
   ready(): Promise<void>;
   /** Start following the host (idempotent). */
@@ -39,6 +42,8 @@ export function createCatalogDriver(options: {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly notify: (kinds: CatalogKind[]) => void;
+  /** Hears which clients came, left or changed, after each listing that found a difference (none for the first one after `follow()`). */
+  readonly onClients?: (changes: ClientChanges) => void;
 }): CatalogDriver {
   const { host, clock, logger } = options;
   const onError = (error: unknown): void => logger.error('mcp.catalog_failed', { error });
@@ -50,6 +55,9 @@ export function createCatalogDriver(options: {
   let dirty = false;
   let lastRefreshAt = -Infinity;
   let initial: Promise<void> = Promise.resolve();
+  /** The clients of the last listing, to tell what changed; reset when following stops (no event for who was there before). */
+  let book: ClientBook = emptyClientBook;
+  let baseline = true;
 
   const apply = (result: CatalogStep): void => {
     const overCap = state.surface.toolsOverCap;
@@ -78,6 +86,10 @@ export function createCatalogDriver(options: {
       });
       if (!unsubscribe) return true;
       apply(step(state, { type: 'catalog', clients: clients.map(catalogClient) }, clock.now()));
+      const diff = diffClients(book, clients, baseline);
+      book = diff.book;
+      baseline = false;
+      if (hasChanges(diff.changes)) options.onClients?.(diff.changes);
       return true;
     } catch (error) {
       logger.warn('mcp.catalog_list_failed', { error: error instanceof MdpError ? error.message : error });
@@ -110,6 +122,7 @@ export function createCatalogDriver(options: {
 
   return {
     surface: () => state.surface,
+    clients: () => [...state.present.values(), ...[...state.held.values()].map((entry) => entry.client)],
     ready: () => initial,
     follow() {
       if (unsubscribe) return;
@@ -123,6 +136,8 @@ export function createCatalogDriver(options: {
     unfollow() {
       unsubscribe?.();
       unsubscribe = undefined;
+      book = emptyClientBook;
+      baseline = true;
       wake.clear();
       refreshTimer.clear();
     },

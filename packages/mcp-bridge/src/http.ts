@@ -23,7 +23,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { originProblem, readBodyText, silentLogger, type Logger, type OriginPolicy } from '@mdp/core';
 import type { McpBridge, McpSession } from './bridge.js';
 import { Timer, systemClock, type Clock } from './clock.js';
@@ -73,6 +73,39 @@ interface Entry {
   /** When it last became idle (or opened), ms of the clock. */
   idleSince: number;
   readonly idle: Timer;
+  /** Requests of this session the agent cancelled (or whose HTTP request closed) while they ran. */
+  readonly cancelled: Set<RequestId>;
+}
+
+/** The ids of the JSON-RPC requests in a POST body (one message or a batch). */
+function requestIdsOf(body: unknown): RequestId[] {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages
+    .filter((message): message is { id: RequestId; method: string } => typeof message === 'object' && message !== null && typeof (message as { method?: unknown }).method === 'string' && 'id' in message)
+    .map((message) => message.id)
+    .filter((id) => typeof id === 'string' || typeof id === 'number');
+}
+
+/**
+ * Cancellation on a transport that answers with JSON: the SDK's server drops the answer of a
+ * cancelled request (MCP says none is sent), which leaves the transport waiting for it and the HTTP
+ * request that carried it open for good. Every `notifications/cancelled` the agent sends is
+ * followed here by an answer to settle the transport (the agent gave up on it: nobody reads it, and
+ * a POST whose requests were all cancelled is answered 202).
+ */
+function settleCancelled(transport: WebStandardStreamableHTTPServerTransport, cancelled: Set<RequestId>): void {
+  const onmessage = transport.onmessage;
+  if (!onmessage) return;
+  transport.onmessage = (message, extra) => {
+    onmessage(message, extra);
+    if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message) return;
+    const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+    if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+    cancelled.add(requestId);
+    const answer: JSONRPCMessage = { jsonrpc: '2.0', id: requestId, error: { code: -32000, message: 'Request cancelled' } };
+    // Already answered (the cancellation came late) or unknown: nothing is waiting.
+    transport.send(answer).catch(() => cancelled.delete(requestId));
+  };
 }
 
 /** The idle session idle the longest among those `eligible`. */
@@ -202,6 +235,13 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
   };
 
   const serve = async (entry: Entry, request: Request, parsedBody: unknown): Promise<Response> => {
+    if (request.method === 'POST' && parsedBody === undefined) {
+      // Read here (bounded) to know the requests it carries, which its closing cancels.
+      const read = await bodyOf(request, maxBodyBytes);
+      if (read instanceof Response) return read;
+      request = read.request;
+      parsedBody = read.parsed;
+    }
     entry.active += 1;
     entry.idle.clear();
     const release = (): void => {
@@ -213,6 +253,14 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
         void entry.session.close();
       });
     };
+    // The agent closing the HTTP request of a call cancels it, as a notifications/cancelled would.
+    const ids = request.method === 'POST' ? requestIdsOf(parsedBody) : [];
+    const onClosed = (): void => {
+      for (const requestId of ids) {
+        entry.transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'The HTTP request was closed' } });
+      }
+    };
+    if (ids.length > 0) request.signal.addEventListener('abort', onClosed, { once: true });
     let response: Response;
     try {
       response = await entry.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
@@ -220,7 +268,16 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
     } catch (error) {
       release();
       throw error;
+    } finally {
+      request.signal.removeEventListener('abort', onClosed);
     }
+    if (ids.length > 0 && ids.every((id) => entry.cancelled.has(id))) {
+      for (const id of ids) entry.cancelled.delete(id);
+      await response.body?.cancel().catch(() => undefined);
+      release();
+      return new Response(null, { status: 202 });
+    }
+    for (const id of ids) entry.cancelled.delete(id);
     return watched(response, release);
   };
 
@@ -257,8 +314,17 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
       },
     });
     try {
-      const session = await bridge.connect(transport, options.principalOf ? { viewer: { principal: principal === '' ? undefined : principal } } : {});
-      entry = { transport, session, principal, active: 0, idleSince: clock.now(), idle: new Timer(clock, (error) => logger.error('mcp.timer_failed', { error })) };
+      const session = await bridge.connect(transport, { jsonAnswers: true, ...(options.principalOf ? { viewer: { principal: principal === '' ? undefined : principal } } : {}) });
+      entry = {
+        transport,
+        session,
+        principal,
+        active: 0,
+        idleSince: clock.now(),
+        idle: new Timer(clock, (error) => logger.error('mcp.timer_failed', { error })),
+        cancelled: new Set(),
+      };
+      settleCancelled(transport, entry.cancelled);
       const current = entry;
       void session.closed.then(() => {
         current.idle.clear();

@@ -23,6 +23,19 @@ export interface PromptPlan {
   readonly clientIds: readonly string[];
   /** Arguments sent as query parameters. */
   readonly query: readonly string[];
+  /** The values a property's schema allows or suggests (`enum`, `const`, `examples`), strings only: what `completion/complete` offers. */
+  readonly choices: ReadonlyMap<string, readonly string[]>;
+}
+
+/** Most values one argument's choices keep. */
+export const CHOICES_MAX = 1000;
+
+/** The strings a property schema names: its `enum`, `const` and `examples`, capped in number and length. */
+export function schemaChoices(schema: unknown, maxChars: number): string[] {
+  if (!isJsonObject(schema)) return [];
+  const named = [...(Array.isArray(schema.enum) ? schema.enum : []), schema.const, ...(Array.isArray(schema.examples) ? schema.examples : [])];
+  const strings = named.filter((value): value is string => typeof value === 'string' && value.length <= maxChars);
+  return [...new Set(strings)].slice(0, CHOICES_MAX);
 }
 
 export interface PromptCall {
@@ -41,6 +54,7 @@ export function promptInput(descriptor: PromptDescriptor, clientIds: readonly st
   }
   const reserved = new Set(args.map((arg) => arg.name));
   const query: string[] = [];
+  const choices = new Map<string, string[]>();
   const own = descriptor.inputSchema;
   if (own !== undefined && isObjectSchema(own)) {
     const required = new Set(requiredOf(own));
@@ -49,9 +63,11 @@ export function promptInput(descriptor: PromptDescriptor, clientIds: readonly st
       const described = isJsonObject(schema) && typeof schema.description === 'string' ? capText(schema.description, maxChars) : '';
       args.push({ name, ...(described ? { description: described } : {}), required: required.has(name) });
       query.push(name);
+      const offered = schemaChoices(schema, maxChars);
+      if (offered.length > 0) choices.set(name, offered);
     }
   }
-  return { arguments: args, plan: { path, params, clientIds, query } };
+  return { arguments: args, plan: { path, params, clientIds, query, choices } };
 }
 
 /** The call `args` make with `plan`, or a sentence saying what is wrong with them. */

@@ -15,6 +15,8 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
   CallToolRequestSchema,
+  CompleteRequestParamsSchema,
+  CompleteRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
   GetPromptResultSchema,
@@ -24,17 +26,29 @@ import {
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  RequestSchema,
+  SetLevelRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
   type CallToolResult,
+  type Implementation,
   type GetPromptResult,
   type ReadResourceResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { compilePattern, isSkillPath, matchPattern, parseCallPathRequest, splitPath, type CallPathRequest, type CallResult } from '@mdp/protocol';
 import { MdpError, serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
+import { audible, callFailedMessage, parseLevel, type LogLevel, type LogMessage } from './logging.js';
 import { jsonBytes, mcpPage } from './pages.js';
+import { compiles, outputProblem } from './output-check.js';
+import { progressReporter } from './progress.js';
 import { promptCall } from './prompt-input.js';
 import { SERVER_GUIDE_URI, parseResourceUri } from './resource-uri.js';
-import type { Surface } from './surface.js';
+import type { CatalogClient, Surface } from './surface.js';
+import type { ServerInfo } from './bridge.js';
+import { complete } from './completion.js';
+import type { ClientChanges } from './client-changes.js';
+import { Subscriptions, subscribable } from './subscriptions.js';
 import { badArguments, callOutcome, toolFailure, type ToolResult } from './tool-results.js';
 import { toolCall } from './tool-input.js';
 
@@ -58,11 +72,19 @@ const GUIDE_RESOURCE = {
 export interface SessionContext {
   readonly host: HostApi;
   readonly logger: Logger;
-  readonly serverInfo: { readonly name: string; readonly version: string };
+  readonly serverInfo: ServerInfo;
+  /**
+   * The transport answers each request with one JSON response (Streamable HTTP as the bridge runs it):
+   * notifications about a request (progress) then go on the session's GET stream, since the SDK
+   * drops those it would put on a JSON answer.
+   */
+  readonly jsonAnswers?: boolean;
   /** The server's guide, when the host gives one (`McpBridgeOptions.guide`). */
   readonly guide?: (() => string | Promise<string>) | undefined;
   /** The surface, once it reflects the host. */
   surface(): Promise<Surface>;
+  /** The catalog's clients (as of the surface last awaited). */
+  clients(): readonly CatalogClient[];
 }
 
 /** An error for the agent, never an internal message: McpErrors pass, anything else is logged and hidden. */
@@ -89,12 +111,12 @@ function failureText(what: string, result: Extract<CallResult, { ok: false }>): 
 }
 
 /** The options of a call an agent made: cancelled with its request, counted as an MCP call. */
-function viaMcp(signal: AbortSignal): CallOptions {
-  return { signal, route: 'mcp' };
+function viaMcp(signal: AbortSignal, onResult?: CallOptions['onResult']): CallOptions {
+  return onResult ? { signal, route: 'mcp', onResult } : { signal, route: 'mcp' };
 }
 
-async function callTool(ctx: SessionContext, name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolResult> {
-  if (isGenericTool(name)) return callGenericTool(ctx.host, name, args, viaMcp(signal));
+async function callTool(ctx: SessionContext, name: string, args: Record<string, unknown>, signal: AbortSignal, onResult?: CallOptions['onResult']): Promise<ToolResult> {
+  if (isGenericTool(name)) return callGenericTool(ctx.host, name, args, viaMcp(signal, onResult));
   const tool = (await ctx.surface()).tools.find((entry) => entry.definition.name === name);
   if (!tool) {
     return toolFailure({
@@ -106,7 +128,11 @@ async function callTool(ctx: SessionContext, name: string, args: Record<string, 
   if (!call.ok) return badArguments(name, call.message);
   const parsed = parseCallPathRequest(call.value);
   if (!parsed.ok) return badArguments(name, parsed.error);
-  return callOutcome(await ctx.host.callPath(parsed.value, viaMcp(signal)));
+  const result = callOutcome(await ctx.host.callPath(parsed.value, viaMcp(signal)));
+  const schema = tool.definition.outputSchema;
+  const problem = schema && !result.isError && compiles(schema) ? outputProblem(schema, result.structuredContent) : undefined;
+  if (problem === undefined) return result;
+  return toolFailure({ code: 'bad_output', message: `The client's answer does not match the outputSchema it declares for ${parsed.value.method} ${parsed.value.path}: ${problem}` });
 }
 
 async function getPrompt(ctx: SessionContext, name: string, args: Record<string, string>, signal: AbortSignal): Promise<GetPromptResult> {
@@ -148,24 +174,99 @@ async function readResource(ctx: SessionContext, uri: string, signal: AbortSigna
   return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(result.data) ?? 'null' }] };
 }
 
-/** A new MCP server for one session; connect it to a transport. */
-export function createSessionServer(ctx: SessionContext): Server {
+/**
+ * `logging/setLevel` with any params: the SDK's own schema would turn a level it does not know into
+ * an internal error, where MCP asks for invalid params.
+ */
+const SetLevelAnyRequestSchema = SetLevelRequestSchema.extend({ params: RequestSchema.shape.params });
+/** `completion/complete` with any params, checked by the handler (-32602 naming the field, not an internal error). */
+const CompleteAnyRequestSchema = CompleteRequestSchema.extend({ params: RequestSchema.shape.params });
+
+/** One agent's session: its SDK server, and what the bridge tells it besides answers. */
+export interface BridgeSession {
+  readonly server: Server;
+  /** Send `message` if this session asked for messages at its level (`logging/setLevel`). */
+  log(message: LogMessage): void;
+  /** Tell this session which of the resources it subscribed to `changes` touched. */
+  clientsChanged(changes: ClientChanges): void;
+}
+
+/** A new MCP session; connect its server to a transport. */
+export function createSession(ctx: SessionContext): BridgeSession {
   const { logger } = ctx;
-  const server = new Server(ctx.serverInfo, {
-    capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } },
+  const server = new Server(ctx.serverInfo as Implementation, {
+    capabilities: { logging: {}, completions: {}, tools: { listChanged: true }, prompts: { listChanged: true }, resources: { subscribe: true, listChanged: true } },
     instructions: INSTRUCTIONS,
+  });
+  /** The agent's threshold; none until it asks: a session that never set a level hears no log messages. */
+  let level: LogLevel | undefined;
+  const log = (message: LogMessage): void => {
+    if (!audible(message.level, level)) return;
+    server.sendLoggingMessage(message).catch((error: unknown) => logger.debug('mcp.log_send_failed', { error: (error as Error).message }));
+  };
+
+  const subscriptions = new Subscriptions();
+  const clientsChanged = (changes: ClientChanges): void => {
+    for (const uri of subscriptions.touched(changes)) {
+      server.sendResourceUpdated({ uri }).catch((error: unknown) => logger.debug('mcp.notify_failed', { kind: 'resource_updated', error: (error as Error).message }));
+    }
+  };
+  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    const { uri } = request.params;
+    await ctx.surface();
+    const target = subscribable(uri, ctx.clients(), ctx.guide !== undefined);
+    if (!target.ok) throw new McpError(target.kind === 'not_found' ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams, target.message);
+    const refused = subscriptions.add(uri, target.value);
+    if (refused) throw new McpError(ErrorCode.InvalidRequest, refused.message);
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+    subscriptions.delete(request.params.uri);
+    return {};
+  });
+
+  server.setRequestHandler(SetLevelAnyRequestSchema, async (request) => {
+    level = parseLevel(request.params?.level);
+    return {};
+  });
+
+  server.setRequestHandler(CompleteAnyRequestSchema, async (request) => {
+    const parsed = CompleteRequestParamsSchema.safeParse(request.params);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw invalidParams(`Invalid completion/complete params: ${issue ? `${issue.path.join('.') || 'params'}: ${issue.message}` : 'malformed'}`);
+    }
+    const surface = await ctx.surface();
+    return { completion: complete(surface, ctx.clients(), parsed.data) };
   });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const surface = await ctx.surface();
-    return { tools: [...GENERIC_TOOLS, ...surface.tools.map((tool) => tool.definition)] };
+    // A tool whose output schema does not compile is listed without it (and its answers are not checked).
+    const definitions = surface.tools.map(({ definition }) => {
+      if (!definition.outputSchema || compiles(definition.outputSchema)) return definition;
+      const { outputSchema: _dropped, ...rest } = definition;
+      return rest;
+    });
+    return { tools: [...GENERIC_TOOLS, ...definitions] };
   });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name } = request.params;
     const started = performance.now();
     let result: ToolResult;
+    const token = request.params._meta?.progressToken;
+    const progress =
+      token === undefined
+        ? undefined
+        : progressReporter(token, (params) => {
+            if (extra.signal.aborted) return;
+            const note = { method: 'notifications/progress' as const, params };
+            (ctx.jsonAnswers ? server.notification(note) : extra.sendNotification(note)).catch((error: unknown) =>
+              logger.debug('mcp.notify_failed', { kind: 'progress', error: (error as Error).message }),
+            );
+          });
     try {
-      result = await callTool(ctx, name, request.params.arguments ?? {}, extra.signal);
+      result = await callTool(ctx, name, request.params.arguments ?? {}, extra.signal, progress);
     } catch (error) {
       // The host refused (unknown client, no client has the path) or failed: still a tool result.
       const serialized = serializeError(error);
@@ -173,6 +274,10 @@ export function createSessionServer(ctx: SessionContext): Server {
       result = toolFailure(serialized);
     }
     logger.debug('mcp.tool_call', { tool: name, ok: !result.isError, ms: Math.round(performance.now() - started) });
+    const failure = result.isError ? (result.structuredContent as { error?: { code?: unknown; message?: unknown } }).error : undefined;
+    if (failure && typeof failure.code === 'string' && typeof failure.message === 'string' && !extra.signal.aborted) {
+      log(callFailedMessage(`tool ${name}`, { code: failure.code, message: failure.message }));
+    }
     return result;
   });
 
@@ -184,7 +289,7 @@ export function createSessionServer(ctx: SessionContext): Server {
     try {
       return await getPrompt(ctx, request.params.name, request.params.arguments ?? {}, extra.signal);
     } catch (error) {
-      throw protocolError(error, logger, `Prompt ${request.params.name}`);
+      throw failed(protocolError(error, logger, `Prompt ${request.params.name}`), `prompt ${request.params.name}`, extra.signal);
     }
   });
 
@@ -205,8 +310,19 @@ export function createSessionServer(ctx: SessionContext): Server {
     try {
       return await readResource(ctx, request.params.uri, extra.signal);
     } catch (error) {
-      throw protocolError(error, logger, `Reading ${request.params.uri}`);
+      throw failed(protocolError(error, logger, `Reading ${request.params.uri}`), `resource ${request.params.uri}`, extra.signal);
     }
   });
-  return server;
+  return { server, log, clientsChanged };
+
+  /** `error`, once this session heard of the failed call (unless the agent cancelled it). */
+  function failed(error: McpError, what: string, signal: AbortSignal): McpError {
+    if (signal.aborted) return error;
+    // The client's or the host's own error when there is one (the data of the JSON-RPC error), else the JSON-RPC error.
+    const data = (typeof error.data === 'object' && error.data !== null ? error.data : {}) as { code?: unknown; message?: unknown };
+    const code = typeof data.code === 'string' ? data.code : String(error.code);
+    const message = typeof data.message === 'string' ? data.message : error.message;
+    log(callFailedMessage(what, { code, message }));
+    return error;
+  }
 }

@@ -20,6 +20,7 @@ import { GENERIC_TOOL_NAMES, assignNames, bookKey, clientAlias, joinName, pathNa
 import { promptInput, type PromptArgument, type PromptPlan } from './prompt-input.js';
 import { resourceUri, resourceUriTemplate } from './resource-uri.js';
 import { capSchemaText } from './schema-text.js';
+import { toolOutputSchema } from './output-schema.js';
 import { labelledDescription } from './text.js';
 import { toolAnnotations, toolInput, type ToolAnnotations, type ToolInputSchema, type ToolPlan } from './tool-input.js';
 
@@ -55,6 +56,8 @@ export interface McpToolDefinition {
   readonly description: string;
   readonly inputSchema: ToolInputSchema;
   readonly annotations?: ToolAnnotations;
+  /** The result envelope with the endpoint's declared `outputSchema` as `data` (output-schema.ts). */
+  readonly outputSchema?: Record<string, unknown>;
 }
 
 export interface CatalogTool {
@@ -187,12 +190,14 @@ export function buildSurface(clients: readonly CatalogClient[], book: NameBook, 
       group.clients.map((client) => client.id),
       max,
     );
+    const outputSchema = group.descriptor.outputSchema === undefined ? undefined : toolOutputSchema(group.descriptor.outputSchema, max);
     tools.push({
       definition: {
         name,
         description: labelledDescription(`Endpoint ${method} ${path}`, group.clients, description, max),
         inputSchema,
         annotations: toolAnnotations(method, path),
+        ...(outputSchema ? { outputSchema } : {}),
       },
       plan,
     });

@@ -76,7 +76,7 @@ describe('generic tools', () => {
 
   it('listClients and listPaths answer with structuredContent and the same JSON as text', async () => {
     const s = await setup();
-    const { host, client } = s;
+    const { client } = s;
     await change(s, [todo]);
     const result = await client.callTool({ name: 'listClients', arguments: {} });
     expect(result.isError).toBeFalsy();
@@ -171,7 +171,7 @@ describe('catalog tools, prompts and resources', () => {
 
   it('bad arguments of an endpoint tool are a bad_request result', async () => {
     const s = await setup();
-    const { host, client } = s;
+    const { client } = s;
     await change(s, [todo]);
     const result = await client.callTool({ name: 'todos', arguments: { id: 'Not Valid' } });
     expect(result).toMatchObject({ isError: true, structuredContent: { error: { code: 'bad_request', message: expect.stringContaining('Invalid arguments for todos: Argument "id"') } } });

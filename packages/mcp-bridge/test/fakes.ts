@@ -56,7 +56,15 @@ export class FakeHost implements HostApi {
   async callPaths(request: CallPathsRequest, options: CallOptions = {}) {
     const ids = request.clientIds ?? this.clients.filter((c) => c.paths.some((p) => p.path === request.path)).map((c) => c.id);
     if (ids.length === 0) throw new MdpError('not_found', `No connected client has ${request.method} ${request.path}`);
-    return { results: await Promise.all(ids.map(async (clientId) => ({ clientId, ...(await this.callPath({ ...request, clientId }, options)) }))) };
+    return {
+      results: await Promise.all(
+        ids.map(async (clientId) => {
+          const result = { clientId, ...(await this.callPath({ ...request, clientId }, options)) };
+          options.onResult?.(result, ids.length);
+          return result;
+        }),
+      ),
+    };
   }
 
   onChange(listener: () => void): () => void {

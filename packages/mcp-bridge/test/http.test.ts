@@ -222,3 +222,66 @@ describe('Streamable HTTP sessions', () => {
     await ended;
   });
 });
+
+describe('cancellation over Streamable HTTP', () => {
+  /** The host's calls wait until their caller goes away, then end as the router ends them. */
+  function hanging(host: FakeHost): void {
+    host.answer = () => new Promise(() => undefined);
+    host.callPath = async (request, options = {}) => {
+      host.calls.push({ request, options });
+      return new Promise((resolve) =>
+        options.signal?.addEventListener('abort', () => resolve({ ok: false, source: 'server', error: { code: 'transport_error', message: 'caller gone' } }), { once: true }),
+      );
+    };
+  }
+
+  it('notifications/cancelled (the SDK client aborting) ends the call, and the POST that carried it is answered 202', async () => {
+    const s = setup();
+    hanging(s.host);
+    const answers: number[] = [];
+    const fetch = async (input: string | URL | Request, init?: RequestInit) => {
+      const response = await s.fetch(input, init);
+      if (typeof init?.body === 'string' && init.body.includes('"tools/call"')) answers.push(response.status);
+      return response;
+    };
+    const { client } = await agent(fetch);
+    const abort = new AbortController();
+    const call = client.callTool({ name: 'callPath', arguments: { clientId: 'todo', method: 'GET', path: '/items' } }, undefined, { signal: abort.signal });
+    await until(() => s.host.calls.length === 1);
+    abort.abort('user pressed stop');
+    await expect(call).rejects.toThrow();
+    await until(() => answers.length === 1);
+    expect(s.host.calls[0]!.options.signal?.aborted).toBe(true);
+    expect(answers).toEqual([202]);
+    // The session goes on.
+    s.host.callPath = FakeHost.prototype.callPath;
+    s.host.answer = () => ({ ok: true, data: 'done' });
+    expect((await client.callTool({ name: 'callPath', arguments: { clientId: 'todo', method: 'GET', path: '/items' } })).structuredContent).toEqual({ ok: true, data: 'done' });
+  });
+
+  it('closing the HTTP request of a call ends the call at once', async () => {
+    const s = setup();
+    hanging(s.host);
+    const { transport } = await agent(s.fetch);
+    const closed = new AbortController();
+    const request = new Request(URL_, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '2025-11-25' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'callPath', arguments: { clientId: 'todo', method: 'GET', path: '/items' } } }),
+      signal: closed.signal,
+    });
+    const answer = s.handler.handle(request);
+    await until(() => s.host.calls.length === 1);
+    closed.abort();
+    expect((await answer).status).toBe(202);
+    expect(s.host.calls[0]!.options.signal?.aborted).toBe(true);
+  });
+});
+
+/** Wait for `check`, a turn of the event loop at a time (in-process: everything it waits on is queued work). */
+async function until(check: () => boolean): Promise<void> {
+  for (let turns = 0; !check(); turns += 1) {
+    if (turns > 1000) throw new Error('condition never held');
+    await settle(1);
+  }
+}

@@ -3,7 +3,7 @@
  * description out. The node handler (`node.ts`) and the Hono routes (`hono.ts`) are thin adapters
  * around this.
  */
-import { UNSENDABLE_DATA_ERROR, skillPathCandidates, type AuthContext, type SerializedError } from '@mdp/protocol';
+import { UNSENDABLE_DATA_ERROR, skillPathCandidates, type AuthContext, } from '@mdp/protocol';
 import {
   FORWARD_AS_IS,
   FORWARD_WITHOUT_CREDENTIAL,

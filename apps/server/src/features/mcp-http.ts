@@ -53,6 +53,22 @@ interface Loaded {
   readonly http: McpHttpHandler | undefined;
 }
 
+/** The server's icon for agents' hosts: an SVG, inline (a host needs no route of ours to show it). */
+const ICON = `data:image/svg+xml;base64,${Buffer.from(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect width="64" height="64" rx="14" fill="#1f2937"/><path d="M14 46V18l18 16 18-16v28" fill="none" stroke="#34d399" stroke-width="6" stroke-linejoin="round" stroke-linecap="round"/></svg>',
+).toString('base64')}`;
+
+/** What `initialize` says of this server; its website is the inspector (what is connected), once it listens. */
+function serverInfo(http: string | undefined) {
+  return {
+    name: 'mdp-server',
+    title: 'MDP server',
+    version,
+    icons: [{ src: ICON, mimeType: 'image/svg+xml', sizes: ['any'] }],
+    ...(http === undefined ? {} : { websiteUrl: `${http}/mdp/inspector` }),
+  };
+}
+
 /** The bridge cannot be had now: the server is not listening yet, or is shutting down (503). */
 class Unavailable extends Error {}
 
@@ -97,15 +113,20 @@ const RETRY_ON_NEW_CONNECTION = { connection: 'close', 'retry-after': '1' } as c
 
 /**
  * One `/mcp` request on node's request: the body is read and parsed here (bounded), so the SDK
- * transport gets a `Request` without a body stream and the parsed message.
+ * transport gets a `Request` without a body stream and the parsed message. Its signal aborts when
+ * the agent closes the connection before the answer is written (the call it carried is cancelled).
  */
-async function serveMcp(handler: McpHttpHandler, req: IncomingMessage, url: string, maxBodyBytes: number, originPolicy: OriginPolicy, inflight: InflightBudget): Promise<Response> {
+async function serveMcp(handler: McpHttpHandler, req: IncomingMessage, res: ServerResponse, url: string, maxBodyBytes: number, originPolicy: OriginPolicy, inflight: InflightBudget): Promise<Response> {
   const target = mcpUrl(req, url, originPolicy);
   if (typeof target !== 'string') return target;
   // node's parsed headers: lower-case names, repeats joined (as Fetch Headers join them).
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
-  const request = new Request(target, { method: req.method ?? 'GET', headers });
+  const closed = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) closed.abort();
+  });
+  const request = new Request(target, { method: req.method ?? 'GET', headers, signal: closed.signal });
   if (req.method !== 'POST') return handler.handle(request);
   const body = await readNodeBody(req, maxBodyBytes, inflight);
   // After a 413 or 503 the rest of the body is not read: the connection closes with the answer.
@@ -171,7 +192,7 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
   const create = (module: BridgeModule): Loaded => {
     const bridge = module.createMcpBridge({
       host: deferredHost(host),
-      serverInfo: { name: 'mdp-server', version },
+      serverInfo: serverInfo(ctx.info()?.urls.http),
       logger: ctx.logger,
       surface: config.surface,
       maxTools: config.maxTools,
@@ -220,7 +241,7 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
       if (config.http === false || (url !== MCP_PATH && !url.startsWith(`${MCP_PATH}?`))) return false;
       const extra = ctx.guardedCorsFor(req);
       load()
-        .then(({ http }) => serveMcp(http!, req, url, ctx.maxMessageBytes, ctx.originPolicy, ctx.inflight))
+        .then(({ http }) => serveMcp(http!, req, res, url, ctx.maxMessageBytes, ctx.originPolicy, ctx.inflight))
         .then(
           (response) => writeResponse(res, response, extra),
           (error: unknown) => {

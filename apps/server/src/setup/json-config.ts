@@ -216,11 +216,11 @@ function hasComment(text: string, start: number, end: number): boolean {
 }
 
 function deepestObject(root: Node | undefined, path: JSONPath): { node: Node; path: JSONPath } | undefined {
-  if (!root || root.type !== 'object') return undefined;
+  if (root?.type !== 'object') return undefined;
   let found = { node: root, path: [] as JSONPath };
   for (let depth = 1; depth < path.length; depth++) {
     const node = findNodeAtLocation(root, path.slice(0, depth));
-    if (!node || node.type !== 'object') break;
+    if (node?.type !== 'object') break;
     found = { node, path: path.slice(0, depth) };
   }
   return found;

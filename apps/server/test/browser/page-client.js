@@ -26,7 +26,7 @@
     try {
       response = await fetch(url, { credentials: 'include', signal: AbortSignal.timeout(TIMEOUT_MS), ...init, headers: { ...state.headers, ...init.headers } });
     } catch (error) {
-      throw new Error(`fetch ${what} failed (CORS or network): ${error && error.message}`);
+      throw new Error(`fetch ${what} failed (CORS or network): ${error?.message}`);
     }
     const text = await response.text();
     return { status: response.status, contentType: response.headers.get('content-type'), cacheControl: response.headers.get('cache-control'), text };
@@ -39,8 +39,8 @@
       `transport: ${transport}`,
       `origin: ${location.origin}`,
       `path: ${call.path}`,
-      `token: ${(call.auth && call.auth.token) || 'none'}`,
-      `scheme: ${(call.auth && call.auth.scheme) || 'none'}`,
+      `token: ${(call.auth?.token) || 'none'}`,
+      `scheme: ${(call.auth?.scheme) || 'none'}`,
     ].join('\n');
   }
 
@@ -176,7 +176,7 @@
         }
       }
     })().catch((error) => {
-      loop.error = String(error && error.message);
+      loop.error = String(error?.message);
     });
   }
 

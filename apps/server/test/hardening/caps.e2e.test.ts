@@ -68,7 +68,7 @@ describe('websocket connections', () => {
 
     // Never a byte from them: closed once the registration time is up, which frees their places.
     for (const client of idle) expect(await client.closed).toEqual({ code: 4408, reason: 'No registerClient within 300 ms of connecting' });
-    const next = await wsClientWithSkill(t.ws, 'next', 'also fine');
+    const _next = await wsClientWithSkill(t.ws, 'next', 'also fine');
     expect(await read(t.http, '/skills/next/s')).toMatchObject({ status: 200, body: 'also fine' });
     expect(healthy.socket.readyState).toBe(healthy.socket.OPEN);
   });

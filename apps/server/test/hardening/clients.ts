@@ -1,5 +1,5 @@
 /** Small clients for the hardening tests: HTTP reads that may give up, websocket clients that register. */
-import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { type Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { TestClient, descriptor, skill } from '@mdp/test-kit';
 
 export interface ReadResult {
