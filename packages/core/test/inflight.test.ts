@@ -1,18 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { CHUNK_COST, InflightBudget, createLogger, inflightCharge, type Clock, type InflightHolder, type LogFields, type Logger } from '../src/index.js';
 
-/** A holder that records its evictions; `then` runs inside the eviction (what a real one does on close). */
+/** A holder that records its evictions; `onEvict` runs inside the eviction (what a real one does on close). */
 class Holder implements InflightHolder {
   inflightCharge = 0;
   inflightPrev: InflightHolder | undefined = undefined;
   inflightNext: InflightHolder | undefined = undefined;
   inflightListed = false;
   readonly evictions: string[] = [];
-  then: (() => void) | undefined;
+  onEvict: (() => void) | undefined;
   constructor(readonly name: string) {}
   evictInflight(reason: string): void {
     this.evictions.push(reason);
-    this.then?.();
+    this.onEvict?.();
   }
 }
 
@@ -104,7 +104,7 @@ describe('InflightBudget', () => {
   it('a holder released while it is evicted (its socket closes at once) is not counted twice', () => {
     const budget = budgetWith(100);
     const [a, b] = [new Holder('a'), new Holder('b')];
-    a.then = () => budget.release(a);
+    a.onEvict = () => budget.release(a);
     budget.hold(a, 60);
     budget.hold(b, 60);
     expect(a.evictions).toHaveLength(1);
@@ -116,7 +116,7 @@ describe('InflightBudget', () => {
     const { lines, logger } = recordingLogger();
     const budget = budgetWith(100, logger);
     const [a, b, c] = [new Holder('a'), new Holder('b'), new Holder('c')];
-    a.then = () => {
+    a.onEvict = () => {
       throw new Error('boom');
     };
     budget.hold(a, 50);
