@@ -93,7 +93,7 @@ export function createTenancy(options: TenancyOptions = {}): Tenancy {
   const named = sharedMatcher(patterns);
   const byWhat = options.isShared;
   const shared = (client: TenantClient): boolean =>
-    (named !== undefined && (named(client.id) || (client.bareId !== undefined && client.bareId !== client.id && named(client.bareId)))) || (byWhat?.(client));
+    (named !== undefined && (named(client.id) || (client.bareId !== undefined && client.bareId !== client.id && named(client.bareId)))) || byWhat?.(client) === true;
   return {
     mode,
     seenBy(viewer) {
