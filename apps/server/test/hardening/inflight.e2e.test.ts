@@ -22,9 +22,11 @@ const REASON = `Server is receiving too much at once (maxInflightBytes ${BUDGET}
 /**
  * Resident set the attack may leave beyond the budget, after a warm-up: node's and the allocator's
  * own after a flood of 125-150 MB through the process, the sockets left open (measured: 11-38 MB
- * after collections, 26-50 MB at the peak; without the budget the attack alone is 125-150 MB).
+ * after collections, once 55 MB with other tests running on a loaded machine; 26-50 MB at the
+ * peak). Both bounds stay well below what the attack alone costs without the budget, 125-150 MB.
  */
-const SLACK = 48 * MB;
+const SLACK = 64 * MB;
+const PEAK_SLACK = 96 * MB;
 
 let attack: Partial[] = [];
 afterEach(async () => {
@@ -44,7 +46,7 @@ async function endings(partials: readonly Partial[], count: number): Promise<End
 }
 
 function figures(before: ServerMemory, after: ServerMemory): string {
-  return `RSS ${(before.rss / MB).toFixed(0)} MB → ${(after.rss / MB).toFixed(0)} MB (peak ${(after.maxRss / MB).toFixed(0)} MB), budget ${BUDGET / MB} MiB + ${SLACK / MB} MB`;
+  return `RSS ${(before.rss / MB).toFixed(0)} MB → ${(after.rss / MB).toFixed(0)} MB (peak ${(after.maxRss / MB).toFixed(0)} MB), budget ${BUDGET / MB} MiB + ${SLACK / MB} MB (peak + ${PEAK_SLACK / MB} MB)`;
 }
 
 /**
@@ -81,7 +83,7 @@ describe('messages still arriving count against --max-inflight-bytes', () => {
     // The first ones sent were the first closed: the newest are among those still held.
     expect(await Promise.race([attack.at(-1)!.ended, Promise.resolve('open')])).toBe('open');
     expect(after.rss - before.rss, figures(before, after)).toBeLessThan(BUDGET + SLACK);
-    expect(after.maxRss - before.rss, figures(before, after)).toBeLessThan(BUDGET + 2 * SLACK);
+    expect(after.maxRss - before.rss, figures(before, after)).toBeLessThan(BUDGET + PEAK_SLACK);
     await stillServes(server);
   });
 
@@ -106,7 +108,7 @@ describe('messages still arriving count against --max-inflight-bytes', () => {
       expect(JSON.parse(answer.body)).toEqual(body);
     }
     expect(after.rss - before.rss, figures(before, after)).toBeLessThan(BUDGET + SLACK);
-    expect(after.maxRss - before.rss, figures(before, after)).toBeLessThan(BUDGET + 2 * SLACK);
+    expect(after.maxRss - before.rss, figures(before, after)).toBeLessThan(BUDGET + PEAK_SLACK);
     await stillServes(server);
   });
 });
