@@ -3,6 +3,7 @@
  * directory the same options would give a server (`--cluster-state-dir`, `MDP_CLUSTER_STATE_DIR`,
  * the config file). Running servers that read the file take the new key by themselves.
  */
+import { systemClock } from '@mdp/core';
 import { parseCliArgs } from './cli-args.js';
 import { EXIT, usageLines } from './cli-notices.js';
 import { rotateCookieKeyFile } from './cookie-keys.js';
@@ -27,7 +28,7 @@ export interface CommandOutput {
 }
 
 /** Run the command; resolves to the exit status. */
-export function rotateCookieKeyMain(argv: readonly string[], env: Env, io: CommandOutput, now: number = Date.now()): number {
+export function rotateCookieKeyMain(argv: readonly string[], env: Env, io: CommandOutput, now: number = systemClock.wallNow()): number {
   if (argv.includes('--help') || argv.includes('-h')) {
     io.out(`${ROTATE_HELP}\n`);
     return EXIT.ok;

@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as v from 'valibot';
-import { AUTH_COOKIE_MAX_AGE_MS, cookieKeyOf, type CookieKey, type CookieKeyring, type Logger } from '@mdp/core';
+import { AUTH_COOKIE_MAX_AGE_MS, cookieKeyOf, systemClock, type CookieKey, type CookieKeyring, type Logger } from '@mdp/core';
 import { createPrivateFile, fileVersion, privateDirectory, readPrivateFile, reason, replacePrivateFile } from './private-file.js';
 
 /** Name of the keys' file in the state directory. */
@@ -131,7 +131,7 @@ function readCookieKeys(file: string): CookieKeysDocument | undefined {
  * The keys in `file`, made first (one new key) if there is none; several servers starting at once
  * all end up with the keys of the first that made it. Throws CookieKeysError.
  */
-export function loadOrCreateCookieKeys(file: string, now: number = Date.now()): CookieKeysDocument {
+export function loadOrCreateCookieKeys(file: string, now: number = systemClock.wallNow()): CookieKeysDocument {
   const problem = problemOf(file);
   privateDirectory(file, problem);
   const existing = readCookieKeys(file);
@@ -154,7 +154,7 @@ export interface Rotation {
  * rotation at a time: while one holds `<file>.lock`, another is refused (two at once would each
  * retire the same key, and the second would drop the first's new key). Throws CookieKeysError.
  */
-export function rotateCookieKeyFile(file: string, now: number = Date.now()): Rotation {
+export function rotateCookieKeyFile(file: string, now: number = systemClock.wallNow()): Rotation {
   const problem = problemOf(file);
   privateDirectory(file, problem);
   const lock = `${file}.lock`;
@@ -187,7 +187,7 @@ export function rotateCookieKeyFile(file: string, now: number = Date.now()): Rot
 }
 
 export interface FileKeyringOptions {
-  /** Milliseconds since the epoch; default Date.now. */
+  /** Milliseconds since the epoch; default the system clock's `wallNow`. */
   readonly now?: () => number;
   /** Most time between two looks at the file when opening cookies of known keys, ms. Default 1000. */
   readonly recheckMs?: number;
@@ -200,7 +200,7 @@ export interface FileKeyringOptions {
  * it has.
  */
 export function fileKeyring(file: string, options: FileKeyringOptions): CookieKeyring {
-  const now = options.now ?? Date.now;
+  const now = options.now ?? systemClock.wallNow;
   const recheckMs = options.recheckMs ?? COOKIE_KEYS_RECHECK_MS;
   const { logger } = options;
   // The version before reading: a change made meanwhile is read at the next look.

@@ -18,7 +18,7 @@
  */
 import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http';
 import type { Server as NetServer, Socket } from 'node:net';
-import type { Logger } from '@mdp/core';
+import { systemClock, type Clock, type Logger } from '@mdp/core';
 import type { ConnectionTracker } from './connections.js';
 
 export interface HttpLimits {
@@ -65,7 +65,7 @@ export function serverOptions(limits: HttpLimits): ServerOptions {
  * closes one accepted past it before reading from it, and says so with 'drop'. Logged once per
  * stretch of drops (at most once a second), not once per connection: a flood must not flood the log.
  */
-export function capConnections(server: NetServer, limit: number, logger: Logger, now: () => number = Date.now): void {
+export function capConnections(server: NetServer, limit: number, logger: Logger, now: () => number = systemClock.now): void {
   server.maxConnections = limit;
   let dropped = 0;
   let loggedAt = Number.NEGATIVE_INFINITY;
@@ -88,15 +88,19 @@ export function capConnections(server: NetServer, limit: number, logger: Logger,
  * headers and keep-alive time-outs close them. Websocket connections are not swept; `ws` and the
  * transport watch them. Returns what stops the sweep.
  */
-export function closeStalledConnections(connections: ConnectionTracker<Socket>, limits: HttpLimits, logger: Logger): () => void {
+export function closeStalledConnections(connections: ConnectionTracker<Socket>, limits: HttpLimits, logger: Logger, clock: Clock = systemClock): () => void {
+  let timer: unknown;
   const sweep = (): void => {
-    for (const { socket, waitingBytes, stalledMs } of connections.stalled(Date.now(), limits.writeTimeoutMs)) {
+    // Re-armed first: a sweep that throws must not stop the next ones.
+    timer = clock.setTimeout(sweep, sweepMs(limits));
+    for (const { socket, waitingBytes, stalledMs } of connections.stalled(clock.now(), limits.writeTimeoutMs)) {
       logger.info('http.unread_answer_closed', { waitingBytes, stalledMs });
       socket.destroy();
     }
   };
-  const timer = setInterval(sweep, sweepMs(limits)).unref();
-  return () => clearInterval(timer);
+  // On the system clock the timer is unref'd: the sweep never keeps the process alive.
+  timer = clock.setTimeout(sweep, sweepMs(limits));
+  return () => clock.clearTimeout(timer);
 }
 
 /** How often stalled connections are looked for, ms: a quarter of the write time-out, at most every second. */

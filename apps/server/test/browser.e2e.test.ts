@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { systemClock } from '@mdp/core';
 import { descriptor, skill, stopAll } from '@mdp/test-kit';
 import { clientChange, startServer } from './harness.js';
 import {
@@ -99,7 +100,7 @@ describe.skipIf(!HAVE_CHROMIUM)('real browser (headless Chromium) on another ori
     expect(cookies).toHaveLength(1);
     const cookie = cookies[0]!;
     expect(cookie).toMatchObject({ name: 'mdp_auth', domain: '127.0.0.1', path: '/', httpOnly: true, secure: false, sameSite: 'Lax' });
-    const lifetime = cookie.expires - Date.now() / 1000;
+    const lifetime = cookie.expires - systemClock.wallNow() / 1000;
     expect(lifetime).toBeGreaterThan(3500);
     expect(lifetime).toBeLessThanOrEqual(3601);
     expect(JSON.parse(Buffer.from(cookie.value, 'base64url').toString('utf8'))).toEqual(BROWSER_AUTH);

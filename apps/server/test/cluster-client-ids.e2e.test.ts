@@ -8,6 +8,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '@mdp/core';
 import { MIRROR_PROOF_HEADER } from '@mdp/cluster';
 import { createMdpServer, type MdpServer } from '../src/index.js';
 import { TestClient, descriptor, freePorts, skill, stopAll, track } from '@mdp/test-kit';
@@ -84,7 +85,7 @@ describe('client ids in a guarded cluster', () => {
     expect(await registerOnLeader(leader, 'token-b', forged)).toEqual(refused);
     expect(await registerOnLeader(leader, 'token-b', descriptor(`${prefix}.other`, []))).toEqual(refused);
     // A proof header that proves nothing (not signed with the cluster secret) changes nothing.
-    const fake = Buffer.from(JSON.stringify({ serverId: prefix, to: leader.info?.serverId, timestamp: Date.now(), proof: 'x' })).toString('base64url');
+    const fake = Buffer.from(JSON.stringify({ serverId: prefix, to: leader.info?.serverId, timestamp: systemClock.wallNow(), proof: 'x' })).toString('base64url');
     expect(await registerOnLeader(leader, 'cluster-token', forged, { [MIRROR_PROOF_HEADER]: fake })).toEqual(refused);
     // The follower's real mirror is still accepted.
     const owner = await ownerOnFollower(leader, follower, bearer('token-a'));

@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { parseMetaDocument, type AuthContext, type MetaDocument } from '@mdp/protocol';
-import type { HostApi } from '@mdp/core';
+import { systemClock, type HostApi } from '@mdp/core';
 import { probeMeta } from '@mdp/cluster';
 import { Changes, TestClient, descriptor, freePorts, recordingLogger, skill, stopAll, until } from '@mdp/test-kit';
 import { createMdpServer, type MdpServer, type MdpServerOptions } from '../src/index.js';
@@ -115,7 +115,7 @@ function rawControlLink(
     const types: string[] = [];
     const replayed = proof && 'replay' in proof ? (JSON.parse(proof.replay) as { serverId: string; timestamp: number }) : undefined;
     const age = proof && 'ageMs' in proof ? (proof.ageMs ?? 0) : 0;
-    const h = { clusterId: 'e2e', serverId: replayed?.serverId ?? '127.0.0.1:2', term: 0, timestamp: replayed?.timestamp ?? Date.now() - age };
+    const h = { clusterId: 'e2e', serverId: replayed?.serverId ?? '127.0.0.1:2', term: 0, timestamp: replayed?.timestamp ?? systemClock.wallNow() - age };
     ws.on('open', () => {
       if (proof && 'replay' in proof) ws.send(proof.replay);
       else {
@@ -160,7 +160,7 @@ async function fakePeer(port: number, template: MetaDocument) {
         seen.closes.push(code);
         changes.emit();
       });
-      const h = { clusterId: 'e2e', serverId: base, term: 0, timestamp: Date.now() };
+      const h = { clusterId: 'e2e', serverId: base, term: 0, timestamp: systemClock.wallNow() };
       ws.on('message', (data) => {
         const type = (JSON.parse(String(data)) as { type: string }).type;
         if (type === 'clusterRpcResponse') seen.rpcAnswers += 1;

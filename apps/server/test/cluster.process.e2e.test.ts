@@ -3,6 +3,7 @@
  * range, elect one leader, and survive SIGKILL of it.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '@mdp/core';
 import { freePorts, removeScratch, scratchDir } from '@mdp/test-kit';
 import { FAST_CLUSTER, agreedLeader, kill, killAll, logged, metaOf, spawnServer, terminate, type Proc } from './processes.js';
 
@@ -32,10 +33,10 @@ describe('three mdp-server processes in auto mode', () => {
     expect(firstMeta).toMatchObject({ id: clusterId, knownMemberCount: 3, quorumSize: 2, hasQuorum: true });
     expect(first.stdout).toMatch(/this node is the leader/);
 
-    const killedAt = Date.now();
+    const killedAt = systemClock.now();
     await kill(first);
     const second = await agreedLeader(rest, 10_000);
-    const failoverMs = Date.now() - killedAt;
+    const failoverMs = systemClock.now() - killedAt;
     // The killed one is proven gone (its port refuses): two members are left, both needed.
     await logged(second, 'cluster.member_departed', { id: id(first) });
     const secondMeta = (await metaOf(second.port)).cluster;

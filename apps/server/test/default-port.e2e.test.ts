@@ -6,7 +6,7 @@
  * cluster secret); a server of another cluster or user does not get it.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Logger } from '@mdp/core';
+import { systemClock, type Logger } from '@mdp/core';
 import { PORT_RELEASE_PATH, portReleaseRequest } from '@mdp/cluster';
 import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
 import { TestClient, descriptor, freePorts, recordingLogger, skill, stopAll, until } from '@mdp/test-kit';
@@ -189,7 +189,7 @@ describe('the default port, given back', () => {
     const post = (body: unknown, headers: Record<string, string> = {}) =>
       fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
     const request = (over: { to?: string; port?: number; secret?: string } = {}) =>
-      portReleaseRequest(over.secret ?? 'ours', 'dp', { serverId: `127.0.0.1:${home}`, to: over.to ?? `127.0.0.1:${own}`, port: over.port ?? home, timestamp: Date.now() });
+      portReleaseRequest(over.secret ?? 'ours', 'dp', { serverId: `127.0.0.1:${home}`, to: over.to ?? `127.0.0.1:${own}`, port: over.port ?? home, timestamp: systemClock.wallNow() });
     const refused = async (res: Response, status: number, error: RegExp) => {
       expect(res.status).toBe(status);
       expect((await res.json()) as unknown).toEqual({ error: expect.stringMatching(error) });
@@ -220,7 +220,7 @@ describe('the default port, given back', () => {
     const [home, own] = range as [number, number];
     const server = await start(home, range, ours);
     await leads(server);
-    const body = portReleaseRequest('ours', 'dp', { serverId: `127.0.0.1:${own}`, to: `127.0.0.1:${home}`, port: home, timestamp: Date.now() });
+    const body = portReleaseRequest('ours', 'dp', { serverId: `127.0.0.1:${own}`, to: `127.0.0.1:${home}`, port: home, timestamp: systemClock.wallNow() });
     const res = await fetch(`http://127.0.0.1:${home}${PORT_RELEASE_PATH}`, { method: 'POST', body: JSON.stringify(body) });
     expect(res.status).toBe(409);
     expect((await metaAt(home)).serverId).toBe(`127.0.0.1:${home}`);

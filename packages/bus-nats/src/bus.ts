@@ -161,7 +161,8 @@ class NatsBusNode implements NatsBus {
     this.nc = nc;
     this.wire = new Wire(nc, this.names.inboxPrefix, { maxBodyBytes: this.maxBodyBytes, maxAssemblies: 64, assemblyTimeoutMs: 30_000 }, this.clock);
     this.wire.start();
-    this.nodeSub = nc.subscribe(this.names.nodeWildcard, { callback: (_error, msg) => this.onNodeMessage(msg) });
+    // Ends with the connection: nothing unsubscribes it before.
+    nc.subscribe(this.names.nodeWildcard, { callback: (_error, msg) => this.onNodeMessage(msg) });
     this.connected = true;
     try {
       await this.setup(this.generation + 1);

@@ -2,7 +2,7 @@
  * Fleet nodes for tests: a bus with a table of local clients standing in for core. A client
  * answers each call with its `answer` function; events land in inboxes the tests wait on.
  */
-import { createLogger, type InvokeOutcome } from '@mdp/core';
+import { createLogger, systemClock, type InvokeOutcome } from '@mdp/core';
 import type { ClientDescriptor } from '@mdp/protocol';
 import { Inbox, descriptor as makeDescriptor, until } from '@mdp/test-kit';
 import { createNatsBus, type BusStatus, type DirectoryChange, type NatsBus, type NatsBusOptions, type RemoteCall } from '../src/index.js';
@@ -85,7 +85,7 @@ export async function startNode(url: string | string[], id: string, options: Par
     add(clientId, answer = echo, principal) {
       const client = { descriptor: makeDescriptor(clientId), answer };
       clients.set(clientId, client);
-      bus.announce({ descriptor: client.descriptor, principal, registeredAt: Date.now(), transport: 'websocket', secure: false, authSource: 'none' });
+      bus.announce({ descriptor: client.descriptor, principal, registeredAt: systemClock.wallNow(), transport: 'websocket', secure: false, authSource: 'none' });
       return client;
     },
     remove(clientId) {

@@ -4,52 +4,12 @@
  * wall clock, for the timestamps other processes read (messages, hello proofs): two processes'
  * monotonic clocks have nothing in common.
  */
-import type { Clock } from '@mdp/core';
+import type { Clock, TimerSet } from '@mdp/core';
 
-// The clock itself is core's (the MCP bridge uses it too); cluster code imports it from here.
-export { systemClock } from '@mdp/core';
+// The clock and the timer helper are core's (the router and the MCP bridge use them too); cluster
+// code imports them from here.
+export { TimerSet, systemClock } from '@mdp/core';
 export type { Clock } from '@mdp/core';
-
-/** The timers one component owns, so that `close()` can clear every one of them. */
-export class TimerSet {
-  private readonly handles = new Set<{ handle: unknown }>();
-  private closed = false;
-
-  /** `onError` hears about a callback that threw; nothing a timer runs may take the process down. */
-  constructor(
-    private readonly clock: Clock,
-    private readonly onError: (error: unknown) => void = () => undefined,
-  ) {}
-
-  /** Run `callback` once after `ms`; returns a cancel function. A closed set starts nothing. */
-  after(ms: number, callback: () => void): () => void {
-    if (this.closed) return () => undefined;
-    const entry = { handle: undefined as unknown };
-    entry.handle = this.clock.setTimeout(() => {
-      this.handles.delete(entry);
-      try {
-        callback();
-      } catch (error) {
-        this.onError(error);
-      }
-    }, Math.max(0, ms));
-    this.handles.add(entry);
-    return () => {
-      if (this.handles.delete(entry)) this.clock.clearTimeout(entry.handle);
-    };
-  }
-
-  get size(): number {
-    return this.handles.size;
-  }
-
-  /** Clear every pending timer; later `after` calls are ignored. */
-  close(): void {
-    this.closed = true;
-    for (const entry of this.handles) this.clock.clearTimeout(entry.handle);
-    this.handles.clear();
-  }
-}
 
 /**
  * The one timer of a pure state machine: armed for the `wakeAt` of its last step, re-armed only

@@ -3,39 +3,6 @@ import { TimerSet, WakeTimer } from '../src/clock.js';
 import { Machine } from '../src/machine.js';
 import { manualClock } from '@mdp/test-kit';
 
-describe('TimerSet', () => {
-  it('runs, cancels and clears every timer on close', () => {
-    const clock = manualClock();
-    const timers = new TimerSet(clock);
-    const ran: string[] = [];
-    timers.after(10, () => ran.push('a'));
-    const cancel = timers.after(20, () => ran.push('b'));
-    timers.after(30, () => ran.push('c'));
-    expect(timers.size).toBe(3);
-    clock.advance(10);
-    cancel();
-    expect(ran).toEqual(['a']);
-    expect(timers.size).toBe(1);
-    timers.close();
-    expect(timers.size).toBe(0);
-    expect(clock.pending()).toBe(0);
-    timers.after(1, () => ran.push('late'));
-    clock.advance(100);
-    expect(ran).toEqual(['a']);
-  });
-
-  it('reports a callback that throws instead of letting it escape', () => {
-    const clock = manualClock();
-    const errors: unknown[] = [];
-    const timers = new TimerSet(clock, (error) => errors.push(error));
-    timers.after(1, () => {
-      throw new Error('boom');
-    });
-    expect(() => clock.advance(1)).not.toThrow();
-    expect(errors).toHaveLength(1);
-  });
-});
-
 describe('WakeTimer', () => {
   it('keeps one timer at the last time set, re-arms only when it changes, and stops', () => {
     const clock = manualClock();

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMetaDocument } from '@mdp/protocol';
-import { Router } from '@mdp/core';
+import { Router, systemClock } from '@mdp/core';
 import { mirroredId } from '@mdp/protocol';
 import { WebSocket } from 'ws';
 import { MIRROR_PROOF_HEADER, createClusterNode } from '../src/index.js';
@@ -74,7 +74,7 @@ describe('a three-node cluster', () => {
     await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
     const first = agreedLeader(nodes) as TestNode;
     const firstTerm = first.node.meta().term;
-    const stoppedAt = Date.now();
+    const stoppedAt = systemClock.now();
     await first.stop();
     await until(() => agreedLeader(nodes) !== undefined, 5000, 'a new leader after resign');
     const second = agreedLeader(nodes) as TestNode;
@@ -82,7 +82,7 @@ describe('a three-node cluster', () => {
     expect(second.node.meta().term).toBeGreaterThan(firstTerm);
     expect(second.logs.some((l) => l.event === 'cluster.leader_resigned') || live(nodes).some((n) => n.logs.some((l) => l.event === 'cluster.leader_resigned'))).toBe(true);
     expect(history.violations).toEqual([]);
-    process.stdout.write(`graceful failover took ${Date.now() - stoppedAt} ms\n`);
+    process.stdout.write(`graceful failover took ${systemClock.now() - stoppedAt} ms\n`);
     // The one that stopped said it leaves: two members are left, both needed. The new leader may be
     // elected before its own node has applied that departure (CI saw 3 members at that instant).
     await until(() => second.node.meta().knownMemberCount === 2, 5000, 'the departure applied on the new leader');
@@ -96,13 +96,13 @@ describe('a three-node cluster', () => {
     history.watch(nodes);
     await until(() => agreedLeader(nodes) !== undefined, CONVERGE_MS, 'first leader');
     const first = agreedLeader(nodes) as TestNode;
-    const killedAt = Date.now();
+    const killedAt = systemClock.now();
     await first.kill();
     await until(() => agreedLeader(nodes) !== undefined, 5000, 'a new leader after the kill');
     expect(agreedLeader(nodes)?.id).not.toBe(first.id);
     expect(live(nodes).some((n) => n.logs.some((l) => l.event === 'cluster.leader_link_lost'))).toBe(true);
     expect(history.violations).toEqual([]);
-    process.stdout.write(`failover after kill took ${Date.now() - killedAt} ms\n`);
+    process.stdout.write(`failover after kill took ${systemClock.now() - killedAt} ms\n`);
   });
 
   it('replaces a killed leader within a lease plus the longest election time-out', async () => {

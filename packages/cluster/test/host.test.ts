@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { MdpError } from '@mdp/core';
+import { MdpError, systemClock } from '@mdp/core';
 import type { ClientDescriptor } from '@mdp/protocol';
 import { mirroredId } from '@mdp/protocol';
 import { agreedLeader, attachClient, live, scriptedClient, skillClient, startCluster, until, type NodeOverrides, type TestNode } from './harness.js';
@@ -159,7 +159,7 @@ describe('cluster RPC on the wire', () => {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(`ws://127.0.0.1:${node.port}/mdp/cluster`);
       const answers = new Map<string, unknown>();
-      const h = { clusterId: 'test', serverId: '127.0.0.1:1', term: 0, timestamp: Date.now() };
+      const h = { clusterId: 'test', serverId: '127.0.0.1:1', term: 0, timestamp: systemClock.wallNow() };
       ws.on('open', () => {
         ws.send(JSON.stringify({ type: 'clusterHello', ...h, membershipMode: 'dynamic', membershipFingerprint: 'dynamic', role: 'follower', wsUrl: 'ws://127.0.0.1:1', clusterUrl: 'ws://127.0.0.1:1/mdp/cluster' }));
         for (const r of requests) ws.send(JSON.stringify({ type: 'clusterRpcRequest', ...h, ...r }));

@@ -3,7 +3,7 @@ import { connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { ClusterHello } from '@mdp/protocol';
-import { Router } from '@mdp/core';
+import { Router, systemClock } from '@mdp/core';
 import { createClusterNode, type ClusterConfigError } from '../src/index.js';
 import { SECRET_REFUSAL } from '../src/admission.js';
 import { helloProof, membershipFingerprint } from '../src/membership.js';
@@ -36,7 +36,7 @@ function helloExchange(node: TestNode, hello: Partial<ClusterHello>): Promise<{ 
           clusterId: 'test',
           serverId: '127.0.0.1:1',
           term: 0,
-          timestamp: Date.now(),
+          timestamp: systemClock.wallNow(),
           membershipMode: 'dynamic',
           membershipFingerprint: 'dynamic',
           role: 'follower',
@@ -113,7 +113,7 @@ describe('membership', () => {
               clusterId: 'test',
               serverId: '127.0.0.1:1',
               term: 0,
-              timestamp: Date.now(),
+              timestamp: systemClock.wallNow(),
               membershipMode: 'dynamic',
               membershipFingerprint: 'dynamic',
               role: 'follower',
@@ -181,7 +181,7 @@ describe('membership', () => {
     const node = await startNode({ clusterSecret: 's3cret' });
     const peer = '127.0.0.1:1';
     const signed = (timestamp: number) => ({ serverId: peer, timestamp, auth: helloProof('s3cret', 'test', peer, timestamp, node.id) });
-    const captured = signed(Date.now());
+    const captured = signed(systemClock.wallNow());
     expect(await helloExchange(node, captured)).toMatchObject({ code: 1000, reply: { type: 'clusterHello', serverId: node.id } });
     expect(await helloExchange(node, captured)).toEqual({ code: 1008, reason: SECRET_REFUSAL, reply: undefined });
     expect(node.logs).toContainEqual(expect.objectContaining({ event: 'cluster.proof_replayed', kind: 'hello', peer, level: 'warn' }));
@@ -195,7 +195,7 @@ describe('membership', () => {
 
   it('refuses a new link while its proof memory is full, and says so', async () => {
     const node = await track(startNode({ clusterSecret: 's3cret', maxRememberedProofs: 1 }));
-    const timestamp = Date.now();
+    const timestamp = systemClock.wallNow();
     const signed = (serverId: string) => ({ serverId, timestamp, auth: helloProof('s3cret', 'test', serverId, timestamp, node.id) });
     expect((await helloExchange(node, signed('127.0.0.1:1'))).code).toBe(1000);
     expect(await helloExchange(node, { ...signed('127.0.0.1:2'), clusterUrl: 'ws://127.0.0.1:2/mdp/cluster' })).toMatchObject({ code: 1008, reason: PROOFS_FULL_REFUSAL });

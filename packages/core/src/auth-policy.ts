@@ -13,6 +13,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { AuthContext } from '@mdp/protocol';
 import { AUTH_COOKIE_NAME, encodeAuthCookie, extractTransportAuth, type HeaderMap } from './auth.js';
+import { systemClock } from './clock.js';
 import { AUTH_COOKIE_MAX_AGE_MS, cookieKeyOf, fixedKeyring, openAuthCookie, sealAuthCookie, type CookieKeyring } from './cookie-seal.js';
 import { FORWARD_AS_IS, FORWARD_WITHOUT_CREDENTIAL, withoutAuthCookie, type CredentialForwarding } from './forwarding.js';
 
@@ -98,7 +99,7 @@ export interface AuthGate extends CredentialForwarding {
 }
 
 export interface AuthGateOptions {
-  /** Milliseconds since the epoch; default Date.now (tests pass a fixed clock). */
+  /** Milliseconds since the epoch; default the system clock's `wallNow` (tests pass a fixed clock). */
   readonly now?: () => number;
   /** Lifetime of a sealed cookie, ms, and how long a retired key still opens cookies. Default one hour. */
   readonly cookieMaxAgeMs?: number;
@@ -152,7 +153,7 @@ export function createAuthGate(policy?: AuthPolicy, options: AuthGateOptions = {
       encodeCookie: encodeAuthCookie,
     };
   }
-  const now = options.now ?? Date.now;
+  const now = options.now ?? systemClock.wallNow;
   const maxAgeMs = options.cookieMaxAgeMs ?? AUTH_COOKIE_MAX_AGE_MS;
   const ring = options.cookieKeys ?? fixedKeyring([cookieKeyOf(policy.cookieSecret ?? randomBytes(32))]);
   const decodeCookie = (value: string): AuthContext | undefined => openAuthCookie(value, ring, now(), maxAgeMs);

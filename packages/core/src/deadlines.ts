@@ -14,7 +14,12 @@
  * Many items due at once (5,000 calls started together) expire {@link EXPIRE_BATCH} per timer
  * callback, the next batch 1 ms later: each expiry may write an answer, and writing thousands in
  * one callback would hold every other request (and /mdp/meta) until the last one.
+ *
+ * Time and timers come from a {@link Clock} (the system's by default; a manual one in tests); each
+ * list's timer is a `Timer` (timers.ts).
  */
+import { systemClock, type Clock } from './clock.js';
+import { Timer } from './timers.js';
 
 /**
  * The longest delay node's timers take (2^31 − 1 ms, about 24.8 days). Node runs a timer with a
@@ -36,21 +41,30 @@ export interface Deadline {
 class DeadlineList {
   head: Deadline | undefined;
   tail: Deadline | undefined;
-  timer: NodeJS.Timeout | undefined;
-  constructor(readonly ms: number) {}
+  constructor(
+    readonly ms: number,
+    readonly timer: Timer,
+  ) {}
 }
 
 export class Deadlines<T extends Deadline> {
   private readonly lists = new Map<number, DeadlineList>();
 
-  /** `onExpire` is called with each item whose time ran out before it was removed. */
-  constructor(private readonly onExpire: (item: T) => void) {}
+  /**
+   * `onExpire` is called with each item whose time ran out before it was removed; what it throws
+   * goes to `onError` (by default it is thrown again, from the timer).
+   */
+  constructor(
+    private readonly onExpire: (item: T) => void,
+    private readonly clock: Clock = systemClock,
+    private readonly onError: (error: unknown) => void = rethrow,
+  ) {}
 
   /** Expire `item` once `ms` have passed, unless it is removed first. */
   add(ms: number, item: T): void {
     let list = this.lists.get(ms);
-    if (!list) this.lists.set(ms, (list = new DeadlineList(ms)));
-    item.deadlineAt = Date.now() + ms;
+    if (!list) this.lists.set(ms, (list = new DeadlineList(ms, new Timer(this.clock, this.onError))));
+    item.deadlineAt = this.clock.now() + ms;
     item.deadlinePrev = list.tail;
     item.deadlineNext = undefined;
     item.deadlineList = list;
@@ -58,7 +72,7 @@ export class Deadlines<T extends Deadline> {
     else list.head = item;
     list.tail = item;
     // Armed for the oldest item of this time-out value.
-    list.timer ??= setTimeout(() => this.fire(list), Math.min(ms, MAX_TIMER_MS));
+    if (!list.timer.pending) list.timer.after(Math.min(ms, MAX_TIMER_MS), () => this.fire(list));
   }
 
   /** Forget an item's deadline (its call settled). Idempotent. */
@@ -76,7 +90,7 @@ export class Deadlines<T extends Deadline> {
   /** Number of node timers held (at most one per time-out value in use or recently used). */
   get timerCount(): number {
     let count = 0;
-    for (const list of this.lists.values()) if (list.timer) count++;
+    for (const list of this.lists.values()) if (list.timer.pending) count++;
     return count;
   }
 
@@ -86,16 +100,14 @@ export class Deadlines<T extends Deadline> {
   }
 
   private drop(list: DeadlineList): void {
-    if (list.timer) clearTimeout(list.timer);
-    list.timer = undefined;
+    list.timer.clear();
     for (let d = list.head; d; d = d.deadlineNext) d.deadlineList = undefined;
     list.head = list.tail = undefined;
     this.lists.delete(list.ms);
   }
 
   private fire(list: DeadlineList): void {
-    list.timer = undefined;
-    const now = Date.now();
+    const now = this.clock.now();
     let budget = EXPIRE_BATCH;
     while (list.head && list.head.deadlineAt <= now && budget-- > 0) {
       const expired = list.head as T;
@@ -105,9 +117,11 @@ export class Deadlines<T extends Deadline> {
     if (this.lists.get(list.ms) !== list) return; // cleared while expiring
     // An expiry callback may have added an item and armed a timer for it: one timer per list. An
     // item still due (the batch ran out) gets the shortest delay, so I/O is served in between.
-    if (list.timer) clearTimeout(list.timer);
-    list.timer = undefined;
-    if (list.head) list.timer = setTimeout(() => this.fire(list), Math.min(Math.max(1, list.head.deadlineAt - now), MAX_TIMER_MS));
+    if (list.head) list.timer.after(Math.min(Math.max(1, list.head.deadlineAt - now), MAX_TIMER_MS), () => this.fire(list));
     else this.drop(list);
   }
+}
+
+function rethrow(error: unknown): never {
+  throw error;
 }

@@ -27,6 +27,7 @@ export { Deadlines, EXPIRE_BATCH, MAX_TIMER_MS } from './deadlines.js';
 export { IdTable } from './id-table.js';
 export type { Deadline } from './deadlines.js';
 export { systemClock } from './clock.js';
+export { Timer, TimerSet } from './timers.js';
 export type { Clock } from './clock.js';
 export { Admission } from './admission.js';
 export type { AdmissionLimits } from './admission.js';

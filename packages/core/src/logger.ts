@@ -1,4 +1,5 @@
 /** Structured logging: one JSON line per event, quiet by default. */
+import { systemClock, type Clock } from './clock.js';
 
 export const LOG_LEVELS = ['silent', 'error', 'warn', 'info', 'debug'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -25,6 +26,8 @@ export interface LoggerOptions {
   /** Where lines go; default process.stderr. */
   write?: (line: string) => void;
   fields?: LogFields;
+  /** Where each line's `time` comes from (its wall clock); default the system's. */
+  clock?: Pick<Clock, 'wallNow'>;
 }
 
 function errorFields(value: unknown): unknown {
@@ -36,10 +39,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? 'info';
   const write = options.write ?? ((line: string) => process.stderr.write(line));
   const base = options.fields ?? {};
+  const clock = options.clock ?? systemClock;
   const threshold = RANK[level];
   const emit = (lvl: Exclude<LogLevel, 'silent'>, event: string, fields?: LogFields): void => {
     if (RANK[lvl] > threshold) return;
-    const record: LogFields = { time: new Date().toISOString(), level: lvl, event, ...base };
+    const record: LogFields = { time: new Date(clock.wallNow()).toISOString(), level: lvl, event, ...base };
     if (fields) for (const [k, v] of Object.entries(fields)) record[k] = k === 'error' ? errorFields(v) : v;
     write(`${JSON.stringify(record)}\n`);
   };
@@ -49,7 +53,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     warn: (e, f) => emit('warn', e, f),
     info: (e, f) => emit('info', e, f),
     debug: (e, f) => emit('debug', e, f),
-    child: (fields) => createLogger({ level, write, fields: { ...base, ...fields } }),
+    child: (fields) => createLogger({ level, write, clock, fields: { ...base, ...fields } }),
   };
 }
 

@@ -1,5 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { Deadlines, EXPIRE_BATCH, MAX_TIMER_MS, type Deadline } from '../src/deadlines.js';
+import { manualClock, type ManualClock } from './helpers.js';
 
 interface Item extends Deadline {
   readonly name: string;
@@ -10,7 +11,7 @@ const item = (name: string): Item => ({ name, deadlineAt: 0, deadlinePrev: undef
 /** A Deadlines whose expiries are recorded by item name. */
 function recording(): { deadlines: Deadlines<Item>; expired: string[]; add: (ms: number, name: string) => Item } {
   const expired: string[] = [];
-  const deadlines = new Deadlines<Item>((expiredItem) => expired.push(expiredItem.name));
+  const deadlines = new Deadlines<Item>((expiredItem) => expired.push(expiredItem.name), clock);
   return {
     deadlines,
     expired,
@@ -22,39 +23,41 @@ function recording(): { deadlines: Deadlines<Item>; expired: string[]; add: (ms:
   };
 }
 
-beforeEach(() => vi.useFakeTimers());
-afterEach(() => vi.useRealTimers());
+let clock: ManualClock;
+beforeEach(() => {
+  clock = manualClock();
+});
 
 describe('Deadlines', () => {
   it('expires calls of one time-out in start order, with one timer', () => {
     const { deadlines, expired, add } = recording();
     add(100, 'a');
-    vi.advanceTimersByTime(30);
+    clock.advance(30);
     add(100, 'b');
     add(100, 'c');
     expect(deadlines.timerCount).toBe(1);
-    expect(vi.getTimerCount()).toBe(1);
-    vi.advanceTimersByTime(69);
+    expect(clock.pending()).toBe(1);
+    clock.advance(69);
     expect(expired).toEqual([]);
-    vi.advanceTimersByTime(1);
+    clock.advance(1);
     expect(expired).toEqual(['a']);
-    vi.advanceTimersByTime(29);
+    clock.advance(29);
     expect(expired).toEqual(['a']);
-    vi.advanceTimersByTime(1);
+    clock.advance(1);
     expect(expired).toEqual(['a', 'b', 'c']);
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending()).toBe(0);
   });
 
   it('arms a time-out longer than the longest node timer in steps, never as a spinning 1 ms timer', async () => {
-    // Real timers: node runs a longer delay after 1 ms with a TimeoutOverflowWarning each time.
-    vi.useRealTimers();
+    // The system clock: node runs a longer delay after 1 ms with a TimeoutOverflowWarning each time.
     const warnings: string[] = [];
     const onWarning = (warning: Error): void => void warnings.push(warning.name);
     process.on('warning', onWarning);
     const armed = vi.spyOn(globalThis, 'setTimeout');
-    const { deadlines, expired, add } = recording();
+    const expired: string[] = [];
+    const deadlines = new Deadlines<Item>((expiredItem) => expired.push(expiredItem.name));
     try {
-      add(3_000_000_000, 'far');
+      deadlines.add(3_000_000_000, item('far'));
       // The timer as armed: the longest node runs as asked. A warning is emitted on the next tick.
       expect(armed.mock.calls.map(([, ms]) => ms)).toEqual([MAX_TIMER_MS]);
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -69,14 +72,16 @@ describe('Deadlines', () => {
 
   it('expires a time-out longer than the longest node timer when it is due, in two timer steps', () => {
     const { expired, add } = recording();
-    const start = Date.now();
     add(3_000_000_000, 'far');
-    vi.advanceTimersToNextTimer();
-    expect(Date.now() - start).toBe(MAX_TIMER_MS);
+    clock.advance(MAX_TIMER_MS);
     expect(expired).toEqual([]);
-    vi.advanceTimersToNextTimer();
-    expect(Date.now() - start).toBe(3_000_000_000);
+    // Re-armed for what is left.
+    expect(clock.pending()).toBe(1);
+    clock.advance(3_000_000_000 - MAX_TIMER_MS - 1);
+    expect(expired).toEqual([]);
+    clock.advance(1);
     expect(expired).toEqual(['far']);
+    expect(clock.pending()).toBe(0);
   });
 
   it('never expires a removed deadline and drops the timer when none is left', () => {
@@ -85,38 +90,38 @@ describe('Deadlines', () => {
     const b = add(100, 'b');
     deadlines.remove(a);
     deadlines.remove(a);
-    vi.advanceTimersByTime(100);
+    clock.advance(100);
     expect(expired).toEqual(['b']);
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending()).toBe(0);
     const c = add(50, 'c');
     deadlines.remove(c);
     // The emptied list keeps its timer until it would have fired, then lets it go.
-    expect(vi.getTimerCount()).toBe(1);
-    vi.advanceTimersByTime(50);
+    expect(clock.pending()).toBe(1);
+    clock.advance(50);
     expect(expired).toEqual(['b']);
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending()).toBe(0);
     expect(deadlines.timerCount).toBe(0);
     deadlines.remove(b);
   });
 
   it('one call at a time reuses a single timer instead of starting one per call', () => {
     const { deadlines, expired, add } = recording();
-    const setTimeoutSpy = vi.spyOn(globalThis, 'setTimeout');
+    const setTimeoutSpy = vi.spyOn(clock, 'setTimeout');
     for (let i = 0; i < 50; i++) {
       const d = add(1000, `call ${i}`);
-      vi.advanceTimersByTime(5);
+      clock.advance(5);
       deadlines.remove(d);
     }
     expect(setTimeoutSpy).toHaveBeenCalledTimes(1);
-    expect(vi.getTimerCount()).toBe(1);
+    expect(clock.pending()).toBe(1);
     // A call started after the others settled still expires on time, through a re-armed timer.
-    vi.advanceTimersByTime(100);
+    clock.advance(100);
     add(1000, 'late');
-    vi.advanceTimersByTime(999);
+    clock.advance(999);
     expect(expired).toEqual([]);
-    vi.advanceTimersByTime(1);
+    clock.advance(1);
     expect(expired).toEqual(['late']);
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending()).toBe(0);
     setTimeoutSpy.mockRestore();
   });
 
@@ -125,21 +130,21 @@ describe('Deadlines', () => {
     add(1000, 'slow');
     add(10, 'fast');
     expect(deadlines.timerCount).toBe(2);
-    vi.advanceTimersByTime(10);
+    clock.advance(10);
     expect(expired).toEqual(['fast']);
-    vi.advanceTimersByTime(990);
+    clock.advance(990);
     expect(expired).toEqual(['fast', 'slow']);
   });
 
   it('removing the head re-arms for the next one without expiring it early', () => {
     const { deadlines, expired, add } = recording();
     const head = add(100, 'head');
-    vi.advanceTimersByTime(50);
+    clock.advance(50);
     add(100, 'next');
     deadlines.remove(head);
-    vi.advanceTimersByTime(50);
+    clock.advance(50);
     expect(expired).toEqual([]);
-    vi.advanceTimersByTime(50);
+    clock.advance(50);
     expect(expired).toEqual(['next']);
   });
 
@@ -148,15 +153,15 @@ describe('Deadlines', () => {
     const deadlines: Deadlines<Item> = new Deadlines<Item>((done) => {
       expired.push(done.name);
       if (done.name === 'first') deadlines.add(50, item('retry'));
-    });
+    }, clock);
     deadlines.add(50, item('first'));
-    vi.advanceTimersByTime(50);
+    clock.advance(50);
     expect(expired).toEqual(['first']);
-    expect(vi.getTimerCount()).toBe(1);
+    expect(clock.pending()).toBe(1);
     expect(deadlines.timerCount).toBe(1);
     deadlines.clear();
-    expect(vi.getTimerCount()).toBe(0);
-    vi.advanceTimersByTime(100);
+    expect(clock.pending()).toBe(0);
+    clock.advance(100);
     expect(expired).toEqual(['first']);
   });
 
@@ -164,18 +169,18 @@ describe('Deadlines', () => {
     const { expired, add } = recording();
     const count = EXPIRE_BATCH * 2 + 10;
     for (let i = 0; i < count; i++) add(100, `call ${i}`);
-    vi.advanceTimersByTime(100);
+    clock.advance(100);
     // One timer callback expires one batch; the rest wait for the next turn (a 1 ms timer).
     expect(expired).toHaveLength(EXPIRE_BATCH);
-    expect(vi.getTimerCount()).toBe(1);
-    vi.advanceTimersByTime(1);
+    expect(clock.pending()).toBe(1);
+    clock.advance(1);
     expect(expired).toHaveLength(EXPIRE_BATCH * 2);
-    vi.advanceTimersByTime(1);
+    clock.advance(1);
     expect(expired).toHaveLength(count);
     // Still in start order.
     expect(expired.slice(0, 3)).toEqual(['call 0', 'call 1', 'call 2']);
     expect(expired.at(-1)).toBe(`call ${count - 1}`);
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending()).toBe(0);
   });
 
   it('clear() stops every timer without expiring anything', () => {
@@ -183,8 +188,8 @@ describe('Deadlines', () => {
     add(10, 'x');
     add(20, 'y');
     deadlines.clear();
-    expect(vi.getTimerCount()).toBe(0);
-    vi.advanceTimersByTime(100);
+    expect(clock.pending()).toBe(0);
+    clock.advance(100);
     expect(expired).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Test doubles shared by the core tests: a fake SessionTransport that records what core sends and
- * how it closes, and small builders for descriptors. No sockets anywhere.
+ * how it closes, small builders for descriptors, and the test kit's manual clock. No sockets anywhere.
  */
 import type {
   AuthContext,
@@ -11,6 +11,10 @@ import type {
   ServerToClientMessage,
 } from '@mdp/protocol';
 import type { InvokeOutcome, Router, Session, SessionTransport } from '../src/index.js';
+
+// The one manual clock of every package's tests. The test kit depends on core, so core cannot
+// depend on it: its tests take the clock from the kit's source (it imports nothing at run time).
+export { manualClock, settle, type ManualClock } from '../../test-kit/src/clock.js';
 
 export class FakeTransport implements SessionTransport {
   readonly sent: ServerToClientMessage[] = [];

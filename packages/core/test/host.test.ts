@@ -2,21 +2,20 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CallPathsRequest, PathDescriptor } from '@mdp/protocol';
 import { MdpError, Router, createLocalHost, fanoutTargets, type HostApi } from '../src/index.js';
-import { connectClient, endpoint, flush, prompt, skill } from './helpers.js';
+import { connectClient, endpoint, flush, manualClock, prompt, skill, type ManualClock } from './helpers.js';
 
 let router: Router;
 let host: HostApi;
+let clock: ManualClock;
 
 beforeEach(() => {
-  vi.useFakeTimers();
-  vi.setSystemTime(new Date('2026-11-24T10:00:00Z'));
-  router = new Router({ invocationTimeoutMs: 1000 });
+  clock = manualClock(Date.parse('2026-11-24T10:00:00Z'));
+  router = new Router({ clock, invocationTimeoutMs: 1000 });
   host = createLocalHost(router);
 });
 
 afterEach(async () => {
   await router.close();
-  vi.useRealTimers();
 });
 
 /** Answer the newest call of a connected client. */
@@ -28,7 +27,7 @@ function answer(transport: ReturnType<typeof connectClient>['transport'], sessio
 describe('listClients', () => {
   it('lists descriptors with status, ISO times, connection and aliases', async () => {
     connectClient(router, 'app', [endpoint('/page/click', 'POST')], { kind: 'ws' });
-    vi.setSystemTime(new Date('2026-11-24T10:00:05Z'));
+    clock.advance(5000);
     const { clients } = await host.listClients();
     expect(clients).toEqual([
       {
@@ -116,7 +115,7 @@ describe('callPath', () => {
     expect(await host.callPath({ clientId: 'ghost', method: 'GET', path: '/x' })).toMatchObject({ ok: false, source: 'server', error: { code: 'not_found' } });
 
     const late = host.callPath({ clientId: 'app', method: 'GET', path: '/x' });
-    await vi.advanceTimersByTimeAsync(1000);
+    await clock.advanceSettled(1000);
     expect(await late).toMatchObject({ ok: false, source: 'server', error: { code: 'timeout' } });
   });
 

@@ -1,25 +1,22 @@
 /** Structured logging: one JSON line per event, level threshold, child fields. */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LOG_LEVELS, Router, createLogger, isLogLevel, silentLogger, type LogLevel } from '../src/index.js';
-import { connectClient } from './helpers.js';
+import { connectClient, manualClock } from './helpers.js';
 
-function capture(level?: LogLevel, fields?: Record<string, unknown>) {
+function capture(level?: LogLevel, fields?: Record<string, unknown>, clock?: { wallNow(): number }) {
   const lines: string[] = [];
-  const logger = createLogger({ level, fields, write: (line) => lines.push(line) });
+  const logger = createLogger({ level, fields, clock, write: (line) => lines.push(line) });
   const records = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
   return { logger, lines, records };
 }
 
 afterEach(() => {
   vi.restoreAllMocks();
-  vi.useRealTimers();
 });
 
 describe('createLogger', () => {
   it('writes one JSON line per event with time, level, event and fields', () => {
-    vi.useFakeTimers();
-    vi.setSystemTime(new Date('2024-05-06T07:08:09.010Z'));
-    const { logger, lines, records } = capture('info');
+    const { logger, lines, records } = capture('info', undefined, manualClock(Date.parse('2024-05-06T07:08:09.010Z')));
     logger.info('client.registered', { clientId: 'alpha', paths: 3 });
     logger.warn('session.close_failed', { sessionId: 's' });
 
@@ -104,20 +101,20 @@ describe('createLogger', () => {
 
 describe('router logging', () => {
   it('logs through the given logger and respects its level', async () => {
-    vi.useFakeTimers();
+    const clock = manualClock();
     const debug = capture('debug');
-    const router = new Router({ logger: debug.logger });
+    const router = new Router({ clock, logger: debug.logger });
     connectClient(router, 'alpha');
-    await vi.advanceTimersByTimeAsync(90_000);
+    await clock.advanceSettled(90_000);
     await router.close();
     const events = debug.records().map((r) => r.event);
     expect(events).toEqual(expect.arrayContaining(['session.open', 'client.registered', 'session.expired', 'session.end']));
     expect(debug.records().find((r) => r.event === 'session.expired')).toMatchObject({ level: 'info', clientId: 'alpha' });
 
     const info = capture('info');
-    const quiet = new Router({ logger: info.logger });
+    const quiet = new Router({ clock, logger: info.logger });
     connectClient(quiet, 'alpha');
-    await vi.advanceTimersByTimeAsync(90_000);
+    await clock.advanceSettled(90_000);
     await quiet.close();
     expect(info.records().map((r) => r.event)).toEqual(['session.expired']);
   });

@@ -3,11 +3,11 @@
  * member's alone; a bare id on the hub and a member's mirror of it coexist, the bare one answering
  * for the id (owner-first), whichever arrived first. Without a policy, a page's ids are its origin's.
  */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mirroredId } from '@mdp/protocol';
 import { MdpError, Router, createLogger } from '../src/index.js';
 import { HELD, memberPrefixOf, mirrorOutranks, originPrincipal, registrationRefusal, type RegistrationFacts } from '../src/ownership.js';
-import { FakeTransport, client } from './helpers.js';
+import { FakeTransport, client, manualClock } from './helpers.js';
 
 const F = '127.0.0.1:4001';
 const G = '127.0.0.1:4002';
@@ -84,7 +84,8 @@ describe('Router under a policy, in a cluster', () => {
     known = members;
     logs = [];
     const logger = createLogger({ level: 'debug', write: (line) => logs.push(JSON.parse(line) as Record<string, unknown>) });
-    router = new Router({ isServerId: (id) => known(id), logger });
+    // Clients here register at 5000 ms since the epoch.
+    router = new Router({ clock: manualClock(5000), isServerId: (id) => known(id), logger });
   });
 
   afterEach(async () => {
@@ -111,7 +112,6 @@ describe('Router under a policy, in a cluster', () => {
     "owner-first, %s: between two principals the client registered first keeps the id, whichever reaches the leader first",
     (order) => {
       // The follower's client registered at t=1000; the leader's bare `app` registers later, at 5000.
-      vi.useFakeTimers({ now: 5000 });
       const bareOwner = open('principal-b');
       const bare = () => refusalOf(() => bareOwner.session.handle({ type: 'registerClient', client: client('app') }));
       const mirror = () => open('principal-a', F).session.handle({ type: 'registerClient', client: markedAt(1000) });
@@ -126,19 +126,16 @@ describe('Router under a policy, in a cluster', () => {
       }
       // The same end: only the mirror, and `app` reaches it (aliases.ts).
       expect(router.listClients().map((c) => [c.id, c.principal])).toEqual([[`${F}.app`, 'principal-a']]);
-      vi.useRealTimers();
     },
   );
 
   it("keeps a bare id registered before the member's client: the mirror stays under its prefixed id", () => {
-    vi.useFakeTimers({ now: 5000 });
     const bareOwner = open('principal-b');
     bareOwner.session.handle({ type: 'registerClient', client: client('app') });
     open('principal-a', F).session.handle({ type: 'registerClient', client: markedAt(9000) });
     expect(bareOwner.transport.closes).toEqual([]);
     expect(router.listClients().map((c) => c.id).sort()).toEqual([`${F}.app`, 'app'].sort());
     expect(logs.filter((l) => l.event === 'client.mirror_shadowed')).toEqual([expect.objectContaining({ level: 'warn', otherPrincipal: true })]);
-    vi.useRealTimers();
   });
 
   it("notes a shadowed mirror of the same principal at debug only (its owner's client, moved here after a failover)", () => {

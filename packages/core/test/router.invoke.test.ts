@@ -1,19 +1,19 @@
 /** Invocations: callClient wire shape, results, time-outs, ending sessions, ping/pong (SPEC §3, §4). */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseServerMessage } from '@mdp/protocol';
 import { ROUTER_DEFAULTS, Router } from '../src/index.js';
-import { UUID, connect, connectClient, endpoint, flush, prompt, skill, track } from './helpers.js';
+import { UUID, connect, connectClient, endpoint, flush, prompt, skill, track, manualClock, type ManualClock } from './helpers.js';
 
 let router: Router;
+let clock: ManualClock;
 
 beforeEach(() => {
-  vi.useFakeTimers();
-  router = new Router();
+  clock = manualClock();
+  router = new Router({ clock });
 });
 
 afterEach(async () => {
   await router.close();
-  vi.useRealTimers();
 });
 
 describe('callClient message', () => {
@@ -135,9 +135,9 @@ describe('time-outs', () => {
     connectClient(router, 'alpha');
     const call = track(router.invoke('alpha', 'GET', '/ping'));
 
-    await vi.advanceTimersByTimeAsync(14_999);
+    await clock.advanceSettled(14_999);
     expect(call.settled).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
+    await clock.advanceSettled(1);
     expect(call.outcome).toMatchObject({ ok: false, source: 'server', error: { code: 'timeout' } });
     expect(router.pendingCount).toBe(0);
   });
@@ -147,26 +147,26 @@ describe('time-outs', () => {
     const short = track(router.invoke('alpha', 'GET', '/ping', { timeoutMs: 250 }));
     const normal = track(router.invoke('alpha', 'GET', '/ping'));
 
-    await vi.advanceTimersByTimeAsync(250);
+    await clock.advanceSettled(250);
     expect(short.outcome).toMatchObject({ ok: false, error: { code: 'timeout' } });
     expect(normal.settled).toBe(false);
-    await vi.advanceTimersByTimeAsync(14_750);
+    await clock.advanceSettled(14_750);
     expect(normal.outcome).toMatchObject({ ok: false, error: { code: 'timeout' } });
   });
 
   it('honour the router option', async () => {
     await router.close();
-    router = new Router({ invocationTimeoutMs: 1_000 });
+    router = new Router({ clock, invocationTimeoutMs: 1_000 });
     connectClient(router, 'alpha');
     const call = track(router.invoke('alpha', 'GET', '/ping'));
-    await vi.advanceTimersByTimeAsync(1_000);
+    await clock.advanceSettled(1_000);
     expect(call.outcome).toMatchObject({ ok: false, error: { code: 'timeout' } });
   });
 
   it('ignore a result that arrives after the time-out', async () => {
     const { session, transport } = connectClient(router, 'alpha');
     const call = track(router.invoke('alpha', 'GET', '/ping', { timeoutMs: 10 }));
-    await vi.advanceTimersByTimeAsync(10);
+    await clock.advanceSettled(10);
     session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: true, data: 'late' });
     await flush();
     expect(call.outcome).toMatchObject({ ok: false, error: { code: 'timeout' } });
@@ -175,17 +175,17 @@ describe('time-outs', () => {
   it('of answered calls go away: by their time at the latest, at once when the last session ends', async () => {
     const { session, transport } = connectClient(router, 'alpha');
     const call = track(router.invoke('alpha', 'GET', '/ping'));
-    expect(vi.getTimerCount()).toBe(2);
+    expect(clock.pending()).toBe(2);
     session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: true, data: 'pong' });
     // The time-out timer is kept for the next call until it would have fired; it expires nothing.
-    await vi.advanceTimersByTimeAsync(router.options.invocationTimeoutMs);
+    await clock.advanceSettled(router.options.invocationTimeoutMs);
     expect(call.outcome).toEqual({ ok: true, data: 'pong' });
-    expect(vi.getTimerCount()).toBe(1); // only the liveness sweep
+    expect(clock.pending()).toBe(1); // only the liveness sweep
     void router.invoke('alpha', 'GET', '/ping');
     session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: true });
-    expect(vi.getTimerCount()).toBe(2);
+    expect(clock.pending()).toBe(2);
     session.end();
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending()).toBe(0);
   });
 });
 
@@ -238,7 +238,7 @@ describe('draining', () => {
     await router.drain();
     connectClient(router, 'alpha');
     await router.close();
-    router = new Router();
+    router = new Router({ clock });
     connectClient(router, 'alpha');
     const call = track(router.invoke('alpha', 'GET', '/ping'));
     const drained = router.drain();
@@ -284,7 +284,7 @@ describe('Session.pendingCount', () => {
     session.handle({ type: 'callClientResult', requestId: transport.calls[0]!.requestId, ok: true });
     await answered;
     expect(session.pendingCount).toBe(2);
-    await vi.advanceTimersByTimeAsync(10);
+    await clock.advanceSettled(10);
     expect(session.pendingCount).toBe(1);
     session.end();
     expect(session.pendingCount).toBe(0);
@@ -325,16 +325,16 @@ describe('heartbeat messages from the client', () => {
   });
 
   it('a ping without timestamp gets the current time', () => {
-    vi.setSystemTime(1_700_000_000_000);
+    clock.advance(1234);
     const { session, transport } = connect(router);
     session.handle({ type: 'ping' });
-    expect(transport.sent).toEqual([{ type: 'pong', timestamp: 1_700_000_000_000 }]);
+    expect(transport.sent).toEqual([{ type: 'pong', timestamp: 1_700_000_001_234 }]);
   });
 
   it('a pong is absorbed and refreshes last-seen', () => {
     const { session, transport } = connect(router);
     const before = session.lastSeen;
-    vi.advanceTimersByTime(5_000);
+    clock.advance(5_000);
     session.handle({ type: 'pong', timestamp: 1 });
     expect(transport.sent).toEqual([]);
     expect(session.lastSeen).toBe(before + 5_000);

@@ -5,18 +5,18 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PathDescriptor } from '@mdp/protocol';
 import { MdpError, Router, SESSION_CLOSE } from '../src/index.js';
-import { FakeTransport, client, connect, connectClient, endpoint, flush, skill, track } from './helpers.js';
+import { FakeTransport, client, connect, connectClient, endpoint, flush, skill, track, manualClock, settle, type ManualClock } from './helpers.js';
 
 let router: Router;
+let clock: ManualClock;
 
 beforeEach(() => {
-  vi.useFakeTimers();
-  router = new Router();
+  clock = manualClock();
+  router = new Router({ clock });
 });
 
 afterEach(async () => {
   await router.close();
-  vi.useRealTimers();
 });
 
 /** Open a session as `principal` and register `id` on it. */
@@ -86,7 +86,7 @@ describe('client ids belong to the principal that registered them', () => {
 
 describe('catalog limits', () => {
   it('refuses a path over the length limit, registering nothing', () => {
-    router = new Router({ maxPathLength: 10 });
+    router = new Router({ clock, maxPathLength: 10 });
     const { session } = connect(router);
     const error = thrown(() => session.handle({ type: 'registerClient', client: client('c', [endpoint('/ok'), skill('/long/path/skill.md')]) }));
     expect(error).toMatchObject({ code: 'bad_request', refusal: undefined });
@@ -95,7 +95,7 @@ describe('catalog limits', () => {
   });
 
   it('refuses a catalog update over the limits and keeps the old catalog', () => {
-    router = new Router({ maxCatalogPaths: 2, maxPathSegments: 2 });
+    router = new Router({ clock, maxCatalogPaths: 2, maxPathSegments: 2 });
     const { session } = connectClient(router, 'c', [endpoint('/a')]);
     expect(() => session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: [endpoint('/a'), endpoint('/b'), endpoint('/c')] })).toThrow(
       'Catalog has 3 paths; at most 2 are allowed',
@@ -105,7 +105,7 @@ describe('catalog limits', () => {
   });
 
   it('refuses a catalog that would take all catalogs together past maxTotalPaths (not_ready), and counts what leaves', () => {
-    router = new Router({ maxTotalPaths: 5 });
+    router = new Router({ clock, maxTotalPaths: 5 });
     const a = connectClient(router, 'a', [endpoint('/1'), endpoint('/2'), endpoint('/3')]);
     const { session } = connect(router);
     const error = thrown(() => session.handle({ type: 'registerClient', client: client('b', [endpoint('/1'), endpoint('/2'), endpoint('/3')]) }));
@@ -127,25 +127,25 @@ describe('catalog limits', () => {
 
   it('refuses a maxTotalPaths that is not a positive number', () => {
     for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
-      expect(() => new Router({ maxTotalPaths: bad })).toThrow(new RangeError('maxTotalPaths must be a positive number'));
+      expect(() => new Router({ clock, maxTotalPaths: bad })).toThrow(new RangeError('maxTotalPaths must be a positive number'));
     }
   });
 
   it('refuses catalog changes over the rate with a retry time, and allows them again later', () => {
-    router = new Router({ catalogUpdatesPerMinute: 2 });
+    router = new Router({ clock, catalogUpdatesPerMinute: 2 });
     const { session } = connectClient(router, 'c', [endpoint('/a')]);
     session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: [endpoint('/b')] });
     const error = thrown(() => session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: [endpoint('/c')] }));
     expect(error).toMatchObject({ refusal: 'rate_limited', retryAfterMs: 30_000 });
     expect(error.message).toBe('Catalog changes over the limit of 2 per minute; retry in 30000 ms');
     expect(router.getClient('c')?.paths).toEqual([endpoint('/b')]);
-    vi.advanceTimersByTime(30_000);
+    clock.advance(30_000);
     session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: [endpoint('/c')] });
     expect(router.getClient('c')?.paths).toEqual([endpoint('/c')]);
   });
 
   it('counts re-registrations against the same rate, per session', () => {
-    router = new Router({ catalogUpdatesPerMinute: 1 });
+    router = new Router({ clock, catalogUpdatesPerMinute: 1 });
     const { session } = connectClient(router, 'c');
     expect(() => session.handle({ type: 'registerClient', client: client('c') })).toThrow(/per minute/);
     // Another session has a rate of its own.
@@ -158,7 +158,7 @@ const bytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(val
 
 describe('catalog byte limits', () => {
   it('takes a description of maxDescriptionLength characters and refuses one more (too_large), registering nothing', () => {
-    router = new Router({ maxDescriptionLength: 100 });
+    router = new Router({ clock, maxDescriptionLength: 100 });
     connectClient(router, 'at', [skill('/s/skill.md', { description: 'x'.repeat(100) })]);
     expect(router.hasClient('at')).toBe(true);
     const { session } = connect(router);
@@ -169,7 +169,7 @@ describe('catalog byte limits', () => {
   });
 
   it('takes a schema of maxSchemaLength characters as JSON and refuses one more', () => {
-    router = new Router({ maxSchemaLength: 50 });
+    router = new Router({ clock, maxSchemaLength: 50 });
     const schema = (chars: number) => ({ type: 'object', description: 'd'.repeat(chars - 34) });
     expect(JSON.stringify(schema(50)).length).toBe(50);
     connectClient(router, 'at', [endpoint('/a', 'POST', { inputSchema: schema(50) })]);
@@ -180,7 +180,7 @@ describe('catalog byte limits', () => {
 
   it('takes a catalog of maxCatalogBytes and refuses one byte more', () => {
     const descriptor = client('c', [skill('/s/skill.md', { description: 'x'.repeat(500) })]);
-    router = new Router({ maxCatalogBytes: bytesOf(descriptor) });
+    router = new Router({ clock, maxCatalogBytes: bytesOf(descriptor) });
     connect(router).session.handle({ type: 'registerClient', client: descriptor });
     expect(router.catalogBytes).toBe(bytesOf(descriptor));
     const bigger = client('d', [skill('/s/skill.md', { description: 'x'.repeat(501) })]);
@@ -190,7 +190,7 @@ describe('catalog byte limits', () => {
 
   it('refuses an update over a byte cap and keeps the old catalog, its bytes and its place in the total', () => {
     const paths = [skill('/s/skill.md', { description: 'short' })];
-    router = new Router({ maxDescriptionLength: 10, maxCatalogBytes: 200, maxTotalCatalogBytes: 10_000 });
+    router = new Router({ clock, maxDescriptionLength: 10, maxCatalogBytes: 200, maxTotalCatalogBytes: 10_000 });
     const { session } = connectClient(router, 'c', paths);
     const held = router.catalogBytes;
     const tooLong = thrown(() => session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: [skill('/s/skill.md', { description: 'x'.repeat(11) })] }));
@@ -208,7 +208,7 @@ describe('catalog byte limits', () => {
   it('refuses a catalog that would take all catalogs past maxTotalCatalogBytes (not_ready), at the limit itself accepted, and counts what leaves', () => {
     const a = client('a', [skill('/s/skill.md', { description: 'x'.repeat(300) })]);
     const b = client('b', [skill('/s/skill.md', { description: 'y'.repeat(300) })]);
-    router = new Router({ maxTotalCatalogBytes: bytesOf(a) + bytesOf(b) });
+    router = new Router({ clock, maxTotalCatalogBytes: bytesOf(a) + bytesOf(b) });
     const first = connect(router);
     first.session.handle({ type: 'registerClient', client: a });
     const second = connect(router);
@@ -234,14 +234,14 @@ describe('catalog byte limits', () => {
 
   it('refuses byte limits that are not positive numbers', () => {
     for (const name of ['maxDescriptionLength', 'maxSchemaLength', 'maxCatalogBytes', 'maxTotalCatalogBytes', 'maxClientsPerAddress'] as const) {
-      expect(() => new Router({ [name]: 0 })).toThrow(new RangeError(`${name} must be a positive number`));
+      expect(() => new Router({ clock, [name]: 0 })).toThrow(new RangeError(`${name} must be a positive number`));
     }
   });
 });
 
 describe('clients per remote address', () => {
   it('takes maxClientsPerAddress clients from one address and refuses one more (too_many_clients); other addresses are not concerned', () => {
-    router = new Router({ maxClientsPerAddress: 2 });
+    router = new Router({ clock, maxClientsPerAddress: 2 });
     connectClient(router, 'a1', undefined, { address: '10.0.0.1' });
     connectClient(router, 'a2', undefined, { address: '10.0.0.1' });
     const { session } = connect(router, { address: '10.0.0.1' });
@@ -255,7 +255,7 @@ describe('clients per remote address', () => {
   });
 
   it('counts clients, not sessions or registrations: what leaves frees its place', () => {
-    router = new Router({ maxClientsPerAddress: 2 });
+    router = new Router({ clock, maxClientsPerAddress: 2 });
     const one = connectClient(router, 'a1', undefined, { address: 'A' });
     const two = connectClient(router, 'a2', undefined, { address: 'A' });
     // A session registering again (same id or another) adds no client.
@@ -276,7 +276,7 @@ describe('clients per remote address', () => {
   });
 
   it('refuses a client of a full address before looking at the totals, and after its own caps', () => {
-    router = new Router({ maxClientsPerAddress: 1, maxDescriptionLength: 10, maxTotalPaths: 1 });
+    router = new Router({ clock, maxClientsPerAddress: 1, maxDescriptionLength: 10, maxTotalPaths: 1 });
     connectClient(router, 'a1', [endpoint('/x')], { address: 'A' });
     const { session } = connect(router, { address: 'A' });
     expect(thrown(() => session.handle({ type: 'registerClient', client: client('a2', [skill('/s/skill.md', { description: 'a long text' })]) })).refusal).toBe('too_large');
@@ -284,7 +284,7 @@ describe('clients per remote address', () => {
   });
 
   it('does not count the proven mirror links of cluster members', () => {
-    router = new Router({ maxClientsPerAddress: 1 });
+    router = new Router({ clock, maxClientsPerAddress: 1 });
     for (let i = 0; i < 3; i++) {
       const link = connect(router, { address: 'A', principal: 'p', peer: 'member' });
       link.session.handle({ type: 'registerClient', client: client(`member.c${i}`) });
@@ -298,7 +298,7 @@ describe('clients per remote address', () => {
 
 describe('pending calls per client', () => {
   it('ends a call over the limit at once with not_ready, sending nothing', async () => {
-    router = new Router({ maxPendingCalls: 2 });
+    router = new Router({ clock, maxPendingCalls: 2 });
     const { transport } = connectClient(router, 'busy');
     void router.invoke('busy', 'GET', '/ping');
     void router.invoke('busy', 'GET', '/ping');
@@ -318,7 +318,7 @@ describe('pending calls per client', () => {
   });
 
   it('takes calls again once one is answered', async () => {
-    router = new Router({ maxPendingCalls: 1 });
+    router = new Router({ clock, maxPendingCalls: 1 });
     const { session, transport } = connectClient(router, 'c');
     const first = track(router.invoke('c', 'GET', '/ping'));
     session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: true, data: 1 });
@@ -395,15 +395,15 @@ describe('cancel', () => {
 });
 
 describe('the liveness sweep', () => {
-  it('pings sessions in batches, one turn of the event loop per batch', () => {
+  it('pings sessions in batches, one turn of the event loop per batch', async () => {
     const sessions = Array.from({ length: 600 }, () => connect(router));
-    vi.advanceTimersByTime(30_000);
-    // The interval's callback handles the first batch; the others follow on later turns.
+    clock.advance(30_000);
+    // The timer's callback handles the first batch; the others follow on later turns.
     const pinged = (): number => sessions.filter((s) => s.transport.sent.length > 0).length;
     expect(pinged()).toBe(256);
-    vi.advanceTimersToNextTimer(); // the next batch's setImmediate
+    await settle(1); // the next batch's setImmediate
     expect(pinged()).toBe(512);
-    vi.advanceTimersToNextTimer();
+    await settle(1);
     expect(pinged()).toBe(600);
     expect(sessions.every((s) => s.transport.ofType('ping').length === 1)).toBe(true);
   });
@@ -416,7 +416,7 @@ describe('unanswered calls', () => {
     void router.invoke('c', 'GET', '/ping', { signal: controller.signal });
     void router.invoke('c', 'GET', '/ping', { timeoutMs: 100 });
     controller.abort();
-    vi.advanceTimersByTime(100);
+    clock.advance(100);
     await flush();
     expect(session.unansweredCalls).toBe(2);
     // An answer to an id it was never sent shows nothing: a peer that reads nothing can make one up.
@@ -428,13 +428,13 @@ describe('unanswered calls', () => {
     expect(session.unansweredCalls).toBe(0);
     expect(session.answers).toBe(1);
     void router.invoke('c', 'GET', '/ping', { timeoutMs: 100 });
-    vi.advanceTimersByTime(100);
+    clock.advance(100);
     await flush();
     expect(session.unansweredCalls).toBe(1);
     session.handle({ type: 'callClientResult', requestId: transport.calls[0]!.requestId, ok: true });
     expect(session.unansweredCalls).toBe(1);
     // Not a minute after its call ended.
-    vi.advanceTimersByTime(60_001);
+    clock.advance(60_001);
     session.handle({ type: 'callClientResult', requestId: transport.calls[1]!.requestId, ok: true });
     expect(session.unansweredCalls).toBe(1);
     expect(session.answers).toBe(1);

@@ -1,18 +1,18 @@
 /** Liveness sweep and lifecycle: pings, expiry, timers, close() (SPEC §4 liveness, STYLE §5). */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MdpError, ROUTER_DEFAULTS, Router, type Session } from '../src/index.js';
-import { FakeTransport, connect, connectClient, flush, track } from './helpers.js';
+import { FakeTransport, connect, connectClient, flush, track, manualClock, type ManualClock } from './helpers.js';
 
 let router: Router;
+let clock: ManualClock;
 
 beforeEach(() => {
-  vi.useFakeTimers();
-  router = new Router();
+  clock = manualClock();
+  router = new Router({ clock });
 });
 
 afterEach(async () => {
   await router.close();
-  vi.useRealTimers();
 });
 
 /** A client that answers every ping at once, as the SDKs do. */
@@ -46,24 +46,24 @@ describe('defaults', () => {
   });
 
   it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY])('refuse %s as a duration', (value) => {
-    expect(() => new Router({ invocationTimeoutMs: value })).toThrow(RangeError);
-    expect(() => new Router({ heartbeatIntervalMs: value })).toThrow(RangeError);
-    expect(() => new Router({ heartbeatTimeoutMs: value })).toThrow(RangeError);
+    expect(() => new Router({ clock, invocationTimeoutMs: value })).toThrow(RangeError);
+    expect(() => new Router({ clock, heartbeatIntervalMs: value })).toThrow(RangeError);
+    expect(() => new Router({ clock, heartbeatTimeoutMs: value })).toThrow(RangeError);
   });
 });
 
 describe('liveness sweep', () => {
   it('pings every session every heartbeat interval', async () => {
-    vi.setSystemTime(1_000_000);
     const a = connect(router);
     const b = connect(router);
 
-    await vi.advanceTimersByTimeAsync(29_999);
+    await clock.advanceSettled(29_999);
     expect(a.transport.sent).toEqual([]);
-    await vi.advanceTimersByTimeAsync(1);
-    expect(a.transport.sent).toEqual([{ type: 'ping', timestamp: 1_030_000 }]);
-    expect(b.transport.sent).toEqual([{ type: 'ping', timestamp: 1_030_000 }]);
-    await vi.advanceTimersByTimeAsync(30_000);
+    await clock.advanceSettled(1);
+    // Stamped with the wall clock, which the client compares with its own.
+    expect(a.transport.sent).toEqual([{ type: 'ping', timestamp: 1_700_000_030_000 }]);
+    expect(b.transport.sent).toEqual([{ type: 'ping', timestamp: 1_700_000_030_000 }]);
+    await clock.advanceSettled(30_000);
     expect(a.transport.ofType('ping')).toHaveLength(2);
   });
 
@@ -73,11 +73,11 @@ describe('liveness sweep', () => {
     const silent = connectClient(router, 'silent');
     const pending = track(router.invoke('silent', 'GET', '/ping', { timeoutMs: 1_000_000 }));
 
-    await vi.advanceTimersByTimeAsync(60_000);
+    await clock.advanceSettled(60_000);
     expect(silent.session.closed).toBe(false);
     expect(silent.transport.ofType('ping')).toHaveLength(2);
 
-    await vi.advanceTimersByTimeAsync(30_000); // 90 s without a word from `silent`
+    await clock.advanceSettled(30_000); // 90 s without a word from `silent`
     expect(silent.transport.closes).toEqual([{ code: 4001, reason: 'Heartbeat timeout' }]);
     expect(silent.session.closed).toBe(true);
     expect(router.getClient('silent')).toBeUndefined();
@@ -86,14 +86,14 @@ describe('liveness sweep', () => {
     expect(active.session.closed).toBe(false);
     expect(active.transport.closes).toEqual([]);
     expect(router.getClient('active')).toBeDefined();
-    await vi.advanceTimersByTimeAsync(300_000);
+    await clock.advanceSettled(300_000);
     expect(active.session.closed).toBe(false);
   });
 
   it('counts any message as activity', async () => {
     const { session, transport } = connectClient(router, 'alpha');
     for (let t = 0; t < 10; t++) {
-      await vi.advanceTimersByTimeAsync(60_000);
+      await clock.advanceSettled(60_000);
       session.handle({ type: 'unregisterClient', clientId: 'someone-else' });
     }
     expect(transport.closes).toEqual([]);
@@ -104,7 +104,7 @@ describe('liveness sweep', () => {
     const polling = connect(router, { kind: 'http-loop', wantsPing: false });
     const idle = connect(router, { kind: 'http-loop', wantsPing: false });
     for (let t = 0; t < 4; t++) {
-      await vi.advanceTimersByTimeAsync(30_000);
+      await clock.advanceSettled(30_000);
       polling.session.touch();
     }
     expect(polling.transport.sent).toEqual([]);
@@ -115,33 +115,33 @@ describe('liveness sweep', () => {
 
   it('uses the configured interval and timeout', async () => {
     await router.close();
-    router = new Router({ heartbeatIntervalMs: 1_000, heartbeatTimeoutMs: 2_500 });
+    router = new Router({ clock, heartbeatIntervalMs: 1_000, heartbeatTimeoutMs: 2_500 });
     const { transport } = connect(router);
-    await vi.advanceTimersByTimeAsync(2_000);
+    await clock.advanceSettled(2_000);
     expect(transport.ofType('ping')).toHaveLength(2);
     expect(transport.closes).toEqual([]);
-    await vi.advanceTimersByTimeAsync(1_000);
+    await clock.advanceSettled(1_000);
     expect(transport.closes).toEqual([{ code: 4001, reason: 'Heartbeat timeout' }]);
   });
 
   it('holds a timer only while there are sessions', () => {
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending()).toBe(0);
     const a = connect(router);
     const b = connect(router);
-    expect(vi.getTimerCount()).toBe(1);
+    expect(clock.pending()).toBe(1);
     a.session.end();
-    expect(vi.getTimerCount()).toBe(1);
+    expect(clock.pending()).toBe(1);
     b.session.end();
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending()).toBe(0);
     connect(router);
-    expect(vi.getTimerCount()).toBe(1);
+    expect(clock.pending()).toBe(1);
   });
 
   it('stops its timer once the sweep expired the last session', async () => {
     connect(router);
-    await vi.advanceTimersByTimeAsync(90_000);
+    await clock.advanceSettled(90_000);
     expect(router.sessionCount).toBe(0);
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending()).toBe(0);
   });
 });
 
@@ -156,12 +156,12 @@ describe('close()', () => {
       track(router.invoke('beta', 'GET', '/ping')),
     ];
     // The liveness sweep, plus one time-out timer per time-out value in use (15 s and 60 s).
-    expect(vi.getTimerCount()).toBe(3);
+    expect(clock.pending()).toBe(3);
 
     await router.close();
     await flush();
 
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending()).toBe(0);
     for (const call of calls) {
       expect(call.outcome).toMatchObject({ ok: false, source: 'server', error: { code: 'transport_error' } });
     }
@@ -180,7 +180,7 @@ describe('close()', () => {
     expect(transport.closes).toHaveLength(1);
     expect(() => router.openSession(new FakeTransport())).toThrow(MdpError);
     expect(() => router.openSession(new FakeTransport())).toThrow(expect.objectContaining({ code: 'not_ready' }));
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending()).toBe(0);
   });
 
   it('survives a transport whose close() throws', async () => {
@@ -193,6 +193,6 @@ describe('close()', () => {
     await flush();
     expect(session.closed).toBe(true);
     expect(call.outcome).toMatchObject({ error: { code: 'transport_error' } });
-    expect(vi.getTimerCount()).toBe(0);
+    expect(clock.pending()).toBe(0);
   });
 });

@@ -1,20 +1,20 @@
 /** The call-end observer (`onCallEnd`): one record per call, whatever ends it, and session counts. */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Router, createLocalHost, type CallRecord } from '../src/index.js';
-import { connect, connectClient, endpoint, flush, skill } from './helpers.js';
+import { connect, connectClient, endpoint, flush, skill, manualClock, type ManualClock } from './helpers.js';
 
 let router: Router;
+let clock: ManualClock;
 let records: CallRecord[];
 
 beforeEach(() => {
-  vi.useFakeTimers();
+  clock = manualClock();
   records = [];
-  router = new Router({ invocationTimeoutMs: 1000, onCallEnd: (record) => records.push(record) });
+  router = new Router({ clock, invocationTimeoutMs: 1000, onCallEnd: (record) => records.push(record) });
 });
 
 afterEach(async () => {
   await router.close();
-  vi.useRealTimers();
 });
 
 describe('onCallEnd', () => {
@@ -22,7 +22,7 @@ describe('onCallEnd', () => {
     const { session, transport } = connectClient(router, 'alpha', [endpoint('/items/:id', 'POST')]);
     const auth = { scheme: 'Bearer', token: 't1' };
     const pending = router.invoke('alpha', 'POST', '/items/7', { body: { n: 1 }, auth, route: 'skill' });
-    vi.advanceTimersByTime(25);
+    clock.advance(25);
     session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: true, data: 'done' });
     await pending;
     expect(records).toHaveLength(1);
@@ -53,7 +53,7 @@ describe('onCallEnd', () => {
     await failed;
 
     const timedOut = router.invoke('alpha', 'GET', '/a');
-    vi.advanceTimersByTime(1000);
+    clock.advance(1000);
     await timedOut;
 
     await router.invoke('alpha', 'GET', '/missing');
@@ -94,6 +94,7 @@ describe('onCallEnd', () => {
     const lines: string[] = [];
     const { createLogger } = await import('../src/index.js');
     const throwing = new Router({
+      clock,
       logger: createLogger({ level: 'error', write: (line) => lines.push(line) }),
       onCallEnd: () => {
         throw new Error('observer broke');

@@ -1,18 +1,18 @@
 /** Sessions and the client registry (SPEC §4 first bullets, §7 authSource). */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MdpError, Router, SESSION_CLOSE, type ClientEvent } from '../src/index.js';
-import { client, connect, connectClient, endpoint, flush, skill, track } from './helpers.js';
+import { client, connect, connectClient, endpoint, flush, skill, track, manualClock, type ManualClock } from './helpers.js';
 
 let router: Router;
+let clock: ManualClock;
 
 beforeEach(() => {
-  vi.useFakeTimers();
-  router = new Router();
+  clock = manualClock();
+  router = new Router({ clock });
 });
 
 afterEach(async () => {
   await router.close();
-  vi.useRealTimers();
 });
 
 function recordEvents(): ClientEvent[] {

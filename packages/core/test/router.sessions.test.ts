@@ -1,21 +1,21 @@
 /** Session events: `onSessionEvent` reports every session that opens and every one that ends. */
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Router, SESSION_CLOSE, createLogger, type SessionEvent } from '../src/index.js';
-import { connect, connectClient, track } from './helpers.js';
+import { connect, connectClient, track, manualClock, type ManualClock } from './helpers.js';
 
 let router: Router;
+let clock: ManualClock;
 let events: SessionEvent[];
 
 beforeEach(() => {
-  vi.useFakeTimers();
-  router = new Router({ heartbeatIntervalMs: 1000, heartbeatTimeoutMs: 3000 });
+  clock = manualClock();
+  router = new Router({ clock, heartbeatIntervalMs: 1000, heartbeatTimeoutMs: 3000 });
   events = [];
   router.onSessionEvent((event) => events.push(event));
 });
 
 afterEach(async () => {
   await router.close();
-  vi.useRealTimers();
 });
 
 const summary = (): string[] => events.map((e) => (e.type === 'open' ? `open ${e.session.id}` : `end ${e.session.id}: ${e.reason}`));
@@ -36,7 +36,7 @@ describe('onSessionEvent', () => {
     });
     session.end('socket closed');
     session.end('again');
-    await vi.advanceTimersByTimeAsync(0);
+    await clock.advanceSettled(0);
     expect(summary()).toEqual([`open ${session.id}`, `end ${session.id}: socket closed`]);
     expect(seen).toEqual([{ listed: false, pending: 0 }]);
     expect(call.outcome).toMatchObject({ ok: false, error: { code: 'transport_error' } });
@@ -48,7 +48,7 @@ describe('onSessionEvent', () => {
     expect(events.at(-1)).toEqual({ type: 'end', session: older.session, reason: SESSION_CLOSE.replaced.reason });
 
     const silent = connect(router);
-    vi.advanceTimersByTime(3000 + 1000);
+    clock.advance(3000 + 1000);
     expect(events).toContainEqual({ type: 'end', session: silent.session, reason: SESSION_CLOSE.expired.reason });
     expect(events).toContainEqual({ type: 'end', session: newer.session, reason: SESSION_CLOSE.expired.reason });
 
@@ -71,7 +71,7 @@ describe('onSessionEvent', () => {
 
   it('logs a listener that throws; the session and the other listeners go on', () => {
     const lines: string[] = [];
-    const logged = new Router({ logger: createLogger({ level: 'error', write: (line) => lines.push(line) }) });
+    const logged = new Router({ clock, logger: createLogger({ level: 'error', write: (line) => lines.push(line) }) });
     const heard: string[] = [];
     logged.onSessionEvent(() => {
       throw new Error('listener bug');

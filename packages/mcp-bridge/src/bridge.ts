@@ -169,6 +169,7 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
       const bridgeSession = createSession({
         host: viewedBy(host, viewer),
         logger,
+        clock,
         serverInfo,
         surface,
         clients: () => driver.clients(),

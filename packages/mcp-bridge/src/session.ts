@@ -37,6 +37,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { compilePattern, isSkillPath, matchPattern, parseCallPathRequest, splitPath, type CallPathRequest, type CallResult } from '@mdp/protocol';
 import { MdpError, serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
+import type { Clock } from './clock.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
 import { audible, callFailedMessage, parseLevel, type LogLevel, type LogMessage } from './logging.js';
 import { jsonBytes, mcpPage } from './pages.js';
@@ -72,6 +73,8 @@ const GUIDE_RESOURCE = {
 export interface SessionContext {
   readonly host: HostApi;
   readonly logger: Logger;
+  /** Times each tool call for the debug log (its monotonic `now()`). */
+  readonly clock: Pick<Clock, 'now'>;
   readonly serverInfo: ServerInfo;
   /**
    * The transport answers each request with one JSON response (Streamable HTTP as the bridge runs it):
@@ -252,7 +255,7 @@ export function createSession(ctx: SessionContext): BridgeSession {
   });
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name } = request.params;
-    const started = performance.now();
+    const started = ctx.clock.now();
     let result: ToolResult;
     const token = request.params._meta?.progressToken;
     const progress =
@@ -273,7 +276,7 @@ export function createSession(ctx: SessionContext): BridgeSession {
       if (!(error instanceof MdpError)) logger.error('mcp.tool_failed', { tool: name, error });
       result = toolFailure(serialized);
     }
-    logger.debug('mcp.tool_call', { tool: name, ok: !result.isError, ms: Math.round(performance.now() - started) });
+    logger.debug('mcp.tool_call', { tool: name, ok: !result.isError, ms: Math.round(ctx.clock.now() - started) });
     const failure = result.isError ? (result.structuredContent as { error?: { code?: unknown; message?: unknown } }).error : undefined;
     if (failure && typeof failure.code === 'string' && typeof failure.message === 'string' && !extra.signal.aborted) {
       log(callFailedMessage(`tool ${name}`, { code: failure.code, message: failure.message }));

@@ -8,7 +8,7 @@
  * node afterwards (through the leader, on a follower). Its change listeners move along.
  */
 import type { TLSSocket } from 'node:tls';
-import { createLocalHost, type HeaderMap, type HostApi, type Logger, type Viewer } from '@mdp/core';
+import { createLocalHost, systemClock, type HeaderMap, type HostApi, type Logger, type Viewer } from '@mdp/core';
 import { standaloneClusterView, type ClusterView, type FeaturesView } from '@mdp/protocol';
 import {
   CLUSTER_DEFAULTS,
@@ -77,10 +77,10 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
     isServerId: (id) => node?.isServerId(id) ?? false,
     mirrorPeer: (headers) => node?.mirrorPeer(headers),
     // Wall-clock time: the other end reads the timestamp (both run on the machine whose port it is).
-    portReleaseRequest: (claim) => portReleaseRequest(secrets[0], options.clusterId, { ...claim, timestamp: Date.now() }),
+    portReleaseRequest: (claim) => portReleaseRequest(secrets[0], options.clusterId, { ...claim, timestamp: systemClock.wallNow() }),
     checkPortRelease(body) {
       if (!node || node.mode === 'standalone') return { ok: false, status: 403, reason: 'this server is in no cluster' };
-      return checkPortRelease(body, { secrets, clusterId: options.clusterId, self: node.serverId, now: Date.now() });
+      return checkPortRelease(body, { secrets, clusterId: options.clusterId, self: node.serverId, now: systemClock.wallNow() });
     },
     upgrade(request, socket, head, path) {
       if (path !== '/mdp/cluster') return false;

@@ -12,7 +12,7 @@
 import { accessSync, constants, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { systemClock } from '@mdp/core';
 
 /** A file's name in the directory and its text, in pieces (made as they are taken). */
 export type StoreFile = readonly [name: string, pieces: Iterable<string>];
@@ -106,7 +106,7 @@ async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
  * back at the next write. Resolves with the time, ms by `now`, spent making the slices: the time
  * the write held the event loop, which the schedule keeps small.
  */
-export async function writeStoreFiles(dir: string, files: readonly StoreFile[], now: () => number = () => performance.now()): Promise<number> {
+export async function writeStoreFiles(dir: string, files: readonly StoreFile[], now: () => number = systemClock.now): Promise<number> {
   let busyMs = 0;
   await mkdir(dir, { recursive: true, mode: 0o700 });
   for (const [name, pieces] of files) {

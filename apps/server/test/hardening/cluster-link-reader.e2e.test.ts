@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { systemClock } from '@mdp/core';
 import { TestClient, descriptor, skill, stopAll } from '@mdp/test-kit';
 import { MB, startChild, stopChildren, type ChildServer } from './child.js';
 import { read, type ReadResult } from './clients.js';
@@ -47,7 +48,7 @@ const HEADER = { clusterId: 'e2e', serverId: '127.0.0.1:2', term: 0 };
 /** A control link to `server` as a member that knows the cluster secret; resolves once the server answered its hello. */
 async function controlLink(server: ChildServer): Promise<WebSocket> {
   const to = (await meta(server)).serverId;
-  const timestamp = Date.now();
+  const timestamp = systemClock.wallNow();
   const auth = createHmac('sha256', SECRET).update(`e2e\n${HEADER.serverId}\n${timestamp}\n${to}`).digest('base64url');
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`${server.ws}mdp/cluster`);
@@ -98,7 +99,7 @@ async function leaderWithBigCatalog(capBytes: number, stallMs: number): Promise<
 }
 
 const listPaths = (requestId: string): string =>
-  JSON.stringify({ type: 'clusterRpcRequest', ...HEADER, timestamp: Date.now(), requestId, method: 'listPaths', params: {} });
+  JSON.stringify({ type: 'clusterRpcRequest', ...HEADER, timestamp: systemClock.wallNow(), requestId, method: 'listPaths', params: {} });
 
 describe('a cluster peer that stops reading', () => {
   it('is refused its answers, then loses its link; the leader stays small and serves others', { timeout: 30_000 }, async () => {
@@ -166,7 +167,7 @@ describe('a cluster peer that stops reading', () => {
     let ticks = 0;
     const reader = setInterval(() => {
       tcp.read(50 * 1024) ?? tcp.read();
-      if (++ticks % 4 === 0 && open) link.send(JSON.stringify({ type: 'clusterRpcRequest', ...HEADER, timestamp: Date.now(), requestId: `k${ticks}`, method: 'listClients', params: {} }));
+      if (++ticks % 4 === 0 && open) link.send(JSON.stringify({ type: 'clusterRpcRequest', ...HEADER, timestamp: systemClock.wallNow(), requestId: `k${ticks}`, method: 'listClients', params: {} }));
     }, 50);
     try {
       await Promise.race([
