@@ -29,6 +29,7 @@ export function httpLoopFeature(ctx: ServerContext, options: HttpLoopFeatureOpti
     authorize: ctx.authorize,
     principalOf: ctx.principalOf,
     extraHeaders: ctx.corsFor,
+    inflight: ctx.inflight,
     ...options,
     logger: ctx.logger,
   });

@@ -27,6 +27,7 @@ export function websocketFeature(ctx: ServerContext, options: WebSocketFeatureOp
     authorize: ctx.authorize,
     principalOf: ctx.principalOf,
     peerOf: mirrorPeer,
+    inflight: ctx.inflight,
     ...options,
     logger: ctx.logger,
   });
