@@ -13,7 +13,7 @@ import {
   type DiscoveryOptions,
   type PeerTlsSource,
 } from '@mdp/cluster';
-import { urlHost, type Logger, type Router, type Tenancy } from '@mdp/core';
+import { urlHost, type InflightBudget, type Logger, type Router, type Tenancy } from '@mdp/core';
 import { loadOrCreateClusterSecret } from './cluster-secret.js';
 import { isLoopback } from './urls.js';
 
@@ -98,6 +98,8 @@ export function createServerCluster(params: {
    * links and mirrors, which carry its clients' messages. Default the cluster's own (1 MiB).
    */
   readonly maxMessageBytes?: number;
+  /** The node's budget on unfinished messages: what accepted control links send of one counts against it. */
+  readonly inflight?: InflightBudget;
   /** Who sees which clients: the host requests this node answers (its own, and the members' it leads) follow it. */
   readonly tenancy?: Tenancy;
   readonly logger: Logger;
@@ -128,6 +130,7 @@ export function createServerCluster(params: {
     ...(params.tls ? { tls: params.tls } : {}),
     ...(params.backlog ?? {}),
     ...(params.maxMessageBytes !== undefined ? { maxPayloadBytes: params.maxMessageBytes } : {}),
+    ...(params.inflight ? { inflight: params.inflight } : {}),
   });
 }
 

@@ -4,6 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import {
+  InflightBudget,
   Router,
   createAuthGate,
   createLogger,
@@ -128,6 +129,11 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
   const limits = serverLimits(options);
   const httpProblem = httpLimitsProblem(limits.http);
   if (httpProblem) throw new RangeError(httpProblem);
+  const maxMessageBytes = options.maxMessageBytes ?? SERVER_DEFAULTS.maxMessageBytes;
+  const maxInflightBytes = options.maxInflightBytes ?? SERVER_DEFAULTS.maxInflightBytes;
+  // Else the largest message allowed, arriving in chunks (each charged beyond its bytes), might never fit.
+  if (maxInflightBytes < 2 * maxMessageBytes) throw new RangeError(`maxInflightBytes (${maxInflightBytes}) must be at least twice maxMessageBytes (${maxMessageBytes})`);
+  const inflight = new InflightBudget(maxInflightBytes, { logger });
   return {
     router,
     logger,
@@ -148,7 +154,8 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
     corsFor: (request: IncomingMessage) => corsHeadersFor(request.headers.origin),
     originPolicy,
     guardedCorsFor: (request: IncomingMessage) => (originProblem(request.headers, originPolicy) === undefined ? corsHeadersFor(request.headers.origin) : NO_CORS),
-    maxMessageBytes: options.maxMessageBytes ?? SERVER_DEFAULTS.maxMessageBytes,
+    maxMessageBytes,
+    inflight,
     info: () => info,
     observeCalls: (observer) => {
       observers.push(observer);

@@ -19,7 +19,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Hono } from 'hono';
 import type { AuthContext } from '@mdp/protocol';
-import type { AuthGate, CallRecord, HeaderMap, Logger, OriginPolicy, Router, ScopeGuard, Tenancy, Viewer } from '@mdp/core';
+import type { AuthGate, CallRecord, HeaderMap, InflightBudget, Logger, OriginPolicy, Router, ScopeGuard, Tenancy, Viewer } from '@mdp/core';
 import type { AccessTokens } from './access-tokens.js';
 import type { ServerUrls } from './urls.js';
 
@@ -81,6 +81,11 @@ export interface ServerContext {
   readonly guardedCorsFor: (request: IncomingMessage) => Readonly<Record<string, string>>;
   /** Largest websocket frame and HTTP body, bytes. */
   readonly maxMessageBytes: number;
+  /**
+   * The node's budget on bytes received but not yet a whole message: every edge that reads
+   * messages (websocket frames, HTTP bodies) counts what it holds of an unfinished one here.
+   */
+  readonly inflight: InflightBudget;
   /** Set once the server listens. */
   info(): ListeningInfo | undefined;
   /**

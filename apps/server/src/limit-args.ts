@@ -178,11 +178,20 @@ export const LIMIT_SETTINGS = settingGroup({
       default: SERVER_DEFAULTS.maxHttpConnections,
       help: 'TCP connections open at once per port, websockets included; more are closed as soon as accepted',
     },
+    maxInflightBytes: {
+      flag: 'max-inflight-bytes',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxInflightBytes,
+      help: 'bytes held of messages still arriving (websocket frames, HTTP bodies being read; +1 KiB per chunk held), all connections together, at least twice --max-message-bytes; past it the oldest unfinished one is closed 1013 / answered 503 with Retry-After',
+    },
   },
   checks: [
     { keys: ['httpRequestTimeoutMs', 'httpHeadersTimeoutMs'], holds: (request, headers) => request >= headers, message: '{0} must not be below {1}' },
     // Else the largest catalog allowed could never be registered.
     { keys: ['maxTotalCatalogBytes', 'maxCatalogBytes'], holds: (total, one) => total >= one, message: '{0} must not be below {1}' },
+    // Else the largest message allowed, arriving in chunks (each charged beyond its bytes), might never fit.
+    { keys: ['maxInflightBytes', 'maxMessageBytes'], holds: (inflight, message) => inflight >= 2 * message, message: '{0} must be at least twice {1}' },
   ],
 });
 

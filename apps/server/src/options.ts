@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_MESSAGE_BYTES, ROUTER_DEFAULTS, type AuthPolicy, type Logger, type LogLevel, type ScopeNames, type TenancyMode, type TenantClient } from '@mdp/core';
+import { DEFAULT_MAX_INFLIGHT_BYTES, DEFAULT_MAX_MESSAGE_BYTES, ROUTER_DEFAULTS, type AuthPolicy, type Logger, type LogLevel, type ScopeNames, type TenancyMode, type TenantClient } from '@mdp/core';
 import { DEFAULT_PORT } from '@mdp/protocol';
 import { HTTP_LOOP_DEFAULTS } from '@mdp/transport-http-loop';
 import { WS_LIMIT_DEFAULTS } from '@mdp/transport-ws';
@@ -121,6 +121,14 @@ export interface MdpServerOptions {
    * past it is closed as soon as it is accepted, before a byte is read. Default 15000.
    */
   maxHttpConnections?: number;
+  /**
+   * Most bytes the node holds of messages still arriving: websocket frames (clients' and accepted
+   * cluster links') and HTTP bodies being read (HTTP loop, host API, /mcp, /mdp/auth), each chunk
+   * held counted with 1 KiB more for what it costs beyond its bytes. Past it, the connection whose
+   * unfinished message began first is closed (websocket 1013 / 503 `{error}` with Retry-After and
+   * the connection closed), whoever is receiving. At least twice `maxMessageBytes`. Default 64 MiB.
+   */
+  maxInflightBytes?: number;
   /** Cluster id reported in /mdp/meta. Default `mdp`. */
   clusterId?: string;
   /**
@@ -285,6 +293,7 @@ export const SERVER_DEFAULTS = {
   httpWriteTimeoutMs: 30_000,
   maxPipelinedRequests: 8,
   maxHttpConnections: 15_000,
+  maxInflightBytes: DEFAULT_MAX_INFLIGHT_BYTES,
   clusterId: 'mdp',
   tenancy: 'shared' as TenancyMode,
   logLevel: 'info' as LogLevel,

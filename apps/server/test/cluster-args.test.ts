@@ -58,7 +58,8 @@ describe('cluster flags', () => {
   });
 
   it('take the largest values that still work', () => {
-    const command = parseCliArgs(['--invocation-timeout-ms', '2147483647', '--long-poll-timeout-ms', '60000', '--max-message-bytes', '4294967296'], {});
-    expect(command).toMatchObject({ kind: 'run', options: { invocationTimeoutMs: 2147483647, longPollTimeoutMs: 60000, maxMessageBytes: 4294967296 } });
+    // A message that large needs an in-flight budget of at least twice it.
+    const command = parseCliArgs(['--invocation-timeout-ms', '2147483647', '--long-poll-timeout-ms', '60000', '--max-message-bytes', '4294967296', '--max-inflight-bytes', '8589934592'], {});
+    expect(command).toMatchObject({ kind: 'run', options: { invocationTimeoutMs: 2147483647, longPollTimeoutMs: 60000, maxMessageBytes: 4294967296, maxInflightBytes: 8589934592 } });
   });
 });

@@ -16,7 +16,8 @@ describe('limit flags', () => {
   });
 
   it('set their options from flags and from MDP_ variables', () => {
-    const argv = rows.flatMap(([, row], i) => [`--${row.flag}`, String(60_000 + i)]);
+    // Messages small enough for every value to pass the checks between them (an in-flight budget of twice a message).
+    const argv = [...rows.flatMap(([, row], i) => [`--${row.flag}`, String(60_000 + i)]), '--max-message-bytes', '30000'];
     const command = run(argv);
     expect(command.kind).toBe('run');
     if (command.kind !== 'run') return;
@@ -59,6 +60,7 @@ describe('limit flags', () => {
       'http-write-timeout-ms',
       'max-pipelined-requests',
       'max-http-connections',
+      'max-inflight-bytes',
     ]);
   });
 
@@ -74,6 +76,7 @@ describe('limit flags', () => {
     [['--max-catalog-bytes', '-1'], '--max-catalog-bytes must be a positive whole number, got "-1"'],
     [['--max-total-catalog-bytes', '1e9'], '--max-total-catalog-bytes must be a positive whole number, got "1e9"'],
     [['--max-clients-per-address', '2.5'], '--max-clients-per-address must be a positive whole number, got "2.5"'],
+    [['--max-inflight-bytes', '0'], '--max-inflight-bytes must be a positive whole number, got "0"'],
   ])('refuse %j', (argv, message) => {
     expect(run(argv)).toEqual({ kind: 'error', messages: [message] });
   });
@@ -90,5 +93,17 @@ describe('limit flags', () => {
       messages: ['--max-total-catalog-bytes (1000) must not be below the default --max-catalog-bytes (1048576)'],
     });
     expect(run(['--max-total-catalog-bytes', '1000', '--max-catalog-bytes', '1000'])).toMatchObject({ kind: 'run', options: { maxTotalCatalogBytes: 1000, maxCatalogBytes: 1000 } });
+  });
+
+  it('refuse an in-flight budget below twice the largest message, whichever is given', () => {
+    expect(run(['--max-inflight-bytes', '2097151'])).toEqual({
+      kind: 'error',
+      messages: ['--max-inflight-bytes (2097151) must be at least twice the default --max-message-bytes (1048576)'],
+    });
+    expect(run(['--max-message-bytes', '33554433'])).toEqual({
+      kind: 'error',
+      messages: ['the default --max-inflight-bytes (67108864) must be at least twice --max-message-bytes (33554433)'],
+    });
+    expect(run(['--max-inflight-bytes', '2097152'])).toMatchObject({ kind: 'run', options: { maxInflightBytes: 2097152 } });
   });
 });

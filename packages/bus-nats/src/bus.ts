@@ -83,6 +83,8 @@ class NatsBusNode implements NatsBus {
   private readonly requestTimeoutMs: number;
   private state: Lifecycle = 'new';
   private nc: NatsConnection | undefined;
+  /** Calls addressed to this node (its node subject). */
+  private nodeSub: Subscription | undefined;
   private wire: Wire | undefined;
   private nodesBucket: Bucket | undefined;
   private clientsBucket: Bucket | undefined;
@@ -161,8 +163,7 @@ class NatsBusNode implements NatsBus {
     this.nc = nc;
     this.wire = new Wire(nc, this.names.inboxPrefix, { maxBodyBytes: this.maxBodyBytes, maxAssemblies: 64, assemblyTimeoutMs: 30_000 }, this.clock);
     this.wire.start();
-    // Ends with the connection: nothing unsubscribes it before.
-    nc.subscribe(this.names.nodeWildcard, { callback: (_error, msg) => this.onNodeMessage(msg) });
+    this.nodeSub = nc.subscribe(this.names.nodeWildcard, { callback: (_error, msg) => this.onNodeMessage(msg) });
     this.connected = true;
     try {
       await this.setup(this.generation + 1);
@@ -198,6 +199,8 @@ class NatsBusNode implements NatsBus {
     for (const controller of this.incoming.values()) controller.abort();
     this.incoming.clear();
     this.wire?.close();
+    this.nodeSub?.unsubscribe();
+    this.nodeSub = undefined;
     for (const sub of this.sessions.values()) sub.unsubscribe();
     this.sessions.clear();
     this.writeQueue.length = 0;

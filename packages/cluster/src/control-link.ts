@@ -17,6 +17,8 @@ export const LINK_CLOSE = {
   duplicate: { code: CLOSE_CODES.policyViolation, reason: 'Duplicate control link' },
   /** The peer left more than the byte cap unread for its stall time (backlog.ts). */
   notReading: CLOSE_CODES.tryAgainLater,
+  /** The node's in-flight budget needed the room of a frame the peer left unfinished. */
+  tryAgainLater: CLOSE_CODES.tryAgainLater,
 } as const;
 
 export type LinkState = 'handshake' | 'open' | 'closed';

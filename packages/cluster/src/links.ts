@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
-import type { Logger } from '@mdp/core';
+import { closeReason, countInboundFrames, type InflightBudget, type Logger } from '@mdp/core';
 import type { ClusterHello, ClusterMessage, SerializedError } from '@mdp/protocol';
 import type { Clock, TimerSet } from './clock.js';
 import type { BacklogLimits } from './backlog.js';
@@ -30,6 +30,15 @@ export const UPGRADE_FROM_BROWSER = 'HTTP/1.1 403 Forbidden\r\nConnection: close
 /** Time the accepted links get to finish their closing handshakes at shutdown, ms. */
 const CLOSE_GRACE_MS = 1000;
 
+/**
+ * The in-flight budget needs the room an accepted link holds: its peer is told why (1013) and its
+ * socket destroyed at once, which frees what it held; the link's own close handling does the rest.
+ */
+function evictLink(ws: WebSocket, reason: string): void {
+  if (ws.readyState === WebSocket.OPEN) ws.close(LINK_CLOSE.tryAgainLater, closeReason(reason));
+  ws.terminate();
+}
+
 export interface LinkManagerOptions {
   readonly selfId: string;
   readonly clock: Clock;
@@ -48,6 +57,8 @@ export interface LinkManagerOptions {
   readonly maxPayloadBytes: number;
   /** What a peer may leave unread (backlog.ts). Default `BACKLOG_DEFAULTS`. */
   readonly backlog?: BacklogLimits;
+  /** The node's budget on unfinished messages: what accepted links send of one counts against it. Default: not counted. */
+  readonly inflight?: InflightBudget;
   readonly faults?: LinkFaults;
   /** TLS of the links this node dials. */
   readonly tls?: PeerTlsSource;
@@ -97,6 +108,7 @@ export function linksFor(
     redialMaxMs: Math.max(o.leaseDurationMs, o.discovery.intervalMs),
     maxPayloadBytes: o.maxPayloadBytes,
     backlog: o.backlog,
+    ...(o.inflight ? { inflight: o.inflight } : {}),
     ...(faults ? { faults } : {}),
     ...(o.tls ? { tls: o.tls } : {}),
     ...node,
@@ -141,7 +153,16 @@ export class LinkManager {
       return;
     }
     try {
-      this.wss.handleUpgrade(request, socket, head, (ws) => this.adopt(ws, 'in', undefined));
+      this.wss.handleUpgrade(request, socket, head, (ws) => {
+        const inflight = this.options.inflight;
+        if (inflight) {
+          // Anyone who reaches the port may open a link: what it sends of a frame counts until complete.
+          const counted = countInboundFrames(socket, inflight, ws, evictLink);
+          // `ws` discards what still arrives after an error it closed the link for.
+          ws.once('error', () => counted.stop());
+        }
+        this.adopt(ws, 'in', undefined);
+      });
     } catch (error) {
       this.options.logger.warn('cluster.upgrade_failed', { error });
       socket.destroy();

@@ -1,5 +1,5 @@
 /** Options of `createClusterNode`, their defaults (SPEC §10) and validation. */
-import type { Logger, Router, Tenancy } from '@mdp/core';
+import type { InflightBudget, Logger, Router, Tenancy } from '@mdp/core';
 import { DEFAULT_MAX_MESSAGE_BYTES, silentLogger, urlHost } from '@mdp/core';
 import type { AdmissionConfig } from './admission.js';
 import { systemClock, type Clock } from './clock.js';
@@ -73,6 +73,13 @@ export interface ClusterNodeOptions {
   /** How long a peer over `maxBufferedBytes` may go without reading, ms. Default 5000. */
   readonly stallTimeoutMs?: number;
   /**
+   * The node's budget on bytes received but not yet a whole message (`@mdp/core`'s
+   * `InflightBudget`): what a link this node accepted has sent of an unfinished frame counts against
+   * it (anyone who reaches the port may open one). Past it, the connection whose unfinished message
+   * began first is closed 1013 and its socket destroyed. Default: none, frames are not counted.
+   */
+  readonly inflight?: InflightBudget;
+  /**
    * *beyond*: a secret every member shares; each hello carries an HMAC proof of it and a hello
    * without a valid proof is refused (close 1008) before any other cluster message is read, on
    * links in both directions. Several secrets: this node proves the first, and accepts a proof of
@@ -121,6 +128,7 @@ export interface ResolvedOptions {
   readonly proxyReconnectMaxMs: number;
   readonly maxPayloadBytes: number;
   readonly backlog: BacklogLimits;
+  readonly inflight: InflightBudget | undefined;
   /** Accepted secrets, the one this node proves first; empty for none. */
   readonly clusterSecrets: readonly string[];
   readonly maxRememberedProofs: number;
@@ -198,6 +206,7 @@ export function resolveOptions(options: ClusterNodeOptions): ResolvedOptions {
       maxBufferedBytes: positive('maxBufferedBytes', options.maxBufferedBytes ?? BACKLOG_DEFAULTS.maxBufferedBytes),
       stallTimeoutMs: positive('stallTimeoutMs', options.stallTimeoutMs ?? BACKLOG_DEFAULTS.stallTimeoutMs),
     },
+    inflight: options.inflight,
     clusterSecrets: (typeof options.clusterSecret === 'string' ? [options.clusterSecret] : (options.clusterSecret ?? [])).filter((s) => s !== ''),
     maxRememberedProofs: wholePositive('maxRememberedProofs', options.maxRememberedProofs ?? DEFAULT_MAX_REMEMBERED_PROOFS),
     upstreamHeaders: options.upstreamHeaders,

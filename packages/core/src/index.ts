@@ -48,6 +48,10 @@ export { credentialedOriginProblem, crossSiteWithoutOrigin, hostnameOf, isLoopba
 export { urlHost } from './url-host.js';
 export type { OriginPolicy } from './origin-policy.js';
 export { parseJsonObject, readBodyText, readNodeBody } from './http-body.js';
+export { CHUNK_COST, DEFAULT_MAX_INFLIGHT_BYTES, InflightBudget, inflightCharge } from './inflight.js';
+export type { InflightBudgetOptions, InflightHolder } from './inflight.js';
+export { FrameProgress } from './frame-progress.js';
+export { InboundFrames, countInboundFrames, inboundFramesOf } from './inbound-frames.js';
 export type { BodyResult, JsonObjectResult } from './http-body.js';
 export { redactUrl } from './redact.js';
 export { DEFAULT_MAX_MESSAGE_BYTES, overCap, type OverCap } from './limits.js';

@@ -44,6 +44,7 @@ import {
   type CredentialForwarding,
   type HeaderMap,
   type HostApi,
+  type InflightBudget,
   type Logger,
   type OriginPolicy,
   type ScopeGuard,
@@ -94,6 +95,13 @@ export interface HostApiOptions {
   readonly viewerOf?: (auth: AuthContext | undefined) => Viewer | undefined;
   /** Largest request body, bytes. Default 1 MiB. */
   readonly maxBodyBytes?: number;
+  /**
+   * The node's budget on bytes received but not yet a whole message (core's `InflightBudget`),
+   * shared with the other edges: a body counts against it while it is read. Past it, the body whose
+   * reading began first is answered 503 `{error: {code: 'not_ready', …}}` with `Retry-After: 1` and
+   * the connection closes. Default: a budget of the adapter's own, 64 MiB.
+   */
+  readonly inflight?: InflightBudget;
   readonly logger?: Logger;
 }
 
@@ -142,6 +150,12 @@ const NOT_ALLOWED: Readonly<Record<string, HostHttpResponse>> = {
   GET: { status: 405, body: undefined, headers: { allow: 'GET, OPTIONS' } },
   POST: { status: 405, body: undefined, headers: { allow: 'POST, OPTIONS' } },
 };
+
+/** A body the node's in-flight budget needed the room of: not read further, so try again soon on a new connection. */
+const evicted = (message: string): HostHttpResponse => ({
+  ...failure(503, { code: 'not_ready', message, details: { retryAfterMs: 1000 } }),
+  headers: { 'retry-after': '1', connection: 'close' },
+});
 
 /** Thrown by the steps below to end a request with `response`. */
 class Answer {
@@ -203,7 +217,7 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
 
   const body = async (request: HostHttpRequest): Promise<Record<string, unknown>> => {
     const read = await request.readBody(maxBodyBytes);
-    if (!read.ok) throw new Answer(failure(read.status, { code: 'bad_request', message: read.error }));
+    if (!read.ok) throw new Answer(read.status === 503 ? evicted(read.error) : failure(read.status, { code: 'bad_request', message: read.error }));
     const object = parseJsonObject(read.text, false);
     if (!object.ok) throw new Answer(badRequest(object.error));
     return object.value;

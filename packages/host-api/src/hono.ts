@@ -4,12 +4,13 @@
  * through the same handler.
  */
 import { Hono } from 'hono';
-import { headersToMap, readBodyText, type HostApi } from '@mdp/core';
+import { DEFAULT_MAX_INFLIGHT_BYTES, InflightBudget, headersToMap, readBodyText, type HostApi } from '@mdp/core';
 import { HOST_ROUTES, createHostHandler, type HostApiOptions } from './handler.js';
 
 /** The four routes; mount at the root (`app.route('/', createHostRoutes(host))`). */
 export function createHostRoutes(host: HostApi, options: HostApiOptions = {}): Hono {
   const handle = createHostHandler(host, options);
+  const inflight = options.inflight ?? new InflightBudget(DEFAULT_MAX_INFLIGHT_BYTES, { ...(options.logger ? { logger: options.logger } : {}) });
   const app = new Hono();
   for (const path of Object.keys(HOST_ROUTES)) {
     app.all(path, async (c) => {
@@ -22,7 +23,7 @@ export function createHostRoutes(host: HostApi, options: HostApiOptions = {}): H
           const map = headersToMap(c.req.raw.headers);
           return map.host === undefined ? { ...map, host: new URL(c.req.url).host } : map;
         },
-        readBody: (maxBytes) => readBodyText(c.req.raw, maxBytes),
+        readBody: (maxBytes) => readBodyText(c.req.raw, maxBytes, inflight),
         signal: () => c.req.raw.signal,
       });
       const headers = new Headers(answer.headers);

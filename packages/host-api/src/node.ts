@@ -4,7 +4,7 @@
  * away from the response's 'close' event (no AbortController per call).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readNodeBody, type CallSignal, type HostApi } from '@mdp/core';
+import { DEFAULT_MAX_INFLIGHT_BYTES, InflightBudget, readNodeBody, type CallSignal, type HostApi } from '@mdp/core';
 import { HOST_ROUTES, createHostHandler, type HostApiOptions, type HostHttpRequest, type HostHttpResponse } from './handler.js';
 
 /**
@@ -60,6 +60,7 @@ const LARGE_BODY_CHARS = 64 * 1024;
 /** `(request, response, url) => handled`: answers the four host routes, returns false for anything else. */
 export function createNodeHostHandler(host: HostApi, options: NodeHostOptions = {}): (req: IncomingMessage, res: ServerResponse, url: string) => boolean {
   const handle = createHostHandler(host, options);
+  const inflight = options.inflight ?? new InflightBudget(DEFAULT_MAX_INFLIGHT_BYTES, { ...(options.logger ? { logger: options.logger } : {}) });
 
   const write = (req: IncomingMessage, res: ServerResponse, answer: HostHttpResponse): void => {
     if (res.destroyed || res.headersSent) return;
@@ -68,7 +69,8 @@ export function createNodeHostHandler(host: HostApi, options: NodeHostOptions = 
     // A large body (a listing page) is encoded once, not measured and then encoded again.
     const body = answer.body !== undefined && answer.body.length > LARGE_BODY_CHARS ? Buffer.from(answer.body) : answer.body;
     headers['content-length'] = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-    // The rest of an oversized body is not read: close once the 413 is written.
+    // The rest of an oversized body is not read: close once the 413 is written (a body refused for
+    // the in-flight budget says so in its own headers).
     if (answer.status === 413) headers.connection = 'close';
     res.writeHead(answer.status, headers);
     res.end(body);
@@ -84,7 +86,7 @@ export function createNodeHostHandler(host: HostApi, options: NodeHostOptions = 
       path,
       query: (name) => (params ??= new URLSearchParams(mark < 0 ? '' : url.slice(mark + 1))).getAll(name).at(-1),
       headers: () => req.headers,
-      readBody: (maxBytes) => readNodeBody(req, maxBytes),
+      readBody: (maxBytes) => readNodeBody(req, maxBytes, inflight),
       signal: () => new ResponseGone(res),
     };
     handle(request).then(

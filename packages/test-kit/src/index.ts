@@ -5,6 +5,7 @@ export type { ManualClock } from './clock.js';
 export { descriptor, endpoint, prompt, skill } from './descriptors.js';
 export { FakeClient, fakeClient } from './fake-client.js';
 export type { FakeClientOptions, Reply } from './fake-client.js';
+export { WatchedBudget } from './inflight.js';
 export { recordingLogger } from './logger.js';
 export type { LogRecord, RecordingLogger, RecordingLoggerOptions } from './logger.js';
 export { LOOP_CLIENT, LoopTestClient, loopClient, loopFetch, polledMessage } from './loop-client.js';

@@ -10,7 +10,7 @@
  */
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
-import { headersToMap, readBodyText } from '@mdp/core';
+import { headersToMap, readBodyText, type InflightBudget } from '@mdp/core';
 import { isResponseLive, nodeResponseOf, watchDelivery } from './delivery.js';
 import type { PollConnection } from './mailbox.js';
 import { EMPTY_404, INTERNAL_ERROR, type LoopRequest, type LoopResponse } from './routes.js';
@@ -39,13 +39,13 @@ function remoteAddressOf(env: unknown): string | undefined {
   return typeof address === 'string' ? address : undefined;
 }
 
-function requestOf(c: Context): LoopRequest {
+function requestOf(c: Context, inflight: InflightBudget): LoopRequest {
   return {
     method: c.req.method,
     sessionHeader: c.req.header(SESSION_ID_HEADER),
     query: (name) => c.req.queries(name),
     headers: () => headersToMap(c.req.raw.headers),
-    readBody: (maxBytes) => readBodyText(c.req.raw, maxBytes),
+    readBody: (maxBytes) => readBodyText(c.req.raw, maxBytes, inflight),
     connection: () => connectionOf(c),
     remoteAddress: () => remoteAddressOf(c.env),
     // Read only by a connect.
@@ -71,13 +71,13 @@ function respond(c: Context, response: LoopResponse): Response {
  * OPTIONS, which goes on to the app's CORS middleware.
  */
 export function createHttpLoopRoutes(transport: HttpLoopTransport): Hono {
-  const { routes, logger } = loopRoutesOf(transport);
+  const { routes, logger, inflight } = loopRoutesOf(transport);
   const app = new Hono();
   app.all('/:route', async (c, next) => {
     if (c.req.method === 'OPTIONS') return next();
     const path = `/${c.req.param('route')}`;
     try {
-      return respond(c, await routes.handle(path, requestOf(c)));
+      return respond(c, await routes.handle(path, requestOf(c, inflight)));
     } catch (error) {
       // Unknown errors become a plain 500; the message is logged, never echoed.
       logger.error('request.failed', { path, error });

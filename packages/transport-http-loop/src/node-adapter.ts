@@ -6,7 +6,7 @@
  * one `writeHead` + `end`.
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { headersToMap, readNodeBody, type BodyResult, type HeaderMap, type Logger } from '@mdp/core';
+import { headersToMap, readNodeBody, type BodyResult, type HeaderMap, type InflightBudget, type Logger } from '@mdp/core';
 import { isResponseLive, watchDelivery } from './delivery.js';
 import type { PollConnection } from './mailbox.js';
 import { queryValues } from './query.js';
@@ -28,6 +28,7 @@ class NodeLoopRequest implements LoopRequest, PollConnection {
   constructor(
     private readonly req: IncomingMessage,
     private readonly res: ServerResponse,
+    private readonly inflight: InflightBudget | undefined,
   ) {
     this.method = req.method ?? 'GET';
     // node joins a repeated custom header with ', ', as Fetch Headers do.
@@ -54,7 +55,7 @@ class NodeLoopRequest implements LoopRequest, PollConnection {
   }
 
   readBody(maxBytes: number): Promise<BodyResult> {
-    return readNodeBody(this.req, maxBytes);
+    return readNodeBody(this.req, maxBytes, this.inflight);
   }
 
   connection(): PollConnection {
@@ -107,7 +108,8 @@ function headersOf(response: LoopResponse, body: string | undefined): OutgoingHt
   return headers;
 }
 
-export function createNodeHandler(routes: LoopRoutes, logger: Logger, extraHeaders: NodeExtraHeaders | undefined): NodeHandler {
+/** `inflight`: the budget bodies count against while they are read (core's `InflightBudget`). */
+export function createNodeHandler(routes: LoopRoutes, logger: Logger, extraHeaders: NodeExtraHeaders | undefined, inflight?: InflightBudget): NodeHandler {
   const write = (req: IncomingMessage, res: ServerResponse, response: LoopResponse): void => {
     const { onLost, body } = response;
     if (onLost && !isResponseLive(res)) {
@@ -142,7 +144,7 @@ export function createNodeHandler(routes: LoopRoutes, logger: Logger, extraHeade
 
   return (req, res, subPath) => {
     try {
-      const answer = routes.handle(subPath, new NodeLoopRequest(req, res));
+      const answer = routes.handle(subPath, new NodeLoopRequest(req, res, inflight));
       if (!(answer instanceof Promise)) {
         write(req, res, answer);
         return;

@@ -106,6 +106,12 @@ const error = (status: number, message: string, headers?: Readonly<Record<string
   headers,
 });
 
+/** A body the node's in-flight budget needed the room of is not read further: try again soon, on a new connection. */
+const RETRY_ON_NEW_CONNECTION = { 'retry-after': '1', connection: 'close' } as const;
+
+/** The answer to a body that was not read (400, 413, or 503 from the in-flight budget). */
+const unread = (body: Extract<BodyResult, { ok: false }>): LoopResponse => error(body.status, body.error, body.status === 503 ? RETRY_ON_NEW_CONNECTION : undefined);
+
 /** The answer to a message core refused (SPEC §4, §6). */
 function refused(caught: MdpError): LoopResponse {
   const retry = caught.refusal === 'rate_limited' || caught.code === 'not_ready' ? { 'retry-after': String(retryAfterSeconds(caught.retryAfterMs)) } : undefined;
@@ -148,7 +154,7 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
   const connect = async (request: LoopRequest): Promise<LoopResponse> => {
     if (isClosed()) return SHUTTING_DOWN;
     const body = await request.readBody(maxBodyBytes);
-    if (!body.ok) return error(body.status, body.error);
+    if (!body.ok) return unread(body);
     const parsed = parseJsonObject(body.text, true);
     if (!parsed.ok) return error(400, parsed.error);
     if (isClosed()) return SHUTTING_DOWN;
@@ -180,8 +186,9 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     if (!body.ok) {
       // Like a websocket frame over the limit (1009), an oversized send ends the session: the
       // message (often a call result) is lost, so its pending calls fail now instead of timing out.
+      // One refused for the in-flight budget may be sent again: the session goes on.
       if (body.status === 413) registry.end(session.id, 'message over the size limit');
-      return error(body.status, body.error);
+      return unread(body);
     }
     const parsed = parseJsonObject(body.text, false);
     if (!parsed.ok) return error(400, parsed.error);

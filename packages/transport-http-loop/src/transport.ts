@@ -4,7 +4,18 @@
  * `./hono` entry (`hono.ts`), which finds a transport's routes with {@link loopRoutesOf}. Both
  * share the sessions, so a client may use either. Nothing this module reaches imports Hono.
  */
-import { DEFAULT_MAX_MESSAGE_BYTES, MAX_TIMER_MS, extractTransportAuth, silentLogger, type HeaderMap, type Logger, type Router, type Scopes } from '@mdp/core';
+import {
+  DEFAULT_MAX_INFLIGHT_BYTES,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  InflightBudget,
+  MAX_TIMER_MS,
+  extractTransportAuth,
+  silentLogger,
+  type HeaderMap,
+  type Logger,
+  type Router,
+  type Scopes,
+} from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
 import { createNodeHandler, type NodeExtraHeaders, type NodeHandler } from './node-adapter.js';
 import { LoopSessionRegistry } from './registry.js';
@@ -58,6 +69,13 @@ export interface HttpLoopOptions {
    * `allow` or `connection`.
    */
   extraHeaders?: NodeExtraHeaders;
+  /**
+   * The node's budget on bytes received but not yet a whole message (core's `InflightBudget`),
+   * shared with the other edges: a body counts against it while it is read. Past it, the body whose
+   * reading began first is answered 503 `{error}` with `Retry-After: 1` and the connection closes.
+   * Default: a budget of this transport's own, 64 MiB.
+   */
+  inflight?: InflightBudget;
   logger?: Logger;
 }
 
@@ -89,10 +107,11 @@ export interface HttpLoopTransport {
   close(): Promise<void>;
 }
 
-/** What the other adapters of this package need of a transport: its routes, and where to log. */
+/** What the other adapters of this package need of a transport: its routes, where to log, what bodies count against. */
 interface LoopInternals {
   readonly routes: LoopRoutes;
   readonly logger: Logger;
+  readonly inflight: InflightBudget;
 }
 
 const internals = new WeakMap<HttpLoopTransport, LoopInternals>();
@@ -123,6 +142,7 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
     if (!Number.isInteger(value) || value <= 0) throw new RangeError(`${name} must be a positive integer`);
   }
   const logger = (options.logger ?? silentLogger).child({ transport: 'http-loop' });
+  const inflight = options.inflight ?? new InflightBudget(DEFAULT_MAX_INFLIGHT_BYTES, { logger });
   const registry = new LoopSessionRegistry(router, logger, {
     idleTimeoutMs,
     sessionLimits: {
@@ -145,7 +165,7 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
   });
 
   const transport: HttpLoopTransport = {
-    handleNode: createNodeHandler(routes, logger, options.extraHeaders),
+    handleNode: createNodeHandler(routes, logger, options.extraHeaders, inflight),
     get sessionCount() {
       return registry.size;
     },
@@ -161,6 +181,6 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
       registry.endAll('transport closed');
     },
   };
-  internals.set(transport, { routes, logger });
+  internals.set(transport, { routes, logger, inflight });
   return transport;
 }

@@ -5,7 +5,7 @@
 import type { Duplex } from 'node:stream';
 import { WebSocket } from 'ws';
 import { stringifyServerMessage, type ServerToClientMessage } from '@mdp/protocol';
-import { closeReason, type Clock, type Deadline, type Session, type SessionTransport } from '@mdp/core';
+import { closeReason, type Clock, type Deadline, type InboundFrames, type Session, type SessionTransport } from '@mdp/core';
 import { HOLD_FROM, HeldMessages, overCap } from './outbound.js';
 
 /** What the connections of one transport share. */
@@ -32,6 +32,8 @@ export class WsConnection implements SessionTransport, Deadline {
   session: Session | undefined = undefined;
   /** True until the first `registerClient` (while the registration deadline runs). */
   awaitingRegistration = false;
+  /** What its peer has sent of an unfinished message, counted against the in-flight budget. */
+  inbound: InboundFrames<WebSocket> | undefined = undefined;
   /** Bytes of calls sent (or held) since the peer last answered one. */
   sentSinceAnswer = 0;
   /** When the peer last showed it reads: it answered one of its pending calls, or a held-up write drained. */

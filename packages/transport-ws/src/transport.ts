@@ -16,6 +16,10 @@
  *                 │ no
  *                 ▼
  *              close 1013, and the socket is reset if the peer has not read up to it a second later
+ *
+ * From the handshake on, what a peer has sent of a message it has not finished counts against the
+ * node's in-flight budget (core's inflight.ts); past it, the connection whose unfinished message
+ * began first is closed 1013 and its socket destroyed, whoever it is.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -23,10 +27,13 @@ import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import { parseClientMessage, type AuthContext } from '@mdp/protocol';
 import {
   Admission,
+  DEFAULT_MAX_INFLIGHT_BYTES,
   DEFAULT_MAX_MESSAGE_BYTES,
   Deadlines,
+  InflightBudget,
   MdpError,
   closeReason,
+  countInboundFrames,
   extractTransportAuth,
   originPrincipal,
   silentLogger,
@@ -88,6 +95,13 @@ export interface WebSocketTransportOptions {
   maxConnections?: number;
   /** Most connections at once from one remote address; more are answered 503. Default 8000. */
   maxConnectionsPerAddress?: number;
+  /**
+   * The node's budget on bytes received but not yet a whole message (core's `InflightBudget`),
+   * shared with the other edges that read messages. Past it, the connection whose unfinished
+   * message began first is closed 1013 (`Server is receiving too much at once (maxInflightBytes
+   * N); try again later`). Default: a budget of this transport's own, 64 MiB.
+   */
+  inflight?: InflightBudget;
   logger?: Logger;
 }
 
@@ -174,6 +188,7 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     perMessageDeflate: false,
     clientTracking: true,
   });
+  const inflight = options.inflight ?? new InflightBudget(DEFAULT_MAX_INFLIGHT_BYTES, { logger });
   let closing: Promise<void> | undefined;
 
   // Calls to a client that is already answering others are batched: they leave in one write per
@@ -265,6 +280,10 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
   }
 
   function onConnection(ws: WebSocket, request: IncomingMessage, socket: Duplex): void {
+    // Before anything else: a refused peer is read until it closes, and `ws` reports a bad frame
+    // from it as an 'error' event, which with no listener would end the process.
+    ws.on('error', onWsError);
+    const inbound = countInboundFrames(socket, inflight, ws, evictInflight);
     const auth = extractAuth(request.headers);
     if (options.authorize && !options.authorize(auth)) return refuse(ws, WS_CLOSE.unauthorized, 'Unauthorized');
     // A mirror link proves its member with or without a policy: the hub keeps the ids it mirrors
@@ -276,6 +295,7 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     const principal = options.authorize ? (peer?.principal ?? options.principalOf?.(auth)) : peer ? peer.principal : originPrincipal(origin);
     // wss: the upgrade came over a TLS socket (a plain one has no `encrypted`).
     const connection = new WsConnection(ws, socket, context, (request.socket as { encrypted?: boolean }).encrypted === true, origin, request.socket.remoteAddress);
+    connection.inbound = inbound;
     let session: Session;
     try {
       session = router.openSession(connection, auth, principal, peer?.serverId);
@@ -292,7 +312,18 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     live.set(ws, connection);
     ws.on('message', onWsMessage);
     ws.on('close', onWsClose);
-    ws.on('error', onWsError);
+  }
+
+  /**
+   * The in-flight budget needs the room `ws` holds: its peer is told why (1013) and its socket
+   * destroyed at once, which frees what it held (a close handshake would keep it up to 30 s).
+   */
+  function evictInflight(ws: WebSocket, reason: string): void {
+    const session = live.get(ws)?.session;
+    logger.debug('ws.inflight_evicted', { sessionId: session?.id, clientId: session?.clientId });
+    if (ws.readyState === WebSocket.OPEN) ws.close(WS_CLOSE.tryAgainLater, closeReason(reason));
+    session?.end(reason);
+    ws.terminate();
   }
 
   // The listeners of every connection: one function each, called with the websocket as `this`, so
@@ -309,9 +340,12 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     connection.awaitingRegistration = false;
     connection.session?.end();
   }
-  // `ws` closes the socket itself after an error (e.g. 1009 for an oversized frame).
+  // `ws` closes the socket itself after an error (e.g. 1009 for an oversized frame), and discards
+  // what still arrives: nothing more of it is held.
   function onWsError(this: WebSocket, error: Error): void {
-    logger.debug('ws.error', { sessionId: live.get(this)?.session?.id, error: error.message });
+    const connection = live.get(this);
+    connection?.inbound?.stop();
+    logger.debug('ws.error', { sessionId: connection?.session?.id, error: error.message });
   }
 
   return {

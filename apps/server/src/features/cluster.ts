@@ -113,6 +113,7 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
         secrets,
         ...(options.backlog ? { backlog: options.backlog } : {}),
         maxMessageBytes: ctx.maxMessageBytes,
+        inflight: ctx.inflight,
         tenancy: ctx.tenancy,
         logger: ctx.logger.child({ serverId: info.serverId }),
       });

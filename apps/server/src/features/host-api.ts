@@ -19,6 +19,7 @@ export function hostApiFeature(ctx: ServerContext, host: HostApi): ServerFeature
     viewerOf: ctx.viewerOf,
     originPolicy: ctx.originPolicy,
     maxBodyBytes: ctx.maxMessageBytes,
+    inflight: ctx.inflight,
     extraHeaders: ctx.guardedCorsFor,
     logger: ctx.logger,
   });

@@ -31,6 +31,7 @@ export function httpLoopFeature(ctx: ServerContext, options: HttpLoopFeatureOpti
     // Registering a client needs the register scope (SPEC §17).
     scopesOf: ctx.gate.scopesOf,
     extraHeaders: ctx.corsFor,
+    inflight: ctx.inflight,
     ...options,
     logger: ctx.logger,
   });

@@ -12,7 +12,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AuthContext } from '@mdp/protocol';
-import { INTERNAL_ERROR, bearerChallenge, headersToMap, insufficientScopeChallenge, originProblem, readNodeBody, type AuthAction, type HostApi, type OriginPolicy } from '@mdp/core';
+import { INTERNAL_ERROR, bearerChallenge, headersToMap, insufficientScopeChallenge, originProblem, readNodeBody, type AuthAction, type HostApi, type InflightBudget, type OriginPolicy } from '@mdp/core';
 import type { McpBridge, McpHttpHandler } from '@mdp/mcp-bridge';
 import { jsonRpcError, type SurfaceMode } from '@mdp/mcp-bridge/lite';
 import type { ServerContext, ServerFeature } from '../feature.js';
@@ -108,12 +108,16 @@ function mcpUrl(req: IncomingMessage, url: string, originPolicy: OriginPolicy): 
   }
 }
 
+const CLOSE = { connection: 'close' } as const;
+/** A body the node's in-flight budget needed the room of: try again soon, on a new connection. */
+const RETRY_ON_NEW_CONNECTION = { connection: 'close', 'retry-after': '1' } as const;
+
 /**
  * One `/mcp` request on node's request: the body is read and parsed here (bounded), so the SDK
  * transport gets a `Request` without a body stream and the parsed message. Its signal aborts when
  * the agent closes the connection before the answer is written (the call it carried is cancelled).
  */
-async function serveMcp(handler: McpHttpHandler, req: IncomingMessage, res: ServerResponse, url: string, maxBodyBytes: number, originPolicy: OriginPolicy): Promise<Response> {
+async function serveMcp(handler: McpHttpHandler, req: IncomingMessage, res: ServerResponse, url: string, maxBodyBytes: number, originPolicy: OriginPolicy, inflight: InflightBudget): Promise<Response> {
   const target = mcpUrl(req, url, originPolicy);
   if (typeof target !== 'string') return target;
   // node's parsed headers: lower-case names, repeats joined (as Fetch Headers join them).
@@ -125,8 +129,9 @@ async function serveMcp(handler: McpHttpHandler, req: IncomingMessage, res: Serv
   });
   const request = new Request(target, { method: req.method ?? 'GET', headers, signal: closed.signal });
   if (req.method !== 'POST') return handler.handle(request);
-  const body = await readNodeBody(req, maxBodyBytes);
-  if (!body.ok) return jsonRpcError(body.status, -32000, body.error);
+  const body = await readNodeBody(req, maxBodyBytes, inflight);
+  // After a 413 or 503 the rest of the body is not read: the connection closes with the answer.
+  if (!body.ok) return jsonRpcError(body.status, -32000, body.error, body.status === 400 ? {} : body.status === 503 ? RETRY_ON_NEW_CONNECTION : CLOSE);
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.text);
@@ -261,7 +266,7 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
       if (config.http === false || (url !== MCP_PATH && !url.startsWith(`${MCP_PATH}?`))) return false;
       const extra = ctx.guardedCorsFor(req);
       load()
-        .then(({ http }) => serveMcp(http!, req, res, url, ctx.maxMessageBytes, ctx.originPolicy))
+        .then(({ http }) => serveMcp(http!, req, res, url, ctx.maxMessageBytes, ctx.originPolicy, ctx.inflight))
         .then(
           (response) => writeResponse(res, response, extra),
           (error: unknown) => {

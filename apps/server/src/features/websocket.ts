@@ -29,6 +29,7 @@ export function websocketFeature(ctx: ServerContext, options: WebSocketFeatureOp
     // Registering a client needs the register scope (SPEC §17).
     scopesOf: ctx.gate.scopesOf,
     peerOf: mirrorPeer,
+    inflight: ctx.inflight,
     ...options,
     logger: ctx.logger,
   });
