@@ -1,5 +1,5 @@
 /** The MCP settings of `mdp-server` and `mdp-server mcp` (SPEC §13): a group of the settings table. */
-import { CATALOG_DEFAULTS, GENERIC_TOOL_NAMES, SURFACES } from '@mdp/mcp-bridge/lite';
+import { CATALOG_DEFAULTS, DEFAULT_MAX_CONTENT_BYTES, GENERIC_TOOL_NAMES, SURFACES } from '@mdp/mcp-bridge/lite';
 import type { MdpMcpOptions } from './features/mcp-http.js';
 import { list, oneOf, wholeNumber } from './flag-values.js';
 import { settingGroup } from './settings.js';
@@ -22,6 +22,14 @@ export const MCP_SETTINGS = settingGroup({
       default: CATALOG_DEFAULTS.maxTools,
       help: 'most tools listed, the generic ones included; past it the generic tools still reach every path',
     },
+    mcpMaxContentBytes: {
+      flag: 'mcp-max-content-bytes',
+      placeholder: '<n>',
+      schema: wholeNumber(1024, 1024 * 1024 * 1024),
+      default: DEFAULT_MAX_CONTENT_BYTES,
+      help: `most bytes of text and decoded data in one result an agent sees as MCP content (an image, audio, a
+        client's content blocks) or in one binary skill read; past it the agent gets a too_large error, never a cut image`,
+    },
     mcpInclude: {
       flag: 'mcp-include',
       placeholder: '<glob>',
@@ -37,12 +45,14 @@ export const MCP_SETTINGS = settingGroup({
 export function mcpOptions(values: {
   readonly mcpSurface: MdpMcpOptions['surface'];
   readonly mcpMaxTools: number;
+  readonly mcpMaxContentBytes: number;
   readonly mcpInclude?: readonly string[] | undefined;
   readonly mcpExclude?: readonly string[] | undefined;
 }): MdpMcpOptions {
   return {
     surface: values.mcpSurface,
     maxTools: values.mcpMaxTools,
+    maxContentBytes: values.mcpMaxContentBytes,
     ...(values.mcpInclude ? { include: values.mcpInclude } : {}),
     ...(values.mcpExclude ? { exclude: values.mcpExclude } : {}),
   };

@@ -20,6 +20,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { CallClientMessage } from '@mdp/protocol';
 import { ClientFailure, LoopTestClient, TestClient, descriptor, endpoint, prompt, stopAll, track } from '@mdp/test-kit';
 import { CLI } from './mcp-harness.js';
+import { png } from './png.js';
 
 const SUITE_DIR = process.env.MDP_MCP_CONFORMANCE_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'mdp-server', 'mcp-conformance');
 const NODE_22 = join(SUITE_DIR, 'node_modules', `node-${process.platform}-${process.arch}`, 'bin', 'node');
@@ -49,6 +50,10 @@ const ANY_SERVER = [
 const WITH_FIXTURE_CLIENTS = [
   'tools-call-simple-text',
   'tools-call-error',
+  'tools-call-image',
+  'tools-call-audio',
+  'tools-call-embedded-resource',
+  'tools-call-mixed-content',
   'prompts-get-simple',
   'prompts-get-with-args',
   'prompts-get-embedded-resource',
@@ -59,10 +64,6 @@ const APPLIES: readonly string[] = [...ANY_SERVER, ...WITH_FIXTURE_CLIENTS];
 
 /** Scenarios that cannot apply, and why. */
 const NOT_APPLICABLE: Readonly<Record<string, string>> = {
-  'tools-call-image': 'a tool result as an MCP image block: not yet (issue 33 item 2)',
-  'tools-call-audio': 'a tool result as an MCP audio block: not yet (issue 33 item 2)',
-  'tools-call-embedded-resource': 'a tool result as an MCP resource block: not yet (issue 33 item 2)',
-  'tools-call-mixed-content': 'a tool result as several MCP content blocks: not yet (issue 33 item 2)',
   'tools-call-with-logging':
     'the tool itself sends log messages while it runs: an MDP endpoint answers once and has no channel to the agent during a call (the server\'s own log messages are tested in mcp-depth.e2e)',
   'tools-call-with-progress':
@@ -80,13 +81,39 @@ const NOT_APPLICABLE: Readonly<Record<string, string>> = {
   'resources-unsubscribe': 'unsubscribes from test://watched-resource: as above',
 };
 
-/** A real 1×1 PNG and a real (silent, empty) WAV, for the fixtures that return media. */
-const PNG_1X1 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+const PNG = png(1, 1).toString('base64');
 
-/** The suite's fixture tools, as endpoints of a websocket client (their answers are the fixture's). */
+/** A real WAV: RIFF header, 8 kHz mono 16-bit PCM, 8 samples of silence. */
+function wav(): string {
+  const samples = Buffer.alloc(16);
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'latin1');
+  header.writeUInt32LE(36 + samples.length, 4);
+  header.write('WAVEfmt ', 8, 'latin1');
+  header.writeUInt32LE(16, 16); // fmt chunk size
+  header.writeUInt16LE(1, 20); // PCM
+  header.writeUInt16LE(1, 22); // mono
+  header.writeUInt32LE(8000, 24);
+  header.writeUInt32LE(16000, 28); // byte rate
+  header.writeUInt16LE(2, 32); // block align
+  header.writeUInt16LE(16, 34); // bits per sample
+  header.write('data', 36, 'latin1');
+  header.writeUInt32LE(samples.length, 40);
+  return Buffer.concat([header, samples]).toString('base64');
+}
+
+/**
+ * The suite's fixture tools, as endpoints of a websocket client. Their answers are the fixture's
+ * results in MDP's convention: a string, a client error, or MCP content blocks (shown to the agent
+ * as blocks, the bridge's README says how).
+ */
 const TOOLS = descriptor('conformance-tools', [
   endpoint('/test_simple_text', 'POST', { description: 'Returns simple text' }),
   endpoint('/test_error_handling', 'POST', { description: 'Always fails' }),
+  endpoint('/test_image_content', 'POST', { description: 'Returns an image' }),
+  endpoint('/test_audio_content', 'POST', { description: 'Returns audio' }),
+  endpoint('/test_embedded_resource', 'POST', { description: 'Returns an embedded resource' }),
+  endpoint('/test_multiple_content_types', 'POST', { description: 'Returns text, an image and a resource' }),
 ]);
 
 function toolAnswer(call: CallClientMessage): unknown {
@@ -95,6 +122,18 @@ function toolAnswer(call: CallClientMessage): unknown {
       return 'This is a simple text response for testing.';
     case '/test_error_handling':
       return new ClientFailure({ code: 'handler_error', message: 'This tool intentionally returns an error for testing' });
+    case '/test_image_content':
+      return { type: 'image', data: PNG, mimeType: 'image/png' };
+    case '/test_audio_content':
+      return { type: 'audio', data: wav(), mimeType: 'audio/wav' };
+    case '/test_embedded_resource':
+      return { type: 'resource', resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' } };
+    case '/test_multiple_content_types':
+      return [
+        { type: 'text', text: 'Multiple content types test:' },
+        { type: 'image', data: PNG, mimeType: 'image/png' },
+        { type: 'resource', resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: '{"test":"data","value":123}' } },
+      ];
     default:
       return new ClientFailure({ code: 'not_found', message: `no ${call.path}` });
   }
@@ -131,7 +170,7 @@ function promptAnswer(call: CallClientMessage): unknown {
     case '/test_prompt_with_image/prompt.md':
       return {
         messages: [
-          { role: 'user', content: { type: 'image', data: PNG_1X1, mimeType: 'image/png' } },
+          { role: 'user', content: { type: 'image', data: PNG, mimeType: 'image/png' } },
           { role: 'user', content: { type: 'text', text: 'Please analyze the image above.' } },
         ],
       };
@@ -220,7 +259,7 @@ describe.skipIf(!HAVE_SUITE)('the official MCP conformance suite against mdp-ser
     const expected = Object.fromEntries(APPLIES.map((name) => [name, []]));
     expect(outcomes, output).toEqual(expected);
     // The fixture scenarios reached the MDP clients (a "not found" tool error would pass tools-call-error).
-    expect(new Set(tools.calls.map((call) => call.path))).toEqual(new Set(['/test_simple_text', '/test_error_handling']));
+    expect(new Set(tools.calls.map((call) => call.path))).toEqual(new Set(TOOLS.paths.map((path) => path.path)));
     expect(new Set(prompts.calls.map((call) => call.path))).toEqual(new Set(PROMPTS.paths.map((path) => path.path)));
   }, 90_000);
 });

@@ -232,6 +232,7 @@ describe('MCP flags', () => {
     const command = parseCliArgs([
       '--mcp-surface', 'generic',
       '--mcp-max-tools', '12',
+      '--mcp-max-content-bytes', '65536',
       '--mcp-include', 'page_*',
       '--mcp-include', 'todo/*',
       '--mcp-exclude', '*_delete',
@@ -241,6 +242,7 @@ describe('MCP flags', () => {
     expect(command.kind === 'run' && command.options.mcp).toEqual({
       surface: 'generic',
       maxTools: 12,
+      maxContentBytes: 65536,
       include: ['page_*', 'todo/*'],
       exclude: ['*_delete'],
     });
@@ -249,11 +251,12 @@ describe('MCP flags', () => {
     const general = parseCliArgs(['--allow-origin', 'https://agent.example', '--allow-host', 'box.lan', '--allow-host', 'Box.Example', '--allow-host', '[fd00::1]']);
     expect(general.kind === 'run' && [general.options.allowedOrigins, general.options.allowedHosts]).toEqual([['https://agent.example'], ['box.lan', 'Box.Example', '[fd00::1]']]);
     const defaults = parseCliArgs([]);
-    expect(defaults.kind === 'run' && defaults.options.mcp).toEqual({ surface: 'catalog', maxTools: 40 });
+    expect(defaults.kind === 'run' && defaults.options.mcp).toEqual({ surface: 'catalog', maxTools: 40, maxContentBytes: 3 * 1024 * 1024 });
   });
 
   it.each([
     [['--mcp-max-tools', '3'], '--mcp-max-tools must be a whole number from 4 to 10000, got "3"'],
+    [['--mcp-max-content-bytes', '100'], '--mcp-max-content-bytes must be a whole number from 1024 to 1073741824, got "100"'],
     [['--mcp-include', ' '], '--mcp-include must not hold an empty glob, got [" "]'],
     [['--mcp-allow-origin', 'agent.example'], '--mcp-allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["agent.example"]'],
     [['--mcp-allow-origin', 'https://a.example/path'], '--mcp-allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["https://a.example/path"]'],
@@ -267,7 +270,7 @@ describe('MCP flags', () => {
   });
 
   it('--help tells of the subcommand and every MCP flag', () => {
-    for (const text of ['mdp-server mcp [options]', '--mcp-surface', '--mcp-max-tools', '--mcp-include', '--mcp-exclude', '--allow-origin, --mcp-allow-origin', '--allow-host, --mcp-allow-host']) {
+    for (const text of ['mdp-server mcp [options]', '--mcp-surface', '--mcp-max-tools', '--mcp-max-content-bytes', '--mcp-include', '--mcp-exclude', '--allow-origin, --mcp-allow-origin', '--allow-host, --mcp-allow-host']) {
       expect(HELP).toContain(text);
     }
   });

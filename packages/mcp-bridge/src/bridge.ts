@@ -17,6 +17,7 @@ import { silentLogger, viewedBy, type HostApi, type Logger, type Viewer } from '
 import type { CatalogKind, CatalogOptions } from './catalog.js';
 import { createCatalogDriver } from './catalog-driver.js';
 import { systemClock, type Clock } from './clock.js';
+import { DEFAULT_MAX_CONTENT_BYTES } from './lite.js';
 import { clientEventMessages } from './logging.js';
 import { createSession, type BridgeSession } from './session.js';
 
@@ -41,6 +42,12 @@ export interface McpBridgeOptions extends Partial<CatalogOptions> {
    * clients. Default false: one catalog, as the host shows it to itself, for every session.
    */
   readonly perViewer?: boolean;
+  /**
+   * Most bytes of text and decoded data in one tool result's content blocks (an image, audio, a
+   * client's MCP content) or one skill's blob; past it the agent gets a `too_large` error, never a
+   * truncated image. Default {@link DEFAULT_MAX_CONTENT_BYTES} (3 MiB).
+   */
+  readonly maxContentBytes?: number;
 }
 
 export interface McpConnectOptions {
@@ -197,6 +204,7 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
         surface,
         clients: () => driver.clients(),
         guide: options.guide,
+        maxContentBytes: options.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES,
         jsonAnswers: connectOptions.jsonAnswers,
       });
       const { server } = bridgeSession;

@@ -11,6 +11,8 @@ import {
   parseCallPathsRequest,
   parseListClientsRequest,
   parseListPathsRequest,
+  type CallPathRequest,
+  type CallResult,
   type ParseResult,
 } from '@mdp/protocol';
 import { DEFAULT_MAX_MESSAGE_BYTES, FANOUT_BODY_FACTOR, fanoutTargets, type CallOptions, type HostApi } from '@mdp/core';
@@ -95,8 +97,17 @@ export function isGenericTool(name: string): boolean {
   return GENERIC.has(name);
 }
 
+/** How `callPath` shows one call's result to the agent (default: as JSON). */
+export type ShowCall = (request: CallPathRequest, result: CallResult) => ToolResult;
+
 /** Run a generic tool. Host rejections (unknown client, no such path) are left to the caller. */
-export async function callGenericTool(host: HostApi, name: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolResult> {
+export async function callGenericTool(
+  host: HostApi,
+  name: string,
+  args: Record<string, unknown>,
+  options: CallOptions,
+  show: ShowCall = (_request, result) => callOutcome(result),
+): Promise<ToolResult> {
   const parsed = <T>(result: ParseResult<T>, run: (value: T) => Promise<ToolResult>): Promise<ToolResult> =>
     result.ok ? run(result.value) : Promise.resolve(badArguments(name, result.error));
   switch (name) {
@@ -105,7 +116,7 @@ export async function callGenericTool(host: HostApi, name: string, args: Record<
     case 'listPaths':
       return parsed(parseListPathsRequest(args), async (request) => toolSuccess({ ...(await host.listPaths(request)) }));
     case 'callPath':
-      return parsed(parseCallPathRequest(args), async (request) => callOutcome(await host.callPath(request, options)));
+      return parsed(parseCallPathRequest(args), async (request) => show(request, await host.callPath(request, options)));
     case 'callPaths':
       return parsed(parseCallPathsRequest(args), async (request) => {
         const result = await host.callPaths(request, { ...options, maxTargets: fanoutTargets(request, CALL_MANY_BUDGET_BYTES) });

@@ -13,6 +13,13 @@ export { GENERIC_TOOL_NAMES } from './names.js';
 export { CALL_MANY_BUDGET_BYTES } from './generic-tools.js';
 export { SERVER_GUIDE_URI } from './resource-uri.js';
 
+/**
+ * Most bytes of text and decoded data one tool result's content blocks, or one resource's blob, may
+ * hold (`maxContentBytes`): 3 MiB, whose base64 (4 MiB) is under the 5 MB that model APIs commonly
+ * take for one image. Past it a result is a `too_large` error, never content cut short.
+ */
+export const DEFAULT_MAX_CONTENT_BYTES = 3 * 1024 * 1024;
+
 export const MCP_HTTP_DEFAULTS = {
   /** Largest POST body, bytes. */
   maxBodyBytes: DEFAULT_MAX_MESSAGE_BYTES,

@@ -38,6 +38,7 @@ import {
 import { compilePattern, isSkillPath, matchPattern, parseCallPathRequest, splitPath, type CallPathRequest, type CallResult } from '@mdp/protocol';
 import { MdpError, serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
 import type { Clock } from './clock.js';
+import { base64Bytes, decodeMediaString, isBinaryType } from './content.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
 import { audible, callFailedMessage, parseLevel, type LogLevel, type LogMessage } from './logging.js';
 import { jsonBytes, mcpPage } from './pages.js';
@@ -50,7 +51,7 @@ import type { ServerInfo } from './bridge.js';
 import { complete } from './completion.js';
 import type { ClientChanges } from './client-changes.js';
 import { Subscriptions, subscribable } from './subscriptions.js';
-import { badArguments, callOutcome, toolFailure, type ToolResult } from './tool-results.js';
+import { badArguments, callOutcome, toolFailure, visibleOutcome, type ToolResult } from './tool-results.js';
 import { toolCall } from './tool-input.js';
 
 /** MCP's code for a resource that does not exist. */
@@ -82,6 +83,8 @@ export interface SessionContext {
    * drops those it would put on a JSON answer.
    */
   readonly jsonAnswers?: boolean;
+  /** Most bytes of text and decoded data in one result's content blocks or one resource's blob. */
+  readonly maxContentBytes: number;
   /** The server's guide, when the host gives one (`McpBridgeOptions.guide`). */
   readonly guide?: (() => string | Promise<string>) | undefined;
   /** The surface, once it reflects the host. */
@@ -118,8 +121,23 @@ function viaMcp(signal: AbortSignal, onResult?: CallOptions['onResult']): CallOp
   return onResult ? { signal, route: 'mcp', onResult } : { signal, route: 'mcp' };
 }
 
+/** The declared `contentType` of the endpoint a `callPath` reaches, from the catalog (undefined when not listed there). */
+function declaredContentType(clients: readonly CatalogClient[], request: CallPathRequest): string | undefined {
+  const client = clients.find((entry) => entry.id === request.clientId);
+  if (!client) return undefined;
+  const segments = splitPath(request.path);
+  for (const path of client.paths) {
+    if (path.type === 'endpoint' && path.method === request.method && matchPattern(compilePattern(path.path), segments) !== undefined) return path.contentType;
+  }
+  return undefined;
+}
+
 async function callTool(ctx: SessionContext, name: string, args: Record<string, unknown>, signal: AbortSignal, onResult?: CallOptions['onResult']): Promise<ToolResult> {
-  if (isGenericTool(name)) return callGenericTool(ctx.host, name, args, viaMcp(signal, onResult));
+  if (isGenericTool(name)) {
+    return callGenericTool(ctx.host, name, args, viaMcp(signal, onResult), (request, result) =>
+      visibleOutcome(result, { contentType: declaredContentType(ctx.clients(), request), maxContentBytes: ctx.maxContentBytes, structured: false }),
+    );
+  }
   const tool = (await ctx.surface()).tools.find((entry) => entry.definition.name === name);
   if (!tool) {
     return toolFailure({
@@ -131,10 +149,11 @@ async function callTool(ctx: SessionContext, name: string, args: Record<string, 
   if (!call.ok) return badArguments(name, call.message);
   const parsed = parseCallPathRequest(call.value);
   if (!parsed.ok) return badArguments(name, parsed.error);
-  const result = callOutcome(await ctx.host.callPath(parsed.value, viaMcp(signal)));
+  const answer = await ctx.host.callPath(parsed.value, viaMcp(signal));
   const schema = tool.definition.outputSchema;
-  const problem = schema && !result.isError && compiles(schema) ? outputProblem(schema, result.structuredContent) : undefined;
-  if (problem === undefined) return result;
+  const listed = schema !== undefined && compiles(schema);
+  const problem = listed && answer.ok ? outputProblem(schema, callOutcome(answer).structuredContent) : undefined;
+  if (problem === undefined) return visibleOutcome(answer, { contentType: tool.contentType, maxContentBytes: ctx.maxContentBytes, structured: listed });
   return toolFailure({ code: 'bad_output', message: `The client's answer does not match the outputSchema it declares for ${parsed.value.method} ${parsed.value.path}: ${problem}` });
 }
 
@@ -162,6 +181,17 @@ function mimeTypeOf(surface: Surface, uri: string, clientId: string, path: strin
   return template?.definition.mimeType ?? 'text/markdown';
 }
 
+/** A binary skill's answer (base64, or a base64 `data:` URL) as a `blob`, within the cap. */
+function binaryContents(uri: string, mimeType: string, data: string, maxBytes: number): { uri: string; mimeType: string; blob: string } {
+  const media = decodeMediaString(data, mimeType);
+  if (!media) throw new McpError(ErrorCode.InternalError, `Reading ${uri} failed: the skill is ${mimeType}, and its client's answer is not base64 or a base64 data: URL`);
+  const bytes = base64Bytes(media.data);
+  if (bytes > maxBytes) {
+    throw new McpError(ErrorCode.InternalError, `Reading ${uri} failed: it is ${bytes} bytes, over the ${maxBytes} bytes this server sends an agent in one result; nothing of it was sent`);
+  }
+  return { uri, mimeType: media.mimeType, blob: media.data };
+}
+
 async function readResource(ctx: SessionContext, uri: string, signal: AbortSignal): Promise<ReadResourceResult> {
   if (uri === SERVER_GUIDE_URI && ctx.guide) return { contents: [{ uri, mimeType: GUIDE_RESOURCE.mimeType, text: await ctx.guide() }] };
   const target = parseResourceUri(uri);
@@ -173,7 +203,9 @@ async function readResource(ctx: SessionContext, uri: string, signal: AbortSigna
     const missing = result.source !== 'client' && result.error.code === 'not_found';
     throw new McpError(missing ? RESOURCE_NOT_FOUND : ErrorCode.InternalError, failureText(`Reading ${uri}`, result), result.error);
   }
-  if (typeof result.data === 'string') return { contents: [{ uri, mimeType: mimeTypeOf(await ctx.surface(), uri, clientId, path), text: result.data }] };
+  const mimeType = mimeTypeOf(await ctx.surface(), uri, clientId, path);
+  if (typeof result.data === 'string' && isBinaryType(mimeType)) return { contents: [binaryContents(uri, mimeType, result.data, ctx.maxContentBytes)] };
+  if (typeof result.data === 'string') return { contents: [{ uri, mimeType, text: result.data }] };
   return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(result.data) ?? 'null' }] };
 }
 
@@ -277,7 +309,7 @@ export function createSession(ctx: SessionContext): BridgeSession {
       result = toolFailure(serialized);
     }
     logger.debug('mcp.tool_call', { tool: name, ok: !result.isError, ms: Math.round(ctx.clock.now() - started) });
-    const failure = result.isError ? (result.structuredContent as { error?: { code?: unknown; message?: unknown } }).error : undefined;
+    const failure = result.isError ? (result.structuredContent as { error?: { code?: unknown; message?: unknown } } | undefined)?.error : undefined;
     if (failure && typeof failure.code === 'string' && typeof failure.message === 'string' && !extra.signal.aborted) {
       log(callFailedMessage(`tool ${name}`, { code: failure.code, message: failure.message }));
     }

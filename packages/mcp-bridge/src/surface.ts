@@ -63,6 +63,8 @@ export interface McpToolDefinition {
 export interface CatalogTool {
   readonly definition: McpToolDefinition;
   readonly plan: ToolPlan;
+  /** The endpoint's declared `contentType` (an image or audio one makes its answers media blocks). */
+  readonly contentType?: string;
 }
 
 export interface CatalogPrompt {
@@ -200,6 +202,7 @@ export function buildSurface(clients: readonly CatalogClient[], book: NameBook, 
         ...(outputSchema ? { outputSchema } : {}),
       },
       plan,
+      ...(group.descriptor.contentType === undefined ? {} : { contentType: group.descriptor.contentType }),
     });
   }
   const room = Math.max(0, options.maxTools - GENERIC_TOOL_NAMES.length);

@@ -25,6 +25,8 @@ export interface MdpMcpOptions {
   surface?: SurfaceMode;
   /** Most tools listed, the four generic ones included. Default 40. */
   maxTools?: number;
+  /** Most bytes of text and decoded data in one result's MCP content, or one binary skill read. Default 3 MiB. */
+  maxContentBytes?: number;
   /** Globs (`*`, `?`): list only catalog items whose name or `<clientId><path>` matches one. */
   include?: readonly string[];
   /** Globs: leave out catalog items that match one. */
@@ -198,6 +200,7 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
       logger: ctx.logger,
       surface: config.surface,
       maxTools: config.maxTools,
+      maxContentBytes: config.maxContentBytes,
       include: config.include,
       exclude: config.exclude,
       guide,
