@@ -22,7 +22,7 @@ export const MAX_CONTENT_BLOCKS = 100;
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const MEDIA_TYPE = /^([a-z0-9][a-z0-9!#$&^_.+-]*)\/([a-z0-9][a-z0-9!#$&^_.+-]*)$/;
-const DATA_URL = /^data:([^;,]+)((?:;[^;,]*)*);base64,([^]*)$/i;
+const DATA_URL = /^data:([^;,]+)((?:;[^;,]*)*);base64,([\s\S]*)$/i;
 
 const Base64Schema = v.pipe(v.string(), v.regex(BASE64, 'must be base64'));
 const mediaTypeOf = (kind: string) =>
@@ -145,7 +145,7 @@ export function contentOf(data: unknown, options: ContentOptions): ContentOutcom
   const kind = declared?.split('/')[0];
   if ((kind === 'image' || kind === 'audio') && typeof data === 'string') {
     const media = decodeMediaString(data, mediaType(declared));
-    if (!media || !media.mimeType.startsWith(`${kind}/`)) return { kind: 'json', problem: `the answer of a ${declared} endpoint is not base64 or a base64 data: URL of that kind` };
+    if (!media?.mimeType.startsWith(`${kind}/`)) return { kind: 'json', problem: `the answer of a ${declared} endpoint is not base64 or a base64 data: URL of that kind` };
     return sized([{ type: kind, data: media.data, mimeType: media.mimeType }], options.maxBytes);
   }
   return { kind: 'json' };
