@@ -120,7 +120,9 @@ function timeLimitMs(options: Options): number {
   let ms = 0;
   const run = options.warmupMs + options.rounds * options.durationMs;
   for (const s of options.scenarios) {
-    if (s.kind === 'read') for (const c of s.cases) ms += c.subjects.length * (c.loads.length * run + 5_000) + c.subjects.reduce((sum, spec) => sum + spec.population.clients * 10, 0);
+    if (s.kind === 'read')
+      for (const c of s.cases)
+        ms += c.subjects.length * (c.loads.length * run + 5_000) + c.subjects.reduce((sum, spec) => sum + spec.population.clients * 10, 0);
     else if (s.kind === 'memory') ms += options.rounds * s.subjects.reduce((sum, spec) => sum + 10_000 + spec.population.clients * 10, 0);
     else if (s.kind === 'scan') ms += s.scanners.length * (run + 5_000);
     else if (s.kind === 'listing') ms += s.cases.length * (s.walkers.length * run + 120_000);
@@ -134,7 +136,9 @@ async function main(): Promise<number> {
   const machine = machineInfo();
   const log = (line: string): void => void process.stderr.write(`${line}\n`);
   const limitMs = timeLimitMs(options);
-  log(`bench: ${options.scenarios.map((s) => s.name).join(', ')} · ${options.rounds} rounds × ${options.durationMs / 1000} s · stops itself after ${Math.round(limitMs / 1000)} s`);
+  log(
+    `bench: ${options.scenarios.map((s) => s.name).join(', ')} · ${options.rounds} rounds × ${options.durationMs / 1000} s · stops itself after ${Math.round(limitMs / 1000)} s`,
+  );
   log(describeMachine(machine));
   if (options.profileDir) log(`profiling every server into ${options.profileDir} (figures of this run are not comparable)`);
 
@@ -174,7 +178,10 @@ async function main(): Promise<number> {
     process.stdout.write(`\n## Where the time goes (${options.profileDir})\n\n${summarizeProfileDir(options.profileDir)}\n`);
   }
   if (options.json) {
-    writeFileSync(options.json, `${JSON.stringify({ machine, options: { ...options, scenarios: options.scenarios.map((s) => s.name) }, records, rows, comparisons }, null, 2)}\n`);
+    writeFileSync(
+      options.json,
+      `${JSON.stringify({ machine, options: { ...options, scenarios: options.scenarios.map((s) => s.name) }, records, rows, comparisons }, null, 2)}\n`,
+    );
   }
   const errors = rows.reduce((sum, r) => sum + r.errors, 0);
   if (errors > 0) return 1;

@@ -64,7 +64,12 @@ function mcpMessage(body: string): { result?: { structuredContent?: { ok?: unkno
 /** Open one MCP session on `port` (initialize, then initialized); its headers for every later request. */
 async function openMcpSession(agent: Agent, port: number): Promise<Record<string, string>> {
   const headers = { ...JSON_HEADERS, accept: 'application/json, text/event-stream' };
-  const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: MCP_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'mdp-bench', version: '1.0.0' } } };
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: MCP_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'mdp-bench', version: '1.0.0' } },
+  };
   const answer = await httpRequestWithHeaders(agent, port, '/mcp', headers, JSON.stringify(initialize));
   const sessionId = answer.headers['mcp-session-id'];
   if (answer.status !== 200 || typeof sessionId !== 'string') throw new Error(`MCP initialize: ${answer.status} ${answer.body.slice(0, 200)}`);
@@ -74,7 +79,13 @@ async function openMcpSession(agent: Agent, port: number): Promise<Record<string
   return session;
 }
 
-function httpRequestWithHeaders(agent: Agent, port: number, path: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string; headers: Record<string, string | string[] | undefined> }> {
+function httpRequestWithHeaders(
+  agent: Agent,
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; body: string; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     const req = request({ agent, host: '127.0.0.1', port, method: 'POST', path, headers }, (res) => {
       let text = '';
@@ -153,9 +164,7 @@ export async function runLoad(args: LoadArgs): Promise<LoadResult> {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () =>
-        settle(res.statusCode === 200 && target.succeeded(body) ? undefined : `${method} ${path}: ${res.statusCode} ${body.slice(0, 200)}`),
-      );
+      res.on('end', () => settle(res.statusCode === 200 && target.succeeded(body) ? undefined : `${method} ${path}: ${res.statusCode} ${body.slice(0, 200)}`));
       res.on('error', (error) => settle(`${method} ${path}: ${error.message}`));
     });
     req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error('timed out')));

@@ -147,10 +147,8 @@ const METRIC_NAMES: Record<ComparisonMetric, string> = {
   rssPeakBytes: 'server RSS peak',
 };
 
-const fixed = (value: number | undefined, digits: number): string =>
-  value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits);
-const whole = (value: number | undefined): string =>
-  value === undefined || !Number.isFinite(value) ? '–' : Math.round(value).toLocaleString('en-US');
+const fixed = (value: number | undefined, digits: number): string => (value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits));
+const whole = (value: number | undefined): string => (value === undefined || !Number.isFinite(value) ? '–' : Math.round(value).toLocaleString('en-US'));
 const mb = (bytes: number): string => fixed(bytes / (1024 * 1024), 1);
 
 function table(header: string[], rows: string[][]): string {
@@ -167,7 +165,23 @@ export function renderTables(scenarios: readonly Scenario[], rows: readonly Summ
     if (scenario.kind === 'listing') {
       out.push(
         table(
-          ['catalog', 'load', '/mdp/meta p50 ms', 'p99 ms', 'max ms', `under ${scenario.metaTargetMs} ms`, 'loop delay p99 / max ms', 'turn CPU p99 / max ms', 'pages/s', 'MB/s listed', 'page p99 ms', 'largest page KB', 'CPU µs/page', 'RSS MB', 'errors'],
+          [
+            'catalog',
+            'load',
+            '/mdp/meta p50 ms',
+            'p99 ms',
+            'max ms',
+            `under ${scenario.metaTargetMs} ms`,
+            'loop delay p99 / max ms',
+            'turn CPU p99 / max ms',
+            'pages/s',
+            'MB/s listed',
+            'page p99 ms',
+            'largest page KB',
+            'CPU µs/page',
+            'RSS MB',
+            'errors',
+          ],
           mine.map((r) => [
             r.caseLabel,
             r.load,

@@ -74,7 +74,13 @@ function serverOptions(options: RunOptions, ...names: string[]): ServerOptions {
 
 const alternate = <T>(items: readonly T[], round: number): T[] => (round % 2 === 0 ? [...items] : [...items].reverse());
 
-async function readRun(loadgen: LoadGenerator, subject: Subject, concurrency: number, durationMs: number, seed: number): Promise<Omit<RunRecord, 'scenario' | 'caseLabel' | 'load' | 'subject' | 'round'>> {
+async function readRun(
+  loadgen: LoadGenerator,
+  subject: Subject,
+  concurrency: number,
+  durationMs: number,
+  seed: number,
+): Promise<Omit<RunRecord, 'scenario' | 'caseLabel' | 'load' | 'subject' | 'round'>> {
   const before = await subject.clientErrors();
   const u0 = await subject.server.usage();
   const result = await loadgen.run({ port: subject.server.port, population: subject.population, concurrency, durationMs, seed });
@@ -104,7 +110,9 @@ async function runReadCase(scenario: string, readCase: ReadCase, loadgen: LoadGe
       const subject = await Subject.start(spec, serverOptions(options, scenario, readCase.label, spec.label));
       subjects.push(subject);
       if (subject.started) {
-        options.log(`    connected and registered in ${subject.started.ms.toFixed(0)} ms, server CPU ${subject.started.cpuUsPerClient.toFixed(0)} µs per client`);
+        options.log(
+          `    connected and registered in ${subject.started.ms.toFixed(0)} ms, server CPU ${subject.started.cpuUsPerClient.toFixed(0)} µs per client`,
+        );
       }
     }
     for (const load of readCase.loads) {
@@ -290,7 +298,9 @@ export async function runScenario(scenario: Scenario, loadgen: LoadGenerator, op
           rssBytes: process.memoryUsage().rss,
           rssPeakBytes: process.resourceUsage().maxRSS * 1024,
         });
-        options.log(`  round ${round + 1}/${options.rounds} ${label}: ${result.latency.p50.toFixed(1)} ms per scan, ${result.cpuUsPerScan.toFixed(0)} µs CPU, ${result.errors} errors`);
+        options.log(
+          `  round ${round + 1}/${options.rounds} ${label}: ${result.latency.p50.toFixed(1)} ms per scan, ${result.cpuUsPerScan.toFixed(0)} µs CPU, ${result.errors} errors`,
+        );
       }
     }
     return records;
@@ -323,7 +333,9 @@ export async function runScenario(scenario: Scenario, loadgen: LoadGenerator, op
           rssBytes: u1.rss,
           rssPeakBytes: u1.maxRss,
         });
-        options.log(`  round ${round + 1}/${options.rounds} ${subject.spec.label}: ${((result.registrations / result.elapsedMs) * 1000).toFixed(0)} registrations/s, ${result.errors} errors`);
+        options.log(
+          `  round ${round + 1}/${options.rounds} ${subject.spec.label}: ${((result.registrations / result.elapsedMs) * 1000).toFixed(0)} registrations/s, ${result.errors} errors`,
+        );
       }
     }
   } finally {

@@ -178,7 +178,12 @@ function catalogCase(sizes: Sizes): ReadCase {
   const few = Math.min(sizes.manyClients, sizes.catalogClients);
   const all = population(sizes.catalogClients, sizes.catalogSkills);
   const subject = (server: 'mdp' | 'bare-relay', name: string, pop: Population): SubjectSpec => ({ label: name, server, transport: 'ws', population: pop });
-  const labels = (name: string) => ({ many: `${name}, ${many}`, one: `${name}, 1 client`, toOne: `${name}, ${many}, reads to 1`, toFew: `${name}, ${many}, reads to ${few}` });
+  const labels = (name: string) => ({
+    many: `${name}, ${many}`,
+    one: `${name}, 1 client`,
+    toOne: `${name}, ${many}, reads to 1`,
+    toFew: `${name}, ${many}, reads to ${few}`,
+  });
   const mdp = labels(MDP);
   const bare = labels('bare relay');
   return {
@@ -374,4 +379,15 @@ export function scenarios(sizes: Sizes): Scenario[] {
   ];
 }
 
-export const SCENARIO_NAMES = ['ws-read', 'loop-read', 'host-call', 'mcp-call', 'jwt-read', 'catalog', 'idle-memory', 'discovery', 'listing', 'registration'] as const;
+export const SCENARIO_NAMES = [
+  'ws-read',
+  'loop-read',
+  'host-call',
+  'mcp-call',
+  'jwt-read',
+  'catalog',
+  'idle-memory',
+  'discovery',
+  'listing',
+  'registration',
+] as const;

@@ -215,7 +215,11 @@ export class Subject {
     const population = credential === undefined ? spec.population : { ...spec.population, authorization: `Bearer ${credential}` };
     let server: RunningServer;
     try {
-      server = await RunningServer.start(spec.server, spec.label, { ...options, clients: spec.population.clients, extraArgs: [...(options.extraArgs ?? []), ...authArgs] });
+      server = await RunningServer.start(spec.server, spec.label, {
+        ...options,
+        clients: spec.population.clients,
+        extraArgs: [...(options.extraArgs ?? []), ...authArgs],
+      });
     } catch (error) {
       await issuer?.close();
       throw error;

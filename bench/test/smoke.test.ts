@@ -32,17 +32,27 @@ interface Row {
 interface Report {
   readonly rows: readonly Row[];
   // A ratio that is not a finite number (a division by zero) is null in JSON.
-  readonly comparisons: ReadonlyArray<{ readonly ratio: number | null; readonly metric: 'cpuUsPerOp' | 'bytesPerConn' | 'rssPeakBytes'; readonly a: string; readonly b: string }>;
+  readonly comparisons: ReadonlyArray<{
+    readonly ratio: number | null;
+    readonly metric: 'cpuUsPerOp' | 'bytesPerConn' | 'rssPeakBytes';
+    readonly a: string;
+    readonly b: string;
+  }>;
 }
 
 function runBench(scenario: string): Promise<{ code: number | null; stderr: string; report: Report | undefined }> {
   const json = join(dir, `${scenario}.json`);
   return new Promise((resolve) => {
     // The CLI bounds itself; the kill is only a backstop.
-    execFile(process.execPath, [cli, '--smoke', '--scenario', scenario, '--json', json], { timeout: 110_000, killSignal: 'SIGTERM' }, (error, _stdout, stderr) => {
-      const code = error ? ((error as { code?: number }).code ?? null) : 0;
-      resolve({ code, stderr, report: existsSync(json) ? (JSON.parse(readFileSync(json, 'utf8')) as Report) : undefined });
-    });
+    execFile(
+      process.execPath,
+      [cli, '--smoke', '--scenario', scenario, '--json', json],
+      { timeout: 110_000, killSignal: 'SIGTERM' },
+      (error, _stdout, stderr) => {
+        const code = error ? ((error as { code?: number }).code ?? null) : 0;
+        resolve({ code, stderr, report: existsSync(json) ? (JSON.parse(readFileSync(json, 'utf8')) as Report) : undefined });
+      },
+    );
   });
 }
 

@@ -48,5 +48,7 @@ const walk = (node, stack) => {
   for (const child of node.children) walk(child, here);
 };
 walk(profile.head, []);
-console.log(`${server} ${transport} ${clients}×${skills} c${concurrency}: ${requests} requests, ${(total / requests).toFixed(0)} B ${process.env.SURVIVORS === '1' ? 'surviving a young GC' : 'allocated'} per request`);
+console.log(
+  `${server} ${transport} ${clients}×${skills} c${concurrency}: ${requests} requests, ${(total / requests).toFixed(0)} B ${process.env.SURVIVORS === '1' ? 'surviving a young GC' : 'allocated'} per request`,
+);
 for (const [key, bytes] of [...sites].sort((a, b) => b[1] - a[1]).slice(0, Number(top))) console.log(`${(bytes / requests).toFixed(0).padStart(7)} B  ${key}`);

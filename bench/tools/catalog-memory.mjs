@@ -12,11 +12,22 @@ import { stopAll } from '../dist/proc.js';
 
 const [shape = 'description', ...flags] = process.argv.slice(2);
 const TEXT = 'x'.repeat(16_000);
-const SCHEMA = { type: 'object', properties: { selector: { type: 'string', description: 'CSS selector' }, count: { type: 'integer', minimum: 0 } }, required: ['selector'] };
+const SCHEMA = {
+  type: 'object',
+  properties: { selector: { type: 'string', description: 'CSS selector' }, count: { type: 'integer', minimum: 0 } },
+  required: ['selector'],
+};
 // Each under 1 MiB of JSON (the default --max-catalog-bytes and --max-message-bytes).
 const SHAPES = {
   description: () => Array.from({ length: 60 }, (_, j) => ({ type: 'skill', path: `/s${j}/skill.md`, description: TEXT })),
-  endpoints: () => Array.from({ length: 3000 }, (_, j) => ({ type: 'endpoint', method: 'POST', path: `/e${j}/act`, description: `Does thing ${j} to the page`, inputSchema: SCHEMA })),
+  endpoints: () =>
+    Array.from({ length: 3000 }, (_, j) => ({
+      type: 'endpoint',
+      method: 'POST',
+      path: `/e${j}/act`,
+      description: `Does thing ${j} to the page`,
+      inputSchema: SCHEMA,
+    })),
   skills: () => Array.from({ length: 9000 }, (_, j) => ({ type: 'skill', path: `/s${j}/skill.md` })),
   // 21,000 × `{},` is 63,000 characters: under --max-schema-length (65,536) per field.
   'empty-objects': () => Array.from({ length: 15 }, (_, j) => ({ type: 'skill', path: `/s${j}/skill.md`, extra: Array.from({ length: 21_000 }, () => ({})) })),

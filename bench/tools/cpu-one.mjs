@@ -29,7 +29,17 @@ try {
   const result = await load(Number(seconds) * 1000);
   const u1 = await subject.server.usage();
   await subject.server.child.call('stopCpuProfile', { file }, 60000);
-  console.log(JSON.stringify({ server, transport, clients, concurrency, requests: result.requests, errors: result.errors, cpuUsPerReq: (u1.cpuUs - u0.cpuUs) / result.requests }));
+  console.log(
+    JSON.stringify({
+      server,
+      transport,
+      clients,
+      concurrency,
+      requests: result.requests,
+      errors: result.errors,
+      cpuUsPerReq: (u1.cpuUs - u0.cpuUs) / result.requests,
+    }),
+  );
   summary = summarizeProfileFile(file, Number(top), result.requests, `${server} ${transport} ${clients} client(s) c${concurrency}`);
 } finally {
   await subject.stop();

@@ -151,13 +151,15 @@ const scenarios = {
     const server = await startServer();
     const healthy = await wsClient(server.ws, 'healthy', 'fine');
     const outcomes = await Promise.all(
-      Array.from({ length: 15_000 }, () =>
-        new Promise((resolve) => {
-          const ws = new WebSocket(server.ws);
-          ws.on('error', () => {});
-          ws.once('unexpected-response', (_req, res) => resolve({ refused: res.statusCode }));
-          ws.once('open', () => resolve({ ws, closed: new Promise((r) => ws.once('close', (code) => r(code))) }));
-        }),
+      Array.from(
+        { length: 15_000 },
+        () =>
+          new Promise((resolve) => {
+            const ws = new WebSocket(server.ws);
+            ws.on('error', () => {});
+            ws.once('unexpected-response', (_req, res) => resolve({ refused: res.statusCode }));
+            ws.once('open', () => resolve({ ws, closed: new Promise((r) => ws.once('close', (code) => r(code))) }));
+          }),
       ),
     );
     const healthyDuring = await get(server.http, '/skills/healthy/s');

@@ -16,7 +16,10 @@ const cpuMs = (pid) => {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond; // utime + stime
 };
 
-for (const [mode, args] of [['auto (default)', []], ['standalone', ['--cluster-mode', 'standalone']]]) {
+for (const [mode, args] of [
+  ['auto (default)', []],
+  ['standalone', ['--cluster-mode', 'standalone']],
+]) {
   const child = spawn(process.execPath, [cli, '--port', '0', '--log-level', 'warn', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     let out = '';

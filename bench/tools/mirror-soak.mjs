@@ -21,17 +21,27 @@ const start = async (label, args) => {
   return { child, port: Number(match[1]) };
 };
 // Open sockets of a server process (Linux): mirrors that are never closed would pile up here.
-const sockets = (server) => readdirSync(`/proc/${server.child.proc.pid}/fd`).filter((fd) => {
-  try {
-    return readlinkSync(`/proc/${server.child.proc.pid}/fd/${fd}`).startsWith('socket:');
-  } catch {
-    return false;
-  }
-}).length;
+const sockets = (server) =>
+  readdirSync(`/proc/${server.child.proc.pid}/fd`).filter((fd) => {
+    try {
+      return readlinkSync(`/proc/${server.child.proc.pid}/fd/${fd}`).startsWith('socket:');
+    } catch {
+      return false;
+    }
+  }).length;
 const heapMB = async (server) => +((await server.child.call('gc')).heapUsed / 1e6).toFixed(2);
 
 const hub = await start('hub', ['--cluster-mode', 'standalone']);
-const edge = await start('edge', ['--server-id', 'edge', '--cluster-mode', 'proxy-required', '--upstream-url', `http://127.0.0.1:${hub.port}`, '--discover-attempts', '0']);
+const edge = await start('edge', [
+  '--server-id',
+  'edge',
+  '--cluster-mode',
+  'proxy-required',
+  '--upstream-url',
+  `http://127.0.0.1:${hub.port}`,
+  '--discover-attempts',
+  '0',
+]);
 const clients = new ClientProcess('edge');
 const loadgen = new LoadGenerator();
 const population = { prefix: 'c', clients: 50, skills: 5 };
@@ -46,7 +56,19 @@ try {
     const registrations = await churn({ spec: { label: 'edge' }, clients, server: { wsUrl: `ws://127.0.0.1:${edge.port}` } }, 8, 3000, 5);
     // Let the churned clients' mirrors close on the hub before measuring.
     await new Promise((r) => setTimeout(r, 1000));
-    console.log(JSON.stringify({ round, reads: reads.requests, readErrors: reads.errors, registrations: registrations.registrations, registrationErrors: registrations.errors, hubHeapMB: await heapMB(hub), edgeHeapMB: await heapMB(edge), hubSockets: sockets(hub), edgeSockets: sockets(edge) }));
+    console.log(
+      JSON.stringify({
+        round,
+        reads: reads.requests,
+        readErrors: reads.errors,
+        registrations: registrations.registrations,
+        registrationErrors: registrations.errors,
+        hubHeapMB: await heapMB(hub),
+        edgeHeapMB: await heapMB(edge),
+        hubSockets: sockets(hub),
+        edgeSockets: sockets(edge),
+      }),
+    );
   }
 } finally {
   await clients.stop();

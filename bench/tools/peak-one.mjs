@@ -14,13 +14,23 @@ const pid = subject.server.child.pid;
 // With --trace-gc-nvp among the node flags: bytes promoted by scavenges during the measured load.
 let gcText = '';
 let logging = false;
-subject.server.child.proc.stdout.on('data', (chunk) => { if (logging) gcText += chunk; });
+subject.server.child.proc.stdout.on('data', (chunk) => {
+  if (logging) gcText += chunk;
+});
 const promoted = () => {
-  let bytes = 0, scavenges = 0, marks = 0, markMs = 0;
+  let bytes = 0,
+    scavenges = 0,
+    marks = 0,
+    markMs = 0;
   for (const line of gcText.split('\n')) {
     const kind = /gc=(\w+)/.exec(line)?.[1];
-    if (kind === 's') { scavenges++; bytes += Number(/promoted=(\d+)/.exec(line)?.[1] ?? 0); }
-    else if (kind === 'mc' || kind === 'ms') { marks++; markMs += Number(/pause=([\d.]+)/.exec(line)?.[1] ?? 0) + Number(/ incremental\.finalize=([\d.]+)/.exec(line)?.[1] ?? 0); }
+    if (kind === 's') {
+      scavenges++;
+      bytes += Number(/promoted=(\d+)/.exec(line)?.[1] ?? 0);
+    } else if (kind === 'mc' || kind === 'ms') {
+      marks++;
+      markMs += Number(/pause=([\d.]+)/.exec(line)?.[1] ?? 0) + Number(/ incremental\.finalize=([\d.]+)/.exec(line)?.[1] ?? 0);
+    }
   }
   return { bytes, scavenges, marks, markMs };
 };
@@ -51,12 +61,17 @@ try {
   stop = true;
   await sampler;
   const p = promoted();
-  if (p.scavenges > 0) console.log(`promoted ${(p.bytes / 1048576).toFixed(1)} MB in ${p.scavenges} scavenges (${p.marks} mark-compacts, ${p.markMs.toFixed(0)} ms of main-thread pauses): ${(p.bytes / result.requests).toFixed(0)} B per read`);
+  if (p.scavenges > 0)
+    console.log(
+      `promoted ${(p.bytes / 1048576).toFixed(1)} MB in ${p.scavenges} scavenges (${p.marks} mark-compacts, ${p.markMs.toFixed(0)} ms of main-thread pauses): ${(p.bytes / result.requests).toFixed(0)} B per read`,
+    );
   const s1 = status();
   const u1 = await subject.server.usage();
   const g1 = await subject.server.collectedUsage();
   console.log(`after GC: rss ${mb(g1.rss)} heap ${mb(g1.heapUsed)} ext ${mb(g1.external)}`);
-  console.log(`load: ${result.requests} reads p50 ${result.latency.p50} p99 ${result.latency.p99}, ${result.errors} errors; peak ${s1.hwm.toFixed(1)} MB (VmHWM); sampled max rss ${mb(max.rss)} heap ${mb(max.heapUsed)} ext ${mb(max.external)} ab ${mb(max.arrayBuffers)}; end rss ${mb(u1.rss)} heap ${mb(u1.heapUsed)}`);
+  console.log(
+    `load: ${result.requests} reads p50 ${result.latency.p50} p99 ${result.latency.p99}, ${result.errors} errors; peak ${s1.hwm.toFixed(1)} MB (VmHWM); sampled max rss ${mb(max.rss)} heap ${mb(max.heapUsed)} ext ${mb(max.external)} ab ${mb(max.arrayBuffers)}; end rss ${mb(u1.rss)} heap ${mb(u1.heapUsed)}`,
+  );
 } finally {
   await subject.stop();
   await stopAll();

@@ -33,7 +33,18 @@ describe('embedding with createMdpServer', () => {
     writeFileSync(join(project, 'package.json'), '{ "type": "module" }\n');
     copyFileSync(join(REPO, 'apps/server/examples/embed.ts'), join(project, 'embed.ts'));
     // The example is checked; the libraries' own declarations (hono's are large) are not, as in most projects.
-    const tsconfig = { compilerOptions: { strict: true, noUncheckedIndexedAccess: true, skipLibCheck: true, module: 'nodenext', target: 'es2022', types: ['node'], outDir: 'out' }, files: ['embed.ts'] };
+    const tsconfig = {
+      compilerOptions: {
+        strict: true,
+        noUncheckedIndexedAccess: true,
+        skipLibCheck: true,
+        module: 'nodenext',
+        target: 'es2022',
+        types: ['node'],
+        outDir: 'out',
+      },
+      files: ['embed.ts'],
+    };
     writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(tsconfig));
     const compiled = await run(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', project]);
     expect(compiled.code, output(compiled)).toBe(0);
@@ -86,9 +97,17 @@ describe('the binary: logs, signals, exit codes, environment', () => {
     expect(server.stdout()).toMatch(/^mdp-server listening on http:\/\/127\.0\.0\.1:\d+ \(websocket ws:\/\/127\.0\.0\.1:\d+, server id 127\.0\.0\.1:\d+\)$/m);
     server.child.kill('SIGTERM');
     expect(await server.exited).toEqual({ code: 0, signal: null });
-    const lines = server.stderr().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = server
+      .stderr()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     for (const line of lines) {
-      expect(line).toMatchObject({ time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), level: expect.any(String), event: expect.any(String) });
+      expect(line).toMatchObject({
+        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        level: expect.any(String),
+        event: expect.any(String),
+      });
     }
     expect(lines.map((line) => line.event)).toEqual(expect.arrayContaining(['server.listening', 'server.stopping', 'server.closed']));
   });
@@ -108,7 +127,9 @@ describe('the binary: logs, signals, exit codes, environment', () => {
     holders.push(holder);
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     const port = (holder.address() as { port: number }).port;
-    const busy = await run(process.execPath, [CLI, '--host', '127.0.0.1', '--port', String(port), '--cluster-mode', 'standalone'], { env: serverEnv(scratch('guide-state')) });
+    const busy = await run(process.execPath, [CLI, '--host', '127.0.0.1', '--port', String(port), '--cluster-mode', 'standalone'], {
+      env: serverEnv(scratch('guide-state')),
+    });
     expect(busy.code, output(busy)).toBe(1);
     const wrong = await run(process.execPath, [CLI, '--port', 'not-a-port']);
     expect(wrong.code, output(wrong)).toBe(64);

@@ -42,7 +42,10 @@ export function valueImports(source: string): string[] {
     if (typeOnly) continue;
     const braces = /^\{([^}]*)\}$/.exec(clause!.trim());
     if (braces) {
-      const names = braces[1]!.split(',').map((name) => name.trim()).filter(Boolean);
+      const names = braces[1]!
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean);
       if (names.length > 0 && names.every((name) => name.startsWith('type '))) continue;
     }
     specifiers.push(specifier!);
@@ -98,8 +101,24 @@ describe('runtime import cycles', () => {
       "import { h } from '@mdp/core';",
     ].join('\n');
     expect(valueImports(source)).toEqual(['./a.js', './f.js', './side.js']);
-    expect(cyclesOf(new Map([['x', ['y']], ['y', ['z']], ['z', ['x']], ['w', ['x']]]))).toEqual([['x', 'y', 'z']]);
-    expect(cyclesOf(new Map([['x', ['y']], ['y', []]]))).toEqual([]);
+    expect(
+      cyclesOf(
+        new Map([
+          ['x', ['y']],
+          ['y', ['z']],
+          ['z', ['x']],
+          ['w', ['x']],
+        ]),
+      ),
+    ).toEqual([['x', 'y', 'z']]);
+    expect(
+      cyclesOf(
+        new Map([
+          ['x', ['y']],
+          ['y', []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   for (const root of sourceRoots()) {

@@ -13,9 +13,7 @@ const license = readFileSync(join(REPO, 'LICENSE'), 'utf8');
 const packages = publishedPackages();
 
 function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? filesUnder(join(dir, entry.name)) : [join(dir, entry.name)],
-  );
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? filesUnder(join(dir, entry.name)) : [join(dir, entry.name)]));
 }
 
 function dependencyNames(manifest: Manifest): string[] {
@@ -71,7 +69,11 @@ describe.each(packages.map((p) => [p.manifest.name, p] as const))('%s', (_name, 
   });
 
   it('depends at run time on published packages only (a private one, like the test kit, is a dev dependency at most)', () => {
-    const privates = new Set(workspacePackages().filter((p) => p.manifest.private === true).map((p) => p.manifest.name));
+    const privates = new Set(
+      workspacePackages()
+        .filter((p) => p.manifest.private === true)
+        .map((p) => p.manifest.name),
+    );
     for (const field of ['dependencies', 'optionalDependencies', 'peerDependencies'] as const) {
       for (const name of Object.keys((manifest[field] as Record<string, string> | undefined) ?? {})) expect(privates.has(name), `${field}.${name}`).toBe(false);
     }
@@ -99,7 +101,10 @@ describe.each(packages.map((p) => [p.manifest.name, p] as const))('%s', (_name, 
       for (const source of sources) {
         const file = resolve(dirname(map), source);
         expect(existsSync(file), `${relative(REPO, map)} -> ${source}`).toBe(true);
-        expect(shipped.some((top) => file.startsWith(`${top}/`)), `${source} is shipped`).toBe(true);
+        expect(
+          shipped.some((top) => file.startsWith(`${top}/`)),
+          `${source} is shipped`,
+        ).toBe(true);
       }
     }
   });

@@ -47,10 +47,17 @@ it('installs from its tarball, compiles strictly as ESM and CommonJS, and talks 
   const compiled = await run(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', project], { cwd: project });
   expect(compiled.code, output(compiled)).toBe(0);
 
-  const server = await startServer(process.execPath, [join(REPO, 'apps/server/dist/cli.js'), '--host', '127.0.0.1', '--port', '0', '--cluster-mode', 'standalone'], {
-    env: serverEnv(scratch('protocol-state')),
-  });
-  for (const [file, clientId] of [['out/client.mjs', 'esm-client'], ['out/client.cjs', 'cjs-client']] as const) {
+  const server = await startServer(
+    process.execPath,
+    [join(REPO, 'apps/server/dist/cli.js'), '--host', '127.0.0.1', '--port', '0', '--cluster-mode', 'standalone'],
+    {
+      env: serverEnv(scratch('protocol-state')),
+    },
+  );
+  for (const [file, clientId] of [
+    ['out/client.mjs', 'esm-client'],
+    ['out/client.cjs', 'cjs-client'],
+  ] as const) {
     const ran = await run(process.execPath, [join(project, file), server.url, clientId], { cwd: project });
     expect(ran.code, output(ran)).toBe(0);
     expect(ran.stdout).toMatch(/^protocol \d+\.\d+\.\d+, server 127\.0\.0\.1:\d+ speaks \d+\.\d+\.\d+; skill read 200: # Hello, package!$/m);

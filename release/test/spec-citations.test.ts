@@ -124,7 +124,10 @@ describe('docs/spec', () => {
     for (const book of ['SPEC', 'STYLE'] as const) {
       const files = specFiles().filter((name) => (book === 'STYLE') === (name === STYLE_FILE));
       const all = files.flatMap((name) => headingNumbers(readFileSync(join(SPEC_DIR, name), 'utf8')));
-      expect(all.filter((n, i) => all.indexOf(n) !== i), `${book} sections numbered twice`).toEqual([]);
+      expect(
+        all.filter((n, i) => all.indexOf(n) !== i),
+        `${book} sections numbered twice`,
+      ).toEqual([]);
     }
   });
 });

@@ -35,7 +35,16 @@ describe('pnpm start', () => {
     const started = await pnpmStart();
     const port = Number(new URL(started.url).port);
     // Quiet: pnpm's own two-line banner, then the server; no build output.
-    const before = started.stdout().split('\n').slice(0, started.stdout().split('\n').findIndex((l) => l.includes('listening on')));
+    const before = started
+      .stdout()
+      .split('\n')
+      .slice(
+        0,
+        started
+          .stdout()
+          .split('\n')
+          .findIndex((l) => l.includes('listening on')),
+      );
     expect(before.filter((line) => line.trim() !== '' && !line.startsWith('> '))).toEqual([]);
     expect(await portIsFree(port)).toBe(false);
 

@@ -43,9 +43,7 @@ function satisfies(version: string, range: string): boolean {
 }
 
 /** A probe result with the requirement problems of an MDP answer attached. */
-export type CheckedResult =
-  | (Extract<ProbeResult, { ok: true }> & { readonly problems: readonly string[] })
-  | Extract<ProbeResult, { ok: false }>;
+export type CheckedResult = (Extract<ProbeResult, { ok: true }> & { readonly problems: readonly string[] }) | Extract<ProbeResult, { ok: false }>;
 
 export function check(result: ProbeResult, requirements: Requirements): CheckedResult {
   return result.ok ? { ...result, problems: problemsOf(result.meta, requirements) } : result;

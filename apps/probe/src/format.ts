@@ -40,7 +40,12 @@ export function formatServer(url: string, meta: MetaDocument, problems: readonly
     line('accepts', meta.supportedProtocolRanges.length ? clean(meta.supportedProtocolRanges.join(', ')) : '(no ranges)'),
     line('server id', clean(meta.serverId)),
     ...endpoints.map(([key, value], i) => line(i === 0 ? 'endpoints' : '', `${key.padEnd(keyWidth)}${clean(value)}`)),
-    line('features', Object.entries(meta.features).map(([key, value]) => `${key} ${yesNo(value)}`).join(', ')),
+    line(
+      'features',
+      Object.entries(meta.features)
+        .map(([key, value]) => `${key} ${yesNo(value)}`)
+        .join(', '),
+    ),
     line('cluster', clean(cluster.id)),
     line('membership', `${cluster.membershipMode}, fingerprint ${clean(cluster.membershipFingerprint)}`),
     line('role', `${cluster.role}, term ${cluster.term}`),
@@ -78,9 +83,7 @@ export function formatText(report: ProbeReport): string {
     }
     const { host, from, to } = scan.spec;
     const { mdp, notMdp, unreachable } = scanCounts(scan);
-    blocks.push([
-      `scan ${host}:${from}-${to}: ${scan.results.length} ports, ${mdp} MDP, ${notMdp} not MDP, ${unreachable} unreachable`,
-    ]);
+    blocks.push([`scan ${host}:${from}-${to}: ${scan.results.length} ports, ${mdp} MDP, ${notMdp} not MDP, ${unreachable} unreachable`]);
   }
   return `${blocks.map((block) => block.join('\n')).join('\n\n')}\n`;
 }
@@ -91,10 +94,7 @@ export function formatText(report: ProbeReport): string {
  * Failures of scanned ports where nothing answered are counted in `scans`, not listed.
  */
 export function formatJson(report: ProbeReport): string {
-  const answered = [
-    ...report.targets,
-    ...report.scans.flatMap((scan) => scan.results.filter((result) => result.ok || result.kind === 'not-mdp')),
-  ];
+  const answered = [...report.targets, ...report.scans.flatMap((scan) => scan.results.filter((result) => result.ok || result.kind === 'not-mdp'))];
   const servers = [];
   const failures = [];
   for (const result of answered) {

@@ -38,9 +38,7 @@ describe('parseCommandLine', () => {
   });
 
   it('reads every option', () => {
-    expect(
-      run(['--json', '--require-version', '2.1.0', '--cluster-id', 'prod', '--timeout', '250', '--scan', 'h:1-2', '9']),
-    ).toEqual({
+    expect(run(['--json', '--require-version', '2.1.0', '--cluster-id', 'prod', '--timeout', '250', '--scan', 'h:1-2', '9'])).toEqual({
       targets: ['http://127.0.0.1:9'],
       scans: [{ host: 'h', from: 1, to: 2 }],
       json: true,

@@ -6,18 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMetaDocument, type MetaDocument } from '@mdp/protocol';
 import { closedPort } from '@mdp/test-kit';
-import {
-  SERVER_CLI,
-  answer,
-  mdp,
-  metaDocument,
-  probe,
-  serve,
-  serveConsecutive,
-  startMdpServer,
-  stopAll,
-  type Handler,
-} from './fixtures.js';
+import { SERVER_CLI, answer, mdp, metaDocument, probe, serve, serveConsecutive, startMdpServer, stopAll, type Handler } from './fixtures.js';
 
 afterEach(stopAll);
 
@@ -57,7 +46,9 @@ describe('mdp-probe: MDP servers', () => {
   });
 
   it('reports the leader and a follower of one cluster, each as it sees itself', async () => {
-    const leader = await serve(mdp((doc) => Object.assign(doc.cluster as object, { id: 'prod', term: 7, knownMemberCount: 2, reachableMemberCount: 2, quorumSize: 2 })));
+    const leader = await serve(
+      mdp((doc) => Object.assign(doc.cluster as object, { id: 'prod', term: 7, knownMemberCount: 2, reachableMemberCount: 2, quorumSize: 2 })),
+    );
     const follower = await serve(
       mdp((doc) =>
         Object.assign(doc.cluster as object, {
@@ -198,12 +189,7 @@ describe('mdp-probe --json', () => {
 describe('mdp-probe --scan', () => {
   it('probes a range concurrently, lists what answered and counts the rest', async () => {
     // Ports p (MDP), p+1 (HTML), p+2 (404), p+3 (MDP follower).
-    const first = await serveConsecutive([
-      mdp(),
-      html,
-      notFound,
-      mdp((doc) => Object.assign(doc.cluster as object, { role: 'follower', term: 3 })),
-    ]);
+    const first = await serveConsecutive([mdp(), html, notFound, mdp((doc) => Object.assign(doc.cluster as object, { role: 'follower', term: 3 }))]);
     const range = `127.0.0.1:${first}-${first + 3}`;
     const text = await probe('--scan', range);
     expect(text.code).toBe(0);
@@ -306,7 +292,22 @@ describe.skipIf(!existsSync(SERVER_CLI))('mdp-probe against a real two-server cl
   }
 
   it('reports the leader and the follower of a real auto-mode cluster', async () => {
-    const fast = ['--cluster-heartbeat-interval-ms', '100', '--lease-duration-ms', '800', '--election-timeout-min-ms', '300', '--election-timeout-max-ms', '600', '--discover-interval-ms', '200', '--cluster-state-dir', 'none', '--cluster-id', 'probe-test'];
+    const fast = [
+      '--cluster-heartbeat-interval-ms',
+      '100',
+      '--lease-duration-ms',
+      '800',
+      '--election-timeout-min-ms',
+      '300',
+      '--election-timeout-max-ms',
+      '600',
+      '--discover-interval-ms',
+      '200',
+      '--cluster-state-dir',
+      'none',
+      '--cluster-id',
+      'probe-test',
+    ];
     const nobody = await closedPort();
     const leader = await startMdpServer(['--cluster-mode', 'auto', '--discover-start-port', String(nobody), '--discover-attempts', '1', ...fast]);
     await leader.printed(/: this node is the leader \(term \d+\)/);

@@ -72,11 +72,13 @@ export function answer(status: number, body: unknown, contentType = 'application
   };
 }
 
-export const mdp = (overrides: (doc: Record<string, unknown>) => void = () => undefined) => (port: number): Handler => {
-  const doc = metaDocument(port);
-  overrides(doc);
-  return answer(200, doc);
-};
+export const mdp =
+  (overrides: (doc: Record<string, unknown>) => void = () => undefined) =>
+  (port: number): Handler => {
+    const doc = metaDocument(port);
+    overrides(doc);
+    return answer(200, doc);
+  };
 
 export interface CliRun {
   readonly code: number | null;

@@ -23,12 +23,8 @@ describe('problemsOf', () => {
   });
 
   it('refuses a version no range accepts, naming the ranges', () => {
-    expect(problemsOf(meta(1, {}, ['^3.0.0']), { requireVersion: '2.0.0' })).toEqual([
-      'protocol 2.0.0 is not accepted (server accepts ^3.0.0)',
-    ]);
-    expect(problemsOf(meta(1, {}, []), { requireVersion: '2.0.0' })).toEqual([
-      'protocol 2.0.0 is not accepted (server accepts no version)',
-    ]);
+    expect(problemsOf(meta(1, {}, ['^3.0.0']), { requireVersion: '2.0.0' })).toEqual(['protocol 2.0.0 is not accepted (server accepts ^3.0.0)']);
+    expect(problemsOf(meta(1, {}, []), { requireVersion: '2.0.0' })).toEqual(['protocol 2.0.0 is not accepted (server accepts no version)']);
   });
 
   it('treats a range the server got wrong as not accepting', () => {
@@ -58,9 +54,7 @@ describe('exitCodeOf', () => {
 
   it('is 2 when any MDP server fails the requirements', () => {
     const requirements = { clusterId: 'default' };
-    expect(exitCodeOf([found(1), found(2, meta(2, { id: 'other' }))].map((r) => check(r, requirements)))).toBe(
-      EXIT.incompatible,
-    );
+    expect(exitCodeOf([found(1), found(2, meta(2, { id: 'other' }))].map((r) => check(r, requirements)))).toBe(EXIT.incompatible);
   });
 
   it('uses 64 for usage errors', () => {
@@ -110,11 +104,7 @@ describe('formatText', () => {
 
   it('reports failures on one line each and marks requirement problems', () => {
     const report: ProbeReport = {
-      targets: [
-        check(notMdp(1, 'HTTP 404 Not Found'), {}),
-        check(closed(2), {}),
-        check(found(3), { clusterId: 'prod' }),
-      ],
+      targets: [check(notMdp(1, 'HTTP 404 Not Found'), {}), check(closed(2), {}), check(found(3), { clusterId: 'prod' })],
       scans: [],
       exitCode: 2,
     };

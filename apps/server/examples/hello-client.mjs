@@ -54,9 +54,7 @@ socket.on('message', (frame) => {
     socket.send(JSON.stringify({ type: 'pong', timestamp: message.timestamp }));
   } else if (message.type === 'callClient') {
     const name = message.query?.name ?? 'world';
-    socket.send(
-      JSON.stringify({ type: 'callClientResult', requestId: message.requestId, ok: true, data: `# Hello, ${name}!\n` }),
-    );
+    socket.send(JSON.stringify({ type: 'callClientResult', requestId: message.requestId, ok: true, data: `# Hello, ${name}!\n` }));
   }
 });
 

@@ -53,7 +53,7 @@ export const ACCESS_TOKEN_SETTINGS = settingGroup({
       flag: 'auth-jwks-url',
       placeholder: '<url>',
       schema: httpUrl(),
-      help: 'the issuer\'s key set (JWKS) URL, for an issuer without OIDC discovery',
+      help: "the issuer's key set (JWKS) URL, for an issuer without OIDC discovery",
     },
     authAudience: {
       flag: 'auth-audience',
@@ -61,14 +61,14 @@ export const ACCESS_TOKEN_SETTINGS = settingGroup({
       arity: 'list',
       schema: list('audiences'),
       defaultText: '--public-url (or http(s)://<host>:<port>), and that with /mcp',
-      help: 'what a token\'s aud must name (repeatable: one of them)',
+      help: "what a token's aud must name (repeatable: one of them)",
     },
     authClockSkewS: {
       flag: 'auth-clock-skew-s',
       placeholder: '<s>',
       schema: wholeNumber(0, 600),
       default: ACCESS_TOKEN_DEFAULTS.clockSkewS,
-      help: 'clock skew allowed on a token\'s exp and nbf, seconds',
+      help: "clock skew allowed on a token's exp and nbf, seconds",
     },
     authKeySetRefreshMs: {
       flag: 'auth-key-set-refresh-ms',
@@ -86,7 +86,10 @@ export const ACCESS_TOKEN_SETTINGS = settingGroup({
     },
     authScopeRead: scopeRow('read', 'read skills and list clients'),
     authScopeCall: scopeRow('call', 'call endpoints and prompts'),
-    authScopeRegister: { ...scopeRow('register', 'register MDP clients'), help: 'the scope to register MDP clients (<scope>:<prefix>: only ids starting with <prefix>)' },
+    authScopeRegister: {
+      ...scopeRow('register', 'register MDP clients'),
+      help: 'the scope to register MDP clients (<scope>:<prefix>: only ids starting with <prefix>)',
+    },
     authScopeAdmin: scopeRow('admin', 'use the inspector (and the probes, beside --metrics-token)'),
     authTokenScopes: {
       flag: 'auth-token-scopes',
@@ -101,7 +104,7 @@ export const ACCESS_TOKEN_SETTINGS = settingGroup({
       arity: 'switch',
       schema: toggle(),
       default: false,
-      help: 'with --auth-issuer: pass the caller\'s token on to the clients it calls (for clients that call on with it; such a client can act as the caller)',
+      help: "with --auth-issuer: pass the caller's token on to the clients it calls (for clients that call on with it; such a client can act as the caller)",
     },
     publicUrl: {
       flag: 'public-url',

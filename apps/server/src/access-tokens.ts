@@ -195,20 +195,22 @@ export function createAccessTokens(options: AccessTokenOptions): AccessTokens {
    * set is fetched again, at most once per cooldown whether or not the host answers, so that
    * unknown `kid`s can neither hammer the key set's host nor wait on one that is down.
    */
-  const keySetAt = (url: string): JWTVerifyGetKey => async (header, token) => {
-    // A fetch under way (the one at start) is waited for, not counted against the cooldown.
-    if (local === undefined && (pendingFetch !== undefined || now() - lastAttempt >= cooldownMs)) await fetchKeys(url);
-    const keys = local;
-    if (keys === undefined) throw new Error(`no key set to check the token with (${stats.error ?? 'not fetched yet'})`);
-    try {
-      return await keys(header, token);
-    } catch (error) {
-      if (!(error instanceof joseErrors.JWKSNoMatchingKey) || (pendingFetch === undefined && now() - lastAttempt < cooldownMs)) throw error;
-      await fetchKeys(url);
-      if (local === undefined || local === keys) throw error;
-      return local(header, token);
-    }
-  };
+  const keySetAt =
+    (url: string): JWTVerifyGetKey =>
+    async (header, token) => {
+      // A fetch under way (the one at start) is waited for, not counted against the cooldown.
+      if (local === undefined && (pendingFetch !== undefined || now() - lastAttempt >= cooldownMs)) await fetchKeys(url);
+      const keys = local;
+      if (keys === undefined) throw new Error(`no key set to check the token with (${stats.error ?? 'not fetched yet'})`);
+      try {
+        return await keys(header, token);
+      } catch (error) {
+        if (!(error instanceof joseErrors.JWKSNoMatchingKey) || (pendingFetch === undefined && now() - lastAttempt < cooldownMs)) throw error;
+        await fetchKeys(url);
+        if (local === undefined || local === keys) throw error;
+        return local(header, token);
+      }
+    };
 
   /** The key set, discovering it from the issuer first if need be (at most once per cooldown after a failure). */
   const keySet = (): Promise<JWTVerifyGetKey | undefined> | JWTVerifyGetKey => {
@@ -230,7 +232,8 @@ export function createAccessTokens(options: AccessTokenOptions): AccessTokens {
       const parsed = v.safeParse(DiscoverySchema, await response.json());
       if (!parsed.success) throw new Error(`not a discovery document: ${parsed.issues[0]?.message ?? 'invalid'}`);
       // OpenID Connect Discovery §4.3: the document must name the issuer it was asked for.
-      if (parsed.output.issuer !== options.issuer) throw new Error(`the document names issuer ${JSON.stringify(parsed.output.issuer)}, not ${JSON.stringify(options.issuer)}`);
+      if (parsed.output.issuer !== options.issuer)
+        throw new Error(`the document names issuer ${JSON.stringify(parsed.output.issuer)}, not ${JSON.stringify(options.issuer)}`);
       const problem = trustedUrlProblem(parsed.output.jwks_uri, 'jwks_uri');
       if (problem) throw new Error(problem);
       jwksUrl = parsed.output.jwks_uri;
@@ -266,7 +269,13 @@ export function createAccessTokens(options: AccessTokenOptions): AccessTokens {
       const subject = payload.sub as string;
       const until = Math.min(((payload.exp as number) + skewS) * 1000, now() + ACCESS_TOKEN_DEFAULTS.maxCacheMs);
       if (cache.size >= maxCached) cache.delete(cache.keys().next().value as string);
-      cache.set(token, { principal: tokenPrincipal(issuer, subject), scopes: scopesOfClaims(payload as { scope?: unknown; scp?: unknown }), issuer, subject, until });
+      cache.set(token, {
+        principal: tokenPrincipal(issuer, subject),
+        scopes: scopesOfClaims(payload as { scope?: unknown; scp?: unknown }),
+        issuer,
+        subject,
+        until,
+      });
     } catch (error) {
       refused(describeError(error));
     }

@@ -13,7 +13,9 @@ if (process.argv[2] === 'setup') process.exit(await (await import('./setup/index
 // `mdp-server rotate-cookie-key …` rotates the mdp_auth cookie keys in the state directory and exits.
 if (process.argv[2] === 'rotate-cookie-key') {
   const { rotateCookieKeyMain } = await import('./cookie-key-command.js');
-  process.exit(rotateCookieKeyMain(process.argv.slice(3), process.env, { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) }));
+  process.exit(
+    rotateCookieKeyMain(process.argv.slice(3), process.env, { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) }),
+  );
 }
 
 const argv = process.argv.slice(2);

@@ -26,7 +26,14 @@ export const CLUSTER_SETTINGS = settingGroup({
       help: `${CLUSTER_MODES.join(' | ')}: auto discovers peers, elects a leader and mirrors
         local clients into it; proxy-required never leads; standalone is a cluster of one`,
     },
-    clusterId: { flag: 'cluster-id', placeholder: '<id>', schema: text(), default: SERVER_DEFAULTS.clusterId, sources: FROM, help: 'cluster id reported in /mdp/meta' },
+    clusterId: {
+      flag: 'cluster-id',
+      placeholder: '<id>',
+      schema: text(),
+      default: SERVER_DEFAULTS.clusterId,
+      sources: FROM,
+      help: 'cluster id reported in /mdp/meta',
+    },
     clusterConfig: {
       flag: 'cluster-config',
       placeholder: '<file>',
@@ -43,8 +50,22 @@ export const CLUSTER_SETTINGS = settingGroup({
       defaultText: 'dynamic membership by discovery',
       help: "static membership: comma-separated server ids, this one's included",
     },
-    upstreamUrl: { flag: 'upstream-url', placeholder: '<url>', schema: serverAddress(), sources: FROM, urls: true, help: 'mirror local clients into this hub instead of the elected leader' },
-    discoverHost: { flag: 'discover-host', placeholder: '<host>', schema: text(), default: DISCOVERY_DEFAULTS.host, sources: FROM, help: 'host whose port range is probed' },
+    upstreamUrl: {
+      flag: 'upstream-url',
+      placeholder: '<url>',
+      schema: serverAddress(),
+      sources: FROM,
+      urls: true,
+      help: 'mirror local clients into this hub instead of the elected leader',
+    },
+    discoverHost: {
+      flag: 'discover-host',
+      placeholder: '<host>',
+      schema: text(),
+      default: DISCOVERY_DEFAULTS.host,
+      sources: FROM,
+      help: 'host whose port range is probed',
+    },
     discoverStartPort: {
       flag: 'discover-start-port',
       placeholder: '<n>',

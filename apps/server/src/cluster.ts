@@ -4,15 +4,7 @@
  */
 import { homedir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import {
-  DISCOVERY_DEFAULTS,
-  createClusterNode,
-  probeMeta,
-  type ClusterMode,
-  type ClusterNode,
-  type DiscoveryOptions,
-  type PeerTlsSource,
-} from '@mdp/cluster';
+import { DISCOVERY_DEFAULTS, createClusterNode, probeMeta, type ClusterMode, type ClusterNode, type DiscoveryOptions, type PeerTlsSource } from '@mdp/cluster';
 import { urlHost, type InflightBudget, type Logger, type Router, type Tenancy } from '@mdp/core';
 import { loadOrCreateClusterSecret } from './cluster-secret.js';
 import { isLoopback } from './urls.js';

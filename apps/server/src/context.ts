@@ -132,7 +132,8 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
   const maxMessageBytes = options.maxMessageBytes ?? SERVER_DEFAULTS.maxMessageBytes;
   const maxInflightBytes = options.maxInflightBytes ?? SERVER_DEFAULTS.maxInflightBytes;
   // Else the largest message allowed, arriving in chunks (each charged beyond its bytes), might never fit.
-  if (maxInflightBytes < 2 * maxMessageBytes) throw new RangeError(`maxInflightBytes (${maxInflightBytes}) must be at least twice maxMessageBytes (${maxMessageBytes})`);
+  if (maxInflightBytes < 2 * maxMessageBytes)
+    throw new RangeError(`maxInflightBytes (${maxInflightBytes}) must be at least twice maxMessageBytes (${maxMessageBytes})`);
   const inflight = new InflightBudget(maxInflightBytes, { logger });
   return {
     router,
@@ -153,7 +154,8 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
     viewerOf: policy ? (auth) => ({ principal: gate.principalOf(auth) }) : () => undefined,
     corsFor: (request: IncomingMessage) => corsHeadersFor(request.headers.origin),
     originPolicy,
-    guardedCorsFor: (request: IncomingMessage) => (originProblem(request.headers, originPolicy) === undefined ? corsHeadersFor(request.headers.origin) : NO_CORS),
+    guardedCorsFor: (request: IncomingMessage) =>
+      originProblem(request.headers, originPolicy) === undefined ? corsHeadersFor(request.headers.origin) : NO_CORS,
     maxMessageBytes,
     inflight,
     info: () => info,
@@ -213,7 +215,8 @@ const WILDCARD = new Set(['0.0.0.0', '::', '']);
 function accessTokensOf(options: MdpServerOptions, canonicalUrl: () => string | undefined, logger: Logger): AccessTokens | undefined {
   const config = options.accessTokens;
   if (!config) return undefined;
-  const problem = trustedUrlProblem(config.issuer, 'the issuer') ?? (config.jwksUrl === undefined ? undefined : trustedUrlProblem(config.jwksUrl, 'the key set URL'));
+  const problem =
+    trustedUrlProblem(config.issuer, 'the issuer') ?? (config.jwksUrl === undefined ? undefined : trustedUrlProblem(config.jwksUrl, 'the key set URL'));
   if (problem) throw new RangeError(problem);
   if (config.audiences?.length === 0) throw new RangeError('access tokens need at least one audience');
   if (!config.audiences && options.publicUrl === undefined && WILDCARD.has(options.host ?? SERVER_DEFAULTS.host)) {
@@ -224,10 +227,12 @@ function accessTokensOf(options: MdpServerOptions, canonicalUrl: () => string | 
     issuer: config.issuer,
     jwksUrl: config.jwksUrl,
     // RFC 8707: the server's canonical URL; agents that follow the /mcp metadata ask for that one.
-    audiences: fixed ? () => fixed : () => {
-      const base = canonicalUrl();
-      return base === undefined ? [] : [base, `${base}/mcp`];
-    },
+    audiences: fixed
+      ? () => fixed
+      : () => {
+          const base = canonicalUrl();
+          return base === undefined ? [] : [base, `${base}/mcp`];
+        },
     clockSkewS: config.clockSkewS,
     refreshIntervalMs: config.refreshIntervalMs,
     cooldownMs: config.cooldownMs,

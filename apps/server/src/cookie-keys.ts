@@ -95,7 +95,12 @@ export function newCookieKeys(now: number, fresh: Buffer = randomBytes(32)): Coo
  * `doc` rotated at `now`: `fresh` seals, the key that sealed is retired at `now`, keys retired
  * `maxAgeMs` or more ago are dropped, and at most {@link MAX_COOKIE_KEYS} are kept (the oldest go).
  */
-export function rotatedCookieKeys(doc: CookieKeysDocument, now: number, fresh: Buffer = randomBytes(32), maxAgeMs = AUTH_COOKIE_MAX_AGE_MS): CookieKeysDocument {
+export function rotatedCookieKeys(
+  doc: CookieKeysDocument,
+  now: number,
+  fresh: Buffer = randomBytes(32),
+  maxAgeMs = AUTH_COOKIE_MAX_AGE_MS,
+): CookieKeysDocument {
   const stamp = new Date(now).toISOString();
   const [sealing, ...retired] = doc.keys;
   const live = [...(sealing ? [{ ...sealing, retired: stamp }] : []), ...retired].filter((k) => now < Date.parse(k.retired ?? stamp) + maxAgeMs);

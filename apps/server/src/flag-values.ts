@@ -45,7 +45,12 @@ export function list(items: string): ValueSchema<readonly string[]> {
   const item = items.replace(/s$/, '');
   const fromText = v.pipe(
     v.string(),
-    v.transform((value) => value.split(',').map((item) => item.trim()).filter((item) => item !== '')),
+    v.transform((value) =>
+      value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== ''),
+    ),
   );
   const fromArray = v.pipe(
     v.array(v.string(`must be a list of ${items}`), `must be a list of ${items}`),
@@ -62,9 +67,25 @@ export function list(items: string): ValueSchema<readonly string[]> {
 /** `true`/`false`: a JSON boolean, or `true`, `false`, `1`, `0`, `yes`, `no` as text. */
 export function toggle(): ValueSchema<boolean> {
   const message = 'must be true or false';
-  const words = new Map([['true', true], ['1', true], ['yes', true], ['false', false], ['0', false], ['no', false]]);
+  const words = new Map([
+    ['true', true],
+    ['1', true],
+    ['yes', true],
+    ['false', false],
+    ['0', false],
+    ['no', false],
+  ]);
   return v.union(
-    [v.boolean(message), v.pipe(v.string(message), v.trim(), v.toLowerCase(), v.picklist([...words.keys()], message), v.transform((word) => words.get(word) === true))],
+    [
+      v.boolean(message),
+      v.pipe(
+        v.string(message),
+        v.trim(),
+        v.toLowerCase(),
+        v.picklist([...words.keys()], message),
+        v.transform((word) => words.get(word) === true),
+      ),
+    ],
     message,
   );
 }

@@ -47,10 +47,14 @@ function connected(f: GuideFacts): string[] {
       : `${plural(f.clients, 'client')} connected here, publishing ${plural(f.paths, 'path')} in all.`,
   ];
   if (f.cluster?.role === 'leader' && f.mirrored > 0) {
-    lines.push(`This node leads its cluster: ${plural(f.mirrored, 'client is', 'clients are')} mirrored here from other members (as \`<serverId>.<clientId>\`).`);
+    lines.push(
+      `This node leads its cluster: ${plural(f.mirrored, 'client is', 'clients are')} mirrored here from other members (as \`<serverId>.<clientId>\`).`,
+    );
   } else if (f.cluster && f.cluster.role !== 'leader') {
     const leader = f.cluster.leaderId === '' ? 'no leader is known yet' : `the leader is \`${f.cluster.leaderId}\``;
-    lines.push(`This node is a ${f.cluster.role} in a cluster (${leader}): these counts are its own clients; the host API answers for every client of the cluster.`);
+    lines.push(
+      `This node is a ${f.cluster.role} in a cluster (${leader}): these counts are its own clients; the host API answers for every client of the cluster.`,
+    );
   }
   return lines;
 }

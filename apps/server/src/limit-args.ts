@@ -21,8 +21,20 @@ export const LIMIT_SETTINGS = settingGroup({
       default: SERVER_DEFAULTS.maxPendingCalls,
       help: 'calls waiting for one client; more are answered 503 with Retry-After, unsent',
     },
-    maxPathLength: { flag: 'max-path-length', placeholder: '<n>', schema: count, default: SERVER_DEFAULTS.maxPathLength, help: 'characters in a registered path' },
-    maxPathSegments: { flag: 'max-path-segments', placeholder: '<n>', schema: count, default: SERVER_DEFAULTS.maxPathSegments, help: 'segments in a registered path' },
+    maxPathLength: {
+      flag: 'max-path-length',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxPathLength,
+      help: 'characters in a registered path',
+    },
+    maxPathSegments: {
+      flag: 'max-path-segments',
+      placeholder: '<n>',
+      schema: count,
+      default: SERVER_DEFAULTS.maxPathSegments,
+      help: 'segments in a registered path',
+    },
     maxCatalogPaths: { flag: 'max-catalog-paths', placeholder: '<n>', schema: count, default: SERVER_DEFAULTS.maxCatalogPaths, help: 'paths in one catalog' },
     maxTotalPaths: {
       flag: 'max-total-paths',

@@ -235,7 +235,11 @@ export async function bindServing<T>(server: Server, options: BindOptions, start
       }
       // Whether this server follows that one is the cluster's business: only a server that proves
       // the same cluster secret is ever followed (another user's hub is not).
-      logger.info('server.port_fallback', { heldPort: port, port: next, message: 'the port is held by an MDP server; serving on the next free port of the range' });
+      logger.info('server.port_fallback', {
+        heldPort: port,
+        port: next,
+        message: 'the port is held by an MDP server; serving on the next free port of the range',
+      });
       return started(address);
     }
     throw error;

@@ -18,7 +18,13 @@ export const OBSERVE_SETTINGS = settingGroup({
       defaultText: 'open',
       help: '/healthz, /readyz and /metrics need "Authorization: Bearer <token>"',
     },
-    accessLog: { flag: 'access-log', arity: 'switch', schema: toggle(), default: false, help: 'one info log line ("call") per skill read, host call, MCP call' },
+    accessLog: {
+      flag: 'access-log',
+      arity: 'switch',
+      schema: toggle(),
+      default: false,
+      help: 'one info log line ("call") per skill read, host call, MCP call',
+    },
     auditLog: {
       flag: 'audit-log',
       placeholder: '<file|->',

@@ -1,4 +1,14 @@
-import { DEFAULT_MAX_INFLIGHT_BYTES, DEFAULT_MAX_MESSAGE_BYTES, ROUTER_DEFAULTS, type AuthPolicy, type Logger, type LogLevel, type ScopeNames, type TenancyMode, type TenantClient } from '@mdp/core';
+import {
+  DEFAULT_MAX_INFLIGHT_BYTES,
+  DEFAULT_MAX_MESSAGE_BYTES,
+  ROUTER_DEFAULTS,
+  type AuthPolicy,
+  type Logger,
+  type LogLevel,
+  type ScopeNames,
+  type TenancyMode,
+  type TenantClient,
+} from '@mdp/core';
 import { DEFAULT_PORT } from '@mdp/protocol';
 import { HTTP_LOOP_DEFAULTS } from '@mdp/transport-http-loop';
 import { WS_LIMIT_DEFAULTS } from '@mdp/transport-ws';

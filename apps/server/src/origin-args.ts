@@ -21,10 +21,7 @@ function isOrigin(text: string): boolean {
 /** A list of browser origins (`https://agent.example.com`). */
 const origins = v.pipe(
   list('origins'),
-  v.check(
-    (values) => values.every(isOrigin),
-    'must be origins like https://agent.example.com (a scheme, a host and a port, no path)',
-  ),
+  v.check((values) => values.every(isOrigin), 'must be origins like https://agent.example.com (a scheme, a host and a port, no path)'),
 );
 
 /**
@@ -39,14 +36,11 @@ function isHostName(text: string): boolean {
 /** A list of Host names (`agent.example.com`, `[fd00::1]`). */
 const hosts = v.pipe(
   list('hosts'),
-  v.check(
-    (values) => values.every(isHostName),
-    'must be host names like box.lan or [fd00::1] (no scheme, no port: the port of a Host header is not compared)',
-  ),
+  v.check((values) => values.every(isHostName), 'must be host names like box.lan or [fd00::1] (no scheme, no port: the port of a Host header is not compared)'),
 );
 
 export const ORIGIN_SETTINGS = settingGroup({
-  title: 'Browsers (the host API, the inspector and /mcp refuse other sites\' pages and rebound DNS names)',
+  title: "Browsers (the host API, the inspector and /mcp refuse other sites' pages and rebound DNS names)",
   settings: {
     allowOrigin: {
       flag: 'allow-origin',

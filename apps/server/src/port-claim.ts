@@ -73,7 +73,8 @@ export function claimPort(options: PortClaimOptions, bindOnce: () => Promise<Add
   const config: ClaimConfig = { ...PORT_CLAIM_DEFAULTS, ...options.config };
   const target = urlHost(['0.0.0.0', '::', '[::]', ''].includes(options.host) ? '127.0.0.1' : options.host);
   const scheme = options.secure ? 'https' : 'http';
-  const probe = options.probe ?? ((url: string) => probeMeta(url, { timeoutMs: ASK_TIMEOUT_MS, ...(options.secure ? { tls: { rejectUnauthorized: false } } : {}) }));
+  const probe =
+    options.probe ?? ((url: string) => probeMeta(url, { timeoutMs: ASK_TIMEOUT_MS, ...(options.secure ? { tls: { rejectUnauthorized: false } } : {}) }));
   const askHolder = options.ask ?? ((url: string, body: PortReleaseRequest) => ask(url, body, options.tls));
 
   return new Promise((resolve, reject) => {
@@ -107,7 +108,11 @@ export function claimPort(options: PortClaimOptions, bindOnce: () => Promise<Add
           void probe(`${scheme}://${target}:${port}`).then((result) => feed({ type: 'looked', holder: holderOf(result, port, options.clusterId) }));
           return;
         case 'ask':
-          logger.info('server.port_claim_asked', { port, holder: effect.holder.id, message: 'a member of this cluster serves this port as a second port; asking it to let go' });
+          logger.info('server.port_claim_asked', {
+            port,
+            holder: effect.holder.id,
+            message: 'a member of this cluster serves this port as a second port; asking it to let go',
+          });
           void askHolder(`${effect.holder.url}${PORT_RELEASE_PATH}`, options.releaseRequest(effect.holder.id, port)).then((outcome) => {
             if (outcome.kind !== 'released') logger.debug('server.port_claim_answer', { port, holder: effect.holder.id, outcome });
             feed({ type: 'asked', outcome });
@@ -117,7 +122,8 @@ export function claimPort(options: PortClaimOptions, bindOnce: () => Promise<Add
           bindOnce().then(
             (address) => {
               feed({ type: 'bound' });
-              if (state.asked) logger.info('server.port_claimed', { port, from: state.asked.id, message: 'the port is back: the member that served it let go' });
+              if (state.asked)
+                logger.info('server.port_claimed', { port, from: state.asked.id, message: 'the port is back: the member that served it let go' });
               finish(() => resolve(address));
             },
             (error: NodeJS.ErrnoException) => {

@@ -85,7 +85,12 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const mcpHttp = options.mcp !== false && options.mcp?.http !== false;
   const guide = guideSource(ctx, { cluster, bindHost: host, mcpHttp });
   // The MCP bridge, the host API and the inspector share the cluster's host: on a follower it asks the leader.
-  const mcp = mcpFeature(ctx, options.mcp, () => cluster.host, () => guide.text());
+  const mcp = mcpFeature(
+    ctx,
+    options.mcp,
+    () => cluster.host,
+    () => guide.text(),
+  );
   const httpLoop = httpLoopFeature(ctx, {
     longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs,
     idleTimeoutMs: options.httpLoopIdleTimeoutMs ?? SERVER_DEFAULTS.httpLoopIdleTimeoutMs,

@@ -81,7 +81,8 @@ export function envLayer<V>(table: SettingTable<V>, env: Env): LayerResult {
     if (value === undefined || value === '') continue;
     const before = layer.get(key);
     if (before === undefined) layer.set(key, { raw: value, source: { kind: 'env', name } });
-    else if (before.raw !== value) errors.push(`${sourceLabel(before.source, undefined)} and ${name} both set --${table.rows.get(key)!.flag}, differently: keep one`);
+    else if (before.raw !== value)
+      errors.push(`${sourceLabel(before.source, undefined)} and ${name} both set --${table.rows.get(key)!.flag}, differently: keep one`);
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, layer };
 }
@@ -109,13 +110,16 @@ export function fileLayer<V>(table: SettingTable<V>, file: string, text: string,
     if (key === undefined || row === undefined || !sourcesOf(row).includes(kind)) {
       if (kind === 'manifest') continue;
       const near = row ? undefined : closest(fileKey, [...table.fileKeys.keys()]);
-      errors.push(`${JSON.stringify(fileKey)} in ${file} ${row ? 'cannot be set in a config file' : `is not a setting${near ? ` (did you mean ${JSON.stringify(near)}?)` : ''}`}`);
+      errors.push(
+        `${JSON.stringify(fileKey)} in ${file} ${row ? 'cannot be set in a config file' : `is not a setting${near ? ` (did you mean ${JSON.stringify(near)}?)` : ''}`}`,
+      );
       continue;
     }
     const before = layer.get(key);
     const source = { kind: 'file', file, key: fileKey } as const;
     if (before === undefined) layer.set(key, { raw, source });
-    else if (JSON.stringify(before.raw) !== JSON.stringify(raw)) errors.push(`${sourceLabel(before.source, row)} and ${JSON.stringify(fileKey)} both set --${row.flag}, differently: keep one`);
+    else if (JSON.stringify(before.raw) !== JSON.stringify(raw))
+      errors.push(`${sourceLabel(before.source, row)} and ${JSON.stringify(fileKey)} both set --${row.flag}, differently: keep one`);
   }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, layer };
 }

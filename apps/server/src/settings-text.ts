@@ -77,8 +77,7 @@ export function configDocument<V>(table: SettingTable<V>, values: V, sources: Re
       else if (row.secret) lines.push(`  // ${name}: hidden (${Array.isArray(value) ? `${value.length} set, ` : ''}from ${from})`);
       else if (row.urls && JSON.stringify(redactedUrls(value)) !== JSON.stringify(value)) {
         lines.push(`  // ${name}: ${JSON.stringify(redactedUrls(value))} (credentials hidden; from ${from})`);
-      }
-      else if (!sourcesOf(row).includes('file')) lines.push(`  // ${name}: ${JSON.stringify(value)} (from ${from}; not a file setting)`);
+      } else if (!sourcesOf(row).includes('file')) lines.push(`  // ${name}: ${JSON.stringify(value)} (from ${from}; not a file setting)`);
       else lines.push(`  ${name}: ${JSON.stringify(value)}, // ${from}`);
     }
   }

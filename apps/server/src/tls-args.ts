@@ -74,7 +74,9 @@ export function tlsSettings(values: TlsValues, sources: Readonly<Record<string, 
   if (messages.length > 0) return { ok: false, messages };
   return {
     ok: true,
-    tls: tls ? { keyFile: tlsKey, certFile: tlsCert, ...(tlsCa !== undefined ? { caFile: tlsCa } : {}), ...(tlsPeerCerts ? { peerCertificates: true } : {}) } : undefined,
+    tls: tls
+      ? { keyFile: tlsKey, certFile: tlsCert, ...(tlsCa !== undefined ? { caFile: tlsCa } : {}), ...(tlsPeerCerts ? { peerCertificates: true } : {}) }
+      : undefined,
     cookieSameSite,
   };
 }

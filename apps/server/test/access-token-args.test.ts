@@ -23,7 +23,16 @@ describe('sign-in flags', () => {
       scopeNames: { read: 'mdp:read', call: 'mdp:call', register: 'mdp:register', admin: 'mdp:admin' },
     });
     const options = run([
-      ...['--auth-issuer', 'https://idp.example', '--auth-jwks-url', 'https://idp.example/keys', '--auth-audience', 'https://a.example', '--auth-audience', 'api://mdp'],
+      ...[
+        '--auth-issuer',
+        'https://idp.example',
+        '--auth-jwks-url',
+        'https://idp.example/keys',
+        '--auth-audience',
+        'https://a.example',
+        '--auth-audience',
+        'api://mdp',
+      ],
       ...['--auth-scope-call', 'tools.invoke', '--auth-token-scopes', 'mdp:read', '--auth-forward-token', '--public-url', 'https://mdp.example.com'],
     ]);
     expect(options.publicUrl).toBe('https://mdp.example.com');

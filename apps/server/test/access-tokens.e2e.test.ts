@@ -88,7 +88,11 @@ describe('access tokens of an issuer', () => {
     const huge = `${b64({ alg: 'RS256', kid: issuer.key.kid })}.${'A'.repeat(100_000)}.sig`;
     expect((await clients(huge)).status).toBe(431);
     const hugeRefused = log.next('auth.token_refused');
-    const minted = await fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ auth: { token: huge } }) });
+    const minted = await fetch(`${t.http}/mdp/auth`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ auth: { token: huge } }),
+    });
     expect(minted.status).toBe(401);
     expect(String((await hugeRefused).reason)).toMatch(/longer than 8192 characters/);
     // A token in the query string is never read: 401, and the log says where it should go.

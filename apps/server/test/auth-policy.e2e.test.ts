@@ -73,7 +73,7 @@ describe('with --auth-token', () => {
   });
 });
 
-describe('an auth policy of the caller\'s own', () => {
+describe("an auth policy of the caller's own", () => {
   it('cannot cluster without a secret: peers would have nothing to prove membership with', () => {
     const authPolicy = { verify: () => true, cookieSecret: Buffer.alloc(32, 1) };
     expect(() => createMdpServer({ authPolicy, cluster: {} })).toThrow('an authPolicy (or accessTokens) without authTokens needs cluster.secret');

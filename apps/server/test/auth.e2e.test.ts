@@ -48,8 +48,7 @@ describe('/mdp/auth', () => {
 
   it('refuses auth that cannot make a usable cookie with 400 {error}: nested too deeply, or over 4096 bytes', async () => {
     const t = await startServer();
-    const post = (body: string): Promise<Response> =>
-      fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const post = (body: string): Promise<Response> => fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     // 100,000 levels: JSON.parse takes it; the auth schema refuses it before anything tries to write it back.
     const deep = await post(`{"auth":{"token":"t","metadata":{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}}}`);
     expect(deep.status).toBe(400);
@@ -91,14 +90,22 @@ describe('/mdp/auth', () => {
     expect(other.headers.get('access-control-allow-origin')).toBe('http://other.test');
     expect(other.headers.get('access-control-allow-credentials')).toBe('true');
     for (const method of ['POST', 'DELETE']) {
-      const res = await fetch(`${t.http}/mdp/auth`, { method, headers: { 'content-type': 'application/json', origin: 'http://other.test' }, body: method === 'POST' ? JSON.stringify({ auth: { token: 'x' } }) : null });
+      const res = await fetch(`${t.http}/mdp/auth`, {
+        method,
+        headers: { 'content-type': 'application/json', origin: 'http://other.test' },
+        body: method === 'POST' ? JSON.stringify({ auth: { token: 'x' } }) : null,
+      });
       expect(res.status, method).toBe(403);
       expect(await res.json()).toEqual({
         error: `Origin "http://other.test" may not use the mdp_auth cookie: only this server's own pages, loopback pages and --allow-origin origins may`,
       });
       expect(res.headers.get('set-cookie')).toBeNull();
     }
-    const minted = await fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://page.test' }, body: JSON.stringify({ auth: { token: 'x' } }) });
+    const minted = await fetch(`${t.http}/mdp/auth`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://page.test' },
+      body: JSON.stringify({ auth: { token: 'x' } }),
+    });
     expect(minted.status).toBe(204);
     expect(minted.headers.get('access-control-allow-credentials')).toBe('true');
   });

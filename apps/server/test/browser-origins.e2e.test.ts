@@ -54,7 +54,7 @@ describe.skipIf(!chromiumAvailable())('pages of other sites in a real browser (h
     return client;
   }
 
-  it('a page of another site can neither take over a local program\'s live id nor read its skill', async () => {
+  it("a page of another site can neither take over a local program's live id nor read its skill", async () => {
     const t = await startServer();
     const owner = await localClient(t, 'o1');
     const page = await openPage('evil.example');
@@ -71,7 +71,11 @@ describe.skipIf(!chromiumAvailable())('pages of other sites in a real browser (h
     expect(refused).toEqual({ status: 403, body: JSON.stringify({ error: 'Client id held by another principal' }) });
 
     // The agent's next call still reaches the real o1, with nothing of it going to the page.
-    const call = await fetch(`${t.http}/mdp/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ clientId: 'o1', method: 'GET', path: '/s/skill.md' }) });
+    const call = await fetch(`${t.http}/mdp/call`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clientId: 'o1', method: 'GET', path: '/s/skill.md' }),
+    });
     expect(await call.json()).toEqual({ ok: true, data: 'from the local app' });
 
     // Its skill: the browser gets no CORS grant, so the page's fetch fails, and the app is not called.

@@ -43,7 +43,12 @@ function send(t: TestServer, path: string, init: { method?: string; headers?: Re
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 const CALL = JSON.stringify({ clientId: 'app', method: 'POST', path: '/run' });
-const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } });
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+});
 const MCP = { ...JSON_TYPE, accept: 'application/json, text/event-stream' };
 
 async function serverWithApp(options: Parameters<typeof startServer>[0] = {}) {
@@ -100,7 +105,11 @@ describe('a page of another site', () => {
     expect([skillPreflight.status, skillPreflight.headers['access-control-allow-origin']]).toEqual([204, undefined]);
     expect((await preflight('/skills/app/docs/skill.md', 'http://localhost:5173')).headers['access-control-allow-origin']).toBe('http://localhost:5173');
     const read = await send(t, '/skills/app/docs/skill.md', { headers: { origin: 'https://page.example' } });
-    expect([read.status, JSON.parse(read.body), read.headers['access-control-allow-origin']]).toEqual([403, { error: 'Forbidden: Origin "https://page.example" is not allowed' }, undefined]);
+    expect([read.status, JSON.parse(read.body), read.headers['access-control-allow-origin']]).toEqual([
+      403,
+      { error: 'Forbidden: Origin "https://page.example" is not allowed' },
+      undefined,
+    ]);
     expect(app.calls).toHaveLength(0);
     const local = await send(t, '/skills/app/docs/skill.md', { headers: { origin: 'http://localhost:5173' } });
     expect([local.status, local.body, local.headers['access-control-allow-origin']]).toEqual([200, '# docs', 'http://localhost:5173']);
@@ -175,7 +184,10 @@ describe('Host headers that name nothing', () => {
 
   it('a request without a Host (HTTP/1.0) is refused on /mcp as on the host API', async () => {
     const { t, app } = await serverWithApp();
-    const mcp = await rawExchange(t.port, `POST /mcp HTTP/1.0\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: ${Buffer.byteLength(INIT)}\r\n\r\n${INIT}`);
+    const mcp = await rawExchange(
+      t.port,
+      `POST /mcp HTTP/1.0\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: ${Buffer.byteLength(INIT)}\r\n\r\n${INIT}`,
+    );
     expect(mcp.status).toBe(403);
     expect(mcp.body).toContain('missing or malformed Host header');
     const host = await rawExchange(t.port, 'GET /mdp/clients HTTP/1.0\r\n\r\n');
@@ -200,7 +212,9 @@ describe('host API bodies', () => {
     for (const type of [undefined, 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx']) {
       const res = await send(t, '/mdp/call', { method: 'POST', headers: type === undefined ? {} : { 'content-type': type }, body: CALL });
       expect(res.status, type).toBe(415);
-      expect(JSON.parse(res.body), type).toEqual({ error: { code: 'bad_request', message: 'The body must be JSON, sent with Content-Type: application/json' } });
+      expect(JSON.parse(res.body), type).toEqual({
+        error: { code: 'bad_request', message: 'The body must be JSON, sent with Content-Type: application/json' },
+      });
     }
     const declared = await send(t, '/mdp/call', { method: 'POST', headers: { 'content-type': 'Application/JSON; charset=utf-8' }, body: CALL });
     expect(declared.status).toBe(200);

@@ -131,7 +131,9 @@ describe.skipIf(!chromiumAvailable())('real browser (headless Chromium) on anoth
     // The bootstrap itself succeeds (a credentialed, preflighted cross-site POST over TLS) …
     expect(await callPage(page, 'bootstrapCookie', t.http, BROWSER_AUTH)).toEqual({ status: 204, cacheControl: 'no-store', body: '', documentCookie: '' });
     // … and the server sends SameSite=None; Secure, but Chromium's third-party cookie blocking keeps it out.
-    expect(await refused.count(1)).toEqual([{ name: 'mdp_auth', reasons: ['UserPreferences'], line: expect.stringMatching(/; HttpOnly; SameSite=None; Secure$/) }]);
+    expect(await refused.count(1)).toEqual([
+      { name: 'mdp_auth', reasons: ['UserPreferences'], line: expect.stringMatching(/; HttpOnly; SameSite=None; Secure$/) },
+    ]);
     expect(await context!.cookies(t.http)).toEqual([]);
 
     // The websocket client registers (over wss) with no transport auth, and reads reach it.
@@ -187,7 +189,10 @@ describe.skipIf(!chromiumAvailable())('real browser (headless Chromium) on anoth
     expect(connected.status).toBe(200);
     const listed = clientChange(t.server, 'loop-client', true);
     const loopDescriptor = descriptor('loop-client', [skill('/loop-client/skill.md')]);
-    expect(await callPage(page, 'loopSend', t.http, connected.sessionId!, { type: 'registerClient', client: loopDescriptor })).toEqual({ status: 202, body: '{"ok":true}' });
+    expect(await callPage(page, 'loopSend', t.http, connected.sessionId!, { type: 'registerClient', client: loopDescriptor })).toEqual({
+      status: 202,
+      body: '{"ok":true}',
+    });
     await within(listed, 'loop-client to be listed');
     expect(t.server.router.getClient('loop-client')).toMatchObject({ transportKind: 'http-loop', secure: true, authSource: 'transport' });
     await callPage(page, 'startPolling', t.http, connected.sessionId!);

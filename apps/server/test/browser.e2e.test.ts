@@ -241,7 +241,7 @@ describe.skipIf(!HAVE_CHROMIUM)('real browser (headless Chromium) on another ori
     expect([read.status, await read.text(), read.headers.get('mdp-error-code')]).toEqual([404, '', 'unknown_client']);
   }, 30_000);
 
-  it('(d) an agent drives the page: over MCP it lists the page\'s client, reads its skill as a resource and calls it', async () => {
+  it("(d) an agent drives the page: over MCP it lists the page's client, reads its skill as a resource and calls it", async () => {
     const t = await startServer();
     const page = await openPage();
     const pageOrigin = new URL(page.url()).origin;

@@ -14,11 +14,13 @@ import { envName, settingGroup, settingTable } from '../src/settings.js';
 type Files = Readonly<Record<string, string>>;
 
 /** A file system of `files`; any other path is missing. */
-const reader = (files: Files) => (path: string): string => {
-  const found = files[path];
-  if (found === undefined) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
-  return found;
-};
+const reader =
+  (files: Files) =>
+  (path: string): string => {
+    const found = files[path];
+    if (found === undefined) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
+    return found;
+  };
 
 function parse(argv: string[], env: Record<string, string> = {}, files: Files = {}): CliCommand {
   return parseCliArgs(argv, env, reader(files));
@@ -191,21 +193,37 @@ describe('the reference server', () => {
 
   it('takes its timing flags as ours', () => {
     const theirs = options([
-      '--cluster-heartbeat-interval-ms', '200',
-      '--cluster-lease-duration-ms', '900',
-      '--cluster-election-timeout-min-ms', '1000',
-      '--cluster-election-timeout-max-ms', '1500',
-      '--cluster-discovery-interval-ms', '700',
+      '--cluster-heartbeat-interval-ms',
+      '200',
+      '--cluster-lease-duration-ms',
+      '900',
+      '--cluster-election-timeout-min-ms',
+      '1000',
+      '--cluster-election-timeout-max-ms',
+      '1500',
+      '--cluster-discovery-interval-ms',
+      '700',
     ]);
     const ours = options([
-      '--cluster-heartbeat-interval-ms', '200',
-      '--lease-duration-ms', '900',
-      '--election-timeout-min-ms', '1000',
-      '--election-timeout-max-ms', '1500',
-      '--discover-interval-ms', '700',
+      '--cluster-heartbeat-interval-ms',
+      '200',
+      '--lease-duration-ms',
+      '900',
+      '--election-timeout-min-ms',
+      '1000',
+      '--election-timeout-max-ms',
+      '1500',
+      '--discover-interval-ms',
+      '700',
     ]);
     expect(theirs).toEqual(ours);
-    expect(theirs.cluster).toMatchObject({ heartbeatIntervalMs: 200, leaseDurationMs: 900, electionTimeoutMinMs: 1000, electionTimeoutMaxMs: 1500, discovery: { intervalMs: 700 } });
+    expect(theirs.cluster).toMatchObject({
+      heartbeatIntervalMs: 200,
+      leaseDurationMs: 900,
+      electionTimeoutMinMs: 1000,
+      electionTimeoutMaxMs: 1500,
+      discovery: { intervalMs: 700 },
+    });
   });
 
   it('reads its --cluster-config manifest; flags win, fields it does not know are ignored', () => {
@@ -297,9 +315,15 @@ describe('bad values: one line each, naming the source', () => {
     // Node runs a longer timer after 1 ms: such values would make the timers spin, not wait.
     [['--cluster-lease-duration-ms', '3000000000'], '--cluster-lease-duration-ms must be a whole number from 1 to 2147483647, got "3000000000"'],
     [['--long-poll-timeout-ms', '60001'], '--long-poll-timeout-ms must be a whole number from 1 to 60000, got "60001"'],
-    [['--lease-duration-ms', '100', '--cluster-heartbeat-interval-ms', '100'], '--lease-duration-ms (100) must be longer than --cluster-heartbeat-interval-ms (100)'],
+    [
+      ['--lease-duration-ms', '100', '--cluster-heartbeat-interval-ms', '100'],
+      '--lease-duration-ms (100) must be longer than --cluster-heartbeat-interval-ms (100)',
+    ],
     [['--cluster-heartbeat-interval-ms', '5000'], 'the default --lease-duration-ms (4000) must be longer than --cluster-heartbeat-interval-ms (5000)'],
-    [['--cluster-election-timeout-min-ms', '900', '--cluster-election-timeout-max-ms', '800'], '--cluster-election-timeout-max-ms (800) must not be below --cluster-election-timeout-min-ms (900)'],
+    [
+      ['--cluster-election-timeout-min-ms', '900', '--cluster-election-timeout-max-ms', '800'],
+      '--cluster-election-timeout-max-ms (800) must not be below --cluster-election-timeout-min-ms (900)',
+    ],
     [['--bogus'], 'unknown option --bogus'],
     [['--bogus', 'value'], 'unknown option --bogus'],
     [['--prot', '1'], 'unknown option --prot (did you mean --port?)'],
@@ -344,7 +368,10 @@ describe('bad values: one line each, naming the source', () => {
       ['{ "prot": 1 }', '"prot" in c.json is not a setting (did you mean "port"?)'],
       ['{ "printConfig": true }', '"printConfig" in c.json cannot be set in a config file'],
       ['{ "config": "other.json" }', '"config" in c.json cannot be set in a config file'],
-      ['{ "leaseDurationMs": 5000, "clusterLeaseDurationMs": 6000 }', '"leaseDurationMs" in c.json and "clusterLeaseDurationMs" both set --lease-duration-ms, differently: keep one'],
+      [
+        '{ "leaseDurationMs": 5000, "clusterLeaseDurationMs": 6000 }',
+        '"leaseDurationMs" in c.json and "clusterLeaseDurationMs" both set --lease-duration-ms, differently: keep one',
+      ],
       ['{\n  "port": 1,\n  "host" "x"\n}', 'c.json: line 3, column 10: colon expected'],
       ['[1, 2]', 'c.json must hold a JSON object'],
     ];
@@ -369,7 +396,7 @@ describe('bad values: one line each, naming the source', () => {
   });
 });
 
-describe('TLS and the cookie (the reference server\'s --tls-key, --tls-cert, --tls-ca)', () => {
+describe("TLS and the cookie (the reference server's --tls-key, --tls-cert, --tls-ca)", () => {
   it('takes the three files from flags, the environment or a config file, and the cookie mode', () => {
     expect(options(['--tls-key', 'k.pem', '--tls-cert', 'c.pem', '--tls-ca', 'ca.pem', '--cookie-same-site', 'none'])).toMatchObject({
       tls: { keyFile: 'k.pem', certFile: 'c.pem', caFile: 'ca.pem' },
@@ -396,7 +423,9 @@ describe('TLS and the cookie (the reference server\'s --tls-key, --tls-cert, --t
     expect(errors(['--tls-key', 'k.pem'])).toEqual(['--tls-key needs --tls-cert too: TLS takes a key and its certificate']);
     expect(errors([], { MDP_TLS_CERT: 'c.pem' })).toEqual(['MDP_TLS_CERT (environment) needs --tls-key too: TLS takes a key and its certificate']);
     expect(errors(['--tls-ca', 'ca.pem'])).toEqual(['--tls-ca needs --tls-key and --tls-cert: the CA is that of a server on TLS']);
-    expect(errors(['--tls-key', 'k', '--tls-cert', 'c', '--tls-peer-certs'])).toEqual(['--tls-peer-certs needs --tls-ca: peers show client certificates from that CA']);
+    expect(errors(['--tls-key', 'k', '--tls-cert', 'c', '--tls-peer-certs'])).toEqual([
+      '--tls-peer-certs needs --tls-ca: peers show client certificates from that CA',
+    ]);
   });
 
   it('refuses SameSite=None without TLS, saying why, wherever it came from', () => {
@@ -446,7 +475,13 @@ describe('the README', () => {
     expect(file).toBeDefined();
     expect(section).toContain('MDP_SERVER_ID=node-a pnpm start --config mdp.jsonc --print-config');
     const o = options(['--config', 'mdp.jsonc'], { MDP_SERVER_ID: 'node-a' }, { 'mdp.jsonc': file! });
-    expect(o).toMatchObject({ host: '0.0.0.0', port: 47372, serverId: 'node-a', authTokens: ['change-me'], cluster: { members: ['node-a', 'node-b', 'node-c'] } });
+    expect(o).toMatchObject({
+      host: '0.0.0.0',
+      port: 47372,
+      serverId: 'node-a',
+      authTokens: ['change-me'],
+      cluster: { members: ['node-a', 'node-b', 'node-c'] },
+    });
     const out = printed(['--config', 'mdp.jsonc'], { MDP_SERVER_ID: 'node-a' }, { 'mdp.jsonc': file! });
     expect(out).not.toContain('change-me');
   });
@@ -468,8 +503,11 @@ describe('the table', () => {
     expect(CLI_SETTINGS.envNames.get('MDP_AUTH_TOKENS')).toBe('authToken');
     expect(CLI_SETTINGS.envNames.get(envName('cluster-election-timeout-max-ms'))).toBe('electionTimeoutMaxMs');
     expect(CLI_SETTINGS.fileKeys.get('clusterDiscoveryIntervalMs')).toBe('discoverIntervalMs');
-    const group = (flag: string) => settingGroup({ title: 't', settings: { [flag === 'port' ? 'port' : 'other']: { flag, schema: wholeNumber(0), help: '' } } });
-    expect(() => settingTable([group('port'), settingGroup({ title: 'u', settings: { host: { flag: 'host', aliases: ['port'], schema: text(), help: '' } } })])).toThrow(/both use the name port/);
+    const group = (flag: string) =>
+      settingGroup({ title: 't', settings: { [flag === 'port' ? 'port' : 'other']: { flag, schema: wholeNumber(0), help: '' } } });
+    expect(() =>
+      settingTable([group('port'), settingGroup({ title: 'u', settings: { host: { flag: 'host', aliases: ['port'], schema: text(), help: '' } } })]),
+    ).toThrow(/both use the name port/);
     expect(() => settingTable([settingGroup({ title: 't', settings: { serverID: { flag: 'server-id', schema: text(), help: '' } } })])).toThrow(/camelCase/);
   });
 

@@ -43,7 +43,11 @@ interface Run {
 /** Run `mdp-server` (or another built binary, `script`), in `cwd` (default this process's). */
 function run(args: string[], env: Record<string, string> = {}, script = CLI, cwd?: string): Run {
   // Cluster state (auto mode keeps term and vote) goes to the scratch dir, not the user's state dir.
-  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, XDG_STATE_HOME: join(dir, 'state'), ...env }, ...(cwd ? { cwd } : {}) });
+  const child = spawn(process.execPath, [script, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, XDG_STATE_HOME: join(dir, 'state'), ...env },
+    ...(cwd ? { cwd } : {}),
+  });
   children.push(child);
   const result: Run = {
     child,
@@ -99,7 +103,17 @@ describe('mdp-server CLI', () => {
   it('--help lists every flag and exits 0', async () => {
     const r = run(['--help']);
     expect((await r.exited).code).toBe(0);
-    for (const flag of ['--host', '--port', '--server-id', '--config', '--print-config', '--cluster-config', '--cluster-lease-duration-ms', '--cluster-discovery-interval-ms', '--help']) {
+    for (const flag of [
+      '--host',
+      '--port',
+      '--server-id',
+      '--config',
+      '--print-config',
+      '--cluster-config',
+      '--cluster-lease-duration-ms',
+      '--cluster-discovery-interval-ms',
+      '--help',
+    ]) {
       expect(r.stdout).toContain(flag);
     }
   });
@@ -293,7 +307,16 @@ describe("the reference server's command lines", () => {
   });
 
   it('takes the four timing flags', async () => {
-    const timing = ['--cluster-lease-duration-ms', '3000', '--cluster-election-timeout-min-ms', '3500', '--cluster-election-timeout-max-ms', '5000', '--cluster-discovery-interval-ms', '1500'];
+    const timing = [
+      '--cluster-lease-duration-ms',
+      '3000',
+      '--cluster-election-timeout-min-ms',
+      '3500',
+      '--cluster-election-timeout-max-ms',
+      '5000',
+      '--cluster-discovery-interval-ms',
+      '1500',
+    ];
     const r = run(timing, { ...QUIET_ENV, MDP_PORT: '0' });
     expect((await metaOf(await listening(r))).cluster.leaseDurationMs).toBe(3000);
     await stop(r);
@@ -307,7 +330,8 @@ describe("the reference server's command lines", () => {
 });
 
 describe("the reference server's --state-store", () => {
-  const snapshotOf = (path: string): { status: string; server: { storeDir: string; cwd: string } } => JSON.parse(readFileSync(join(path, 'snapshot.json'), 'utf8'));
+  const snapshotOf = (path: string): { status: string; server: { storeDir: string; cwd: string } } =>
+    JSON.parse(readFileSync(join(path, 'snapshot.json'), 'utf8'));
 
   it('--state-store writes under ./.mdp/store of the start directory, --state-store-dir where it says', async () => {
     const start = mkdtempSync(join(dir, 'start-'));
@@ -328,7 +352,9 @@ describe("the reference server's --state-store", () => {
     writeFileSync(join(start, 'taken'), 'x');
     const r = run(['--state-store-dir', 'taken/store'], { ...QUIET_ENV, MDP_PORT: '0' }, CLI, start);
     expect((await r.exited).code).toBe(1);
-    expect(r.stderr).toBe(`mdp-server: cannot use ${join(start, 'taken', 'store')} as the state store directory: ${join(start, 'taken')} is a file, not a directory\n`);
+    expect(r.stderr).toBe(
+      `mdp-server: cannot use ${join(start, 'taken', 'store')} as the state store directory: ${join(start, 'taken')} is a file, not a directory\n`,
+    );
     expect(r.stdout).toBe('');
   });
 });
@@ -341,7 +367,11 @@ describe('TLS (the real binaries)', () => {
   afterAll(() => pki.remove());
 
   it.each([
-    ['a missing key', (): string[] => ['--tls-key', join(pki.dir, 'nope.key'), '--tls-cert', pki.ca('a').issue('s').certFile], /^mdp-server: cannot read the TLS key .*nope\.key: no such file$/],
+    [
+      'a missing key',
+      (): string[] => ['--tls-key', join(pki.dir, 'nope.key'), '--tls-cert', pki.ca('a').issue('s').certFile],
+      /^mdp-server: cannot read the TLS key .*nope\.key: no such file$/,
+    ],
     [
       'a key of another certificate',
       (): string[] => {
@@ -364,7 +394,10 @@ describe('TLS (the real binaries)', () => {
     const certFile = join(pki.dir, 'hup-live.crt');
     copyFileSync(one.keyFile, keyFile);
     copyFileSync(one.certFile, certFile);
-    const r = run(['--port', '0', '--cluster-mode', 'standalone', '--log-level', 'info', '--tls-key', keyFile, '--tls-cert', certFile, '--tls-ca', ca.caFile], QUIET_ENV);
+    const r = run(
+      ['--port', '0', '--cluster-mode', 'standalone', '--log-level', 'info', '--tls-key', keyFile, '--tls-cert', certFile, '--tls-ca', ca.caFile],
+      QUIET_ENV,
+    );
     const url = await listening(r);
     expect(url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const port = Number(new URL(url).port);
@@ -411,7 +444,12 @@ describe('TLS (the real binaries)', () => {
     expect(openssl).toHaveLength(2);
     const cwd = mkdtempSync(join(pki.dir, 'readme-'));
     for (const line of openssl) execFileSync('sh', ['-c', line], { cwd, stdio: 'ignore' });
-    const words = (prefix: string): string[] => lines.find((line) => line.startsWith(prefix))!.replace(/\s*#.*$/, '').split(/\s+/).slice(prefix.split(' ').length);
+    const words = (prefix: string): string[] =>
+      lines
+        .find((line) => line.startsWith(prefix))!
+        .replace(/\s*#.*$/, '')
+        .split(/\s+/)
+        .slice(prefix.split(' ').length);
     const inDir = (args: string[]): string[] => args.map((arg) => (arg.endsWith('.pem') ? join(cwd, arg) : arg));
     const r = run([...inDir(words('pnpm start')), '--port', '0', '--cluster-mode', 'standalone'], QUIET_ENV);
     const url = await listening(r);

@@ -8,22 +8,38 @@ describe('cluster flags', () => {
   it('parse into cluster options', () => {
     const command = parseCliArgs(
       [
-        '--cluster-mode', 'proxy-required',
-        '--cluster-members', 'a:1, b:2,c:3',
-        '--upstream-url', 'http://hub:47372',
-        '--discover-host', '10.0.0.5',
-        '--discover-start-port', '5000',
-        '--discover-attempts', '0',
-        '--discover-interval-ms', '500',
-        '--discover-timeout-ms', '250',
-        '--discover-seed', 'x:1',
-        '--discover-seed', 'ws://y:2/mdp/cluster',
-        '--cluster-heartbeat-interval-ms', '200',
-        '--lease-duration-ms', '900',
-        '--election-timeout-min-ms', '1000',
-        '--election-timeout-max-ms', '1500',
-        '--cluster-state-dir', 'none',
-        '--cluster-secret', 's',
+        '--cluster-mode',
+        'proxy-required',
+        '--cluster-members',
+        'a:1, b:2,c:3',
+        '--upstream-url',
+        'http://hub:47372',
+        '--discover-host',
+        '10.0.0.5',
+        '--discover-start-port',
+        '5000',
+        '--discover-attempts',
+        '0',
+        '--discover-interval-ms',
+        '500',
+        '--discover-timeout-ms',
+        '250',
+        '--discover-seed',
+        'x:1',
+        '--discover-seed',
+        'ws://y:2/mdp/cluster',
+        '--cluster-heartbeat-interval-ms',
+        '200',
+        '--lease-duration-ms',
+        '900',
+        '--election-timeout-min-ms',
+        '1000',
+        '--election-timeout-max-ms',
+        '1500',
+        '--cluster-state-dir',
+        'none',
+        '--cluster-secret',
+        's',
       ],
       {},
     );
@@ -59,7 +75,13 @@ describe('cluster flags', () => {
 
   it('take the largest values that still work', () => {
     // A message that large needs an in-flight budget of at least twice it.
-    const command = parseCliArgs(['--invocation-timeout-ms', '2147483647', '--long-poll-timeout-ms', '60000', '--max-message-bytes', '4294967296', '--max-inflight-bytes', '8589934592'], {});
-    expect(command).toMatchObject({ kind: 'run', options: { invocationTimeoutMs: 2147483647, longPollTimeoutMs: 60000, maxMessageBytes: 4294967296, maxInflightBytes: 8589934592 } });
+    const command = parseCliArgs(
+      ['--invocation-timeout-ms', '2147483647', '--long-poll-timeout-ms', '60000', '--max-message-bytes', '4294967296', '--max-inflight-bytes', '8589934592'],
+      {},
+    );
+    expect(command).toMatchObject({
+      kind: 'run',
+      options: { invocationTimeoutMs: 2147483647, longPollTimeoutMs: 60000, maxMessageBytes: 4294967296, maxInflightBytes: 8589934592 },
+    });
   });
 });

@@ -85,7 +85,9 @@ describe('client ids in a guarded cluster', () => {
     expect(await registerOnLeader(leader, 'token-b', forged)).toEqual(refused);
     expect(await registerOnLeader(leader, 'token-b', descriptor(`${prefix}.other`, []))).toEqual(refused);
     // A proof header that proves nothing (not signed with the cluster secret) changes nothing.
-    const fake = Buffer.from(JSON.stringify({ serverId: prefix, to: leader.info?.serverId, timestamp: systemClock.wallNow(), proof: 'x' })).toString('base64url');
+    const fake = Buffer.from(JSON.stringify({ serverId: prefix, to: leader.info?.serverId, timestamp: systemClock.wallNow(), proof: 'x' })).toString(
+      'base64url',
+    );
     expect(await registerOnLeader(leader, 'cluster-token', forged, { [MIRROR_PROOF_HEADER]: fake })).toEqual(refused);
     // The follower's real mirror is still accepted.
     const owner = await ownerOnFollower(leader, follower, bearer('token-a'));
@@ -112,9 +114,14 @@ describe('mirror proofs in a guarded cluster', () => {
     const prefix = follower.info?.serverId as string;
     const mirror = descriptor(`${prefix}.app`, [endpoint('POST', '/pay')], { metadata: { mdpProxy: { serverId: prefix, clientId: 'app' } } });
     // The id is held already: whether the copy is refused shows on its own socket.
-    const copy = await TestClient.connect(leader.info?.urls.ws as string, { headers: { ...bearer('cluster-token'), [MIRROR_PROOF_HEADER]: captured[MIRROR_PROOF_HEADER] as string } });
+    const copy = await TestClient.connect(leader.info?.urls.ws as string, {
+      headers: { ...bearer('cluster-token'), [MIRROR_PROOF_HEADER]: captured[MIRROR_PROOF_HEADER] as string },
+    });
     copy.send({ type: 'registerClient', client: mirror });
-    expect(await Promise.race([copy.closed, copy.roundTrip().then(() => 'registered')])).toEqual({ code: 4403, reason: expect.stringContaining('mirror of cluster member') });
+    expect(await Promise.race([copy.closed, copy.roundTrip().then(() => 'registered')])).toEqual({
+      code: 4403,
+      reason: expect.stringContaining('mirror of cluster member'),
+    });
     expect(upgrades.at(-1)?.[MIRROR_PROOF_HEADER]).toBe(captured[MIRROR_PROOF_HEADER]);
     // The real mirror still holds the id, and calls reach the follower's client.
     const res = await post(`${leader.info?.urls.http}/mdp/call`, { clientId: `${prefix}.app`, method: 'POST', path: '/pay' }, bearer('token-b'));
@@ -141,11 +148,14 @@ describe('client ids in a cluster without a policy', () => {
 
   // Review finding: the leader did not keep mirrored ids for their owner without a policy, so any
   // site's page took `app` there and got the agent's calls meant for the program on the follower.
-  it("a page of another site cannot take on the leader the id of a local program that lives on a follower", { timeout: 20_000 }, async () => {
+  it('a page of another site cannot take on the leader the id of a local program that lives on a follower', { timeout: 20_000 }, async () => {
     const { leader, follower } = await twoServerCluster(undefined, 'a-cluster-secret-for-the-test');
     const owner = await ownerOnFollower(leader, follower, {});
     owner.handler = () => 'paid';
-    expect(await registerFromPage(leader, 'http://evil.example', descriptor('app', [endpoint('POST', '/pay')]))).toEqual({ code: 4403, reason: 'Client id held by another principal' });
+    expect(await registerFromPage(leader, 'http://evil.example', descriptor('app', [endpoint('POST', '/pay')]))).toEqual({
+      code: 4403,
+      reason: 'Client id held by another principal',
+    });
     for (const at of [follower, leader]) {
       const res = await post(`${at.info?.urls.http}/mdp/call`, { clientId: 'app', method: 'POST', path: '/pay' });
       expect(await res.json()).toEqual({ ok: true, data: 'paid' });
@@ -161,7 +171,7 @@ describe('client ids in a cluster without a policy', () => {
   });
 });
 
-describe('a bare id on the leader and a follower\'s mirror of it (owner-first)', () => {
+describe("a bare id on the leader and a follower's mirror of it (owner-first)", () => {
   // Who holds `app` where: [leader's client, follower's client, the agents asking]. With one
   // principal both clients stay and `app` reaches the leader's own; with two, the client registered
   // first keeps `app` (the other is refused, or stays only under the follower's prefix).
@@ -224,8 +234,15 @@ describe('a bare id on the leader and a follower\'s mirror of it (owner-first)',
       if (!(onL instanceof TestClient)) throw new Error(`bare app refused: ${JSON.stringify(onL)}`);
 
       // What the leader lists: both, the mirror without the bare alias (the leader's own client has it).
-      const listing = (await (await fetch(`${leader.info?.urls.http}/mdp/clients`, { headers: asking })).json()) as { clients: Array<{ id: string; aliases?: string[] }> };
-      expect(listing.clients.map((c) => [c.id, c.aliases ?? []]).sort()).toEqual([['app', []], [`${prefix}.app`, []]].sort());
+      const listing = (await (await fetch(`${leader.info?.urls.http}/mdp/clients`, { headers: asking })).json()) as {
+        clients: Array<{ id: string; aliases?: string[] }>;
+      };
+      expect(listing.clients.map((c) => [c.id, c.aliases ?? []]).sort()).toEqual(
+        [
+          ['app', []],
+          [`${prefix}.app`, []],
+        ].sort(),
+      );
       // `app` reaches the leader's own client from every member; the mirror stays reachable by its full id.
       const call = async (at: MdpServer, clientId: string) =>
         (await (await post(`${at.info?.urls.http}/mdp/call`, { clientId, method: 'POST', path: '/pay' }, asking)).json()) as unknown;

@@ -55,7 +55,13 @@ async function startClusterServers(
 
 /** Client `big` on `server`, whose listing is about 1.2 MB: more than a link's default frame (1 MiB), less than one catalog may hold. */
 function registerBigCatalog(server: MdpServer): Promise<TestClient> {
-  return TestClient.register(server.info?.urls.ws as string, descriptor('big', Array.from({ length: 4000 }, (_, i) => skill(`/area${i}/skill.md`, { description: 'd'.repeat(200) }))));
+  return TestClient.register(
+    server.info?.urls.ws as string,
+    descriptor(
+      'big',
+      Array.from({ length: 4000 }, (_, i) => skill(`/area${i}/skill.md`, { description: 'd'.repeat(200) })),
+    ),
+  );
 }
 
 /** Every path of `clientId` through `host`, page by page (1000 a page at most), each listed once. */
@@ -146,7 +152,13 @@ async function fakePeer(port: number, template: MetaDocument) {
   const meta: MetaDocument = {
     ...template,
     serverId: base,
-    endpoints: { ws: `ws://${base}`, httpLoop: `http://${base}/mdp/http-loop`, auth: `http://${base}/mdp/auth`, meta: `http://${base}/mdp/meta`, cluster: `ws://${base}/mdp/cluster` },
+    endpoints: {
+      ws: `ws://${base}`,
+      httpLoop: `http://${base}/mdp/http-loop`,
+      auth: `http://${base}/mdp/auth`,
+      meta: `http://${base}/mdp/meta`,
+      cluster: `ws://${base}/mdp/cluster`,
+    },
     cluster: { ...template.cluster, role: 'follower', leaderId: '', leaderUrl: '' },
   };
   const wss = new WebSocketServer({ noServer: true });
@@ -239,52 +251,55 @@ describe('cluster of mdp servers', () => {
       cluster: { secret: 'shared secret', upstreamHeaders: bearer },
       server: { authPolicy: { verify: (auth: AuthContext | undefined) => auth?.token === token, cookieSecret: Buffer.alloc(32, 7) } },
     },
-  ])('with $policy: members link, elect and mirror; a peer that cannot prove the secret gets no RPC answered and no token, either way', async ({ secret, cluster, server }) => {
-    const group = await startClusterServers(2, () => cluster, server, 1);
-    const leader = await agreedLeader(group);
-    const follower = group.find((s) => s !== leader) as MdpServer;
+  ])(
+    'with $policy: members link, elect and mirror; a peer that cannot prove the secret gets no RPC answered and no token, either way',
+    async ({ secret, cluster, server }) => {
+      const group = await startClusterServers(2, () => cluster, server, 1);
+      const leader = await agreedLeader(group);
+      const follower = group.find((s) => s !== leader) as MdpServer;
 
-    const client = await TestClient.connect(follower.info?.urls.ws as string, { headers: bearer });
-    client.handler = () => 'guarded text';
-    const mirroredId = `${follower.info?.serverId}.guarded`;
-    const mirrored = clientChange(leader, mirroredId, true);
-    client.send({ type: 'registerClient', client: descriptor('guarded', [skill('/g/skill.md')]) });
-    await mirrored;
-    const url = `${leader.info?.urls.http}/skills/${encodeURIComponent(mirroredId)}/g`;
-    expect((await fetch(url)).status).toBe(401);
-    expect(await (await fetch(url, { headers: bearer })).text()).toBe('guarded text');
+      const client = await TestClient.connect(follower.info?.urls.ws as string, { headers: bearer });
+      client.handler = () => 'guarded text';
+      const mirroredId = `${follower.info?.serverId}.guarded`;
+      const mirrored = clientChange(leader, mirroredId, true);
+      client.send({ type: 'registerClient', client: descriptor('guarded', [skill('/g/skill.md')]) });
+      await mirrored;
+      const url = `${leader.info?.urls.http}/skills/${encodeURIComponent(mirroredId)}/g`;
+      expect((await fetch(url)).status).toBe(401);
+      expect(await (await fetch(url, { headers: bearer })).text()).toBe('guarded text');
 
-    // Links to the servers: without a proof (a bearer token is not one) the hello is refused, and the RPC after it never read.
-    const self = leader.info?.serverId as string;
-    for (const headers of [{}, bearer]) expect(await rawControlLink(leader, headers)).toEqual({ code: 1008, types: [] });
-    expect((await rawControlLink(leader, {}, { secret: 'wrong secret', to: self })).code).toBe(1008);
-    // A proof of the right secret addressed to another server is refused too, and so is one 10 minutes old.
-    expect((await rawControlLink(leader, {}, { secret, to: self, ageMs: 10 * 60_000 })).code).toBe(1008);
-    expect((await rawControlLink(leader, {}, { secret, to: follower.info?.serverId as string })).code).toBe(1008);
-    // The same exchange with the proof is answered: the refusals above are the secret, not a bad hello.
-    const allowed = await rawControlLink(leader, {}, { secret, to: self });
-    expect(allowed.types[0]).toBe('clusterHello');
-    expect(allowed.types).toContain('clusterRpcResponse');
+      // Links to the servers: without a proof (a bearer token is not one) the hello is refused, and the RPC after it never read.
+      const self = leader.info?.serverId as string;
+      for (const headers of [{}, bearer]) expect(await rawControlLink(leader, headers)).toEqual({ code: 1008, types: [] });
+      expect((await rawControlLink(leader, {}, { secret: 'wrong secret', to: self })).code).toBe(1008);
+      // A proof of the right secret addressed to another server is refused too, and so is one 10 minutes old.
+      expect((await rawControlLink(leader, {}, { secret, to: self, ageMs: 10 * 60_000 })).code).toBe(1008);
+      expect((await rawControlLink(leader, {}, { secret, to: follower.info?.serverId as string })).code).toBe(1008);
+      // The same exchange with the proof is answered: the refusals above are the secret, not a bad hello.
+      const allowed = await rawControlLink(leader, {}, { secret, to: self });
+      expect(allowed.types[0]).toBe('clusterHello');
+      expect(allowed.types).toContain('clusterRpcResponse');
 
-    // Links from the servers: a fake peer in the discovery range is dialled, but sees no token and gets no answer.
-    const template = parseMetaDocument(await (await fetch(`${leader.info?.urls.http}/mdp/meta`)).json());
-    if (!template.ok) throw new Error(template.error);
-    const fake = await fakePeer(Math.max(...group.map((s) => s.info?.port as number)) + 1, template.value);
-    try {
-      await until(fake.changes, () => fake.seen.dials >= 2, { timeoutMs: 4000, what: 'the servers to dial the fake peer' });
-      // Each link ends unanswered: whatever a server would have answered comes before its close.
-      await until(fake.changes, () => fake.seen.closes.length >= 2, { timeoutMs: 4000, what: 'the servers to drop the fake peer' });
-      expect(fake.seen.authorizations.every((a) => a === undefined)).toBe(true);
-      expect(fake.seen.rpcAnswers).toBe(0);
-      // What the fake was sent cannot be replayed to a member: each hello was addressed to the fake.
-      const fromFollower = fake.seen.hellos.find((text) => text.includes(`"serverId":"${follower.info?.serverId}"`));
-      expect(fromFollower).toBeDefined();
-      expect(await rawControlLink(leader, {}, { replay: fromFollower as string })).toEqual({ code: 1008, types: [] });
-    } finally {
-      await fake.close();
-    }
-    expect(client.calls).toHaveLength(1);
-  });
+      // Links from the servers: a fake peer in the discovery range is dialled, but sees no token and gets no answer.
+      const template = parseMetaDocument(await (await fetch(`${leader.info?.urls.http}/mdp/meta`)).json());
+      if (!template.ok) throw new Error(template.error);
+      const fake = await fakePeer(Math.max(...group.map((s) => s.info?.port as number)) + 1, template.value);
+      try {
+        await until(fake.changes, () => fake.seen.dials >= 2, { timeoutMs: 4000, what: 'the servers to dial the fake peer' });
+        // Each link ends unanswered: whatever a server would have answered comes before its close.
+        await until(fake.changes, () => fake.seen.closes.length >= 2, { timeoutMs: 4000, what: 'the servers to drop the fake peer' });
+        expect(fake.seen.authorizations.every((a) => a === undefined)).toBe(true);
+        expect(fake.seen.rpcAnswers).toBe(0);
+        // What the fake was sent cannot be replayed to a member: each hello was addressed to the fake.
+        const fromFollower = fake.seen.hellos.find((text) => text.includes(`"serverId":"${follower.info?.serverId}"`));
+        expect(fromFollower).toBeDefined();
+        expect(await rawControlLink(leader, {}, { replay: fromFollower as string })).toEqual({ code: 1008, types: [] });
+      } finally {
+        await fake.close();
+      }
+      expect(client.calls).toHaveLength(1);
+    },
+  );
 
   it("a follower's host answers through the leader: a websocket client of the other follower is listed and called", async () => {
     const group = await startClusterServers(3);
@@ -305,7 +320,7 @@ describe('cluster of mdp servers', () => {
     expect(await host.callPaths({ method: 'POST', path: '/act', body: 'x' })).toEqual({ results: [{ clientId: mirroredId, ok: true, data: { echoed: 'x' } }] });
   });
 
-  it("a follower walks a listing larger than one cluster frame page by page through the leader, and the links stay up", async () => {
+  it('a follower walks a listing larger than one cluster frame page by page through the leader, and the links stay up', async () => {
     const group = await startClusterServers(2);
     const leader = await agreedLeader(group);
     const follower = group.find((s) => s !== leader) as MdpServer;
@@ -317,13 +332,19 @@ describe('cluster of mdp servers', () => {
     client.socket.terminate();
   });
 
-  it('--max-message-bytes sets the frame of cluster links too: the leader\'s pages fit it', async () => {
+  it("--max-message-bytes sets the frame of cluster links too: the leader's pages fit it", async () => {
     const maxMessageBytes = 300_000;
     const group = await startClusterServers(2, () => ({}), { maxMessageBytes });
     const leader = await agreedLeader(group);
     const follower = group.find((s) => s !== leader) as MdpServer;
     // 1100 paths of about 290 bytes each as listed: 1000 of them would pass one frame.
-    const client = await TestClient.register(leader.info?.urls.ws as string, descriptor('big', Array.from({ length: 1100 }, (_, i) => skill(`/area${i}/skill.md`, { description: 'd'.repeat(200) }))));
+    const client = await TestClient.register(
+      leader.info?.urls.ws as string,
+      descriptor(
+        'big',
+        Array.from({ length: 1100 }, (_, i) => skill(`/area${i}/skill.md`, { description: 'd'.repeat(200) })),
+      ),
+    );
     const host = (follower.cluster as NonNullable<MdpServer['cluster']>).host;
     const first = await host.listPaths({ clientId: 'big', limit: 1000 });
     expect(first.paths.length).toBeLessThan(1000);
@@ -365,7 +386,12 @@ describe('cluster of mdp servers', () => {
     blocker.on('connection', (socket) => sockets.add(socket));
     await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', () => resolve()));
     try {
-      const server = createMdpServer({ host: '127.0.0.1', port, logLevel: 'silent', cluster: { ...FAST, portFallback: true, discovery: { startPort: port as number, attempts: 3 } } });
+      const server = createMdpServer({
+        host: '127.0.0.1',
+        port,
+        logLevel: 'silent',
+        cluster: { ...FAST, portFallback: true, discovery: { startPort: port as number, attempts: 3 } },
+      });
       servers.push(server);
       await expect(server.listen()).rejects.toMatchObject({ code: 'EADDRINUSE' });
     } finally {
@@ -389,7 +415,7 @@ describe('cluster on TLS (--tls-key, --tls-cert, --tls-ca)', () => {
   });
   afterAll(() => pki.remove());
 
-  it('elects over wss, mirrors a follower\'s client into the leader, and fails over to a new leader that serves it', async () => {
+  it("elects over wss, mirrors a follower's client into the leader, and fails over to a new leader that serves it", async () => {
     const group = await startClusterServers(3, () => ({}), { tls: ca.tls(ca.issue('member')) });
     const leader = await agreedLeader(group);
     const get = tlsFetch(ca.ca);
@@ -397,7 +423,12 @@ describe('cluster on TLS (--tls-key, --tls-cert, --tls-ca)', () => {
       const doc = parseMetaDocument(await (await get(`${s.info?.urls.http}/mdp/meta`)).json());
       if (!doc.ok) throw new Error(doc.error);
       expect(doc.value.endpoints.cluster).toBe(`wss://127.0.0.1:${s.info?.port}/mdp/cluster`);
-      expect(doc.value.cluster).toMatchObject({ leaderId: leader.info?.serverId, leaderUrl: leader.info?.urls.ws, knownMemberCount: 3, reachableMemberCount: 3 });
+      expect(doc.value.cluster).toMatchObject({
+        leaderId: leader.info?.serverId,
+        leaderUrl: leader.info?.urls.ws,
+        knownMemberCount: 3,
+        reachableMemberCount: 3,
+      });
     }
     expect(leader.info?.urls.ws).toMatch(/^wss:/);
 
@@ -434,16 +465,25 @@ describe('cluster on TLS (--tls-key, --tls-cert, --tls-ca)', () => {
     expect([hub, second]).toContain(await agreedLeader([hub, second]));
   });
 
-  it('a node whose certificate comes from another CA is no member: each side refuses the other\'s certificate', async () => {
+  it("a node whose certificate comes from another CA is no member: each side refuses the other's certificate", async () => {
     const ports = await freePorts(3);
     const discovery = { startPort: ports[0], attempts: 3, intervalMs: 150, probeTimeoutMs: 200 };
     const stranger = pki.ca('outsider-ca');
     // The stranger listens first, so the members' first discovery round, which comes before any election, probes it.
-    const rogue = createMdpServer({ host: '127.0.0.1', port: ports[2], logLevel: 'silent', clusterId: 'e2e', tls: stranger.tls(stranger.issue('outsider')), cluster: { ...FAST, discovery } });
+    const rogue = createMdpServer({
+      host: '127.0.0.1',
+      port: ports[2],
+      logLevel: 'silent',
+      clusterId: 'e2e',
+      tls: stranger.tls(stranger.issue('outsider')),
+      cluster: { ...FAST, discovery },
+    });
     servers.push(rogue);
     await rogue.listen();
     const member = ca.issue('member');
-    const group = ports.slice(0, 2).map((port) => createMdpServer({ host: '127.0.0.1', port, logLevel: 'silent', clusterId: 'e2e', tls: ca.tls(member), cluster: { ...FAST, discovery } }));
+    const group = ports
+      .slice(0, 2)
+      .map((port) => createMdpServer({ host: '127.0.0.1', port, logLevel: 'silent', clusterId: 'e2e', tls: ca.tls(member), cluster: { ...FAST, discovery } }));
     servers.push(...group);
     await Promise.all(group.map((s) => s.listen()));
     const leader = await agreedLeader(group);
@@ -457,7 +497,7 @@ describe('cluster on TLS (--tls-key, --tls-cert, --tls-ca)', () => {
     expect(await probeMeta(leader.info?.urls.http as string, { tls: { ca: stranger.ca } })).toMatchObject({ ok: false, kind: 'not-mdp' });
   });
 
-  it('with peer certificates, /mdp/cluster refuses a node of another CA even when it trusts the cluster\'s CA and dials in', async () => {
+  it("with peer certificates, /mdp/cluster refuses a node of another CA even when it trusts the cluster's CA and dials in", async () => {
     const { logger, seen } = recordingLogger({ level: 'warn' });
     const refused = seen('cluster.peer_certificate_refused');
     const group = await startClusterServers(2, () => ({}), { tls: { ...ca.tls(ca.issue('member')), peerCertificates: true }, logger }, 1);

@@ -96,7 +96,9 @@ describe('the cookie keys file', () => {
     expect((error as CookieKeysError).kind).toBe('unfit');
     expect((error as Error).message).toContain(`cookie keys ${file}: `);
     expect((error as Error).message).toContain(message);
-    expect((error as Error).message).toMatch(/; delete it to make a new key \(every mdp_auth cookie issued before is then refused\), or give --cluster-state-dir a private directory$/);
+    expect((error as Error).message).toMatch(
+      /; delete it to make a new key \(every mdp_auth cookie issued before is then refused\), or give --cluster-state-dir a private directory$/,
+    );
     // Never replaced by the server: the file is as it was.
     expect(readFileSync(file, 'utf8')).toBe(text);
   });
@@ -208,7 +210,9 @@ describe('rotation', () => {
     const file = cookieKeysFile(scratchDir());
     loadOrCreateCookieKeys(file);
     writeFileSync(`${file}.lock`, '1\n');
-    expect(() => rotateCookieKeyFile(file)).toThrow(`cookie keys ${file}: another rotation is under way (if none is, one was interrupted: remove ${file}.lock)`);
+    expect(() => rotateCookieKeyFile(file)).toThrow(
+      `cookie keys ${file}: another rotation is under way (if none is, one was interrupted: remove ${file}.lock)`,
+    );
     rmSync(`${file}.lock`);
     rotateCookieKeyFile(file);
     expect(existsSync(`${file}.lock`)).toBe(false);
@@ -247,7 +251,9 @@ describe('rotation', () => {
       expect(accepts(gate, gate.encodeCookie({ token: 'good' }))).toBe(true);
     }
     const reports = records.filter((r) => r.event === 'auth.cookie_keys_unusable');
-    expect(reports).toEqual([expect.objectContaining({ level: 'warn', file, kept: 1, error: expect.stringContaining('it does not hold cookie keys (it is not JSON)') })]);
+    expect(reports).toEqual([
+      expect.objectContaining({ level: 'warn', file, kept: 1, error: expect.stringContaining('it does not hold cookie keys (it is not JSON)') }),
+    ]);
     // Mended (here: the good keys, rotated): taken at the next look.
     const goodKeys = parseCookieKeys(good);
     if (!goodKeys.ok) throw new Error(goodKeys.error);
@@ -307,7 +313,11 @@ describe('mdp-server rotate-cookie-key', () => {
     expect(keys[1]).toEqual(expect.objectContaining({ key: first, retired: new Date(T0).toISOString() }));
     // The environment names the directory as it does for the server; with no file yet, one is made.
     const other = scratchDir();
-    expect(run([], { MDP_CLUSTER_STATE_DIR: other })).toEqual({ code: 0, out: `mdp-server: made the mdp_auth cookie key in ${cookieKeysFile(other)} (there was none)\n`, err: '' });
+    expect(run([], { MDP_CLUSTER_STATE_DIR: other })).toEqual({
+      code: 0,
+      out: `mdp-server: made the mdp_auth cookie key in ${cookieKeysFile(other)} (there was none)\n`,
+      err: '',
+    });
     expect(loadOrCreateCookieKeys(cookieKeysFile(other)).keys).toHaveLength(1);
   });
 

@@ -51,7 +51,10 @@ async function websocketAdmits(t: TestServer, headers: Record<string, string>, i
   const client = await TestClient.connect(t.ws, { headers, ...(t.ca ? { ca: t.ca } : {}) });
   const listed = clientChange(t.server, id, true);
   client.send({ type: 'registerClient', client: descriptor(id, [skill('/s/skill.md')]) });
-  const outcome = await Promise.race([listed.then(() => true), client.closed.then((closed) => (expect(closed).toEqual({ code: 4401, reason: 'Unauthorized' }), false))]);
+  const outcome = await Promise.race([
+    listed.then(() => true),
+    client.closed.then((closed) => (expect(closed).toEqual({ code: 4401, reason: 'Unauthorized' }), false)),
+  ]);
   client.close();
   return outcome;
 }
@@ -85,7 +88,9 @@ describe.each([
   it('does not count from a page of another site on any route kind (SPEC §6 CORS stays: its requests get what a cookie-less one gets)', async () => {
     const { t, cookie } = await guarded(optionsOf());
     // A session the allowed page opened with the cookie: another site's page cannot poll it with it.
-    const opened = (await (await t.fetch(`${t.http}/mdp/http-loop/connect`, { method: 'POST', headers: { cookie, origin: ALLOWED } })).json()) as { sessionId: string };
+    const opened = (await (await t.fetch(`${t.http}/mdp/http-loop/connect`, { method: 'POST', headers: { cookie, origin: ALLOWED } })).json()) as {
+      sessionId: string;
+    };
     let n = 0;
     for (const origin of FOREIGN) {
       const headers = { cookie, origin };
@@ -107,14 +112,18 @@ describe.each([
       const preflight = await t.fetch(`${t.http}/mdp/http-loop/connect`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });
       expect([preflight.status, preflight.headers.get('access-control-allow-origin')], origin).toEqual([204, origin]);
       // What the page shows itself still works: the HTTP loop with a token, no cookie needed.
-      expect((await t.fetch(`${t.http}/mdp/http-loop/connect`, { method: 'POST', headers: { origin, authorization: `Bearer ${TOKEN}` } })).status, origin).toBe(200);
+      expect((await t.fetch(`${t.http}/mdp/http-loop/connect`, { method: 'POST', headers: { origin, authorization: `Bearer ${TOKEN}` } })).status, origin).toBe(
+        200,
+      );
     }
     // Another site's <script> or <img> sends no Origin, only Fetch Metadata: the cookie does not
     // count there either (the host API then asks for a credential), while the user's own top-level
     // navigation from a link keeps it.
     // (Sent as given: the global fetch adds a Sec-Fetch-Mode of its own.)
     const clients = async (headers: Record<string, string>): Promise<number> =>
-      t.ca ? (await t.fetch(`${t.http}/mdp/clients`, { headers })).status : (await rawRequest(t.http, '/mdp/clients', 'GET', Object.entries(headers).flat())).status;
+      t.ca
+        ? (await t.fetch(`${t.http}/mdp/clients`, { headers })).status
+        : (await rawRequest(t.http, '/mdp/clients', 'GET', Object.entries(headers).flat())).status;
     const element = { cookie, 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' };
     expect(await clients(element)).toBe(401);
     expect(await clients({ ...element, 'sec-fetch-site': 'same-site' })).toBe(401);
@@ -130,7 +139,11 @@ describe('the cookie without a policy', () => {
     const t = await startServer({ cluster: { mode: 'standalone' } });
     const app = await registeredClient(t, descriptor('app', [skill('/docs/skill.md')]));
     app.handler = () => 'doc';
-    const minted = await fetch(`${t.http}/mdp/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ auth: { token: 'user-secret' } }) });
+    const minted = await fetch(`${t.http}/mdp/auth`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ auth: { token: 'user-secret' } }),
+    });
     const cookie = `mdp_auth=${/mdp_auth=([^;]+)/.exec(minted.headers.get('set-cookie') ?? '')?.[1]}; theirs=1`;
     expect((await fetch(`${t.http}/skills/app/docs`, { headers: { cookie, origin: LOOPBACK_PAGE } })).status).toBe(200);
     // Another site's page may not read at all (its skill read is refused before the client).

@@ -88,7 +88,9 @@ it('a cookie outlives a restart, works on every member of the state directory an
   // issued before or after is taken by both, with no restart.
   const rotated = await rotate(['--cluster-state-dir', state]);
   expect(rotated).toMatchObject({ code: 0, stderr: '' });
-  expect(rotated.stdout).toMatch(/^mdp-server: rotated the mdp_auth cookie key in .*cookie-keys: new cookies are sealed with the new key; cookies sealed before stay valid until \S+ at the latest \(1 retired key kept\)\n$/);
+  expect(rotated.stdout).toMatch(
+    /^mdp-server: rotated the mdp_auth cookie key in .*cookie-keys: new cookies are sealed with the new key; cookies sealed before stay valid until \S+ at the latest \(1 retired key kept\)\n$/,
+  );
   const fromB = await mint(portB);
   expect(keyId(fromB)).not.toBe(keyId(cookie));
   await logged(b, 'auth.cookie_keys_loaded', { sealing: keyId(fromB) }, STARTUP_MS);

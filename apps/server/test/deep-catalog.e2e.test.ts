@@ -38,6 +38,8 @@ describe('a catalog nested too deep', () => {
       body: `{"message":${registerFrame('loop')}}`,
     });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: string }).error).toContain('message.client.paths.0.inputSchema: must not nest objects and arrays more than 64 levels deep');
+    expect(((await res.json()) as { error: string }).error).toContain(
+      'message.client.paths.0.inputSchema: must not nest objects and arrays more than 64 levels deep',
+    );
   });
 });

@@ -70,9 +70,13 @@ describe('the default port', () => {
     await watch.seen('server.default_port_held');
     // The survivor may take the port before it has let the holder go (its departure, or its lease):
     // wait for that on the survivor's own log lines, then check.
-    await until((change) => watch.lines.subscribe(change), () => survivor.cluster!.meta().knownMemberCount === 1 || undefined, {
-      what: () => `the survivor to know only itself (knows ${survivor.cluster!.meta().knownMemberCount})`,
-    });
+    await until(
+      (change) => watch.lines.subscribe(change),
+      () => survivor.cluster!.meta().knownMemberCount === 1 || undefined,
+      {
+        what: () => `the survivor to know only itself (knows ${survivor.cluster!.meta().knownMemberCount})`,
+      },
+    );
     expect(survivor.cluster!.meta()).toMatchObject({ role: 'leader', knownMemberCount: 1 });
 
     // /mdp/meta on either port: the leader, with its own endpoints.
@@ -125,7 +129,12 @@ describe('the default port', () => {
     const watch = recordingLogger({ level: 'info' });
     const server = await start(own, range, { serveDefaultPort: false }, watch.logger);
     await leads(server);
-    const standalone = createMdpServer({ host: '127.0.0.1', port: 0, logLevel: 'silent', cluster: { mode: 'standalone', discovery: { startPort: home, attempts: 2 } } });
+    const standalone = createMdpServer({
+      host: '127.0.0.1',
+      port: 0,
+      logLevel: 'silent',
+      cluster: { mode: 'standalone', discovery: { startPort: home, attempts: 2 } },
+    });
     servers.push(standalone);
     await standalone.listen();
     expect(server.cluster!.servesDefaultPort()).toBe(true);
@@ -171,7 +180,13 @@ describe('the default port, given back', () => {
     const { watch } = await held(range);
     const discovery = { startPort: home, attempts: range.length, intervalMs: 100, probeTimeoutMs: 200 };
     const theirs = createMdpServer({ host: '127.0.0.1', port: home, clusterId: 'dp', logLevel: 'silent', cluster: { ...FAST, discovery, secret: 'theirs' } });
-    const otherCluster = createMdpServer({ host: '127.0.0.1', port: home, clusterId: 'other', logLevel: 'silent', cluster: { ...FAST, discovery, secret: 'ours' } });
+    const otherCluster = createMdpServer({
+      host: '127.0.0.1',
+      port: home,
+      clusterId: 'other',
+      logLevel: 'silent',
+      cluster: { ...FAST, discovery, secret: 'ours' },
+    });
     servers.push(theirs, otherCluster);
     await expect(theirs.listen()).rejects.toMatchObject({ code: 'EADDRINUSE' });
     await watch.seen('server.port_release_refused', { port: home, reason: 'cluster secret not proven' });
@@ -189,7 +204,12 @@ describe('the default port, given back', () => {
     const post = (body: unknown, headers: Record<string, string> = {}) =>
       fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
     const request = (over: { to?: string; port?: number; secret?: string } = {}) =>
-      portReleaseRequest(over.secret ?? 'ours', 'dp', { serverId: `127.0.0.1:${home}`, to: over.to ?? `127.0.0.1:${own}`, port: over.port ?? home, timestamp: systemClock.wallNow() });
+      portReleaseRequest(over.secret ?? 'ours', 'dp', {
+        serverId: `127.0.0.1:${home}`,
+        to: over.to ?? `127.0.0.1:${own}`,
+        port: over.port ?? home,
+        timestamp: systemClock.wallNow(),
+      });
     const refused = async (res: Response, status: number, error: RegExp) => {
       expect(res.status).toBe(status);
       expect((await res.json()) as unknown).toEqual({ error: expect.stringMatching(error) });

@@ -35,7 +35,10 @@ describe('GET /SKILL.md', () => {
     expect(exampleUrls(first)).toEqual([]);
 
     // A websocket client with a deep and a shallow skill, an HTTP loop client with an endpoint.
-    const ws = await registeredClient(t, descriptor('app', [endpoint('/status'), skill('/docs/deep/skill.md'), skill('/topics/:topic/skill.md'), skill('/docs/skill.md')]));
+    const ws = await registeredClient(
+      t,
+      descriptor('app', [endpoint('/status'), skill('/docs/deep/skill.md'), skill('/topics/:topic/skill.md'), skill('/docs/skill.md')]),
+    );
     ws.handler = (call) => `# read ${call.path}`;
     const loop = await registeredLoopClient(t, descriptor('loop', [endpoint('/ping', 'POST')]));
     const two = await (await fetch(`${t.http}/SKILL.md`)).text();

@@ -20,7 +20,16 @@ const guide = (facts: Partial<GuideFacts>): string => guideText({ ...base, ...fa
 describe('the guide', () => {
   it('names every URL of the host API, the skill routes and MCP on the given base', () => {
     const text = guide({});
-    for (const url of ['/mdp/clients', '/mdp/paths?clientId=<id>', '/mdp/call', '/mdp/call-many', '/skills/<clientId>/<path>', '/<clientId>/skills/<path>', '/mdp/meta', '/mdp/inspector']) {
+    for (const url of [
+      '/mdp/clients',
+      '/mdp/paths?clientId=<id>',
+      '/mdp/call',
+      '/mdp/call-many',
+      '/skills/<clientId>/<path>',
+      '/<clientId>/skills/<path>',
+      '/mdp/meta',
+      '/mdp/inspector',
+    ]) {
       expect(text).toContain(`${base.http}${url}`);
     }
     expect(text).toContain('`http://127.0.0.1:47400/mcp`');

@@ -58,7 +58,10 @@ export function tlsFetch(ca: Buffer): Fetch {
 
 /** Wait until the router lists (or no longer lists) `clientId`: checked on the router's client events. */
 export async function clientChange(server: MdpServer, clientId: string, present: boolean): Promise<void> {
-  await until((change) => server.router.onClientEvent(change), () => server.router.hasClient(clientId) === present);
+  await until(
+    (change) => server.router.onClientEvent(change),
+    () => server.router.hasClient(clientId) === present,
+  );
 }
 
 /** Connect a websocket client, register it and wait until the server lists it. */

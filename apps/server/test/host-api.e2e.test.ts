@@ -9,7 +9,6 @@ import { clientChange, registeredClient, registeredLoopClient, startServer, type
 
 afterEach(stopAll);
 
-
 const CATALOG: PathDescriptor[] = [
   endpoint('/page/click', 'POST', { description: 'Click on the page' }),
   endpoint('/status'),
@@ -65,7 +64,12 @@ describe('host API without an auth policy', () => {
       cursor = page.nextCursor as string | undefined;
     } while (cursor !== undefined);
     expect(ids).toEqual(['a', 'b', 'c']);
-    for (const [query, field] of [['/mdp/clients?limit=0', 'limit'], ['/mdp/paths?limit=many', 'limit'], ['/mdp/paths?cursor=bogus', 'cursor'], ['/mdp/clients?cursor=%00', 'cursor']] as const) {
+    for (const [query, field] of [
+      ['/mdp/clients?limit=0', 'limit'],
+      ['/mdp/paths?limit=many', 'limit'],
+      ['/mdp/paths?cursor=bogus', 'cursor'],
+      ['/mdp/clients?cursor=%00', 'cursor'],
+    ] as const) {
       const res = await fetch(`${t.http}${query}`);
       expect(res.status, query).toBe(400);
       expect(await json(res)).toEqual({ error: { code: 'bad_request', message: expect.stringMatching(new RegExp(`^${field}: `)) } });
@@ -189,7 +193,10 @@ describe('host API without an auth policy', () => {
     const res = await fetch(`${t.http}/mdp/clients`, { headers: { origin: 'http://localhost:5173' } });
     expect(res.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
     expect(res.headers.get('access-control-allow-credentials')).toBe('true');
-    const preflight = await fetch(`${t.http}/mdp/call`, { method: 'OPTIONS', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST' } });
+    const preflight = await fetch(`${t.http}/mdp/call`, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST' },
+    });
     expect(preflight.status).toBe(204);
     const wrong = await fetch(`${t.http}/mdp/call`);
     expect(wrong.status).toBe(405);
@@ -198,7 +205,7 @@ describe('host API without an auth policy', () => {
 });
 
 describe('host API under an auth policy', () => {
-  it('refuses callers without an accepted token with 401 and never forwards the caller\'s credential to the client', async () => {
+  it("refuses callers without an accepted token with 401 and never forwards the caller's credential to the client", async () => {
     const t = await startServer({ authTokens: ['reader-token', 'client-token'] });
     const app = await registeredClient(t, descriptor('app', CATALOG), { authorization: 'Bearer client-token' });
     app.handler = (c) => ({ token: c.auth?.token ?? null });

@@ -6,7 +6,14 @@ import { createMdpServer } from '../src/index.js';
 import { capConnections, httpLimitsProblem, serverOptions, sweepMs, type HttpLimits } from '../src/http-limits.js';
 import { servePort } from '../src/listener.js';
 
-const limits: HttpLimits = { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, writeTimeoutMs: 30_000, maxPipelinedRequests: 8, maxConnections: 15_000 };
+const limits: HttpLimits = {
+  headersTimeoutMs: 20_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 5_000,
+  writeTimeoutMs: 30_000,
+  maxPipelinedRequests: 8,
+  maxConnections: 15_000,
+};
 
 describe('capConnections', () => {
   it("sets node's maxConnections and logs drops at most once a second, with how many since the last line", () => {
@@ -28,7 +35,7 @@ describe('capConnections', () => {
 });
 
 describe('a second port', () => {
-  it('has the same cap, and its drops are logged as the main port\'s', async () => {
+  it("has the same cap, and its drops are logged as the main port's", async () => {
     const server = createHttpServer();
     const { logger, next } = recordingLogger();
     capConnections(server, 1, logger);

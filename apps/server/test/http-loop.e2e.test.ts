@@ -92,7 +92,8 @@ describe('the seed polling flow', () => {
     const sessionId = await connect(t);
     for (const timestamp of [1, 2, 3]) expect((await send(t, sessionId, { type: 'ping', timestamp })).status).toBe(202);
     const got = [];
-    for (let i = 0; i < 3; i++) got.push(((await (await poll(t, `sessionId=${sessionId}&waitMs=0`)).json()) as { message: { timestamp: number } }).message.timestamp);
+    for (let i = 0; i < 3; i++)
+      got.push(((await (await poll(t, `sessionId=${sessionId}&waitMs=0`)).json()) as { message: { timestamp: number } }).message.timestamp);
     expect(got).toEqual([1, 2, 3]);
   });
 

@@ -68,7 +68,10 @@ describe.skipIf(!HAVE_CHROMIUM)('inspector in headless Chromium', () => {
     expect(await page.isVisible('#no-clients')).toBe(true);
     await page.locator('#cluster', { hasText: 'leader' }).waitFor();
 
-    const client = await registeredClient(t, descriptor('shop', [echo, skill('/guide/skill.md', { description: 'How to use the shop' })], { name: 'Shop page' }));
+    const client = await registeredClient(
+      t,
+      descriptor('shop', [echo, skill('/guide/skill.md', { description: 'How to use the shop' })], { name: 'Shop page' }),
+    );
     client.handler = (call) => (call.path === '/echo' ? { echoed: call.body } : '# Shop guide\n\n- Call **/echo** with a JSON body.\n- Read `/guide`.\n');
     await page.waitForSelector(clientItem('shop'));
     expect(await page.textContent(`${clientItem('shop')} .client-head`)).toContain('Shop page');
@@ -172,7 +175,8 @@ describe.skipIf(!HAVE_CHROMIUM)('inspector in headless Chromium', () => {
     const t = await startServer();
     const page = await openInspector(t.http);
     const client = await registeredClient(t, descriptor('evil', [skill('/x/skill.md')]));
-    client.handler = () => '# Title\n\n<script>parent.document.title = "owned"; window.top.owned = sessionStorage.length</script><img src=x onerror="parent.document.title=\'owned\'">';
+    client.handler = () =>
+      '# Title\n\n<script>parent.document.title = "owned"; window.top.owned = sessionStorage.length</script><img src=x onerror="parent.document.title=\'owned\'">';
     await page.waitForSelector(clientItem('evil'));
     await page.click(`${clientItem('evil')} button[data-path="/x/skill.md"]`);
     await page.click('#call-button');

@@ -52,7 +52,8 @@ it('takes a rotated key without a restart, and rides out the key set host going 
       .setIssuedAt()
       .setExpirationTime('10m')
       .sign(key.privateKey);
-  const list = async (key: SigningKey) => (await fetch(`http://127.0.0.1:${port}/mdp/clients`, { headers: { authorization: `Bearer ${await sign(key)}` } })).status;
+  const list = async (key: SigningKey) =>
+    (await fetch(`http://127.0.0.1:${port}/mdp/clients`, { headers: { authorization: `Bearer ${await sign(key)}` } })).status;
   const probe = async (path: string) => fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
   const keySetState = async () => {
     const text = await (await probe('/metrics')).text();

@@ -43,7 +43,15 @@ describe('key sets', () => {
     host.keys = [a.publicJwk];
     await host.start();
     clock = Date.now();
-    tokens = createAccessTokens({ issuer: ISSUER, jwksUrl: host.jwksUrl, audiences: () => [AUDIENCE], cooldownMs: 30_000, refreshIntervalMs: 600_000, logger: log.logger, now: () => clock });
+    tokens = createAccessTokens({
+      issuer: ISSUER,
+      jwksUrl: host.jwksUrl,
+      audiences: () => [AUDIENCE],
+      cooldownMs: 30_000,
+      refreshIntervalMs: 600_000,
+      logger: log.logger,
+      now: () => clock,
+    });
     await tokens.start();
   });
 

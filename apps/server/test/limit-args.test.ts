@@ -92,7 +92,10 @@ describe('limit flags', () => {
       kind: 'error',
       messages: ['--max-total-catalog-bytes (1000) must not be below the default --max-catalog-bytes (1048576)'],
     });
-    expect(run(['--max-total-catalog-bytes', '1000', '--max-catalog-bytes', '1000'])).toMatchObject({ kind: 'run', options: { maxTotalCatalogBytes: 1000, maxCatalogBytes: 1000 } });
+    expect(run(['--max-total-catalog-bytes', '1000', '--max-catalog-bytes', '1000'])).toMatchObject({
+      kind: 'run',
+      options: { maxTotalCatalogBytes: 1000, maxCatalogBytes: 1000 },
+    });
   });
 
   it('refuse an in-flight budget below twice the largest message, whichever is given', () => {

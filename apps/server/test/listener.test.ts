@@ -9,7 +9,14 @@ import { recordingLogger } from '@mdp/test-kit';
 import type { ServerFeature } from '../src/feature.js';
 import { createApp, createListener, type Server } from '../src/listener.js';
 
-const LIMITS = { headersTimeoutMs: 5000, requestTimeoutMs: 10_000, keepAliveTimeoutMs: 1000, writeTimeoutMs: 5000, maxPipelinedRequests: 8, maxConnections: 100 };
+const LIMITS = {
+  headersTimeoutMs: 5000,
+  requestTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 1000,
+  writeTimeoutMs: 5000,
+  maxPipelinedRequests: 8,
+  maxConnections: 100,
+};
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -41,7 +48,7 @@ describe('the listener', () => {
     expect(next.status).toBe(404);
   });
 
-  it("closes an upgrade a feature throws on, logs it, and serves the next request", async () => {
+  it('closes an upgrade a feature throws on, logs it, and serves the next request', async () => {
     const log = recordingLogger();
     const throwing: ServerFeature = {
       name: 'throwing',

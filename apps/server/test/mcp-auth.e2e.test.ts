@@ -95,7 +95,12 @@ describe('MCP authorization', () => {
     const refused = await fetch(`${t.http}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      }),
     });
     expect(refused.status).toBe(401);
     // The /mcp resource's own document (RFC 9728 §3.1), the one a client derives from the URL.
@@ -137,7 +142,9 @@ describe('MCP authorization', () => {
     expect(result.isError).not.toBe(true);
     expect(app.calls.map((call) => call.path)).toEqual(['/status']);
     // The client learns who the agent acts for (the person who consented), never the token.
-    expect(app.calls[0]?.auth).toEqual({ metadata: { principal: expect.stringMatching(/^oidc:/), scopes: [...MDP_SCOPES], issuer: issuer.url, subject: 'alice' } });
+    expect(app.calls[0]?.auth).toEqual({
+      metadata: { principal: expect.stringMatching(/^oidc:/), scopes: [...MDP_SCOPES], issuer: issuer.url, subject: 'alice' },
+    });
     // The same token serves the host API: one sign-in for the whole server.
     const token = oauth.tokens()?.access_token ?? '';
     expect((await fetch(`${t.http}/mdp/clients`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
@@ -164,7 +171,9 @@ describe('MCP authorization', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'callPath', arguments: {} } }),
     });
     expect(sessionless.status).toBe(403);
-    expect(sessionless.headers.get('www-authenticate')).toBe(`Bearer error="insufficient_scope", scope="mdp:call", resource_metadata="${t.http}/.well-known/oauth-protected-resource/mcp"`);
+    expect(sessionless.headers.get('www-authenticate')).toBe(
+      `Bearer error="insufficient_scope", scope="mdp:call", resource_metadata="${t.http}/.well-known/oauth-protected-resource/mcp"`,
+    );
   });
 
   it('refuses a token for another audience, and the inspector takes the same tokens as MCP', async () => {

@@ -74,7 +74,12 @@ describe('an agent on a follower of a three-process cluster', () => {
     const other = member(otherPort as number, base, env);
     await other.out.next(/following/, 0);
 
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, ...argsFor(agentPort as number, base)], env: env as Record<string, string>, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, ...argsFor(agentPort as number, base)],
+      env: env as Record<string, string>,
+      stderr: 'pipe',
+    });
     const agentOut = new Output();
     transport.stderr!.on('data', (d: Buffer) => agentOut.add(d.toString()));
     const agent = new Client({ name: 'cluster-agent', version: '1.0.0' });
@@ -95,7 +100,9 @@ describe('an agent on a follower of a three-process cluster', () => {
     // follower's may be admitted after the mirror is listed, which its log line tells.
     await agentOut.next(new RegExp(`"event":"cluster\\.member_joined"[^\\n]*"id":"127\\.0\\.0\\.1:${otherPort}"`), 0);
 
-    const listed = (await agent.callTool({ name: 'listClients', arguments: { search: 'App' } })).structuredContent as { clients: Array<{ id: string; aliases: string[] }> };
+    const listed = (await agent.callTool({ name: 'listClients', arguments: { search: 'App' } })).structuredContent as {
+      clients: Array<{ id: string; aliases: string[] }>;
+    };
     expect(listed.clients).toHaveLength(1);
     const id = listed.clients[0]!.id;
     expect(id).toBe(`127.0.0.1:${otherPort}.app`);
@@ -106,7 +113,10 @@ describe('an agent on a follower of a three-process cluster', () => {
 
     // The hub dies; once a survivor leads, the same session and the same id work again.
     const killedAt = performance.now();
-    const elected = Promise.race([agentOut.next(/"event":"cluster.leader_changed"[^\n]*"role":"leader"/), other.out.next(/"event":"cluster.leader_changed"[^\n]*"role":"leader"/)]);
+    const elected = Promise.race([
+      agentOut.next(/"event":"cluster.leader_changed"[^\n]*"role":"leader"/),
+      other.out.next(/"event":"cluster.leader_changed"[^\n]*"role":"leader"/),
+    ]);
     hub.child.kill('SIGKILL');
     await elected;
     const again = await call(2);

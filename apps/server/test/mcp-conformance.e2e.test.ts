@@ -65,16 +65,16 @@ const APPLIES: readonly string[] = [...ANY_SERVER, ...WITH_FIXTURE_CLIENTS];
 /** Scenarios that cannot apply, and why. */
 const NOT_APPLICABLE: Readonly<Record<string, string>> = {
   'tools-call-with-logging':
-    'the tool itself sends log messages while it runs: an MDP endpoint answers once and has no channel to the agent during a call (the server\'s own log messages are tested in mcp-depth.e2e)',
-  'tools-call-with-progress':
-    'the tool itself reports progress while it runs: an MDP endpoint cannot (callPaths progress is tested in mcp-depth.e2e)',
-  'tools-call-sampling': 'the tool asks the agent\'s host for a completion (sampling/createMessage): an MDP client cannot ask the agent anything',
-  'tools-call-elicitation': 'the tool asks the user through the agent\'s host (elicitation/create): an MDP client cannot',
+    "the tool itself sends log messages while it runs: an MDP endpoint answers once and has no channel to the agent during a call (the server's own log messages are tested in mcp-depth.e2e)",
+  'tools-call-with-progress': 'the tool itself reports progress while it runs: an MDP endpoint cannot (callPaths progress is tested in mcp-depth.e2e)',
+  'tools-call-sampling': "the tool asks the agent's host for a completion (sampling/createMessage): an MDP client cannot ask the agent anything",
+  'tools-call-elicitation': "the tool asks the user through the agent's host (elicitation/create): an MDP client cannot",
   'elicitation-sep1034-defaults': 'elicitation, as above',
   'elicitation-sep1330-enums': 'elicitation, as above',
   'json-schema-2020-12':
-    'the tool must list its input schema exactly as written ($schema, $defs): the bridge builds each tool\'s input schema itself (path parameters merged, untrusted schemas cleaned and capped)',
-  'resources-read-text': 'reads the fixture resource test://static-text: this server\'s resources are its clients\' skills, mdp://<clientId>/<path>, which no client can name test://',
+    "the tool must list its input schema exactly as written ($schema, $defs): the bridge builds each tool's input schema itself (path parameters merged, untrusted schemas cleaned and capped)",
+  'resources-read-text':
+    "reads the fixture resource test://static-text: this server's resources are its clients' skills, mdp://<clientId>/<path>, which no client can name test://",
   'resources-read-binary': 'reads test://static-binary: as above',
   'resources-templates-read': 'reads the template test://template/{id}/data: as above',
   'resources-subscribe': 'subscribes to test://watched-resource: as above (subscriptions to mdp:// skills are tested in mcp-depth.e2e)',
@@ -163,7 +163,10 @@ function promptAnswer(call: CallClientMessage): unknown {
     case '/test_prompt_with_embedded_resource/prompt.md':
       return {
         messages: [
-          { role: 'user', content: { type: 'resource', resource: { uri: query.resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' } } },
+          {
+            role: 'user',
+            content: { type: 'resource', resource: { uri: query.resourceUri, mimeType: 'text/plain', text: 'Embedded resource content for testing.' } },
+          },
           { role: 'user', content: { type: 'text', text: 'Please process the embedded resource above.' } },
         ],
       };
@@ -249,7 +252,10 @@ describe.skipIf(!HAVE_SUITE)('the official MCP conformance suite against mdp-ser
 
     const { scenarios, output } = await runSuite(`${http}/mcp`);
     const ran = [...scenarios.keys()].sort();
-    expect(ran.filter((name) => !APPLIES.includes(name) && !(name in NOT_APPLICABLE)), 'scenarios neither applied nor explained').toEqual([]);
+    expect(
+      ran.filter((name) => !APPLIES.includes(name) && !(name in NOT_APPLICABLE)),
+      'scenarios neither applied nor explained',
+    ).toEqual([]);
     const outcomes = Object.fromEntries(
       APPLIES.map((name) => {
         const checks = scenarios.get(name);

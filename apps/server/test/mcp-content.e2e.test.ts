@@ -60,7 +60,7 @@ describe.each([
   ['stdio', () => stdioAgent(['--mcp-max-content-bytes', String(CAP)])],
   ['Streamable HTTP', () => httpAgent({ mcp: { maxContentBytes: CAP } })],
 ] as const)('results an agent can see over %s', (_transport, start) => {
-  it('a page\'s PNG (websocket) and a loop client\'s content blocks arrive as MCP image blocks, bit for bit', async () => {
+  it("a page's PNG (websocket) and a loop client's content blocks arrive as MCP image blocks, bit for bit", async () => {
     const w = await world(await start());
     const shot = await w.client.callTool({ name: 'screenshot', arguments: {} });
     expect(shot).toEqual({ content: [{ type: 'image', data: SMALL.toString('base64'), mimeType: 'image/png' }] });

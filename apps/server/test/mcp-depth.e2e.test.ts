@@ -4,7 +4,12 @@
  * websocket ("todo") and one on the HTTP loop ("notes").
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { EmptyResultSchema, LoggingMessageNotificationSchema, ResourceUpdatedNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import {
+  EmptyResultSchema,
+  LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  type LoggingMessageNotification,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { CallClientMessage, ClientDescriptor, PathDescriptor } from '@mdp/protocol';
 import { ClientFailure, Inbox, LoopTestClient, NO_ANSWER, TestClient, stopAll } from '@mdp/test-kit';
 
@@ -138,7 +143,9 @@ describe.each([
     expect(clients.completion.values).toEqual([]);
     const topic = await w.client.complete({ ref: { type: 'ref/resource', uri: 'mdp://todo/topics/{topic}/skill.md' }, argument: { name: 'topic', value: '' } });
     expect(topic.completion.values).toEqual(['cats']);
-    await expect(w.client.request({ method: 'completion/complete', params: { ref: { type: 'ref/prompt' }, argument: { name: 'tone', value: '' } } }, EmptyResultSchema)).rejects.toMatchObject({ code: -32602 });
+    await expect(
+      w.client.request({ method: 'completion/complete', params: { ref: { type: 'ref/prompt' }, argument: { name: 'tone', value: '' } } }, EmptyResultSchema),
+    ).rejects.toMatchObject({ code: -32602 });
   });
 
   it('subscriptions: a skill is updated when its client changes its catalog and when it leaves; then it cannot be subscribed to', async () => {
@@ -158,7 +165,10 @@ describe.each([
     expect(await updated.next()).toBe('mdp://notes/notes/skill.md');
     // Once the listing no longer holds it (the tools list changes), its skills are not there to subscribe to.
     await w.notes.reach('tools', w.notes.counts.tools + 1);
-    await expect(w.client.subscribeResource({ uri: 'mdp://notes/notes/skill.md' })).rejects.toMatchObject({ code: -32002, message: expect.stringContaining('no client "notes"') });
+    await expect(w.client.subscribeResource({ uri: 'mdp://notes/notes/skill.md' })).rejects.toMatchObject({
+      code: -32002,
+      message: expect.stringContaining('no client "notes"'),
+    });
     expect(updated.items).toEqual(['mdp://todo/docs/skill.md', 'mdp://notes/notes/skill.md']);
   });
 
@@ -201,7 +211,12 @@ describe.each([
     const closed = new AbortController();
     const request = fetch(`${w.http}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': '2025-11-25',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 'raw-1', method: 'tools/call', params: { name: 'slow', arguments: {} } }),
       signal: closed.signal,
     });
@@ -212,10 +227,14 @@ describe.each([
     await until(async () => !(await w.client.callTool({ name: 'status', arguments: { clientId: 'todo' } })).isError);
   });
 
-  it('output schemas: the endpoint\'s outputSchema listed, an answer that fits it is structuredContent, one that does not a bad_output error; initialize names the server', async () => {
+  it("output schemas: the endpoint's outputSchema listed, an answer that fits it is structuredContent, one that does not a bad_output error; initialize names the server", async () => {
     const w = await world(await start());
     const info = w.client.getServerVersion()!;
-    expect(info).toMatchObject({ name: 'mdp-server', title: 'MDP server', icons: [{ mimeType: 'image/svg+xml', src: expect.stringMatching(/^data:image\/svg\+xml;base64,/) }] });
+    expect(info).toMatchObject({
+      name: 'mdp-server',
+      title: 'MDP server',
+      icons: [{ mimeType: 'image/svg+xml', src: expect.stringMatching(/^data:image\/svg\+xml;base64,/) }],
+    });
     expect(info.websiteUrl).toBe(`${w.http}/mdp/inspector`);
     const { tools } = await w.client.listTools();
     expect(tools.find((t) => t.name === 'count')!.outputSchema).toMatchObject({ properties: { data: { required: ['n'] } } });

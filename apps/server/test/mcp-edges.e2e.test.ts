@@ -17,7 +17,12 @@ import { CLI, httpAgent } from './mcp-harness.js';
 
 afterEach(stopAll);
 
-const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 /** A POST of initialize to /mcp with the Host header a rebound name would carry (fetch cannot set Host). */
@@ -38,7 +43,11 @@ describe('/mcp over HTTP', () => {
     const t = await startServer();
     const rebound = await postWithHost(t.port, `evil.example:${t.port}`);
     expect(rebound.status).toBe(403);
-    expect(JSON.parse(rebound.body)).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: `Forbidden: Host "evil.example:${t.port}" is not allowed` }, id: null });
+    expect(JSON.parse(rebound.body)).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32000, message: `Forbidden: Host "evil.example:${t.port}" is not allowed` },
+      id: null,
+    });
     const foreign = await fetch(`${t.http}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, origin: 'https://evil.example' }, body: JSON.stringify(INIT) });
     expect(foreign.status).toBe(403);
     expect(((await foreign.json()) as { error: { message: string } }).error.message).toBe('Forbidden: Origin "https://evil.example" is not allowed');
@@ -89,7 +98,11 @@ describe('/mcp over HTTP', () => {
 
   it('an unknown session is a 404, and a session is released when the agent ends it', async () => {
     const t = await startServer();
-    const unknown = await fetch(`${t.http}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, 'mcp-session-id': 'gone' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+    const unknown = await fetch(`${t.http}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, 'mcp-session-id': 'gone' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
     expect(unknown.status).toBe(404);
     expect(((await unknown.json()) as { error: { code: number } }).error.code).toBe(-32001);
     const transport = new StreamableHTTPClientTransport(new URL(`${t.http}/mcp`));
@@ -108,7 +121,10 @@ describe('/mcp over HTTP', () => {
     const init = await fetch(`${t.http}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(INIT) });
     await init.text();
     const abort = new AbortController();
-    const stream = await fetch(`${t.http}/mcp`, { headers: { accept: 'text/event-stream', 'mcp-session-id': init.headers.get('mcp-session-id')! }, signal: abort.signal });
+    const stream = await fetch(`${t.http}/mcp`, {
+      headers: { accept: 'text/event-stream', 'mcp-session-id': init.headers.get('mcp-session-id')! },
+      signal: abort.signal,
+    });
     expect(stream.status).toBe(200);
     expect(t.server.mcp!.sessions).toBe(1);
     abort.abort();
@@ -175,7 +191,11 @@ describe('mdp-server mcp over stdio', () => {
     expect(await exited).toBe(0);
     const lines = stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'mdp-server' }, capabilities: { tools: { listChanged: true } } } });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { serverInfo: { name: 'mdp-server' }, capabilities: { tools: { listChanged: true } } },
+    });
     expect(stderr).toContain('mdp-server listening on http://127.0.0.1:');
     expect(stderr).toContain('"event":"server.stopping","signal":"stdin closed"');
   });
@@ -195,7 +215,10 @@ describe('mdp-server mcp keeps stdout for MCP', () => {
       kind: 'error',
       messages: ['--audit-log cannot be - (stdout) with "mdp-server mcp": stdout carries MCP to the agent; give a file'],
     });
-    expect(parseCliArgs([], { MDP_AUDIT_LOG: '-' }, undefined, 'mcp')).toMatchObject({ kind: 'error', messages: [expect.stringMatching(/^MDP_AUDIT_LOG \(environment\) cannot be -/)] });
+    expect(parseCliArgs([], { MDP_AUDIT_LOG: '-' }, undefined, 'mcp')).toMatchObject({
+      kind: 'error',
+      messages: [expect.stringMatching(/^MDP_AUDIT_LOG \(environment\) cannot be -/)],
+    });
     expect(parseCliArgs(['--audit-log', '-'])).toMatchObject({ kind: 'run', options: { auditLog: '-' } });
   });
 
@@ -230,14 +253,22 @@ describe('mdp-server mcp keeps stdout for MCP', () => {
 describe('MCP flags', () => {
   it('parse into the mcp options', () => {
     const command = parseCliArgs([
-      '--mcp-surface', 'generic',
-      '--mcp-max-tools', '12',
-      '--mcp-max-content-bytes', '65536',
-      '--mcp-include', 'page_*',
-      '--mcp-include', 'todo/*',
-      '--mcp-exclude', '*_delete',
-      '--mcp-allow-origin', 'https://agent.example',
-      '--mcp-allow-host', 'box.lan',
+      '--mcp-surface',
+      'generic',
+      '--mcp-max-tools',
+      '12',
+      '--mcp-max-content-bytes',
+      '65536',
+      '--mcp-include',
+      'page_*',
+      '--mcp-include',
+      'todo/*',
+      '--mcp-exclude',
+      '*_delete',
+      '--mcp-allow-origin',
+      'https://agent.example',
+      '--mcp-allow-host',
+      'box.lan',
     ]);
     expect(command.kind === 'run' && command.options.mcp).toEqual({
       surface: 'generic',
@@ -248,8 +279,20 @@ describe('MCP flags', () => {
     });
     // The --mcp-allow-* names are aliases of the server-wide --allow-origin and --allow-host.
     expect(command.kind === 'run' && [command.options.allowedOrigins, command.options.allowedHosts]).toEqual([['https://agent.example'], ['box.lan']]);
-    const general = parseCliArgs(['--allow-origin', 'https://agent.example', '--allow-host', 'box.lan', '--allow-host', 'Box.Example', '--allow-host', '[fd00::1]']);
-    expect(general.kind === 'run' && [general.options.allowedOrigins, general.options.allowedHosts]).toEqual([['https://agent.example'], ['box.lan', 'Box.Example', '[fd00::1]']]);
+    const general = parseCliArgs([
+      '--allow-origin',
+      'https://agent.example',
+      '--allow-host',
+      'box.lan',
+      '--allow-host',
+      'Box.Example',
+      '--allow-host',
+      '[fd00::1]',
+    ]);
+    expect(general.kind === 'run' && [general.options.allowedOrigins, general.options.allowedHosts]).toEqual([
+      ['https://agent.example'],
+      ['box.lan', 'Box.Example', '[fd00::1]'],
+    ]);
     const defaults = parseCliArgs([]);
     expect(defaults.kind === 'run' && defaults.options.mcp).toEqual({ surface: 'catalog', maxTools: 40, maxContentBytes: 3 * 1024 * 1024 });
   });
@@ -258,19 +301,46 @@ describe('MCP flags', () => {
     [['--mcp-max-tools', '3'], '--mcp-max-tools must be a whole number from 4 to 10000, got "3"'],
     [['--mcp-max-content-bytes', '100'], '--mcp-max-content-bytes must be a whole number from 1024 to 1073741824, got "100"'],
     [['--mcp-include', ' '], '--mcp-include must not hold an empty glob, got [" "]'],
-    [['--mcp-allow-origin', 'agent.example'], '--mcp-allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["agent.example"]'],
-    [['--mcp-allow-origin', 'https://a.example/path'], '--mcp-allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["https://a.example/path"]'],
-    [['--allow-origin', 'evil.example'], '--allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["evil.example"]'],
-    [['--allow-host', 'example.com:8080'], '--allow-host must be host names like box.lan or [fd00::1] (no scheme, no port: the port of a Host header is not compared), got ["example.com:8080"]'],
-    [['--allow-host', 'http://foo.com'], '--allow-host must be host names like box.lan or [fd00::1] (no scheme, no port: the port of a Host header is not compared), got ["http://foo.com"]'],
-    [['--mcp-allow-host', 'box.lan', '--mcp-allow-host', 'a/b'], '--mcp-allow-host must be host names like box.lan or [fd00::1] (no scheme, no port: the port of a Host header is not compared), got ["box.lan","a/b"]'],
+    [
+      ['--mcp-allow-origin', 'agent.example'],
+      '--mcp-allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["agent.example"]',
+    ],
+    [
+      ['--mcp-allow-origin', 'https://a.example/path'],
+      '--mcp-allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["https://a.example/path"]',
+    ],
+    [
+      ['--allow-origin', 'evil.example'],
+      '--allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["evil.example"]',
+    ],
+    [
+      ['--allow-host', 'example.com:8080'],
+      '--allow-host must be host names like box.lan or [fd00::1] (no scheme, no port: the port of a Host header is not compared), got ["example.com:8080"]',
+    ],
+    [
+      ['--allow-host', 'http://foo.com'],
+      '--allow-host must be host names like box.lan or [fd00::1] (no scheme, no port: the port of a Host header is not compared), got ["http://foo.com"]',
+    ],
+    [
+      ['--mcp-allow-host', 'box.lan', '--mcp-allow-host', 'a/b'],
+      '--mcp-allow-host must be host names like box.lan or [fd00::1] (no scheme, no port: the port of a Host header is not compared), got ["box.lan","a/b"]',
+    ],
     [['--mcp-surface', 'all'], '--mcp-surface must be one of catalog, generic, got "all"'],
   ])('%j → %s', (args, message) => {
     expect(parseCliArgs(args)).toEqual({ kind: 'error', messages: [message] });
   });
 
   it('--help tells of the subcommand and every MCP flag', () => {
-    for (const text of ['mdp-server mcp [options]', '--mcp-surface', '--mcp-max-tools', '--mcp-max-content-bytes', '--mcp-include', '--mcp-exclude', '--allow-origin, --mcp-allow-origin', '--allow-host, --mcp-allow-host']) {
+    for (const text of [
+      'mdp-server mcp [options]',
+      '--mcp-surface',
+      '--mcp-max-tools',
+      '--mcp-max-content-bytes',
+      '--mcp-include',
+      '--mcp-exclude',
+      '--allow-origin, --mcp-allow-origin',
+      '--allow-host, --mcp-allow-host',
+    ]) {
       expect(HELP).toContain(text);
     }
   });

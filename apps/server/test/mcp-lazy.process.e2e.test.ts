@@ -54,7 +54,11 @@ it('a server loads no MCP module until the first /mcp request, then answers it',
   // A client, a skill read and a host call: all served without the SDK.
   const client = await TestClient.register(`ws://127.0.0.1:${port}`, descriptor('app', [skill('/s/skill.md')]));
   expect(await (await fetch(`${base}/skills/app/s/skill.md`)).text()).toBe('ok');
-  const call = await fetch(`${base}/mdp/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ clientId: 'app', method: 'GET', path: '/s/skill.md' }) });
+  const call = await fetch(`${base}/mdp/call`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ clientId: 'app', method: 'GET', path: '/s/skill.md' }),
+  });
   expect(await call.json()).toEqual({ ok: true, data: 'ok' });
   expect(await sdkModules(log)).toEqual([]);
 
@@ -62,7 +66,12 @@ it('a server loads no MCP module until the first /mcp request, then answers it',
   const init = await fetch(`${base}/mcp`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
   });
   expect(init.status).toBe(200);
   expect(init.headers.get('mcp-session-id')).toBeTruthy();

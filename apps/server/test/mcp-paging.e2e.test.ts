@@ -56,7 +56,10 @@ describe('MCP lists of a large catalog', () => {
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
-      const result = await agent.client.callTool({ name: 'listPaths', arguments: { clientId: 'many', limit: 100, ...(cursor === undefined ? {} : { cursor }) } });
+      const result = await agent.client.callTool({
+        name: 'listPaths',
+        arguments: { clientId: 'many', limit: 100, ...(cursor === undefined ? {} : { cursor }) },
+      });
       const page = result.structuredContent as { paths: Array<{ path: string }>; nextCursor?: string };
       expect(page.paths.length).toBeLessThanOrEqual(100);
       seen.push(...page.paths.map((p) => p.path));

@@ -8,10 +8,19 @@ import { startServer } from './harness.js';
 
 afterEach(stopAll);
 
-const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'r', version: '0' } } };
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'r', version: '0' } },
+};
 
 async function mcp(url: string, token: string, body: unknown, sessionId?: string): Promise<{ status: number; sessionId: string | undefined }> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    authorization: `Bearer ${token}`,
+    accept: 'application/json, text/event-stream',
+  };
   if (sessionId) Object.assign(headers, { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' });
   const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
   await res.text();

@@ -13,7 +13,13 @@ afterEach(stopAll);
 const TIMEOUT_MS = 500;
 
 const todoPaths: PathDescriptor[] = [
-  { type: 'endpoint', method: 'POST', path: '/todos', description: 'Add a todo', inputSchema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] } },
+  {
+    type: 'endpoint',
+    method: 'POST',
+    path: '/todos',
+    description: 'Add a todo',
+    inputSchema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
+  },
   { type: 'endpoint', method: 'GET', path: '/todo/:id' },
   { type: 'endpoint', method: 'GET', path: '/status' },
   { type: 'endpoint', method: 'GET', path: '/fail' },
@@ -80,7 +86,14 @@ async function world(agent: Agent): Promise<World> {
   return { ...agent, socket, loop };
 }
 
-type Structured = { ok?: boolean; data?: unknown; error?: { code: string; message: string }; results?: unknown[]; clients?: Array<{ id: string }>; paths?: unknown[] };
+type Structured = {
+  ok?: boolean;
+  data?: unknown;
+  error?: { code: string; message: string };
+  results?: unknown[];
+  clients?: Array<{ id: string }>;
+  paths?: unknown[];
+};
 const structured = (result: unknown): Structured => (result as { structuredContent?: Structured }).structuredContent!;
 
 describe.each([
@@ -124,7 +137,9 @@ describe.each([
     // The server's guide first, then by URI: the order MCP pages them in.
     expect((await w.client.listResources()).resources.map((r) => r.uri)).toEqual(['mdp:///SKILL.md', 'mdp://notes/notes/skill.md', 'mdp://todo/docs/skill.md']);
     expect((await w.client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)).toEqual(['mdp://todo/topics/{topic}/skill.md']);
-    expect((await w.client.readResource({ uri: 'mdp://todo/docs/skill.md' })).contents).toEqual([{ uri: 'mdp://todo/docs/skill.md', mimeType: 'text/markdown', text: '# Todo docs' }]);
+    expect((await w.client.readResource({ uri: 'mdp://todo/docs/skill.md' })).contents).toEqual([
+      { uri: 'mdp://todo/docs/skill.md', mimeType: 'text/markdown', text: '# Todo docs' },
+    ]);
     expect((await w.client.readResource({ uri: 'mdp://notes/notes/skill.md' })).contents[0]).toMatchObject({ text: '# Notes' });
     expect((await w.client.readResource({ uri: 'mdp://todo/topics/cats/skill.md' })).contents[0]).toMatchObject({ text: '# cats' });
   });
@@ -158,7 +173,10 @@ describe.each([
   it('bad inputs: wrong tool arguments and unknown tools are isError results; unknown prompts and resources JSON-RPC errors', async () => {
     const w = await world(await start());
     const wrong = await w.client.callTool({ name: 'callPath', arguments: { clientId: 'todo', method: 'GET' } });
-    expect(wrong).toMatchObject({ isError: true, structuredContent: { error: { code: 'bad_request', message: expect.stringContaining('Invalid arguments for callPath: path') } } });
+    expect(wrong).toMatchObject({
+      isError: true,
+      structuredContent: { error: { code: 'bad_request', message: expect.stringContaining('Invalid arguments for callPath: path') } },
+    });
     const badParam = await w.client.callTool({ name: 'todo', arguments: { id: '../x' } });
     expect(badParam).toMatchObject({ isError: true, structuredContent: { error: { code: 'bad_request' } } });
     const unknown = await w.client.callTool({ name: 'no_such_tool', arguments: {} });
@@ -177,7 +195,11 @@ describe.each([
     await w.notes.reach('resources', before.resources + 1);
     // The todo page leaves: every kind changes, once.
     await w.socket.close();
-    await Promise.all([w.notes.reach('tools', before.tools + 1), w.notes.reach('prompts', before.prompts + 1), w.notes.reach('resources', before.resources + 2)]);
+    await Promise.all([
+      w.notes.reach('tools', before.tools + 1),
+      w.notes.reach('prompts', before.prompts + 1),
+      w.notes.reach('resources', before.resources + 2),
+    ]);
     // A later change shows no duplicate came in between.
     await extra.close();
     await w.notes.reach('resources', before.resources + 3);

@@ -58,8 +58,12 @@ describe('/metrics', () => {
     expect(value(empty, 'mdp_cluster_term')).toBe(0);
     expect(value(empty, 'mdp_cluster_leader_known')).toBe(1);
 
-    const ws = await registeredClient(t, descriptor('alpha', [skill('/a/skill.md'), skill('/b/skill.md'), { type: 'endpoint', method: 'POST', path: '/echo' }]));
-    ws.handler = (call) => (call.path === '/b/skill.md' ? new ClientFailure({ code: 'handler_error', message: 'no b' }) : call.path === '/echo' ? call.body : '# A');
+    const ws = await registeredClient(
+      t,
+      descriptor('alpha', [skill('/a/skill.md'), skill('/b/skill.md'), { type: 'endpoint', method: 'POST', path: '/echo' }]),
+    );
+    ws.handler = (call) =>
+      call.path === '/b/skill.md' ? new ClientFailure({ code: 'handler_error', message: 'no b' }) : call.path === '/echo' ? call.body : '# A';
     const loop = await registeredLoopClient(t, descriptor('beta', [skill('/c/skill.md')]));
     loop.handler = () => '# C';
 
@@ -131,7 +135,13 @@ describe('/healthz, /readyz, /metrics', () => {
   it('with a metrics token: 401 without it or with another, 200 with it; the auth tokens do not open them', async () => {
     const t = await startServer({ metricsToken: 'scrape-me', authTokens: ['client-token'] });
     for (const path of ['/healthz', '/readyz', '/metrics']) {
-      const refused: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong' }, { authorization: 'Bearer client-token' }, { authorization: 'scrape-me' }, { authorization: 'Basic scrape-me' }];
+      const refused: Array<Record<string, string>> = [
+        {},
+        { authorization: 'Bearer wrong' },
+        { authorization: 'Bearer client-token' },
+        { authorization: 'scrape-me' },
+        { authorization: 'Basic scrape-me' },
+      ];
       for (const headers of refused) {
         const res = await fetch(`${t.http}${path}`, { headers });
         expect(res.status, `${path} ${JSON.stringify(headers)}`).toBe(401);
@@ -272,7 +282,11 @@ describe('logs', () => {
       client.handler = () => '# A';
       await (await fetch(`${t.http}/skills/alpha/a`)).text();
       await (
-        await fetch(`${t.http}/mdp/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ clientId: 'alpha', method: 'GET', path: '/nope' }) })
+        await fetch(`${t.http}/mdp/call`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ clientId: 'alpha', method: 'GET', path: '/nope' }),
+        })
       ).text();
       const calls = lines.filter((line) => line.event === 'call');
       if (!accessLog) {
@@ -306,11 +320,32 @@ describe('logs', () => {
       await t.server.close();
       const text = readFileSync(file, 'utf8');
       for (const secret of ['reader-secret', 'client-secret', 'forwarded-secret']) expect(text).not.toContain(secret);
-      const lines = text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      const lines = text
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       const hash = createHash('sha256').update('reader-secret').digest('hex').slice(0, 16);
       expect(lines).toEqual([
-        { time: expect.any(String), caller: { scheme: 'Bearer', tokenHash: hash }, route: 'skill', clientId: 'alpha', method: 'GET', path: '/a/skill.md', outcome: 'ok', durationMs: expect.any(Number) },
-        { time: expect.any(String), caller: { scheme: 'Bearer', tokenHash: hash }, route: 'host', clientId: 'alpha', method: 'GET', path: '/a/skill.md', outcome: 'ok', durationMs: expect.any(Number) },
+        {
+          time: expect.any(String),
+          caller: { scheme: 'Bearer', tokenHash: hash },
+          route: 'skill',
+          clientId: 'alpha',
+          method: 'GET',
+          path: '/a/skill.md',
+          outcome: 'ok',
+          durationMs: expect.any(Number),
+        },
+        {
+          time: expect.any(String),
+          caller: { scheme: 'Bearer', tokenHash: hash },
+          route: 'host',
+          clientId: 'alpha',
+          method: 'GET',
+          path: '/a/skill.md',
+          outcome: 'ok',
+          durationMs: expect.any(Number),
+        },
       ]);
       expect(Number.isNaN(Date.parse(lines[0]!.time as string))).toBe(false);
     } finally {
@@ -355,7 +390,14 @@ describe('skill 404s through the server', () => {
     expect(res.status).toBe(404);
     expect(res.headers.get('access-control-expose-headers')).toBe('mdp-error-code, mdp-error, mdp-client-candidates');
     expect(records).toContainEqual(
-      expect.objectContaining({ event: 'call', route: 'skill', clientId: 'hello', path: '/a', outcome: 'unknown_client', reason: 'No client "hello" is connected' }),
+      expect.objectContaining({
+        event: 'call',
+        route: 'skill',
+        clientId: 'hello',
+        path: '/a',
+        outcome: 'unknown_client',
+        reason: 'No client "hello" is connected',
+      }),
     );
   });
 });

@@ -105,7 +105,14 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> 
     jwks: { keys: [key.privateJwk] },
     scopes: ['openid', 'offline_access', ...MDP_SCOPES],
     clients: [
-      { client_id: 'service', client_secret: 'service-secret', grant_types: ['client_credentials'], redirect_uris: [], response_types: [], scope: MDP_SCOPES.join(' ') },
+      {
+        client_id: 'service',
+        client_secret: 'service-secret',
+        grant_types: ['client_credentials'],
+        redirect_uris: [],
+        response_types: [],
+        scope: MDP_SCOPES.join(' '),
+      },
     ],
     pkce: { required: () => true },
     features: {
@@ -116,7 +123,13 @@ export async function startIssuer(options: IssuerOptions = {}): Promise<Issuer> 
         enabled: true,
         defaultResource: () => issuer.resource,
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx: unknown, indicator: string) => ({ scope: MDP_SCOPES.join(' '), audience: indicator, accessTokenFormat: 'jwt', accessTokenTTL: 600, jwt: { sign: { alg: 'RS256' } } }),
+        getResourceServerInfo: (_ctx: unknown, indicator: string) => ({
+          scope: MDP_SCOPES.join(' '),
+          audience: indicator,
+          accessTokenFormat: 'jwt',
+          accessTokenTTL: 600,
+          jwt: { sign: { alg: 'RS256' } },
+        }),
       },
     },
     findAccount: (_ctx: unknown, sub: string) => ({ accountId: sub, claims: () => ({ sub }) }),
@@ -147,11 +160,15 @@ async function interact(provider: Provider, issuer: Issuer, req: IncomingMessage
     await provider.interactionFinished(req, res, { login: { accountId: 'alice' } }, { mergeWithLastSubmission: false });
     return;
   }
-  const grant = details.grantId ? await provider.Grant.find(details.grantId) : new provider.Grant({ accountId: session?.accountId ?? 'alice', clientId: String(params.client_id) });
+  const grant = details.grantId
+    ? await provider.Grant.find(details.grantId)
+    : new provider.Grant({ accountId: session?.accountId ?? 'alice', clientId: String(params.client_id) });
   if (!grant) throw new Error('grant not found');
   // The mdp scopes are client scopes the provider knows (so clients may register them) and the
   // resource's scopes: granted or refused as both.
-  const asked = String(params.scope ?? '').split(' ').filter(Boolean);
+  const asked = String(params.scope ?? '')
+    .split(' ')
+    .filter(Boolean);
   const mdp = asked.filter((scope) => (MDP_SCOPES as readonly string[]).includes(scope));
   const granted = issuer.approve(mdp);
   const refused = mdp.filter((scope) => !granted.includes(scope));

@@ -70,7 +70,23 @@ export function createPki(): TestPki {
     ca(caName) {
       const caFile = file(`${caName}.crt`);
       const caKey = file(`${caName}.key`);
-      openssl(['req', '-x509', '-config', config, '-extensions', 'ca_ext', ...EC_KEY, '-keyout', caKey, '-out', caFile, '-days', '2', '-subj', `/CN=MDP test CA ${caName}`]);
+      openssl([
+        'req',
+        '-x509',
+        '-config',
+        config,
+        '-extensions',
+        'ca_ext',
+        ...EC_KEY,
+        '-keyout',
+        caKey,
+        '-out',
+        caFile,
+        '-days',
+        '2',
+        '-subj',
+        `/CN=MDP test CA ${caName}`,
+      ]);
       const ca = readFileSync(caFile);
       const self: TestCa = {
         name: caName,
@@ -82,7 +98,26 @@ export function createPki(): TestPki {
           const csr = file(`${caName}-${name}.csr`);
           openssl(['req', '-new', '-config', config, ...EC_KEY, '-keyout', keyFile, '-out', csr, '-subj', `/CN=${name}`]);
           const serial = `0x${randomBytes(8).toString('hex')}`;
-          openssl(['x509', '-req', '-in', csr, '-CA', caFile, '-CAkey', caKey, '-set_serial', serial, '-days', '2', '-extfile', config, '-extensions', 'leaf_ext', '-out', certFile]);
+          openssl([
+            'x509',
+            '-req',
+            '-in',
+            csr,
+            '-CA',
+            caFile,
+            '-CAkey',
+            caKey,
+            '-set_serial',
+            serial,
+            '-days',
+            '2',
+            '-extfile',
+            config,
+            '-extensions',
+            'leaf_ext',
+            '-out',
+            certFile,
+          ]);
           return { keyFile, certFile, cert: readFileSync(certFile) };
         },
         tls: (issued, withCa = true) => ({ keyFile: issued.keyFile, certFile: issued.certFile, ...(withCa ? { caFile } : {}) }),

@@ -57,7 +57,13 @@ const inUseBy = (port: number, holder: string): RegExp => new RegExp(`port ${por
 /** Resolves with how `proc` exited and what it printed on stderr that is not a log line. */
 async function exitOf(proc: Proc): Promise<{ code: number | null; text: string }> {
   const { code } = await proc.exited;
-  return { code, text: proc.logs.filter((l) => l.event === 'text').map((l) => String(l.text)).join('\n') };
+  return {
+    code,
+    text: proc.logs
+      .filter((l) => l.event === 'text')
+      .map((l) => String(l.text))
+      .join('\n'),
+  };
 }
 
 describe('a server restarted on its own port', () => {
@@ -65,12 +71,23 @@ describe('a server restarted on its own port', () => {
     const range = await freePorts(2);
     const [home, other] = range as [number, number];
     const state = user();
-    const args = (port: number): ServerArgs => ({ port, rangeStart: home, rangeSize: 2, stateDir: state, clusterId: `back-${home}`, extra: [...FAST_CLUSTER, '--log-level', 'debug'] });
+    const args = (port: number): ServerArgs => ({
+      port,
+      rangeStart: home,
+      rangeSize: 2,
+      stateDir: state,
+      clusterId: `back-${home}`,
+      extra: [...FAST_CLUSTER, '--log-level', 'debug'],
+    });
     const owner = spawnServer(args(home));
     await leadsNext(owner, BOUND_MS, 0);
     const survivor = spawnServer(args(other));
     await followsNext(survivor, owner, BOUND_MS, 0);
-    const client = new ReconnectingClient(`ws://127.0.0.1:${home}`, { id: 'app', name: 'App', paths: [{ type: 'skill', path: '/docs/skill.md' }] }, (path) => `read ${path}`);
+    const client = new ReconnectingClient(
+      `ws://127.0.0.1:${home}`,
+      { id: 'app', name: 'App', paths: [{ type: 'skill', path: '/docs/skill.md' }] },
+      (path) => `read ${path}`,
+    );
     clients.push(client);
     await logged(owner, 'client.registered', { clientId: 'app' }, BOUND_MS);
 
@@ -116,12 +133,21 @@ describe('a server restarted on its own port', () => {
     for (const p of all) expect(await terminate(p)).toEqual({ code: 0, signal: null });
   });
 
-  it("does not get it from a server of another cluster or another user, nor from a program that is not MDP: the clear error, as before", { timeout: 120_000 }, async () => {
+  it('does not get it from a server of another cluster or another user, nor from a program that is not MDP: the clear error, as before', {
+    timeout: 120_000,
+  }, async () => {
     const range = await freePorts(2);
     const [home, other] = range as [number, number];
     const bob = user();
     const clusterId = `theirs-${home}`;
-    const args = (port: number, stateDir: string, cluster = clusterId): ServerArgs => ({ port, rangeStart: home, rangeSize: 2, stateDir, clusterId: cluster, extra: FAST_CLUSTER });
+    const args = (port: number, stateDir: string, cluster = clusterId): ServerArgs => ({
+      port,
+      rangeStart: home,
+      rangeSize: 2,
+      stateDir,
+      clusterId: cluster,
+      extra: FAST_CLUSTER,
+    });
     const hub = spawnServer(args(home, bob));
     await leadsNext(hub, BOUND_MS, 0);
     const holder = spawnServer(args(other, bob));

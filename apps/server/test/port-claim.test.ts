@@ -25,8 +25,27 @@ function memberMeta(serverId: string, port: number, clusterId = 'c1'): ProbeResu
     protocolVersion: PROTOCOL_VERSION,
     supportedProtocolRanges: [...SUPPORTED_PROTOCOL_RANGES],
     serverId,
-    endpoints: { ws: `ws://${base}`, httpLoop: `http://${base}/mdp/http-loop`, cluster: `ws://${base}/mdp/cluster`, meta: `http://${base}/mdp/meta`, auth: `http://${base}/mdp/auth` },
-    cluster: { id: clusterId, membershipMode: 'dynamic', membershipFingerprint: 'dynamic', role: 'leader', term: 2, leaderId: serverId, leaderUrl: `ws://${base}`, leaseDurationMs: 4000, knownMemberCount: 1, reachableMemberCount: 1, quorumSize: 1, hasQuorum: true },
+    endpoints: {
+      ws: `ws://${base}`,
+      httpLoop: `http://${base}/mdp/http-loop`,
+      cluster: `ws://${base}/mdp/cluster`,
+      meta: `http://${base}/mdp/meta`,
+      auth: `http://${base}/mdp/auth`,
+    },
+    cluster: {
+      id: clusterId,
+      membershipMode: 'dynamic',
+      membershipFingerprint: 'dynamic',
+      role: 'leader',
+      term: 2,
+      leaderId: serverId,
+      leaderUrl: `ws://${base}`,
+      leaseDurationMs: 4000,
+      knownMemberCount: 1,
+      reachableMemberCount: 1,
+      quorumSize: 1,
+      hasQuorum: true,
+    },
     features: { upstreamProxy: true, clusterControl: true },
   } as MetaDocument;
   return { ok: true, url: `http://127.0.0.1:${PORT}`, meta };
@@ -76,7 +95,12 @@ describe('claiming a port back, wired', () => {
     const s = setup({ looks: [memberMeta(HOLDER, 4001)] });
     await s.done;
     expect(s.outcome()).toEqual(ADDRESS);
-    expect(s.asked).toEqual([{ url: 'http://127.0.0.1:4001/mdp/cluster/release-port', body: { clusterId: 'c1', serverId: '127.0.0.1:4000', to: HOLDER, port: PORT, timestamp: 1, proof: 'p' } }]);
+    expect(s.asked).toEqual([
+      {
+        url: 'http://127.0.0.1:4001/mdp/cluster/release-port',
+        body: { clusterId: 'c1', serverId: '127.0.0.1:4000', to: HOLDER, port: PORT, timestamp: 1, proof: 'p' },
+      },
+    ]);
     expect(s.binds()).toBe(1);
     await s.log.seen('server.port_claim_asked', { port: PORT, holder: HOLDER });
     await s.log.seen('server.port_claimed', { port: PORT, from: HOLDER });
@@ -123,7 +147,10 @@ describe('claiming a port back, wired', () => {
   });
 
   it('another bind error ends the claim with that error', async () => {
-    const s = setup({ looks: [{ ok: false, url: 'http://127.0.0.1:4000', kind: 'unreachable', reason: 'refused', refused: true }], bindError: Object.assign(new Error('listen EACCES'), { code: 'EACCES' }) });
+    const s = setup({
+      looks: [{ ok: false, url: 'http://127.0.0.1:4000', kind: 'unreachable', reason: 'refused', refused: true }],
+      bindError: Object.assign(new Error('listen EACCES'), { code: 'EACCES' }),
+    });
     await s.clock.advanceSettled(PORT_CLAIM_DEFAULTS.retryMinMs);
     await s.done;
     expect(s.outcome()).toMatchObject({ code: 'EACCES' });

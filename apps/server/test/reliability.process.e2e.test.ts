@@ -59,7 +59,14 @@ describe('a pair of processes (default heartbeat and lease)', () => {
     const range = await freePorts(3);
     const [start, portA, portB] = range as [number, number, number];
     const state = user();
-    const args = (port: number): ServerArgs => ({ port, rangeStart: start, rangeSize: 3, stateDir: state, clusterId: `pair-${start}`, extra: DEFAULTS_QUICK_START });
+    const args = (port: number): ServerArgs => ({
+      port,
+      rangeStart: start,
+      rangeSize: 3,
+      stateDir: state,
+      clusterId: `pair-${start}`,
+      extra: DEFAULTS_QUICK_START,
+    });
     let procs = [spawnServer(args(portA)), spawnServer(args(portB))];
     let leader = await agreedLeader(procs, 20_000);
 
@@ -118,7 +125,9 @@ describe('three processes', () => {
     // (port-back.process.e2e.test.ts), which this test is not about.
     const [start, ...ports] = (await freePorts(4)) as [number, ...number[]];
     const state = user();
-    const procs = ports.map((port) => spawnServer({ port, rangeStart: start, rangeSize: 4, stateDir: state, clusterId: `three-${start}`, extra: FAST_CLUSTER }));
+    const procs = ports.map((port) =>
+      spawnServer({ port, rangeStart: start, rangeSize: 4, stateDir: state, clusterId: `three-${start}`, extra: FAST_CLUSTER }),
+    );
     const leader = await agreedLeader(procs, 20_000);
     const [last, other] = procs.filter((p) => p !== leader) as [Proc, Proc];
     const mark = last.stdout.length;
@@ -134,12 +143,23 @@ describe('the default port', () => {
     const range = await freePorts(2);
     const [home, other] = range as [number, number];
     const state = user();
-    const args = (port: number): ServerArgs => ({ port, rangeStart: home, rangeSize: 2, stateDir: state, clusterId: `home-${home}`, extra: [...DEFAULTS_QUICK_START, '--log-level', 'debug'] });
+    const args = (port: number): ServerArgs => ({
+      port,
+      rangeStart: home,
+      rangeSize: 2,
+      stateDir: state,
+      clusterId: `home-${home}`,
+      extra: [...DEFAULTS_QUICK_START, '--log-level', 'debug'],
+    });
     const hub = spawnServer(args(home));
     await leadsNext(hub, 20_000, 0);
     const next = spawnServer(args(other));
     await followsNext(next, hub, 20_000, 0);
-    const client = new ReconnectingClient(`ws://127.0.0.1:${home}`, { id: 'app', name: 'App', paths: [{ type: 'skill', path: '/docs/skill.md' }] }, (path) => `read ${path}`);
+    const client = new ReconnectingClient(
+      `ws://127.0.0.1:${home}`,
+      { id: 'app', name: 'App', paths: [{ type: 'skill', path: '/docs/skill.md' }] },
+      (path) => `read ${path}`,
+    );
     clients.push(client);
     await logged(hub, 'client.registered', { clientId: 'app' });
 
@@ -201,7 +221,10 @@ describe('SIGTERM with reads in flight', () => {
     ws.on('message', (data) => {
       const m = JSON.parse(String(data)) as { type: string; requestId: string; path: string };
       if (m.type !== 'callClient') return;
-      calls.push({ path: m.path, answer: () => ws.send(JSON.stringify({ type: 'callClientResult', requestId: m.requestId, ok: true, data: `done ${m.path}` })) });
+      calls.push({
+        path: m.path,
+        answer: () => ws.send(JSON.stringify({ type: 'callClientResult', requestId: m.requestId, ok: true, data: `done ${m.path}` })),
+      });
       if (calls.length === 500) allSent();
     });
     await logged(server, 'client.registered', { clientId: 'slow' });

@@ -81,7 +81,12 @@ describe('scopes per action', () => {
     const publisher = await token(['mdp:register']);
     await registeredClient(t, descriptor('app'), bearer(publisher));
     await registeredLoopClient(t, descriptor('loop'), bearer(publisher));
-    expect(t.server.router.listClients().map((c) => c.id).sort()).toEqual(['app', 'loop']);
+    expect(
+      t.server.router
+        .listClients()
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual(['app', 'loop']);
   });
 
   it('limits a register scope with a prefix to the ids that start with it', async () => {
@@ -113,7 +118,12 @@ describe('scopes per action', () => {
     const [plain, named] = app.calls;
     expect(plain?.auth?.token).toBeUndefined();
     expect(JSON.stringify(plain)).not.toContain(alice);
-    expect(plain?.auth?.metadata).toEqual({ principal: expect.stringMatching(/^oidc:/), scopes: ['mdp:call', 'mdp:read'], issuer: issuer.url, subject: 'alice' });
+    expect(plain?.auth?.metadata).toEqual({
+      principal: expect.stringMatching(/^oidc:/),
+      scopes: ['mdp:call', 'mdp:read'],
+      issuer: issuer.url,
+      subject: 'alice',
+    });
     expect(named?.auth?.token).toBe('for-app');
     expect(named?.auth?.metadata?.principal).toBe(plain?.auth?.metadata?.principal);
   });

@@ -126,7 +126,12 @@ describe('first security review: call-many fan-out', () => {
 describe('first security review: /mcp session cap', () => {
   it('lets one agent not lock every other agent out', async () => {
     const t = await startServer({ authTokens: ['agent-a', 'agent-b'], mcp: { maxSessions: 4 } });
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'r', version: '0' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'r', version: '0' } },
+    };
     const open = (token: string) =>
       post(`${t.http}/mcp`, init, { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream' }).then(async (res) => {
         await res.text();

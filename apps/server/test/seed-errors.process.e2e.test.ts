@@ -24,7 +24,10 @@ afterAll(async () => {
 });
 
 /** Both route forms of one skill read. */
-const routes = (clientId: string, skillPath: string): string[] => [`/skills/${encodeURIComponent(clientId)}${skillPath}`, `/${encodeURIComponent(clientId)}/skills${skillPath}`];
+const routes = (clientId: string, skillPath: string): string[] => [
+  `/skills/${encodeURIComponent(clientId)}${skillPath}`,
+  `/${encodeURIComponent(clientId)}/skills${skillPath}`,
+];
 
 interface Answer {
   readonly status: number;

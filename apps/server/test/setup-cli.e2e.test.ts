@@ -42,7 +42,20 @@ describe('mdp-server setup (binary)', () => {
     const r = await run(CLI, ['--help'], place);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^Usage: mdp-server setup/);
-    for (const flag of ['--claude-code', '--codex', '--cursor', '--vscode', '--windsurf', '--zed', '--scope', '--name', '--transport', '--url', '--dry-run', '--remove']) {
+    for (const flag of [
+      '--claude-code',
+      '--codex',
+      '--cursor',
+      '--vscode',
+      '--windsurf',
+      '--zed',
+      '--scope',
+      '--name',
+      '--transport',
+      '--url',
+      '--dry-run',
+      '--remove',
+    ]) {
       expect(r.stdout).toContain(flag);
     }
   });

@@ -69,7 +69,7 @@ describe('the entry setup writes', () => {
     expect(names).toEqual(expect.arrayContaining(['listClients', 'listPaths', 'callPath', 'callPaths']));
   });
 
-  it('--scope project: the committed entry starts mdp-server from a teammate\'s PATH', async () => {
+  it("--scope project: the committed entry starts mdp-server from a teammate's PATH", async () => {
     const { root, home, project } = await place();
     const result = await setup(['cursor', '--scope', 'project'], { HOME: home, PATH: '' }, project);
     expect(result.code).toBe(0);

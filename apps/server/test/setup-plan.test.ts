@@ -49,7 +49,7 @@ describe('JSON and JSONC files', () => {
 }
 `;
 
-  it('adds our entry next to the user\'s, keeping comments, trailing commas and indentation', () => {
+  it("adds our entry next to the user's, keeping comments, trailing commas and indentation", () => {
     const plan = ok(planConfig(HOSTS.zed, USER, 'mdp', STDIO));
     expect(plan.status).toBe('added');
     expect(plan.text).toContain('// servers I added by hand');
@@ -87,7 +87,8 @@ describe('JSON and JSONC files', () => {
   });
 
   it('updates an entry of ours in place, keeps keys the user added to it, and says what changed', () => {
-    const text = '{\n  "mcpServers": {\n    "mdp": {\n      "command": "/opt/node/bin/node",\n      "args": ["/old/cli.js", "mcp"],\n      "env": { "DEBUG": "1" } // mine\n    }\n  }\n}\n';
+    const text =
+      '{\n  "mcpServers": {\n    "mdp": {\n      "command": "/opt/node/bin/node",\n      "args": ["/old/cli.js", "mcp"],\n      "env": { "DEBUG": "1" } // mine\n    }\n  }\n}\n';
     const plan = ok(planConfig(HOSTS.cursor, text, 'mdp', STDIO));
     expect(plan.status).toBe('updated');
     expect(plan.changed).toEqual(['args']);
@@ -97,8 +98,10 @@ describe('JSON and JSONC files', () => {
     expect(describePlan(plan, 'mdp')).toBe('updated "mdp" (args)');
   });
 
-  it('switching to http drops command and args but not the user\'s keys', () => {
-    const stdio = ok(planConfig(HOSTS.vscode, '{\n  "servers": {\n    "mdp": { "type": "stdio", "command": "n", "args": ["a"], "env": {} }\n  }\n}\n', 'mdp', HTTP));
+  it("switching to http drops command and args but not the user's keys", () => {
+    const stdio = ok(
+      planConfig(HOSTS.vscode, '{\n  "servers": {\n    "mdp": { "type": "stdio", "command": "n", "args": ["a"], "env": {} }\n  }\n}\n', 'mdp', HTTP),
+    );
     expect(entryOf('vscode', stdio.text)).toEqual({ type: 'http', url: HTTP.url, env: {} });
     expect([...stdio.changed].sort()).toEqual(['args', 'command', 'type', 'url']);
   });
@@ -111,11 +114,15 @@ describe('JSON and JSONC files', () => {
   });
 
   it('writes into an empty object and an empty file with the braces on their own lines', () => {
-    expect(ok(planConfig(HOSTS.cursor, '{}', 'mdp', HTTP)).text).toBe('{\n  "mcpServers": {\n    "mdp": {\n      "url": "http://127.0.0.1:47372/mcp"\n    }\n  }\n}');
+    expect(ok(planConfig(HOSTS.cursor, '{}', 'mdp', HTTP)).text).toBe(
+      '{\n  "mcpServers": {\n    "mdp": {\n      "url": "http://127.0.0.1:47372/mcp"\n    }\n  }\n}',
+    );
     expect(ok(planConfig(HOSTS.cursor, '{\n  "mcpServers": {}\n}\n', 'mdp', HTTP)).text).toBe(
       '{\n  "mcpServers": {\n    "mdp": {\n      "url": "http://127.0.0.1:47372/mcp"\n    }\n  }\n}\n',
     );
-    expect(ok(planConfig(HOSTS.cursor, '  \n', 'mdp', HTTP)).text).toBe('{\n  "mcpServers": {\n    "mdp": {\n      "url": "http://127.0.0.1:47372/mcp"\n    }\n  }\n}\n');
+    expect(ok(planConfig(HOSTS.cursor, '  \n', 'mdp', HTTP)).text).toBe(
+      '{\n  "mcpServers": {\n    "mdp": {\n      "url": "http://127.0.0.1:47372/mcp"\n    }\n  }\n}\n',
+    );
   });
 
   it('takes out only our entry, and the servers object it leaves empty', () => {
@@ -172,7 +179,7 @@ describe('JSON and JSONC files', () => {
     expect(result).toEqual({ ok: false, line, column, message });
   });
 
-  it('Claude Code\'s file is strict JSON: a comment is an error there, but fine in JSONC hosts', () => {
+  it("Claude Code's file is strict JSON: a comment is an error there, but fine in JSONC hosts", () => {
     const text = '{\n  // note\n  "mcpServers": {}\n}\n';
     expect(planConfig(HOSTS['claude-code'], text, 'mdp', STDIO)).toMatchObject({ ok: false, line: 2, message: 'comments are not allowed in this file' });
     expect(planConfig(HOSTS.vscode, text, 'mdp', STDIO).ok).toBe(true);
@@ -236,12 +243,14 @@ model = "gpt-5"
     expect(ok(planConfig(HOSTS.codex, created.text, 'mdp', undefined)).text.trim()).toBe('');
   });
 
-  it('updates an existing [mcp_servers.mdp] table in place, keeping the user\'s keys and comments', () => {
+  it("updates an existing [mcp_servers.mdp] table in place, keeping the user's keys and comments", () => {
     const text = '[mcp_servers.mdp]\ncommand = "/opt/node/bin/node" # node 22\nargs = ["/old/cli.js", "mcp"]\nstartup_timeout_sec = 20\n';
     const plan = ok(planConfig(HOSTS.codex, text, 'mdp', MOVED));
     expect(plan.status).toBe('updated');
     expect(plan.changed).toEqual(['args']);
-    expect(plan.text).toBe('[mcp_servers.mdp]\ncommand = "/opt/node/bin/node" # node 22\nargs = ["/srv/mdp/apps/server/dist/cli.js", "mcp"]\nstartup_timeout_sec = 20\n');
+    expect(plan.text).toBe(
+      '[mcp_servers.mdp]\ncommand = "/opt/node/bin/node" # node 22\nargs = ["/srv/mdp/apps/server/dist/cli.js", "mcp"]\nstartup_timeout_sec = 20\n',
+    );
   });
 
   it('switches an entry to http', () => {
@@ -297,8 +306,16 @@ model = "gpt-5"
   });
 
   it.each([
-    ['a table', '[mcp_servers.mdp]\ncommand = "n" # pinned\nargs = ["a"]\nenv = { A = "1" }\n\n# P\n[profiles.p]\n', '[mcp_servers.mdp]\nenv = { A = "1" }\nurl = "http://127.0.0.1:47372/mcp"\n\n# P\n[profiles.p]\n'],
-    ['dotted keys', 'mcp_servers.mdp.command = "n"\nmcp_servers.mdp.args = ["a"]\n\n# P\n[profiles.p]\n', 'mcp_servers.mdp.url = "http://127.0.0.1:47372/mcp"\n\n# P\n[profiles.p]\n'],
+    [
+      'a table',
+      '[mcp_servers.mdp]\ncommand = "n" # pinned\nargs = ["a"]\nenv = { A = "1" }\n\n# P\n[profiles.p]\n',
+      '[mcp_servers.mdp]\nenv = { A = "1" }\nurl = "http://127.0.0.1:47372/mcp"\n\n# P\n[profiles.p]\n',
+    ],
+    [
+      'dotted keys',
+      'mcp_servers.mdp.command = "n"\nmcp_servers.mdp.args = ["a"]\n\n# P\n[profiles.p]\n',
+      'mcp_servers.mdp.url = "http://127.0.0.1:47372/mcp"\n\n# P\n[profiles.p]\n',
+    ],
   ])('switching %s to http changes its own lines only; the comment above the next table stays there', (_style, text, expected) => {
     const plan = ok(planConfig(HOSTS.codex, text, 'mdp', HTTP));
     expect(plan.text).toBe(expected);

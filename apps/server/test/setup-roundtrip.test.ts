@@ -46,13 +46,17 @@ function jsonFile(g: Gen, comments: boolean): string {
   const trailing = comments && g.chance(0.5);
   const comment = (text: string): string => (comments && g.chance(0.5) ? text : '');
   const object = (items: string[], outer: string): string =>
-    items.length === 0 ? '{}' : `{\n${items.map((item, i) => `${item}${i < items.length - 1 || trailing ? ',' : ''}${comment(' // why')}`).join('\n')}\n${outer}}`;
+    items.length === 0
+      ? '{}'
+      : `{\n${items.map((item, i) => `${item}${i < items.length - 1 || trailing ? ',' : ''}${comment(' // why')}`).join('\n')}\n${outer}}`;
   const props: string[] = [];
-  for (let i = 0, n = g.below(4); i < n; i++) props.push(`${comment(`${indent}// about k${i}\n`)}${indent}"k${i}": ${g.pick(['1', '{}', '[1, 2]', '{ "a": 1 }'])}`);
+  for (let i = 0, n = g.below(4); i < n; i++)
+    props.push(`${comment(`${indent}// about k${i}\n`)}${indent}"k${i}": ${g.pick(['1', '{}', '[1, 2]', '{ "a": 1 }'])}`);
   // Files with a servers object that holds no server are left out: they lose it (see json-config.ts).
   if (g.chance(0.6)) {
     const servers: string[] = [];
-    for (let i = 0, n = 1 + g.below(2); i < n; i++) servers.push(`${comment(`${indent}${indent}// about s${i}\n`)}${indent}${indent}"s${i}": { "command": "x" }`);
+    for (let i = 0, n = 1 + g.below(2); i < n; i++)
+      servers.push(`${comment(`${indent}${indent}// about s${i}\n`)}${indent}${indent}"s${i}": { "command": "x" }`);
     props.splice(g.below(props.length + 1), 0, `${indent}"mcpServers": ${object(servers, indent)}`);
   }
   return finish(g, object(props, ''));

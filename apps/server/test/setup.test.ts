@@ -60,7 +60,11 @@ async function setup(w: World, argv: string[], options: { env?: Record<string, s
 }
 
 const readText = (file: string): Promise<string> => readFile(file, 'utf8');
-const missing = (file: string): Promise<boolean> => stat(file).then(() => false, () => true);
+const missing = (file: string): Promise<boolean> =>
+  stat(file).then(
+    () => false,
+    () => true,
+  );
 
 async function put(file: string, text: string): Promise<void> {
   await mkdir(dirname(file), { recursive: true });
@@ -158,10 +162,28 @@ const CASES: HostCase[] = [
     broken: 'model = "o3"\n\n[mcp_servers.docs]\ncommand = \n',
     brokenLine: 4,
   },
-  jsoncCase('cursor', (w) => join(w.home, '.cursor', 'mcp.json'), (w) => join(w.project, '.cursor', 'mcp.json'), 'mcpServers', false),
-  jsoncCase('vscode', (w) => join(w.home, '.config', 'Code', 'User', 'mcp.json'), (w) => join(w.project, '.vscode', 'mcp.json'), 'servers', true),
+  jsoncCase(
+    'cursor',
+    (w) => join(w.home, '.cursor', 'mcp.json'),
+    (w) => join(w.project, '.cursor', 'mcp.json'),
+    'mcpServers',
+    false,
+  ),
+  jsoncCase(
+    'vscode',
+    (w) => join(w.home, '.config', 'Code', 'User', 'mcp.json'),
+    (w) => join(w.project, '.vscode', 'mcp.json'),
+    'servers',
+    true,
+  ),
   jsoncCase('windsurf', (w) => join(w.home, '.codeium', 'windsurf', 'mcp_config.json'), undefined, 'mcpServers', false),
-  jsoncCase('zed', (w) => join(w.home, '.config', 'zed', 'settings.json'), (w) => join(w.project, '.zed', 'settings.json'), 'context_servers', false),
+  jsoncCase(
+    'zed',
+    (w) => join(w.home, '.config', 'zed', 'settings.json'),
+    (w) => join(w.project, '.zed', 'settings.json'),
+    'context_servers',
+    false,
+  ),
 ];
 
 const servers = (c: HostCase, text: string): Record<string, unknown> => c.parse(text)[c.key] as Record<string, unknown>;
@@ -360,7 +382,9 @@ describe('setup: entries and names', () => {
     await chmod(file, 0o444);
     const r = await setup(w, ['--cursor']);
     expect(r.code).toBe(1);
-    expect(r.err).toBe(`mdp-server setup: Cursor: cannot write ${file}: it is read-only (mode 0444); make it writable for setup to edit it, or edit it by hand`);
+    expect(r.err).toBe(
+      `mdp-server setup: Cursor: cannot write ${file}: it is read-only (mode 0444); make it writable for setup to edit it, or edit it by hand`,
+    );
     expect(await readText(file)).toBe('{}\n');
     expect((await stat(file)).mode & 0o777).toBe(0o444);
   });
@@ -423,7 +447,20 @@ describe('setup: usage', () => {
     const w = await world();
     const r = await setup(w, ['--help']);
     expect(r.code).toBe(0);
-    for (const flag of ['--claude-code', '--codex', '--cursor', '--vscode', '--windsurf', '--zed', '--scope', '--name', '--transport', '--url', '--dry-run', '--remove']) {
+    for (const flag of [
+      '--claude-code',
+      '--codex',
+      '--cursor',
+      '--vscode',
+      '--windsurf',
+      '--zed',
+      '--scope',
+      '--name',
+      '--transport',
+      '--url',
+      '--dry-run',
+      '--remove',
+    ]) {
       expect(r.out).toContain(flag);
     }
   });
@@ -553,7 +590,10 @@ describe('setup --claude-code through the claude CLI on PATH', () => {
 
   it('updates an entry of ours by remove + add-json, keeping the keys the user added to it', async () => {
     const { w, log, calls } = await withClaude();
-    await put(join(w.home, '.claude.json'), JSON.stringify({ mcpServers: { mdp: { type: 'stdio', command: NODE, args: ['/old/cli.js', 'mcp'], env: { DEBUG: '1' } } } }));
+    await put(
+      join(w.home, '.claude.json'),
+      JSON.stringify({ mcpServers: { mdp: { type: 'stdio', command: NODE, args: ['/old/cli.js', 'mcp'], env: { DEBUG: '1' } } } }),
+    );
     const r = await setup(w, ['--claude-code'], { env: { FAKE_CLAUDE_LOG: log } });
     expect(r.code).toBe(0);
     expect(r.out).toContain('updated "mdp" (args)');

@@ -115,7 +115,11 @@ describe('skill routes over a websocket client', () => {
     const t = await startServer();
     const client = await registeredClient(
       t,
-      descriptor('c4', [skill('/plain/skill.md', { contentType: 'text/plain' }), skill('/json/skill.md'), skill('/html/skill.md', { contentType: 'text/html; charset=latin1' })]),
+      descriptor('c4', [
+        skill('/plain/skill.md', { contentType: 'text/plain' }),
+        skill('/json/skill.md'),
+        skill('/html/skill.md', { contentType: 'text/html; charset=latin1' }),
+      ]),
     );
     client.handler = (call) => (call.path === '/json/skill.md' ? { items: [1, 2] } : 'text');
     const plain = await fetch(`${t.http}/skills/c4/plain`);
@@ -190,7 +194,11 @@ describe('skill routes over a websocket client', () => {
   it("refuses a page of another site (403 {error}, no CORS grant) and never calls the client; its misses stay the seed's 404", async () => {
     const t = await startServer();
     const client = await registeredClient(t, descriptor('c6c', [skill('/s/skill.md')]));
-    for (const origin of [['Origin', 'http://example.test'], ['Origin', 'http://a.test', 'origin', 'http://b.test'], ['Origin', 'null']]) {
+    for (const origin of [
+      ['Origin', 'http://example.test'],
+      ['Origin', 'http://a.test', 'origin', 'http://b.test'],
+      ['Origin', 'null'],
+    ]) {
       for (const route of ['/skills/c6c/s', '/c6c/skills/s']) {
         const read = await rawRequest(t.http, route, 'GET', origin);
         expect(read.status, `${route} ${origin.join(' ')}`).toBe(403);
@@ -220,7 +228,7 @@ describe('skill routes over a websocket client', () => {
 
   // Review finding: `null` pages were one origin, so any site's sandboxed iframe (Origin: null)
   // read, with credentials, the skills of a page opened from a file, and took over its id.
-  it('treats the opaque origin (null) as no page\'s own: one null page neither reads nor takes another\'s client', async () => {
+  it("treats the opaque origin (null) as no page's own: one null page neither reads nor takes another's client", async () => {
     const t = await startServer();
     const file = await registeredClient(t, descriptor('file-page', [skill('/s/skill.md')]), { origin: 'null' });
     const read = await rawRequest(t.http, '/skills/file-page/s', 'GET', ['Origin', 'null']);
@@ -248,7 +256,14 @@ describe('skill routes over a websocket client', () => {
     expect([missing.status, missing.body, missing.headers['access-control-allow-origin']]).toEqual([404, '', undefined]);
     expect(client.calls).toHaveLength(0);
     // The user following a link to the skill, and the server's own pages, still read it.
-    const followed = await rawRequest(t.http, '/skills/c6e/s', 'GET', ['Sec-Fetch-Site', 'cross-site', 'Sec-Fetch-Mode', 'navigate', 'Sec-Fetch-Dest', 'document']);
+    const followed = await rawRequest(t.http, '/skills/c6e/s', 'GET', [
+      'Sec-Fetch-Site',
+      'cross-site',
+      'Sec-Fetch-Mode',
+      'navigate',
+      'Sec-Fetch-Dest',
+      'document',
+    ]);
     const own = await rawRequest(t.http, '/skills/c6e/s', 'GET', ['Sec-Fetch-Site', 'same-origin', 'Sec-Fetch-Mode', 'no-cors', 'Sec-Fetch-Dest', 'script']);
     expect([followed.status, own.status]).toEqual([200, 200]);
     expect(client.calls).toHaveLength(2);
@@ -268,7 +283,18 @@ describe('skill routes over a websocket client', () => {
   it('answers 400 {error} for malformed encoding and bad paths, without crashing', async () => {
     const t = await startServer();
     const client = await registeredClient(t, descriptor('c7', [skill('/s/skill.md')]));
-    const routes = ['/skills/c7/%E0%A4%A', '/skills/c7/a%2Fb', '/c7/skills/%ZZ', '/skills/c7/s/%2E%2E/x', '/skills/c7/s/../x', '/skills/c7/a%20b', '/skills/c7/a//b', '/skills/c7/%00', '/skills/c7/caf%C3%A9', '/skills/c7/a@b'];
+    const routes = [
+      '/skills/c7/%E0%A4%A',
+      '/skills/c7/a%2Fb',
+      '/c7/skills/%ZZ',
+      '/skills/c7/s/%2E%2E/x',
+      '/skills/c7/s/../x',
+      '/skills/c7/a%20b',
+      '/skills/c7/a//b',
+      '/skills/c7/%00',
+      '/skills/c7/caf%C3%A9',
+      '/skills/c7/a@b',
+    ];
     for (const route of routes) {
       const res = await rawRequest(t.http, route);
       expect(res.status, route).toBe(400);
@@ -305,7 +331,9 @@ describe('skill routes over a websocket client', () => {
     const garbage = await send('NOT HTTP AT ALL\r\n\r\n');
     expect(garbage).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(JSON.parse(garbage.slice(garbage.indexOf('\r\n\r\n') + 4))).toEqual({ error: 'Malformed HTTP request' });
-    expect(clientErrorAnswer('ERR_HTTP_REQUEST_TIMEOUT')).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*\r\n\r\n\{"error":"Request not received in time"\}$/);
+    expect(clientErrorAnswer('ERR_HTTP_REQUEST_TIMEOUT')).toMatch(
+      /^HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*\r\n\r\n\{"error":"Request not received in time"\}$/,
+    );
     expect(await (await fetch(`${t.http}/skills/c8/s`)).text()).toBe('still here');
   });
 
@@ -400,7 +428,11 @@ describe('bad frames close only the offending socket', () => {
     ['JSON that is not an object', (c) => c.sendRaw('[1,2]'), 1008],
     ['unknown type', (c) => c.send({ type: 'hello' }), 1008],
     ['invalid registerClient', (c) => c.send({ type: 'registerClient', client: { id: '', name: 'x', paths: [] } }), 1008],
-    ['server-to-client type', (c) => c.send({ type: 'callClient', requestId: 'r', clientId: 'x', method: 'GET', path: '/a', kind: 'tool', name: '/a', args: {} }), 1008],
+    [
+      'server-to-client type',
+      (c) => c.send({ type: 'callClient', requestId: 'r', clientId: 'x', method: 'GET', path: '/a', kind: 'tool', name: '/a', args: {} }),
+      1008,
+    ],
     ['catalog update for another client', (c) => c.send({ type: 'updateClientCatalog', clientId: 'someone-else', paths: [] }), 1008],
     ['frame over the size limit', (c) => c.sendRaw(JSON.stringify({ type: 'ping', pad: 'x'.repeat(4096) })), 1009],
   ];

@@ -18,7 +18,18 @@ it.each([
 ])('keeps term and vote under %s, created for the owner only', async (_name, envOf, expected) => {
   const home = mkdtempSync(join(tmpdir(), 'mdp-state-home-'));
   cleanups.push(() => rmSync(home, { recursive: true, force: true }));
-  const fast = ['--discover-attempts', '0', '--cluster-heartbeat-interval-ms', '100', '--lease-duration-ms', '800', '--election-timeout-min-ms', '200', '--election-timeout-max-ms', '400'];
+  const fast = [
+    '--discover-attempts',
+    '0',
+    '--cluster-heartbeat-interval-ms',
+    '100',
+    '--lease-duration-ms',
+    '800',
+    '--election-timeout-min-ms',
+    '200',
+    '--election-timeout-max-ms',
+    '400',
+  ];
   const child = spawn(process.execPath, [CLI, '--host', '127.0.0.1', '--port', '0', '--cluster-id', 'state-test', ...fast], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...envOf(home) },

@@ -36,7 +36,16 @@ function facts(clients: number, paths: number, turn: () => number, readAt: numbe
       },
       description: 'A path of a large catalog, described at some length.',
     }));
-    return { id: `c${c}`, descriptor: { id: `c${c}`, name: `client ${c}`, paths: descriptors }, paths: descriptors, registeredAt: 0, lastSeen: 0, transportKind: 'ws', secure: false, authSource: 'none' };
+    return {
+      id: `c${c}`,
+      descriptor: { id: `c${c}`, name: `client ${c}`, paths: descriptors },
+      paths: descriptors,
+      registeredAt: 0,
+      lastSeen: 0,
+      transportKind: 'ws',
+      secure: false,
+      authSource: 'none',
+    };
   }) as unknown as ClientInfo[];
   const urls = { http: 'http://127.0.0.1:1', ws: 'ws://127.0.0.1:1', httpLoop: '', auth: '', meta: '', cluster: '' };
   return {
@@ -80,8 +89,24 @@ describe('state store files', () => {
   it('resolves with the time spent making the slices, by the clock it is given', async () => {
     const dir = join(scratchDir('mdp-store-files-'), 'store');
     let now = 0;
-    const pieces = { *[Symbol.iterator]() { for (let i = 0; i < 3; i++) { now += 10; yield 'x'.repeat(SLICE_CHARS); } } };
-    expect(await writeStoreFiles(dir, [['a.json', pieces], ['b.json', ['{}\n']]], () => now)).toBe(30);
+    const pieces = {
+      *[Symbol.iterator]() {
+        for (let i = 0; i < 3; i++) {
+          now += 10;
+          yield 'x'.repeat(SLICE_CHARS);
+        }
+      },
+    };
+    expect(
+      await writeStoreFiles(
+        dir,
+        [
+          ['a.json', pieces],
+          ['b.json', ['{}\n']],
+        ],
+        () => now,
+      ),
+    ).toBe(30);
   });
 
   it('a failed write leaves no temporary file; the first write joins the pieces', async () => {

@@ -37,11 +37,28 @@ describe('the schedule', () => {
   });
 
   it('a change during a write is written after it, never sooner than the interval', () => {
-    expect(run([[1000, change], [1010, change], [1020, written]]).effects).toEqual(['1000: write', '1020: wake at 1250']);
+    expect(
+      run([
+        [1000, change],
+        [1010, change],
+        [1020, written],
+      ]).effects,
+    ).toEqual(['1000: write', '1020: wake at 1250']);
     // The disk being slow does not matter: only the event-loop time does.
-    expect(run([[1000, change], [1010, change], [1400, written]]).effects).toEqual(['1000: write', '1400: write']);
+    expect(
+      run([
+        [1000, change],
+        [1010, change],
+        [1400, written],
+      ]).effects,
+    ).toEqual(['1000: write', '1400: write']);
     // Nothing new: no write.
-    expect(run([[1000, change], [1020, written]]).state).toMatchObject({ phase: 'idle', notBefore: 1250 });
+    expect(
+      run([
+        [1000, change],
+        [1020, written],
+      ]).state,
+    ).toMatchObject({ phase: 'idle', notBefore: 1250 });
   });
 
   it('under steady churn, writes start at most once per interval', () => {
@@ -75,20 +92,55 @@ describe('the schedule', () => {
 
   it('a write that held the event loop long pushes the next one to slowFactor times that after it', () => {
     const heavy = { type: 'written', ok: true, busyMs: 100 } as const;
-    expect(run([[1000, change], [1001, change], [1110, heavy]]).effects).toEqual(['1000: write', '1110: wake at 1510']);
+    expect(
+      run([
+        [1000, change],
+        [1001, change],
+        [1110, heavy],
+      ]).effects,
+    ).toEqual(['1000: write', '1110: wake at 1510']);
   });
 
   it('a failed write is tried again after retryMs, without a change', () => {
-    expect(run([[1000, change], [1010, failed]]).effects).toEqual(['1000: write', '1010: wake at 6010']);
+    expect(
+      run([
+        [1000, change],
+        [1010, failed],
+      ]).effects,
+    ).toEqual(['1000: write', '1010: wake at 6010']);
     const first = step(OPTIONS, firstWrite(0), { ...failed, busyMs: 3 }, 3);
     expect(first.effects).toEqual([{ type: 'wake', at: 5003 }]);
   });
 
   it('close writes at once, cancelling a wait; after a running write it writes once more; then closed', () => {
-    expect(run([[100, change], [120, close], [130, written]]).effects).toEqual(['100: wake at 250', '120: cancel', '120: write', '130: closed']);
-    expect(run([[1000, change], [1010, close], [1020, written], [1030, written]]).effects).toEqual(['1000: write', '1020: write', '1030: closed']);
-    expect(run([[1000, close], [1001, failed]]).effects).toEqual(['1000: write', '1001: closed']);
-    const closed = run([[1000, close], [1001, written], [1002, change], [1003, close], [1004, due]]);
+    expect(
+      run([
+        [100, change],
+        [120, close],
+        [130, written],
+      ]).effects,
+    ).toEqual(['100: wake at 250', '120: cancel', '120: write', '130: closed']);
+    expect(
+      run([
+        [1000, change],
+        [1010, close],
+        [1020, written],
+        [1030, written],
+      ]).effects,
+    ).toEqual(['1000: write', '1020: write', '1030: closed']);
+    expect(
+      run([
+        [1000, close],
+        [1001, failed],
+      ]).effects,
+    ).toEqual(['1000: write', '1001: closed']);
+    const closed = run([
+      [1000, close],
+      [1001, written],
+      [1002, change],
+      [1003, close],
+      [1004, due],
+    ]);
     expect(closed.effects).toEqual(['1000: write', '1001: closed']);
     expect(closed.state.phase).toBe('closed');
   });

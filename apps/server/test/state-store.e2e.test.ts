@@ -8,7 +8,19 @@ import { chmodSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync }
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TestClient, descriptor, endpoint, prompt, recordingLogger, removeScratch, scratchDir, skill, stopAll, until, type RecordingLogger } from '@mdp/test-kit';
+import {
+  TestClient,
+  descriptor,
+  endpoint,
+  prompt,
+  recordingLogger,
+  removeScratch,
+  scratchDir,
+  skill,
+  stopAll,
+  until,
+  type RecordingLogger,
+} from '@mdp/test-kit';
 import { createMdpServer, StateStoreDirError } from '../src/index.js';
 import { dirProblem } from '../src/state-store/files.js';
 import { registeredClient, registeredLoopClient, startServer } from './harness.js';
@@ -75,7 +87,14 @@ describe('the state store', () => {
       upstreamProxy: null,
     });
 
-    const ws = await registeredClient(t, descriptor('app', [endpoint('/page/click', 'POST', { description: 'Click' }), skill('/docs/skill.md', { contentType: 'text/plain' }), prompt('/review/prompt.md')], { version: '1.2.0', platform: 'web' }));
+    const ws = await registeredClient(
+      t,
+      descriptor(
+        'app',
+        [endpoint('/page/click', 'POST', { description: 'Click' }), skill('/docs/skill.md', { contentType: 'text/plain' }), prompt('/review/prompt.md')],
+        { version: '1.2.0', platform: 'web' },
+      ),
+    );
     const loop = await registeredLoopClient(t, descriptor('loop', [endpoint('/status')]));
     await written(log, () => read(dir, 'snapshot.json').counts.clients === 2);
 
@@ -174,7 +193,10 @@ describe('the state store', () => {
     for (let round = 0; round < 50; round++) {
       const target = registered + clients.length;
       const writes = log.records.filter(isWrite).length;
-      const done = until((change) => t.server.router.onClientEvent(change), () => registered >= target || undefined);
+      const done = until(
+        (change) => t.server.router.onClientEvent(change),
+        () => registered >= target || undefined,
+      );
       clients.forEach((client, c) => {
         client.send({ type: 'registerClient', client: descriptor(`c${c}-${round}`, [skill('/docs/skill.md'), endpoint(`/run/${round}`)]) });
       });
@@ -186,7 +208,10 @@ describe('the state store', () => {
     expect(registered).toBe(1000);
     // The last write follows the last change: the files end with the last client of each session.
     const last = clients.map((_, c) => `c${c}-49`).sort();
-    const ids = (): string[] => read(dir, 'clients.json').map((client: { id: string }) => client.id).sort();
+    const ids = (): string[] =>
+      read(dir, 'clients.json')
+        .map((client: { id: string }) => client.id)
+        .sort();
     await written(log, () => JSON.stringify(ids()) === JSON.stringify(last));
 
     Atomics.store(stop, 0, 1);
@@ -203,7 +228,9 @@ describe('the state store', () => {
     writeFileSync(file, 'x');
     for (const dir of [file, join(file, 'store')]) {
       expect(() => createMdpServer({ port: 0, logLevel: 'silent', stateStore: { dir } })).toThrow(StateStoreDirError);
-      expect(() => createMdpServer({ port: 0, logLevel: 'silent', stateStore: { dir } })).toThrow(`cannot use ${dir} as the state store directory: ${file} is a file, not a directory`);
+      expect(() => createMdpServer({ port: 0, logLevel: 'silent', stateStore: { dir } })).toThrow(
+        `cannot use ${dir} as the state store directory: ${file} is a file, not a directory`,
+      );
     }
     expect(() => createMdpServer({ port: 0, logLevel: 'silent', stateStore: { dir: join(base, 'ok'), minIntervalMs: -1 } })).toThrow(/minIntervalMs must be/);
   });

@@ -16,7 +16,11 @@ afterEach(stopAll);
 const ALICE = 'alice-token';
 const BOB = 'bob-token';
 const as = (token: string): Record<string, string> => ({ authorization: `Bearer ${token}` });
-const post = (token: string, body: unknown): RequestInit => ({ method: 'POST', headers: { ...as(token), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (token: string, body: unknown): RequestInit => ({
+  method: 'POST',
+  headers: { ...as(token), 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 
 const paths = (...own: ReturnType<typeof endpoint>[]) => [skill('/docs/skill.md'), endpoint('/ping', 'GET'), ...own];
 
@@ -63,7 +67,7 @@ async function inspectorClients(t: TestServer, token: string): Promise<string[]>
 }
 
 describe('--tenancy principal', () => {
-  it('skill routes: another principal\'s client is the seed\'s empty 404, unknown_client, as for no client at all', async () => {
+  it("skill routes: another principal's client is the seed's empty 404, unknown_client, as for no client at all", async () => {
     const { t, bob } = await world({ tenancy: 'principal', sharedClients: ['lob*'] });
     expect(await (await fetch(`${t.http}/skills/alice-ide/docs`, { headers: as(ALICE) })).text()).toBe('alice-ide /docs/skill.md');
     expect(await (await fetch(`${t.http}/skills/bob-ide/docs`, { headers: as(BOB) })).text()).toBe('bob-ide /docs/skill.md');
@@ -84,14 +88,17 @@ describe('--tenancy principal', () => {
     for (const token of [ALICE, BOB]) expect(await (await fetch(`${t.http}/skills/lobby/docs`, { headers: as(token) })).text()).toBe('lobby /docs/skill.md');
   });
 
-  it('host API: lists, callPath, callPaths and listPaths reach only the caller\'s clients and the shared ones', async () => {
+  it("host API: lists, callPath, callPaths and listPaths reach only the caller's clients and the shared ones", async () => {
     const { t, alice, bob } = await world({ tenancy: 'principal', sharedClients: ['lobby'] });
     expect(await ids(await fetch(`${t.http}/mdp/clients`, { headers: as(ALICE) }))).toEqual(['alice-ide', 'lobby']);
     expect(await ids(await fetch(`${t.http}/mdp/clients`, { headers: as(BOB) }))).toEqual(['bob-ide', 'lobby']);
     // One client a page: Alice's pages end with the lobby, their cursors never name Bob's client.
     const seen: string[] = [];
     for (let cursor: string | undefined = ''; cursor !== undefined; ) {
-      const page = (await (await fetch(`${t.http}/mdp/clients?limit=1&cursor=${encodeURIComponent(cursor)}`, { headers: as(ALICE) })).json()) as { clients: { id: string }[]; nextCursor?: string };
+      const page = (await (await fetch(`${t.http}/mdp/clients?limit=1&cursor=${encodeURIComponent(cursor)}`, { headers: as(ALICE) })).json()) as {
+        clients: { id: string }[];
+        nextCursor?: string;
+      };
       seen.push(...page.clients.map((c) => c.id));
       if (page.nextCursor) expect(Buffer.from(page.nextCursor, 'base64url').toString()).not.toContain('bob');
       cursor = page.nextCursor;
@@ -114,19 +121,24 @@ describe('--tenancy principal', () => {
 
     const many = (await (await fetch(`${t.http}/mdp/call-many`, post(ALICE, { method: 'GET', path: '/ping' }))).json()) as { results: { clientId: string }[] };
     expect(many.results.map((r) => r.clientId).sort()).toEqual(['alice-ide', 'lobby']);
-    const named = (await (await fetch(`${t.http}/mdp/call-many`, post(ALICE, { clientIds: ['bob-ide'], method: 'GET', path: '/ping' }))).json()) as { results: unknown[] };
-    expect(named.results).toEqual([{ clientId: 'bob-ide', ok: false, source: 'server', error: { code: 'not_found', message: 'No client "bob-ide" is connected' } }]);
+    const named = (await (await fetch(`${t.http}/mdp/call-many`, post(ALICE, { clientIds: ['bob-ide'], method: 'GET', path: '/ping' }))).json()) as {
+      results: unknown[];
+    };
+    expect(named.results).toEqual([
+      { clientId: 'bob-ide', ok: false, source: 'server', error: { code: 'not_found', message: 'No client "bob-ide" is connected' } },
+    ]);
     const onlyBobs = await fetch(`${t.http}/mdp/call-many`, post(ALICE, { method: 'POST', path: '/terminal/run' }));
     expect(onlyBobs.status).toBe(404);
     expect(bob.calls.filter((c) => c.path === '/ping')).toHaveLength(0);
     expect(alice.calls.filter((c) => c.path === '/ping')).toHaveLength(1);
   });
 
-  it('MCP: each agent gets tools and resources of its own clients and the shared ones, and cannot call another\'s', async () => {
+  it("MCP: each agent gets tools and resources of its own clients and the shared ones, and cannot call another's", async () => {
     const { t, bob } = await world({ tenancy: 'principal', sharedClients: ['lobby'] });
     const a = await agent(t, ALICE);
     const b = await agent(t, BOB);
-    const tools = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name).filter((name) => !['listClients', 'listPaths', 'callPath', 'callPaths'].includes(name));
+    const tools = async (client: Client) =>
+      (await client.listTools()).tools.map((tool) => tool.name).filter((name) => !['listClients', 'listPaths', 'callPath', 'callPaths'].includes(name));
     const aliceTools = await tools(a);
     expect(aliceTools).toContain('editor_open');
     expect(aliceTools).not.toContain('terminal_run');
@@ -143,7 +155,7 @@ describe('--tenancy principal', () => {
     expect(bob.calls.filter((c) => c.path !== '/docs/skill.md')).toHaveLength(0);
   });
 
-  it('inspector: each reader\'s event stream lists its own clients and the shared ones', async () => {
+  it("inspector: each reader's event stream lists its own clients and the shared ones", async () => {
     const { t } = await world({ tenancy: 'principal', sharedClients: ['lobby'] });
     expect(await inspectorClients(t, ALICE)).toEqual(['alice-ide', 'lobby']);
     expect(await inspectorClients(t, BOB)).toEqual(['bob-ide', 'lobby']);
@@ -167,7 +179,10 @@ describe('--tenancy shared (the default)', () => {
     const { t } = await world({});
     expect(await ids(await fetch(`${t.http}/mdp/clients`, { headers: as(ALICE) }))).toEqual(['alice-ide', 'bob-ide', 'lobby']);
     expect(await (await fetch(`${t.http}/skills/bob-ide/docs`, { headers: as(ALICE) })).text()).toBe('bob-ide /docs/skill.md');
-    expect(await (await fetch(`${t.http}/mdp/call`, post(ALICE, { clientId: 'bob-ide', method: 'POST', path: '/terminal/run' }))).json()).toEqual({ ok: true, data: 'bob-ide /terminal/run' });
+    expect(await (await fetch(`${t.http}/mdp/call`, post(ALICE, { clientId: 'bob-ide', method: 'POST', path: '/terminal/run' }))).json()).toEqual({
+      ok: true,
+      data: 'bob-ide /terminal/run',
+    });
     expect(await inspectorClients(t, ALICE)).toEqual(['alice-ide', 'bob-ide', 'lobby']);
     const a = await agent(t, ALICE);
     expect((await a.listTools()).tools.map((tool) => tool.name)).toContain('terminal_run');

@@ -43,7 +43,10 @@ function servedCertificate(port: number): Promise<PeerCertificate> {
 }
 
 function cookieAttributes(res: Response): string[] {
-  return (res.headers.get('set-cookie') ?? '').split(';').map((part) => part.trim()).slice(1);
+  return (res.headers.get('set-cookie') ?? '')
+    .split(';')
+    .map((part) => part.trim())
+    .slice(1);
 }
 
 describe('one port, HTTPS and WSS', () => {
@@ -85,8 +88,17 @@ describe('one port, HTTPS and WSS', () => {
     ]);
 
     // The MCP bridge and the probes of an operator too.
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'tls', version: '1' } } };
-    const mcp = await t.fetch(`${t.http}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(init) });
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'tls', version: '1' } },
+    };
+    const mcp = await t.fetch(`${t.http}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(init),
+    });
     expect(mcp.status).toBe(200);
     expect(await mcp.text()).toContain('"protocolVersion"');
     expect((await t.fetch(`${t.http}/healthz`)).status).toBe(200);
@@ -124,13 +136,48 @@ describe('TLS files it cannot use: one error naming the file, before anything li
     return file;
   };
   const cases: Array<[string, () => MdpTlsOptions, () => string, RegExp]> = [
-    ['a missing key', () => ({ keyFile: missing('nope.key'), certFile: server1.certFile }), () => missing('nope.key'), /^cannot read the TLS key .*nope\.key: no such file$/],
-    ['a missing certificate', () => ({ keyFile: server1.keyFile, certFile: missing('nope.crt') }), () => missing('nope.crt'), /^cannot read the TLS certificate .*nope\.crt: no such file$/],
-    ['a certificate given as the key', () => ({ keyFile: server1.certFile, certFile: server1.certFile }), () => server1.certFile, /is not a usable PEM private key/],
-    ['a certificate file without a certificate', () => ({ keyFile: server1.keyFile, certFile: garbage() }), () => join(pki.dir, 'garbage.pem'), /holds no PEM certificate/],
-    ['a key that does not match the certificate', () => ({ keyFile: server2.keyFile, certFile: server1.certFile }), () => server2.keyFile, /^the TLS key .* does not match the certificate in .*server-1\.crt$/],
-    ['a CA file without a certificate', () => ({ ...ca.tls(server1), caFile: garbage() }), () => join(pki.dir, 'garbage.pem'), /^the TLS CA file .*garbage\.pem holds no PEM certificate/],
-    ['a missing CA file', () => ({ ...ca.tls(server1), caFile: missing('nope-ca.crt') }), () => missing('nope-ca.crt'), /^cannot read the TLS CA file .*: no such file$/],
+    [
+      'a missing key',
+      () => ({ keyFile: missing('nope.key'), certFile: server1.certFile }),
+      () => missing('nope.key'),
+      /^cannot read the TLS key .*nope\.key: no such file$/,
+    ],
+    [
+      'a missing certificate',
+      () => ({ keyFile: server1.keyFile, certFile: missing('nope.crt') }),
+      () => missing('nope.crt'),
+      /^cannot read the TLS certificate .*nope\.crt: no such file$/,
+    ],
+    [
+      'a certificate given as the key',
+      () => ({ keyFile: server1.certFile, certFile: server1.certFile }),
+      () => server1.certFile,
+      /is not a usable PEM private key/,
+    ],
+    [
+      'a certificate file without a certificate',
+      () => ({ keyFile: server1.keyFile, certFile: garbage() }),
+      () => join(pki.dir, 'garbage.pem'),
+      /holds no PEM certificate/,
+    ],
+    [
+      'a key that does not match the certificate',
+      () => ({ keyFile: server2.keyFile, certFile: server1.certFile }),
+      () => server2.keyFile,
+      /^the TLS key .* does not match the certificate in .*server-1\.crt$/,
+    ],
+    [
+      'a CA file without a certificate',
+      () => ({ ...ca.tls(server1), caFile: garbage() }),
+      () => join(pki.dir, 'garbage.pem'),
+      /^the TLS CA file .*garbage\.pem holds no PEM certificate/,
+    ],
+    [
+      'a missing CA file',
+      () => ({ ...ca.tls(server1), caFile: missing('nope-ca.crt') }),
+      () => missing('nope-ca.crt'),
+      /^cannot read the TLS CA file .*: no such file$/,
+    ],
   ];
   it('peer certificates without a CA file: refused before any file is read', () => {
     expect(() => createMdpServer({ logLevel: 'silent', tls: { keyFile: missing('k'), certFile: missing('c'), peerCertificates: true } })).toThrow(

@@ -17,7 +17,16 @@ interface MockSocket {
   closing: boolean;
 }
 
-function openClient(url: string, id: string, skills: number, stats: ClientStats, onClose?: () => void, via: ReadVia = 'skill', descriptionBytes = 0, authorization?: string): Promise<MockSocket> {
+function openClient(
+  url: string,
+  id: string,
+  skills: number,
+  stats: ClientStats,
+  onClose?: () => void,
+  via: ReadVia = 'skill',
+  descriptionBytes = 0,
+  authorization?: string,
+): Promise<MockSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { perMessageDeflate: false, ...(authorization === undefined ? {} : { headers: { authorization } }) });
     const mock: MockSocket = { ws, closing: false };
@@ -74,7 +83,16 @@ export class WsClientPool {
       while (next < population.clients) {
         const index = next++;
         this.sockets.push(
-          await openClient(url, clientId(population.prefix, index), population.skills, this.stats, undefined, population.via, population.descriptionBytes, population.authorization),
+          await openClient(
+            url,
+            clientId(population.prefix, index),
+            population.skills,
+            this.stats,
+            undefined,
+            population.via,
+            population.descriptionBytes,
+            population.authorization,
+          ),
         );
       }
     };

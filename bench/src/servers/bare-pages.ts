@@ -20,7 +20,10 @@ const server = createServer((req, res) => {
     body = meta;
   } else {
     const cursor = Number(/[?&]cursor=(\d+)/.exec(url)?.[1] ?? 0);
-    const page = { clients: [{ id: `c${cursor}`, name: `Client ${cursor}`, description, paths: [] }], ...(cursor + 1 < PAGES ? { nextCursor: String(cursor + 1) } : {}) };
+    const page = {
+      clients: [{ id: `c${cursor}`, name: `Client ${cursor}`, description, paths: [] }],
+      ...(cursor + 1 < PAGES ? { nextCursor: String(cursor + 1) } : {}),
+    };
     body = JSON.stringify(page);
   }
   res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });

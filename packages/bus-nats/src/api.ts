@@ -54,7 +54,12 @@ export interface OutgoingOptions {
 /** How a relay ended. `unknown`: nobody holds the session (or the node is gone): answer 404. */
 export type RelayResult =
   | { readonly ok: true; readonly payload: Uint8Array }
-  | { readonly ok: false; readonly reason: 'unknown' | 'not_ready' | 'timeout' | 'too_large' | 'failed'; readonly message: string; readonly retryAfterMs?: number };
+  | {
+      readonly ok: false;
+      readonly reason: 'unknown' | 'not_ready' | 'timeout' | 'too_large' | 'failed';
+      readonly message: string;
+      readonly retryAfterMs?: number;
+    };
 
 /** Answers one relayed request for a session this node holds. */
 export type SessionRelayHandler = (payload: Uint8Array, signal: AbortSignal) => Promise<Uint8Array>;

@@ -207,7 +207,10 @@ class NatsBusNode implements NatsBus {
     const nc = this.nc;
     this.connected = false;
     if (nc && !nc.isClosed()) {
-      await this.within(nc.drain().catch(() => nc.close()), LEAVE_MS);
+      await this.within(
+        nc.drain().catch(() => nc.close()),
+        LEAVE_MS,
+      );
       if (!nc.isClosed()) await nc.close().catch(() => undefined);
     }
     this.state = 'closed';
@@ -224,11 +227,21 @@ class NatsBusNode implements NatsBus {
     this.watches = [];
     const replicas = this.options.replicas ?? BUS_DEFAULTS.replicas;
     const refreshMs = 30 * 60_000;
-    this.nodesBucket = await Bucket.open(nc, { name: this.names.nodesBucket, maxAgeMs: this.ttlMs, replicas, maxValueBytes: MAX_BEAT_BYTES }, this.names.inboxPrefix);
-    this.clientsBucket = await Bucket.open(nc, { name: this.names.clientsBucket, maxAgeMs: 2 * refreshMs, replicas, maxValueBytes: MAX_ANNOUNCEMENT_BYTES }, this.names.inboxPrefix);
+    this.nodesBucket = await Bucket.open(
+      nc,
+      { name: this.names.nodesBucket, maxAgeMs: this.ttlMs, replicas, maxValueBytes: MAX_BEAT_BYTES },
+      this.names.inboxPrefix,
+    );
+    this.clientsBucket = await Bucket.open(
+      nc,
+      { name: this.names.clientsBucket, maxAgeMs: 2 * refreshMs, replicas, maxValueBytes: MAX_ANNOUNCEMENT_BYTES },
+      this.names.inboxPrefix,
+    );
     if (generation !== this.generation) return;
     if (this.nodesBucket.maxAgeMs !== this.ttlMs) {
-      this.warn(`bucket ${this.names.nodesBucket} exists with max_age ${this.nodesBucket.maxAgeMs} ms, not this node's TTL of ${this.ttlMs} ms; give every node of the fleet the same TTL`);
+      this.warn(
+        `bucket ${this.names.nodesBucket} exists with max_age ${this.nodesBucket.maxAgeMs} ms, not this node's TTL of ${this.ttlMs} ms; give every node of the fleet the same TTL`,
+      );
     }
     const clientsAge = this.clientsBucket.maxAgeMs;
     this.directory.setRefreshMs(clientsAge > 0 ? Math.max(1000, Math.floor(clientsAge / 2)) : refreshMs);
@@ -247,9 +260,17 @@ class NatsBusNode implements NatsBus {
       this.warn(`the watch of ${what} ended${error ? `: ${(error as Error).message}` : ''}; watching again`);
       this.scheduleSetup();
     };
-    const nodesWatch = await this.nodesBucket.watch((entry) => generation === this.generation && this.onNodeEntry(entry), synced, ended(this.names.nodesBucket));
+    const nodesWatch = await this.nodesBucket.watch(
+      (entry) => generation === this.generation && this.onNodeEntry(entry),
+      synced,
+      ended(this.names.nodesBucket),
+    );
     this.watches.push(nodesWatch);
-    const clientsWatch = await this.clientsBucket.watch((entry) => generation === this.generation && this.onClientEntry(entry), synced, ended(this.names.clientsBucket));
+    const clientsWatch = await this.clientsBucket.watch(
+      (entry) => generation === this.generation && this.onClientEntry(entry),
+      synced,
+      ended(this.names.clientsBucket),
+    );
     this.watches.push(clientsWatch);
     if (generation !== this.generation) {
       nodesWatch.stop();
@@ -497,10 +518,13 @@ class NatsBusNode implements NatsBus {
     this.wakeAt = at;
     if (at === undefined) return;
     // The directory's next deadline: a heartbeat, a node's TTL, a refresh or a retry.
-    this.wakeTimer = this.clock.setTimeout(() => {
-      this.wakeAt = undefined;
-      this.step({ type: 'tick' });
-    }, Math.max(0, at - this.clock.now()));
+    this.wakeTimer = this.clock.setTimeout(
+      () => {
+        this.wakeAt = undefined;
+        this.step({ type: 'tick' });
+      },
+      Math.max(0, at - this.clock.now()),
+    );
   }
 
   // ----------------------------------------------------------------------------------------------
@@ -606,7 +630,8 @@ class NatsBusNode implements NatsBus {
     if (!entry) return undefined;
     return this.descriptors.get(clientId, entry.digest, async () => {
       const unavailable = this.unavailable();
-      if (unavailable && !unavailable.ok) throw new MdpError(unavailable.error.code as 'not_ready', unavailable.error.message, { details: unavailable.error.details as Record<string, unknown> });
+      if (unavailable && !unavailable.ok)
+        throw new MdpError(unavailable.error.code as 'not_ready', unavailable.error.message, { details: unavailable.error.details as Record<string, unknown> });
       const subject = this.names.toNode(entry.node, 'catalog', clientId);
       let answer: Uint8Array;
       try {
@@ -646,7 +671,8 @@ class NatsBusNode implements NatsBus {
         ? { ok: false, reason: 'not_ready', message: unavailable.error.message, retryAfterMs: this.retryAfterMs() }
         : { ok: false, reason: 'failed', message: unavailable.error.message };
     }
-    if (payload.length > this.maxBodyBytes) return { ok: false, reason: 'too_large', message: `The request is ${payload.length} bytes; the bus carries at most ${this.maxBodyBytes}` };
+    if (payload.length > this.maxBodyBytes)
+      return { ok: false, reason: 'too_large', message: `The request is ${payload.length} bytes; the bus carries at most ${this.maxBodyBytes}` };
     const timeoutMs = options.timeoutMs ?? this.requestTimeoutMs;
     let answer: Uint8Array;
     try {
@@ -741,7 +767,10 @@ class NatsBusNode implements NatsBus {
       return;
     }
     if (!this.directory.isLocal(envelope.clientId)) {
-      this.respond(reply, encodeJson(serverFailure('not_found', `Client ${JSON.stringify(envelope.clientId)} is not connected to node ${JSON.stringify(this.nodeId)}`)));
+      this.respond(
+        reply,
+        encodeJson(serverFailure('not_found', `Client ${JSON.stringify(envelope.clientId)} is not connected to node ${JSON.stringify(this.nodeId)}`)),
+      );
       return;
     }
     const controller = new AbortController();
@@ -880,7 +909,8 @@ class NodeGone extends Error {
  */
 export function announcementProblem(client: Pick<LocalClient, 'descriptor' | 'principal'>): string | undefined {
   if (Buffer.byteLength(client.descriptor.id) > MAX_FLEET_ID_BYTES) return `Client id is longer than ${MAX_FLEET_ID_BYTES} bytes, the most a fleet announces`;
-  if (client.principal !== undefined && Buffer.byteLength(client.principal) > MAX_FLEET_ID_BYTES) return `Client principal is longer than ${MAX_FLEET_ID_BYTES} bytes`;
+  if (client.principal !== undefined && Buffer.byteLength(client.principal) > MAX_FLEET_ID_BYTES)
+    return `Client principal is longer than ${MAX_FLEET_ID_BYTES} bytes`;
   return undefined;
 }
 

@@ -80,7 +80,8 @@ export function optionsProblem(options: NatsBusOptions): string | undefined {
   const servers = typeof options.servers === 'string' ? [options.servers] : options.servers;
   if (servers.length === 0) return 'bus: at least one NATS server URL is needed';
   for (const url of servers) {
-    if (!/^(nats|tls):\/\/[^/\s]+$/.test(url) && !/^[^/\s:]+:\d+$/.test(url)) return `bus: ${JSON.stringify(url)} is not a NATS URL (nats://HOST:PORT or tls://HOST:PORT)`;
+    if (!/^(nats|tls):\/\/[^/\s]+$/.test(url) && !/^[^/\s:]+:\d+$/.test(url))
+      return `bus: ${JSON.stringify(url)} is not a NATS URL (nats://HOST:PORT or tls://HOST:PORT)`;
   }
   if (options.nodeId.length === 0) return 'bus: the node id must not be empty';
   const prefix = prefixProblem(options.prefix ?? BUS_DEFAULTS.prefix);

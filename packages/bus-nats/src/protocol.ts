@@ -11,7 +11,15 @@
  */
 import { createHash } from 'node:crypto';
 import * as v from 'valibot';
-import { AuthContextSchema, ClientDescriptorSchema, ENDPOINT_METHODS, MAX_JSON_DEPTH, SerializedErrorSchema, StringRecordSchema, jsonDepthWithin } from '@mdp/protocol';
+import {
+  AuthContextSchema,
+  ClientDescriptorSchema,
+  ENDPOINT_METHODS,
+  MAX_JSON_DEPTH,
+  SerializedErrorSchema,
+  StringRecordSchema,
+  jsonDepthWithin,
+} from '@mdp/protocol';
 import type { AuthContext, ClientDescriptor, EndpointMethod, SerializedError } from '@mdp/protocol';
 import type { InvokeOutcome } from '@mdp/core';
 

@@ -33,9 +33,44 @@ function makePki(dir: string): { caFile: string; certFile: string; keyFile: stri
   writeFileSync(file('openssl.cnf'), OPENSSL_CONFIG);
   const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   const run = (args: string[]): void => void execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  run(['req', '-x509', '-config', file('openssl.cnf'), '-extensions', 'ca_ext', ...key, '-keyout', file('ca.key'), '-out', file('ca.crt'), '-days', '2', '-subj', '/CN=MDP bus test CA']);
+  run([
+    'req',
+    '-x509',
+    '-config',
+    file('openssl.cnf'),
+    '-extensions',
+    'ca_ext',
+    ...key,
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.crt'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=MDP bus test CA',
+  ]);
   run(['req', '-new', '-config', file('openssl.cnf'), ...key, '-keyout', file('server.key'), '-out', file('server.csr'), '-subj', '/CN=nats']);
-  run(['x509', '-req', '-in', file('server.csr'), '-CA', file('ca.crt'), '-CAkey', file('ca.key'), '-set_serial', '0x1234', '-days', '2', '-extfile', file('openssl.cnf'), '-extensions', 'leaf_ext', '-out', file('server.crt')]);
+  run([
+    'x509',
+    '-req',
+    '-in',
+    file('server.csr'),
+    '-CA',
+    file('ca.crt'),
+    '-CAkey',
+    file('ca.key'),
+    '-set_serial',
+    '0x1234',
+    '-days',
+    '2',
+    '-extfile',
+    file('openssl.cnf'),
+    '-extensions',
+    'leaf_ext',
+    '-out',
+    file('server.crt'),
+  ]);
   return { caFile: file('ca.crt'), certFile: file('server.crt'), keyFile: file('server.key') };
 }
 
@@ -56,7 +91,10 @@ describe.skipIf(!natsServerAvailable())('credentials and TLS to NATS', () => {
   it('a token: the right one works, a wrong one is refused at start', async () => {
     const server = await NatsServer.start({ config: 'authorization { token: "s3cret-token" }' });
     servers.push(server);
-    const [a, b] = await Promise.all([startNode(server.url, 'node-a', { auth: { token: 's3cret-token' } }), startNode(server.url, 'node-b', { auth: { token: 's3cret-token' } })]);
+    const [a, b] = await Promise.all([
+      startNode(server.url, 'node-a', { auth: { token: 's3cret-token' } }),
+      startNode(server.url, 'node-b', { auth: { token: 's3cret-token' } }),
+    ]);
     nodes.push(a, b);
     a.add('c1');
     await b.sees('c1', 'node-a');

@@ -39,10 +39,24 @@ describe.skipIf(!natsServerAvailable())('a fleet on a real nats-server', () => {
     await b.sees('c1', 'node-a');
     expect(b.bus.resolve('c1')).toMatchObject({ clientId: 'c1', node: 'node-a', transport: 'websocket' });
     expect(a.bus.resolve('c1')).toBeUndefined(); // its own clients are not remote
-    const outcome = await b.bus.call('c1', { method: 'POST', path: '/x', body: { n: 1 }, query: { q: 'v' }, headers: { 'x-h': '1' }, auth: { scheme: 'Bearer', token: 't' } });
+    const outcome = await b.bus.call('c1', {
+      method: 'POST',
+      path: '/x',
+      body: { n: 1 },
+      query: { q: 'v' },
+      headers: { 'x-h': '1' },
+      auth: { scheme: 'Bearer', token: 't' },
+    });
     expect(outcome).toEqual({ ok: true, data: { path: '/x', body: { n: 1 }, query: { q: 'v' } } });
     const seen = a.calls.items[0];
-    expect(seen?.call).toEqual({ method: 'POST', path: '/x', body: { n: 1 }, query: { q: 'v' }, headers: { 'x-h': '1' }, auth: { scheme: 'Bearer', token: 't' } });
+    expect(seen?.call).toEqual({
+      method: 'POST',
+      path: '/x',
+      body: { n: 1 },
+      query: { q: 'v' },
+      headers: { 'x-h': '1' },
+      auth: { scheme: 'Bearer', token: 't' },
+    });
     const descriptor = await b.bus.descriptor('c1');
     expect(descriptor).toEqual(a.clients.get('c1')?.descriptor);
   });
@@ -62,7 +76,11 @@ describe.skipIf(!natsServerAvailable())('a fleet on a real nats-server', () => {
     a.add('fails', () => ({ ok: false, source: 'client', error: { code: 'boom', message: 'it broke', details: { x: 1 } } }));
     a.add('slow', () => ({ ok: false, source: 'server', error: { code: 'timeout', message: 'Client did not answer within 50 ms' } }));
     await b.sees('slow', 'node-a');
-    expect(await b.bus.call('fails', { method: 'GET', path: '/x' })).toEqual({ ok: false, source: 'client', error: { code: 'boom', message: 'it broke', details: { x: 1 } } });
+    expect(await b.bus.call('fails', { method: 'GET', path: '/x' })).toEqual({
+      ok: false,
+      source: 'client',
+      error: { code: 'boom', message: 'it broke', details: { x: 1 } },
+    });
     expect(await b.bus.call('slow', { method: 'GET', path: '/x' }, { timeoutMs: 50 })).toMatchObject({ ok: false, error: { code: 'timeout' } });
   });
 
@@ -78,10 +96,16 @@ describe.skipIf(!natsServerAvailable())('a fleet on a real nats-server', () => {
   it('a caller that goes away cancels the call on the holding node', async () => {
     const [a, b] = (await fleet('node-a', 'node-b')) as [TestNode, TestNode];
     const aborted = new Inbox<string>();
-    a.add('waits', (_call, signal) => new Promise((resolve) => signal.addEventListener('abort', () => {
-      aborted.push('aborted');
-      resolve({ ok: false, source: 'server', error: { code: 'transport_error', message: 'cancelled' } });
-    })));
+    a.add(
+      'waits',
+      (_call, signal) =>
+        new Promise((resolve) =>
+          signal.addEventListener('abort', () => {
+            aborted.push('aborted');
+            resolve({ ok: false, source: 'server', error: { code: 'transport_error', message: 'cancelled' } });
+          }),
+        ),
+    );
     await b.sees('waits', 'node-a');
     const controller = new AbortController();
     const call = b.bus.call('waits', { method: 'GET', path: '/x' }, { signal: controller.signal });
@@ -112,7 +136,25 @@ describe.skipIf(!natsServerAvailable())('a fleet on a real nats-server', () => {
 
   it('hostile ids: each reaches only its own client, whatever it holds', async () => {
     const [a, b] = (await fleet('node.a *>', 'node-b')) as [TestNode, TestNode];
-    const ids = ['a.b', 'a', '*', '>', 'a.*', 'a.>', 'with space', 'Case', 'case', 'CASE', '日本語.クライアント', '\uD800', '\uFFFD', 'x'.repeat(500), `${'x'.repeat(499)}y`, '..', '.'];
+    const ids = [
+      'a.b',
+      'a',
+      '*',
+      '>',
+      'a.*',
+      'a.>',
+      'with space',
+      'Case',
+      'case',
+      'CASE',
+      '日本語.クライアント',
+      '\uD800',
+      '\uFFFD',
+      'x'.repeat(500),
+      `${'x'.repeat(499)}y`,
+      '..',
+      '.',
+    ];
     for (const id of ids) a.add(id, () => ({ ok: true, data: id }));
     for (const id of ids) await b.sees(id, 'node.a *>');
     for (const id of ids) {

@@ -79,7 +79,9 @@ describe('directory: announcing this node\u2019s clients', () => {
 
   it('a key naming this node for a client it does not hold is deleted (failed withdrawal, previous incarnation)', () => {
     const d = connected();
-    expect(of(d.step({ type: 'clientPut', announcement: remote('ghost', 'a', 'a-inc0'), revision: 5 }, 0), 'delete')).toEqual([expect.objectContaining({ clientId: 'ghost', expect: 5 })]);
+    expect(of(d.step({ type: 'clientPut', announcement: remote('ghost', 'a', 'a-inc0'), revision: 5 }, 0), 'delete')).toEqual([
+      expect.objectContaining({ clientId: 'ghost', expect: 5 }),
+    ]);
   });
 
   it('our key deleted under us is written again on top of the delete', () => {
@@ -187,8 +189,12 @@ describe('directory: the same id on two nodes (SPEC §4, fleet-wide)', () => {
   it('a compare-and-set lost to a delete or to our own unacknowledged write is written on top', () => {
     const d = connected('a');
     d.step({ type: 'register', announcement: local('c1') }, 0);
-    expect(of(d.step({ type: 'writeFailed', clientId: 'c1', conflict: { kind: 'absent', revision: 3 } }, 1), 'put')).toEqual([expect.objectContaining({ expect: 3 })]);
-    expect(of(d.step({ type: 'writeFailed', clientId: 'c1', conflict: { kind: 'put', revision: 4, node: 'a', incarnation: 'a-inc1' } }, 2), 'put')).toEqual([expect.objectContaining({ expect: 4 })]);
+    expect(of(d.step({ type: 'writeFailed', clientId: 'c1', conflict: { kind: 'absent', revision: 3 } }, 1), 'put')).toEqual([
+      expect.objectContaining({ expect: 3 }),
+    ]);
+    expect(of(d.step({ type: 'writeFailed', clientId: 'c1', conflict: { kind: 'put', revision: 4, node: 'a', incarnation: 'a-inc1' } }, 2), 'put')).toEqual([
+      expect.objectContaining({ expect: 4 }),
+    ]);
   });
 });
 
@@ -405,7 +411,12 @@ function runFleet(seed: number): void {
           const beat = msg.value as { node: string; incarnation: string; ttlMs: number };
           step(sim, msg.op === 'PUT' ? { type: 'nodePut', beat, revision: msg.revision } : { type: 'nodeDeleted', node: msg.key, revision: msg.revision });
         } else {
-          step(sim, msg.op === 'PUT' ? { type: 'clientPut', announcement: msg.value as Announcement, revision: msg.revision } : { type: 'clientDeleted', key: msg.key, revision: msg.revision });
+          step(
+            sim,
+            msg.op === 'PUT'
+              ? { type: 'clientPut', announcement: msg.value as Announcement, revision: msg.revision }
+              : { type: 'clientDeleted', key: msg.key, revision: msg.revision },
+          );
         }
       },
     });
@@ -415,7 +426,15 @@ function runFleet(seed: number): void {
     for (const sim of sims) if (sim.alive && sim.connected && sim.cursor[bucket] >= 0) deliver(sim, bucket, msg, sim.conn);
   };
 
-  const write = (sim: SimNode, bucket: 'nodes' | 'clients', key: string, op: 'PUT' | 'DEL', value: unknown, expect: number | undefined, done: (result: number | { conflict: Msg | undefined } | 'failed') => void): void => {
+  const write = (
+    sim: SimNode,
+    bucket: 'nodes' | 'clients',
+    key: string,
+    op: 'PUT' | 'DEL',
+    value: unknown,
+    expect: number | undefined,
+    done: (result: number | { conflict: Msg | undefined } | 'failed') => void,
+  ): void => {
     const conn = sim.conn;
     later(lag(), () => {
       // A write in flight lands even if its node died meanwhile; its answer does not come back.
@@ -446,14 +465,20 @@ function runFleet(seed: number): void {
             step(sim, {
               type: 'writeFailed',
               clientId,
-              conflict: !c ? { kind: 'absent', revision: 0 } : c.op === 'DEL' ? { kind: 'absent', revision: c.revision } : { kind: 'put', revision: c.revision, node: value?.node ?? '', incarnation: value?.incarnation ?? '' },
+              conflict: !c
+                ? { kind: 'absent', revision: 0 }
+                : c.op === 'DEL'
+                  ? { kind: 'absent', revision: c.revision }
+                  : { kind: 'put', revision: c.revision, node: value?.node ?? '', incarnation: value?.incarnation ?? '' },
             });
           }
         });
         return;
       }
       case 'delete':
-        write(sim, 'clients', effect.clientId, 'DEL', undefined, effect.expect, (result) => step(sim, { type: typeof result === 'number' ? 'deleteDone' : 'deleteFailed', clientId: effect.clientId }));
+        write(sim, 'clients', effect.clientId, 'DEL', undefined, effect.expect, (result) =>
+          step(sim, { type: typeof result === 'number' ? 'deleteDone' : 'deleteFailed', clientId: effect.clientId }),
+        );
         return;
       case 'deleteNode':
         write(sim, 'nodes', effect.node, 'DEL', undefined, effect.expect, () => undefined);

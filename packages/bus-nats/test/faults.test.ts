@@ -92,7 +92,10 @@ describe.skipIf(!natsServerAvailable())('fleet faults on a real nats-server', ()
 
   it('a client that reconnects to another node is found there at once, before its dead node\u2019s TTL', async () => {
     const p = prefix();
-    const [b, c] = await Promise.all([startNode(server.url, 'node-b', { prefix: p, ttlMs: 60_000 }), startNode(server.url, 'node-c', { prefix: p, ttlMs: 60_000 })]);
+    const [b, c] = await Promise.all([
+      startNode(server.url, 'node-b', { prefix: p, ttlMs: 60_000 }),
+      startNode(server.url, 'node-c', { prefix: p, ttlMs: 60_000 }),
+    ]);
     nodes.push(b, c);
     const a = await spawnNode(server.url, p, 'node-a', ['moves']);
     children.push(a);

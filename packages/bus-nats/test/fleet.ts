@@ -85,7 +85,14 @@ export async function startNode(url: string | string[], id: string, options: Par
     add(clientId, answer = echo, principal) {
       const client = { descriptor: makeDescriptor(clientId), answer };
       clients.set(clientId, client);
-      bus.announce({ descriptor: client.descriptor, principal, registeredAt: systemClock.wallNow(), transport: 'websocket', secure: false, authSource: 'none' });
+      bus.announce({
+        descriptor: client.descriptor,
+        principal,
+        registeredAt: systemClock.wallNow(),
+        transport: 'websocket',
+        secure: false,
+        authSource: 'none',
+      });
       return client;
     },
     remove(clientId) {

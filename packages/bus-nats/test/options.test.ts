@@ -8,7 +8,14 @@ describe('bus options', () => {
   it('accept several servers, one way to authenticate, TLS with a CA', () => {
     expect(optionsProblem({ ...base, servers: ['nats://a:4222', 'tls://b:4222', 'c:4222'] })).toBeUndefined();
     const tls = connectionOptions({ ...base, tls: { caFile: '/ca.pem' }, auth: { user: 'u', password: 'p' } }, '_INBOX_mdp.x', 'n');
-    expect(tls).toMatchObject({ servers: ['nats://127.0.0.1:4222'], tls: { caFile: '/ca.pem' }, user: 'u', pass: 'p', inboxPrefix: '_INBOX_mdp.x', maxReconnectAttempts: -1 });
+    expect(tls).toMatchObject({
+      servers: ['nats://127.0.0.1:4222'],
+      tls: { caFile: '/ca.pem' },
+      user: 'u',
+      pass: 'p',
+      inboxPrefix: '_INBOX_mdp.x',
+      maxReconnectAttempts: -1,
+    });
     expect(connectionOptions({ ...base, auth: { token: 't' } }, 'i', 'n')).toMatchObject({ token: 't' });
     expect(connectionOptions({ ...base, tls: true }, 'i', 'n').tls).toEqual({});
   });
@@ -23,7 +30,9 @@ describe('bus options', () => {
     expect(optionsProblem({ ...base, ttlMs: 500 })).toMatch(/TTL/);
     expect(optionsProblem({ ...base, maxMessageBytes: 10 })).toMatch(/largest message/);
     expect(optionsProblem({ ...base, replicas: 2 })).toMatch(/replicas/);
-    expect(() => createNatsBus({ ...base, servers: [] }, { call: async () => ({ ok: true, data: null }), descriptor: () => undefined, replaced: () => undefined })).toThrow(TypeError);
+    expect(() =>
+      createNatsBus({ ...base, servers: [] }, { call: async () => ({ ok: true, data: null }), descriptor: () => undefined, replaced: () => undefined }),
+    ).toThrow(TypeError);
   });
 
   it('a creds file that cannot be read is named in the error', () => {

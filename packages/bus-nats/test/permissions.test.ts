@@ -93,6 +93,8 @@ describe.skipIf(!natsServerAvailable())('a fleet under the README\u2019s NATS pe
   });
 
   it('a wrong password is refused with a clear message at start', async () => {
-    await expect(startNode(server.url, 'node-c', { prefix: PREFIX, auth: { user: 'node-a', password: 'wrong' } })).rejects.toThrow(/bus: cannot connect to NATS at nats:\/\/127\.0\.0\.1:\d+: .*(auth|Authorization)/i);
+    await expect(startNode(server.url, 'node-c', { prefix: PREFIX, auth: { user: 'node-a', password: 'wrong' } })).rejects.toThrow(
+      /bus: cannot connect to NATS at nats:\/\/127\.0\.0\.1:\d+: .*(auth|Authorization)/i,
+    );
   });
 });

@@ -1,7 +1,40 @@
 import { describe, expect, it } from 'vitest';
 import { FleetNames, MAX_PLAIN_ID_BYTES, base32, idToken, prefixFor, prefixProblem } from '../src/subjects.js';
 
-const HOSTILE = ['a', 'A', 'a.b', 'a..b', '.', '..', '*', '>', 'a.*', 'a.>', '*.>', 'with space', ' ', '\t', '\n', '\0', 'Case', 'case', 'CASE', 'ǅ', 'ǆ', 'Ǆ', '日本語', '🙂', '\uD800', '\uDC00', '\uFFFD', 'x'.repeat(MAX_PLAIN_ID_BYTES), 'x'.repeat(MAX_PLAIN_ID_BYTES + 1), `${'x'.repeat(MAX_PLAIN_ID_BYTES)}y`, '$JS.API.>', '_INBOX.>'];
+const HOSTILE = [
+  'a',
+  'A',
+  'a.b',
+  'a..b',
+  '.',
+  '..',
+  '*',
+  '>',
+  'a.*',
+  'a.>',
+  '*.>',
+  'with space',
+  ' ',
+  '\t',
+  '\n',
+  '\0',
+  'Case',
+  'case',
+  'CASE',
+  'ǅ',
+  'ǆ',
+  'Ǆ',
+  '日本語',
+  '🙂',
+  '\uD800',
+  '\uDC00',
+  '\uFFFD',
+  'x'.repeat(MAX_PLAIN_ID_BYTES),
+  'x'.repeat(MAX_PLAIN_ID_BYTES + 1),
+  `${'x'.repeat(MAX_PLAIN_ID_BYTES)}y`,
+  '$JS.API.>',
+  '_INBOX.>',
+];
 
 describe('subject tokens of untrusted ids', () => {
   it('are one token of a–z, 2–7 (or 0/1 and a hash), never a wildcard, whatever the id holds', () => {

@@ -292,7 +292,16 @@ function makeMember(s: Step, id: string): void {
 
 function duplicate(s: Step, serverId: string, firstUrl: string, secondUrl: string): void {
   const error: ClusterConfigError = { kind: 'duplicate-server-id', serverId, firstUrl, secondUrl };
-  if (!once(s, `dup|${serverId}|${secondUrl}`, 'cluster.duplicate_server_id', { ...error, message: 'a server id is used by two endpoints; give each server its own id' }, 'error')) return;
+  if (
+    !once(
+      s,
+      `dup|${serverId}|${secondUrl}`,
+      'cluster.duplicate_server_id',
+      { ...error, message: 'a server id is used by two endpoints; give each server its own id' },
+      'error',
+    )
+  )
+    return;
   s.fx.push({ type: 'configError', error });
 }
 

@@ -78,4 +78,3 @@ export interface ClusterNode {
   /** Resign when leading, close every link, clear every timer. Idempotent. */
   close(): Promise<void>;
 }
-

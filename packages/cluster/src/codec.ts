@@ -101,7 +101,12 @@ export function helloBuilder(
   self: { readonly wsUrl: string; readonly clusterUrl: string },
 ): (view: Pick<HelloFields, 'term' | 'role' | 'leaderId' | 'leaderUrl'>, to: string | undefined) => ClusterMessage {
   const header = wireHeaderOf(o, self.clusterUrl);
-  const fixed = { membershipMode: o.membership.mode, membershipFingerprint: membershipFingerprint(o.membership), wsUrl: self.wsUrl, clusterUrl: self.clusterUrl };
+  const fixed = {
+    membershipMode: o.membership.mode,
+    membershipFingerprint: membershipFingerprint(o.membership),
+    wsUrl: self.wsUrl,
+    clusterUrl: self.clusterUrl,
+  };
   const secret = o.clusterSecrets[0];
   const stamp = uniqueStamps(o.clock);
   return (view, to) => helloMessage(header, { ...view, ...fixed }, stamp(), secret === undefined ? undefined : { secret, to: to ?? '' });

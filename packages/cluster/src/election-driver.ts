@@ -110,7 +110,12 @@ export class ElectionDriver {
       }
     }
     this.wake.set(result.wakeAt);
-    if (before.role !== this.state.role || before.term !== this.state.term || before.leaderId !== this.state.leaderId || before.leaderUrl !== this.state.leaderUrl) {
+    if (
+      before.role !== this.state.role ||
+      before.term !== this.state.term ||
+      before.leaderId !== this.state.leaderId ||
+      before.leaderUrl !== this.state.leaderUrl
+    ) {
       const previous = viewOf(before);
       const view = viewOf(this.state);
       if (view.leaderId !== previous.leaderId || view.role !== previous.role) {

@@ -407,10 +407,7 @@ function observeTerm(s: ElectionState, term: number, now: number): ElectionState
 
 function stepDown(s: ElectionState, now: number, reason: string, fx: ElectionEffect[]): ElectionState {
   fx.push({ type: 'log', level: 'info', event: 'cluster.step_down', fields: { reason, term: s.term } });
-  return scheduleElection(
-    { ...s, role: 'follower', leaderId: undefined, leaderUrl: undefined, heartbeatAt: Infinity, leaseExpiresAt: 0, votes: [] },
-    now,
-  );
+  return scheduleElection({ ...s, role: 'follower', leaderId: undefined, leaderUrl: undefined, heartbeatAt: Infinity, leaseExpiresAt: 0, votes: [] }, now);
 }
 
 // ---------------------------------------------------------------------------------------------

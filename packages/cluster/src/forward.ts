@@ -155,7 +155,13 @@ export function createClusterHost(ports: ClusterHostPorts, options: ClusterHostO
     });
 
   /** The leader's outcome, or 'aborted' as soon as the caller goes away. */
-  const request = (leaderId: string, method: RpcMethod, params: unknown, timeoutMs: number, signal: CallSignal | undefined): Promise<RpcOutcome | 'aborted'> => {
+  const request = (
+    leaderId: string,
+    method: RpcMethod,
+    params: unknown,
+    timeoutMs: number,
+    signal: CallSignal | undefined,
+  ): Promise<RpcOutcome | 'aborted'> => {
     const sent = ports.rpc.request(leaderId, method, params, timeoutMs);
     if (!signal) return sent;
     return new Promise((resolve) => {
@@ -170,7 +176,8 @@ export function createClusterHost(ports: ClusterHostPorts, options: ClusterHostO
   };
 
   async function attempt<M extends RpcMethod>(route: Route, method: M, params: unknown, a: Ask<RpcResults[M]>): Promise<Attempt<RpcResults[M]>> {
-    if (route.kind === 'none') return { again: 'on-change', failure: { code: 'not_ready', message: `No cluster leader could be asked within ${options.waitMs} ms` } };
+    if (route.kind === 'none')
+      return { again: 'on-change', failure: { code: 'not_ready', message: `No cluster leader could be asked within ${options.waitMs} ms` } };
     let settled: Settled<RpcResults[M]>;
     if (route.kind === 'local') {
       settled = await a.local();
@@ -180,7 +187,8 @@ export function createClusterHost(ports: ClusterHostPorts, options: ClusterHostO
       switch (outcome.kind) {
         case 'answer': {
           const value = outcome.ok ? decodeResult(method, outcome.result) : undefined;
-          if (outcome.ok) settled = value === undefined ? { error: { code: 'handler_error', message: `The leader answered ${method} with something else` } } : { value };
+          if (outcome.ok)
+            settled = value === undefined ? { error: { code: 'handler_error', message: `The leader answered ${method} with something else` } } : { value };
           // Not (or no longer) the leader: the request did not run there. (A refusal with a retry
           // hint is the leader's link to us being behind, backlog.ts: the caller tries again later.)
           else if (outcome.error.code === 'not_ready' && retryHintMs(outcome.error) === undefined) return { again: 'on-change', failure: outcome.error };
@@ -217,14 +225,23 @@ export function createClusterHost(ports: ClusterHostPorts, options: ClusterHostO
       if (waited === 'stopped') return { error: closed ? CLOSED : CALLER_GONE };
       if (waited !== 'elapsed' || result.again === 'soon' || keyOf(route()) !== keyOf(asked)) continue;
       if (asked.kind !== 'none') return { error: result.failure };
-      logger.warn('cluster.host_leaderless', { waitedMs: options.waitMs, message: 'no leader was elected in time; answering from this server alone until one is' });
+      logger.warn('cluster.host_leaderless', {
+        waitedMs: options.waitMs,
+        message: 'no leader was elected in time; answering from this server alone until one is',
+      });
       leaderless = true;
       routeChanged();
     }
   }
 
   const list = async <M extends 'listClients' | 'listPaths'>(method: M, params: unknown, local: () => Promise<RpcResults[M]>): Promise<RpcResults[M]> => {
-    const settled = await ask(method, params, { local: () => settle(local), missing: () => false, repeatable: true, timeoutMs: options.waitMs, signal: undefined });
+    const settled = await ask(method, params, {
+      local: () => settle(local),
+      missing: () => false,
+      repeatable: true,
+      timeoutMs: options.waitMs,
+      signal: undefined,
+    });
     if ('error' in settled) throw toMdpError(settled.error);
     return settled.value;
   };
@@ -246,9 +263,13 @@ export function createClusterHost(ports: ClusterHostPorts, options: ClusterHostO
 
   return {
     listClients: (request = {}, listOptions) =>
-      list('listClients', listParams({ ...request, limit: request.limit ?? LISTING_DEFAULTS.defaultLimit }, listOptions), () => ports.local.listClients(request, listOptions)),
+      list('listClients', listParams({ ...request, limit: request.limit ?? LISTING_DEFAULTS.defaultLimit }, listOptions), () =>
+        ports.local.listClients(request, listOptions),
+      ),
     listPaths: (request = {}, listOptions) =>
-      list('listPaths', listParams({ ...request, limit: request.limit ?? LISTING_DEFAULTS.defaultLimit }, listOptions), () => ports.local.listPaths(request, listOptions)),
+      list('listPaths', listParams({ ...request, limit: request.limit ?? LISTING_DEFAULTS.defaultLimit }, listOptions), () =>
+        ports.local.listPaths(request, listOptions),
+      ),
     async callPath(request, callOptions) {
       const settled = await ask('callPath', callParams(request, callOptions), {
         local: () => settle(() => ports.local.callPath(request, callOptions)),
@@ -304,6 +325,7 @@ async function settle<T>(answer: () => Promise<T>): Promise<Settled<T>> {
 
 function toMdpError(error: SerializedError): MdpError {
   const code: ErrorCode = (ERROR_CODES as readonly string[]).includes(error.code) ? (error.code as ErrorCode) : 'handler_error';
-  const details = typeof error.details === 'object' && error.details !== null && !Array.isArray(error.details) ? (error.details as Record<string, unknown>) : undefined;
+  const details =
+    typeof error.details === 'object' && error.details !== null && !Array.isArray(error.details) ? (error.details as Record<string, unknown>) : undefined;
   return new MdpError(code, error.message, details ? { details } : undefined);
 }

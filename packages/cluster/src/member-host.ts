@@ -38,7 +38,10 @@ export function createMemberHost(o: ResolvedOptions, timers: TimerSet, logger: L
     send: (to, body) => {
       const view = election()?.view();
       // Every cluster message carries the sender's cluster, id and term, and the wall-clock time.
-      return view !== undefined && (links()?.send(to, { ...body, clusterId: o.clusterId, serverId: o.serverId, term: view.term, timestamp: o.clock.wallNow() }) ?? false);
+      return (
+        view !== undefined &&
+        (links()?.send(to, { ...body, clusterId: o.clusterId, serverId: o.serverId, term: view.term, timestamp: o.clock.wallNow() }) ?? false)
+      );
     },
     refusal: (peerId) => links()?.refusal(peerId),
     // A listing page must fit in one frame of the link it goes back on.

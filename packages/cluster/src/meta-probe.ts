@@ -166,7 +166,13 @@ export async function probeMeta(url: string, options: ProbeOptions = {}): Promis
   } catch (error) {
     return { ok: false, url, kind: 'unreachable', reason: (error as Error).message };
   }
-  const fail = (kind: ProbeFailureKind, reason: string, refused?: boolean): ProbeResult => ({ ok: false, url: base, kind, reason, ...(refused ? { refused: true } : {}) });
+  const fail = (kind: ProbeFailureKind, reason: string, refused?: boolean): ProbeResult => ({
+    ok: false,
+    url: base,
+    kind,
+    reason,
+    ...(refused ? { refused: true } : {}),
+  });
   const maxBodyBytes = options.maxBodyBytes ?? PROBE_DEFAULTS.maxBodyBytes;
   const answer = await getText(metaUrlOf(base), options.timeoutMs ?? PROBE_DEFAULTS.timeoutMs, maxBodyBytes, options.signal, options.tls);
   if ('failure' in answer) return fail(...answer.failure);
@@ -372,12 +378,7 @@ function messageOf(error: unknown): string {
  * Results come back in port order. Rejects with `RangeError` for a bad range and
  * `InvalidTargetError` for a bad host; individual probes never reject.
  */
-export async function scanRange(
-  host: string,
-  fromPort: number,
-  toPort: number,
-  options: ScanOptions = {},
-): Promise<ProbeResult[]> {
+export async function scanRange(host: string, fromPort: number, toPort: number, options: ScanOptions = {}): Promise<ProbeResult[]> {
   for (const port of [fromPort, toPort]) {
     if (!Number.isInteger(port) || port < 1 || port > 65535) throw new RangeError(`bad port ${port} (expected 1-65535)`);
   }

@@ -69,7 +69,13 @@ export function verifyMirrorProof(headers: HeaderMap, secrets: readonly string[]
 }
 
 /** What a valid header proves, with its proof and the end of its window. */
-function checkClaim(headers: HeaderMap, secrets: readonly string[], clusterId: string, self: string, now: number): { peer: MirrorPeer; proof: string; expiresAt: number } | undefined {
+function checkClaim(
+  headers: HeaderMap,
+  secrets: readonly string[],
+  clusterId: string,
+  self: string,
+  now: number,
+): { peer: MirrorPeer; proof: string; expiresAt: number } | undefined {
   const raw = headers[MIRROR_PROOF_HEADER];
   if (typeof raw !== 'string' || raw.length > MAX_HEADER_CHARS || secrets.length === 0) return undefined;
   let json: unknown;

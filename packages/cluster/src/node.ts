@@ -67,13 +67,29 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
   const configListeners = new Listeners<ClusterConfigError>((error) => logger.error('cluster.config_listener_failed', { error }));
   /** Who answers host requests may have changed: a leader change, or a link up or down. */
   const routeChanges = new Listeners<void>((error) => logger.error('cluster.route_listener_failed', { error }));
-  const admission = new Machine(initialAdmission(admissionConfigOf(o)), stepAdmission, () => o.clock.wallNow(), (result) => result.effects.forEach(applyAdmission));
+  const admission = new Machine(
+    initialAdmission(admissionConfigOf(o)),
+    stepAdmission,
+    () => o.clock.wallNow(),
+    (result) => result.effects.forEach(applyAdmission),
+  );
   /** A member gone for good leaves admission and the election, and stops counting towards quorum. */
-  const departures = new Machine(initialDepartures({ dynamic: o.membership.mode === 'dynamic', strikes: DEPARTURE_STRIKES }), stepDepartures, () => o.clock.now(), (result) => result.effects.forEach(applyDeparture));
+  const departures = new Machine(
+    initialDepartures({ dynamic: o.membership.mode === 'dynamic', strikes: DEPARTURE_STRIKES }),
+    stepDepartures,
+    () => o.clock.now(),
+    (result) => result.effects.forEach(applyDeparture),
+  );
   /** Elections wait for the first discovery round and for links to what it found (or a deadline). */
-  const readiness = new Machine(initialReadiness(settleMsOf(o)), stepReadiness, () => o.clock.now(), (result) => {
-    if (result.ready) run?.driver.dispatch({ type: 'ready', leaderSeen: result.ready.leaderSeen });
-  }, { clock: o.clock, timers, tick: { type: 'tick' } });
+  const readiness = new Machine(
+    initialReadiness(settleMsOf(o)),
+    stepReadiness,
+    () => o.clock.now(),
+    (result) => {
+      if (result.ready) run?.driver.dispatch({ type: 'ready', leaderSeen: result.ready.leaderSeen });
+    },
+    { clock: o.clock, timers, tick: { type: 'tick' } },
+  );
   /** Hello and mirror proofs accepted, each accepted once (proof-memory.ts). */
   const proofs = new ProofMemory(o.maxRememberedProofs);
   /** What exists once the node started. */
@@ -151,7 +167,13 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     start(self) {
       if (run || closing) return;
       admission.feed({ type: 'start', clusterUrl: self.clusterUrl });
-      const driver = electionDriverFor(o, self, { send: (to, message) => run?.links.send(to, message), broadcast: (message) => run?.links.broadcast(message) }, timers, logger);
+      const driver = electionDriverFor(
+        o,
+        self,
+        { send: (to, message) => run?.links.send(to, message), broadcast: (message) => run?.links.broadcast(message) },
+        timers,
+        logger,
+      );
       driver.onChange((view, previous) => {
         const target = upstreamTarget(o.upstreamUrl, o.serverId, view, view.leaderId === undefined ? undefined : entryOf(admission.state, view.leaderId));
         if (target !== 'keep') proxy.setUpstream(target);
@@ -216,7 +238,13 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
       else logger.warn('cluster.proof_memory_full', { kind: 'mirror', peer: spent.serverId, capacity: proofs.capacity });
       return undefined;
     },
-    meta: () => clusterView(o.clusterId, { mode: o.membership.mode, fingerprint: admission.state.config.fingerprint }, o.leaseDurationMs, run?.driver.snapshot() ?? unstartedSnapshot(o.membership)),
+    meta: () =>
+      clusterView(
+        o.clusterId,
+        { mode: o.membership.mode, fingerprint: admission.state.config.fingerprint },
+        o.leaseDurationMs,
+        run?.driver.snapshot() ?? unstartedSnapshot(o.membership),
+      ),
     features: () => ({ upstreamProxy: true, clusterControl: true }),
     servesDefaultPort: () => !closing && run?.driver.view().role === 'leader' && mayServeDefaultPort(admission.state),
     onLeaderChange: (listener) => leaderListeners.add(listener),

@@ -98,7 +98,11 @@ export function startClaim(now: number, config: ClaimConfig = PORT_CLAIM_DEFAULT
 }
 
 export function step(state: ClaimState, event: ClaimEvent, now: number): ClaimResult {
-  const done = (next: ClaimState, effects: ClaimEffect[] = []): ClaimResult => ({ state: next, effects, wakeAt: next.phase === 'waiting' ? next.wakeAt : undefined });
+  const done = (next: ClaimState, effects: ClaimEffect[] = []): ClaimResult => ({
+    state: next,
+    effects,
+    wakeAt: next.phase === 'waiting' ? next.wakeAt : undefined,
+  });
   const giveUp = (reason: string): ClaimResult => done({ ...state, phase: 'failed', wakeAt: undefined, reason }, [{ type: 'giveUp', reason }]);
   const wait = (): ClaimResult => {
     const { retryMinMs, retryMaxMs } = state.config;

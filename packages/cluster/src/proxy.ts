@@ -4,7 +4,7 @@
  * Before mirroring, the hub's metadata is read and our protocol version checked against its
  * `supportedProtocolRanges`; an incompatible hub is refused and logged, and checked again later.
  */
-import { redactUrl, type ClientEvent, type ClientInfo, } from '@mdp/core';
+import { redactUrl, type ClientEvent, type ClientInfo } from '@mdp/core';
 import { PROTOCOL_VERSION, proxyMarker } from '@mdp/protocol';
 import { probeMeta, type ProbeResult } from './meta-probe.js';
 import { Mirror, type MirrorOptions } from './mirror.js';
@@ -112,7 +112,8 @@ export class UpstreamProxy {
     this.setStatus(status);
     if (changed) {
       if (status.state === 'refused') this.options.logger.error('proxy.upstream_refused', { upstream: redactUrl(status.upstream), reason: status.reason });
-      else if (status.state === 'unreachable') this.options.logger.warn('proxy.upstream_unreachable', { upstream: redactUrl(status.upstream), reason: status.reason });
+      else if (status.state === 'unreachable')
+        this.options.logger.warn('proxy.upstream_unreachable', { upstream: redactUrl(status.upstream), reason: status.reason });
     }
     this.cancelRecheck = this.options.timers.after(this.options.recheckMs, () => {
       this.cancelRecheck = undefined;

@@ -36,7 +36,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
-import { DEFAULT_MAX_MESSAGE_BYTES, IdTable, MAX_TIMER_MS, nextTurn, serializeError, type CallOptions, type HostApi, type ListOptions, type Logger, type Viewer } from '@mdp/core';
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  IdTable,
+  MAX_TIMER_MS,
+  nextTurn,
+  serializeError,
+  type CallOptions,
+  type HostApi,
+  type ListOptions,
+  type Logger,
+  type Viewer,
+} from '@mdp/core';
 import {
   MAX_LIST_LIMIT,
   SerializedErrorSchema,
@@ -90,7 +101,9 @@ const parseViewer = parserFor(v.object({ viewer: ViewerSchema }));
 
 const parseCallExtras = parserFor(
   v.object({
-    timeoutMs: v.optional(v.pipe(v.number(), v.integer('must be a whole number of ms'), v.minValue(1, 'must be at least 1'), v.maxValue(MAX_TIMER_MS, 'is too large'))),
+    timeoutMs: v.optional(
+      v.pipe(v.number(), v.integer('must be a whole number of ms'), v.minValue(1, 'must be at least 1'), v.maxValue(MAX_TIMER_MS, 'is too large')),
+    ),
     maxTargets: v.optional(v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
     viewer: ViewerSchema,
   }),
@@ -128,7 +141,10 @@ export function listParams<T extends object>(request: T, options: ListOptions | 
 }
 
 /** The params of a forwarded call: the request, and the caller's time-out, fan-out bound and identity when it gave them. */
-export function callParams<T extends object>(request: T, options: CallOptions | undefined): T & { timeoutMs?: number; maxTargets?: number; viewer?: { principal?: string } } {
+export function callParams<T extends object>(
+  request: T,
+  options: CallOptions | undefined,
+): T & { timeoutMs?: number; maxTargets?: number; viewer?: { principal?: string } } {
   if (options?.timeoutMs === undefined && options?.maxTargets === undefined && options?.viewer === undefined) return request;
   return {
     ...request,
@@ -189,7 +205,12 @@ const paged = (request: { limit?: number; cursor?: string }): boolean => request
  * Serve one request from `host`; never rejects. `leads`: this node leads (only a leader answers).
  * `maxPageBytes`: the largest listing page the asking link carries (`rpcPageBytes`).
  */
-export async function serveRpc(host: HostApi, request: Pick<ClusterRpcRequest, 'method' | 'params'>, leads: boolean, maxPageBytes = rpcPageBytes(DEFAULT_MAX_MESSAGE_BYTES)): Promise<Answer> {
+export async function serveRpc(
+  host: HostApi,
+  request: Pick<ClusterRpcRequest, 'method' | 'params'>,
+  leads: boolean,
+  maxPageBytes = rpcPageBytes(DEFAULT_MAX_MESSAGE_BYTES),
+): Promise<Answer> {
   if (!leads) return { ok: false, error: { code: 'not_ready', message: 'This server does not lead the cluster; ask the leader' } };
   const bad = (message: string): Answer => ({ ok: false, error: { code: 'bad_request', message } });
   try {
@@ -202,14 +223,22 @@ export async function serveRpc(host: HostApi, request: Pick<ClusterRpcRequest, '
         if (!parsed.ok) return bad(parsed.error);
         const asked: ListClientsRequest = parsed.value;
         if (paged(asked)) return { ok: true, result: await host.listClients(asked, pageOptions) };
-        return await wholeListing('clients', (cursor, options) => host.listClients({ ...asked, limit: MAX_LIST_LIMIT, cursor }, { ...options, ...listing }), maxPageBytes);
+        return await wholeListing(
+          'clients',
+          (cursor, options) => host.listClients({ ...asked, limit: MAX_LIST_LIMIT, cursor }, { ...options, ...listing }),
+          maxPageBytes,
+        );
       }
       case 'listPaths': {
         const parsed = parseListPathsRequest(request.params ?? {});
         if (!parsed.ok) return bad(parsed.error);
         const asked: ListPathsRequest = parsed.value;
         if (paged(asked)) return { ok: true, result: await host.listPaths(asked, pageOptions) };
-        return await wholeListing('paths', (cursor, options) => host.listPaths({ ...asked, limit: MAX_LIST_LIMIT, cursor }, { ...options, ...listing }), maxPageBytes);
+        return await wholeListing(
+          'paths',
+          (cursor, options) => host.listPaths({ ...asked, limit: MAX_LIST_LIMIT, cursor }, { ...options, ...listing }),
+          maxPageBytes,
+        );
       }
       case 'callPath': {
         const parsed = parseCallPathRequest(request.params);
@@ -353,7 +382,9 @@ export class ClusterRpc {
 
   private async serve(peerId: string, request: ClusterRpcRequest): Promise<void> {
     const refused = this.options.refusal?.(peerId);
-    const answer: Answer = refused ? { ok: false, error: refused } : await serveRpc(this.options.host, request, this.options.leads(), this.options.maxPageBytes);
+    const answer: Answer = refused
+      ? { ok: false, error: refused }
+      : await serveRpc(this.options.host, request, this.options.leads(), this.options.maxPageBytes);
     const respond = (body: Answer): boolean => this.options.send(peerId, { type: 'clusterRpcResponse', requestId: request.requestId, ...body });
     // A result that cannot be sent (a client's data nested too deeply to serialise) is answered
     // with an error, so the caller does not wait for its time-out.

@@ -30,7 +30,10 @@ export function createUpstreamProxy(o: ResolvedOptions, timers: TimerSet): Upstr
     ...(o.upstreamHeaders ? { headers: o.upstreamHeaders } : {}),
     // With a cluster secret every mirror link proves it comes from this member (mirror-proof.ts).
     ...(secret !== undefined
-      ? { proof: (to: string, principal: string | undefined) => mirrorProofHeader(secret, o.clusterId, { serverId: o.serverId, to, timestamp: stamp(), ...(principal !== undefined ? { principal } : {}) }) }
+      ? {
+          proof: (to: string, principal: string | undefined) =>
+            mirrorProofHeader(secret, o.clusterId, { serverId: o.serverId, to, timestamp: stamp(), ...(principal !== undefined ? { principal } : {}) }),
+        }
       : {}),
     ...(o.tls ? { tls: o.tls } : {}),
     probe: probeWith(o.tls),

@@ -59,7 +59,13 @@ function meta(serverId = PEER, cluster: Partial<MetaDocument['cluster']> = {}, p
     protocolVersion: PROTOCOL_VERSION,
     supportedProtocolRanges: [...SUPPORTED_PROTOCOL_RANGES],
     serverId,
-    endpoints: { ws: `ws://${base}`, httpLoop: `http://${base}/mdp/http-loop`, auth: `http://${base}/mdp/auth`, meta: `http://${base}/mdp/meta`, cluster: `ws://${base}/mdp/cluster` },
+    endpoints: {
+      ws: `ws://${base}`,
+      httpLoop: `http://${base}/mdp/http-loop`,
+      auth: `http://${base}/mdp/auth`,
+      meta: `http://${base}/mdp/meta`,
+      cluster: `ws://${base}/mdp/cluster`,
+    },
     features: { upstreamProxy: true, clusterControl: true },
     cluster: {
       id: 'c',
@@ -97,7 +103,9 @@ describe('admission of hellos', () => {
   ])('refuses %s and logs it once per address', (_what, fields, reason) => {
     const first = step(started(), { type: 'hello', hello: hello(PEER, fields) }, NOW);
     expect(first.refusal).toMatch(reason);
-    expect(first.effects).toEqual([{ type: 'log', level: 'warn', event: 'cluster.peer_refused', fields: expect.objectContaining({ peer: PEER, source: 'hello' }) }]);
+    expect(first.effects).toEqual([
+      { type: 'log', level: 'warn', event: 'cluster.peer_refused', fields: expect.objectContaining({ peer: PEER, source: 'hello' }) },
+    ]);
     const again = step(first.state, { type: 'hello', hello: hello(PEER, fields) }, NOW);
     expect(again.refusal).toMatch(reason);
     expect(again.effects).toEqual([]);
@@ -141,7 +149,10 @@ describe('admission of hellos', () => {
 
   it('our own id from another endpoint is a configuration error too', () => {
     const result = step(started(), { type: 'hello', hello: hello(SELF, { clusterUrl: 'ws://127.0.0.1:7000/mdp/cluster' }) }, NOW);
-    expect(result.effects).toContainEqual({ type: 'configError', error: { kind: 'duplicate-server-id', serverId: SELF, firstUrl: SELF_URL, secondUrl: 'ws://127.0.0.1:7000/mdp/cluster' } });
+    expect(result.effects).toContainEqual({
+      type: 'configError',
+      error: { kind: 'duplicate-server-id', serverId: SELF, firstUrl: SELF_URL, secondUrl: 'ws://127.0.0.1:7000/mdp/cluster' },
+    });
   });
 
   describe('with a cluster secret', () => {
@@ -172,7 +183,9 @@ describe('admission of hellos', () => {
         expect(entryOf(result.state, PEER)).toBeUndefined();
       }
       const first = refused(hello());
-      expect(first.effects).toEqual([{ type: 'log', level: 'warn', event: 'cluster.peer_refused', fields: expect.objectContaining({ reason: 'no valid cluster secret proof' }) }]);
+      expect(first.effects).toEqual([
+        { type: 'log', level: 'warn', event: 'cluster.peer_refused', fields: expect.objectContaining({ reason: 'no valid cluster secret proof' }) },
+      ]);
       expect(step(first.state, { type: 'hello', hello: hello() }, NOW).effects).toEqual([]);
     });
   });
@@ -214,7 +227,9 @@ describe('admission of discovered metadata', () => {
 
   it('ignores (and logs once) a document naming another address than the one it came from', () => {
     const result = step(started(), metaEvent(meta(), 'http://127.0.0.1:5999'), NOW);
-    expect(result.effects).toEqual([{ type: 'log', level: 'warn', event: 'cluster.meta_elsewhere', fields: expect.objectContaining({ url: 'http://127.0.0.1:5999' }) }]);
+    expect(result.effects).toEqual([
+      { type: 'log', level: 'warn', event: 'cluster.meta_elsewhere', fields: expect.objectContaining({ url: 'http://127.0.0.1:5999' }) },
+    ]);
     expect(entryOf(result.state, PEER)).toBeUndefined();
     expect(step(result.state, metaEvent(meta(), 'http://127.0.0.1:5999'), NOW).effects).toEqual([]);
   });
@@ -328,7 +343,7 @@ describe('with a cluster secret, members must prove it', () => {
     expect(result.state.foreign.size).toBe(0);
   });
 
-  it('a hello claiming a member\'s id without the proof does not demote the member', () => {
+  it("a hello claiming a member's id without the proof does not demote the member", () => {
     const member = step(step(secured(), metaEvent(meta()), NOW).state, { type: 'hello', hello: proven() }, NOW).state;
     const forged = step(member, { type: 'hello', hello: hello() }, NOW);
     expect(forged.refusal).toBe(SECRET_REFUSAL);
@@ -408,7 +423,7 @@ describe('the default port', () => {
 describe('views', () => {
   const withMember = (): AdmissionState => step(started(), metaEvent(meta()), NOW).state;
 
-  it('knows its own and its members\' addresses, in any spelling of loopback, and nothing else', () => {
+  it("knows its own and its members' addresses, in any spelling of loopback, and nothing else", () => {
     const state = withMember();
     expect(isMemberAddress(state, 'http://localhost:5000')).toBe(true);
     expect(isMemberAddress(state, '127.0.0.1:5001')).toBe(true);

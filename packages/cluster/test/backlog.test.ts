@@ -184,7 +184,16 @@ function openLink(maxFrameBytes?: number) {
     undefined,
     undefined,
     {
-      hello: () => ({ type: 'clusterHello', ...HEADER, serverId: 'me', membershipMode: 'dynamic', membershipFingerprint: 'dynamic', role: 'leader', wsUrl: 'ws://me', clusterUrl: 'ws://me/mdp/cluster' }),
+      hello: () => ({
+        type: 'clusterHello',
+        ...HEADER,
+        serverId: 'me',
+        membershipMode: 'dynamic',
+        membershipFingerprint: 'dynamic',
+        role: 'leader',
+        wsUrl: 'ws://me',
+        clusterUrl: 'ws://me/mdp/cluster',
+      }),
       check: () => undefined,
       onOpen: () => {},
       onMessage: () => {},
@@ -196,14 +205,29 @@ function openLink(maxFrameBytes?: number) {
     LIMITS,
     maxFrameBytes,
   );
-  const hello = { type: 'clusterHello', ...HEADER, membershipMode: 'dynamic', membershipFingerprint: 'dynamic', role: 'follower', wsUrl: 'ws://peer', clusterUrl: 'ws://peer/mdp/cluster' };
+  const hello = {
+    type: 'clusterHello',
+    ...HEADER,
+    membershipMode: 'dynamic',
+    membershipFingerprint: 'dynamic',
+    role: 'follower',
+    wsUrl: 'ws://peer',
+    clusterUrl: 'ws://peer/mdp/cluster',
+  };
   ws.emit('message', Buffer.from(JSON.stringify(hello)), false);
   expect(link.state).toBe('open');
   ws.sent.length = 0;
   return { clock, ws, link, closes };
 }
 
-const answer = (requestId: string, size: number): ClusterMessage => ({ type: 'clusterRpcResponse', ...HEADER, serverId: 'me', requestId, ok: true, result: 'x'.repeat(size) });
+const answer = (requestId: string, size: number): ClusterMessage => ({
+  type: 'clusterRpcResponse',
+  ...HEADER,
+  serverId: 'me',
+  requestId,
+  ok: true,
+  result: 'x'.repeat(size),
+});
 
 describe('ControlLink and frames larger than the peer takes', () => {
   it('answers with an error saying so instead of a frame that would close the link, and sends nothing else that large', () => {
@@ -215,13 +239,23 @@ describe('ControlLink and frames larger than the peer takes', () => {
       type: 'clusterRpcResponse',
       requestId: 'big',
       ok: false,
-      error: { code: 'transport_error', message: expect.stringMatching(/^The answer \(\d+ bytes\) is larger than a cluster link carries \(2000 bytes\); ask for less/) },
+      error: {
+        code: 'transport_error',
+        message: expect.stringMatching(/^The answer \(\d+ bytes\) is larger than a cluster link carries \(2000 bytes\); ask for less/),
+      },
     });
     // Multi-byte text counts in bytes: 700 characters of three bytes each are over 2,000.
     expect(link.send(answer('wide', 0))).toBe(true);
     expect(link.send({ ...answer('euro', 0), result: '€'.repeat(700) } as ClusterMessage)).toBe(true);
     expect(ws.sent[2]).toMatchObject({ requestId: 'euro', ok: false, error: { code: 'transport_error' } });
-    const request = { type: 'clusterRpcRequest', ...HEADER, serverId: 'me', requestId: 'r', method: 'callPath', params: { body: 'x'.repeat(5000) } } as ClusterMessage;
+    const request = {
+      type: 'clusterRpcRequest',
+      ...HEADER,
+      serverId: 'me',
+      requestId: 'r',
+      method: 'callPath',
+      params: { body: 'x'.repeat(5000) },
+    } as ClusterMessage;
     expect(link.send(request)).toBe(false);
     expect(ws.sent).toHaveLength(3);
     expect(closes).toEqual([]);
@@ -236,9 +270,18 @@ describe('ControlLink with a peer that reads slowly', () => {
     ws.bufferedAmount = 900;
     expect(link.send(answer('b', 500))).toBe(true);
     // The same frame, header and all (the peer checks it), with a refusal for its result.
-    expect(ws.sent[1]).toEqual({ ...HEADER, serverId: 'me', type: 'clusterRpcResponse', requestId: 'b', ok: false, error: new Backlog(LIMITS, () => 0).behindError(900) });
+    expect(ws.sent[1]).toEqual({
+      ...HEADER,
+      serverId: 'me',
+      type: 'clusterRpcResponse',
+      requestId: 'b',
+      ok: false,
+      error: new Backlog(LIMITS, () => 0).behindError(900),
+    });
     // Other messages still go (up to twice the cap), and the link stays open.
-    expect(link.send({ type: 'clusterHeartbeat', ...HEADER, serverId: 'me', leaderId: 'me', leaderUrl: 'ws://me', leaseDurationMs: 4000 } as ClusterMessage)).toBe(true);
+    expect(
+      link.send({ type: 'clusterHeartbeat', ...HEADER, serverId: 'me', leaderId: 'me', leaderUrl: 'ws://me', leaseDurationMs: 4000 } as ClusterMessage),
+    ).toBe(true);
     expect(closes).toEqual([]);
   });
 

@@ -38,7 +38,13 @@ describe('Machine', () => {
     const clock = manualClock();
     const timers = new TimerSet(clock);
     const seen: number[] = [];
-    const machine = new Machine(0, counter, () => clock.now(), (r) => seen.push(r.state), { clock, timers, tick: 'count' });
+    const machine = new Machine(
+      0,
+      counter,
+      () => clock.now(),
+      (r) => seen.push(r.state),
+      { clock, timers, tick: 'count' },
+    );
     machine.feed('tick');
     expect(seen).toEqual([0]);
     clock.advance(100);
@@ -48,11 +54,22 @@ describe('Machine', () => {
   });
 
   it('without timers it only steps; stop clears its timer', () => {
-    const untimed = new Machine(0, counter, () => 0, () => undefined);
+    const untimed = new Machine(
+      0,
+      counter,
+      () => 0,
+      () => undefined,
+    );
     expect(untimed.feed('count').wakeAt).toBe(10);
     const clock = manualClock();
     const timers = new TimerSet(clock);
-    const timed = new Machine(0, counter, () => clock.now(), () => undefined, { clock, timers, tick: 'count' });
+    const timed = new Machine(
+      0,
+      counter,
+      () => clock.now(),
+      () => undefined,
+      { clock, timers, tick: 'count' },
+    );
     timed.feed('count');
     timed.stop();
     expect(timers.size).toBe(0);

@@ -80,7 +80,9 @@ describe('a three-node cluster', () => {
     const second = agreedLeader(nodes) as TestNode;
     expect(second.id).not.toBe(first.id);
     expect(second.node.meta().term).toBeGreaterThan(firstTerm);
-    expect(second.logs.some((l) => l.event === 'cluster.leader_resigned') || live(nodes).some((n) => n.logs.some((l) => l.event === 'cluster.leader_resigned'))).toBe(true);
+    expect(
+      second.logs.some((l) => l.event === 'cluster.leader_resigned') || live(nodes).some((n) => n.logs.some((l) => l.event === 'cluster.leader_resigned')),
+    ).toBe(true);
     expect(history.violations).toEqual([]);
     process.stdout.write(`graceful failover took ${systemClock.now() - stoppedAt} ms\n`);
     // The one that stopped said it leaves: two members are left, both needed. The new leader may be

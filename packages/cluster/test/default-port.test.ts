@@ -1,6 +1,14 @@
 /** The default port on the holder's side (default-port.ts) as a pure transition with the time passed in. */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PORT_DEFAULTS, initialDefaultPort, step, yielding, type DefaultPortEvent, type DefaultPortResult, type DefaultPortState } from '../src/default-port.js';
+import {
+  DEFAULT_PORT_DEFAULTS,
+  initialDefaultPort,
+  step,
+  yielding,
+  type DefaultPortEvent,
+  type DefaultPortResult,
+  type DefaultPortState,
+} from '../src/default-port.js';
 
 const YIELD = DEFAULT_PORT_DEFAULTS.yieldMs;
 

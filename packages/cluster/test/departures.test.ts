@@ -66,7 +66,13 @@ describe('departures', () => {
 describe('probeOutcome', () => {
   const meta = (serverId: string): MetaDocument =>
     ({ protocol: 'mdp', protocolVersion: PROTOCOL_VERSION, supportedProtocolRanges: [...SUPPORTED_PROTOCOL_RANGES], serverId }) as MetaDocument;
-  const fail = (fields: Partial<Extract<ProbeResult, { ok: false }>>): ProbeResult => ({ ok: false, url: 'http://127.0.0.1:1', kind: 'unreachable', reason: 'x', ...fields });
+  const fail = (fields: Partial<Extract<ProbeResult, { ok: false }>>): ProbeResult => ({
+    ok: false,
+    url: 'http://127.0.0.1:1',
+    kind: 'unreachable',
+    reason: 'x',
+    ...fields,
+  });
 
   it('reads the member itself as present, another MDP server as elsewhere', () => {
     expect(probeOutcome({ ok: true, url: 'u', meta: meta('b') }, 'b')).toBe('present');

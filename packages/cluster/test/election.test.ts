@@ -46,7 +46,7 @@ function msg(from: string, message: ElectionMessage): ElectionEvent {
 }
 
 function sent(effects: readonly ElectionEffect[], type: ElectionMessage['type']): ElectionMessage[] {
-  return effects.flatMap((e) => (e.type === 'send' || e.type === 'broadcast') && e.message.type === type ? [e.message] : []);
+  return effects.flatMap((e) => ((e.type === 'send' || e.type === 'broadcast') && e.message.type === type ? [e.message] : []));
 }
 
 /** Make `id` leader of `members` in term 1 by hand, at time `now`. */
@@ -103,9 +103,7 @@ describe('election', () => {
     const r = run(s, msg('c', { type: 'voteResponse', term: 1, granted: true, preVote: false }), 1002);
     expect(r.state.role).toBe('leader');
     expect(r.state.leaderId).toBe('a');
-    expect(sent(r.effects, 'heartbeat')).toEqual([
-      { type: 'heartbeat', term: 1, leaderId: 'a', leaderUrl: 'ws://a', leaseDurationMs: 400 },
-    ]);
+    expect(sent(r.effects, 'heartbeat')).toEqual([{ type: 'heartbeat', term: 1, leaderId: 'a', leaderUrl: 'ws://a', leaseDurationMs: 400 }]);
     expect(r.wakeAt).toBe(1102);
   });
 
@@ -573,7 +571,11 @@ function simulate(seed: number, options: { durable: boolean; restarts: 'any' | '
     else cut.add(key);
     queue = queue.filter((p) => up(p.from, p.to));
     // A frozen process notices its links only when it runs again; the other side sees them at once.
-    for (const [x, y] of [[a, b], [b, a]] as const) if (!frozen(x)) apply(x, { type: linkUp ? 'linkUp' : 'linkDown', id: y });
+    for (const [x, y] of [
+      [a, b],
+      [b, a],
+    ] as const)
+      if (!frozen(x)) apply(x, { type: linkUp ? 'linkUp' : 'linkDown', id: y });
     if (linkUp) {
       hello(a, b);
       hello(b, a);
@@ -709,7 +711,8 @@ function simulateDepartures(seed: number): void {
       leaders.set(r.state.term, id);
     }
     // The node's own rule: a member that says it leaves is gone.
-    if (event.type === 'message' && event.message.type === 'resign' && event.message.leaving) apply(id, { type: 'memberGone', id: event.from, termFloor: floor() });
+    if (event.type === 'message' && event.message.type === 'resign' && event.message.leaving)
+      apply(id, { type: 'memberGone', id: event.from, termFloor: floor() });
   };
 
   const start = (id: string) => {
@@ -750,9 +753,16 @@ function simulateDepartures(seed: number): void {
     if (up) cut.delete(linkKey(a, b));
     else cut.add(linkKey(a, b));
     queue = queue.filter((d) => d.event.type !== 'message' || linked(d.event.from, d.to));
-    for (const [x, y] of [[a, b], [b, a]] as const) later(x, { type: up ? 'linkUp' : 'linkDown', id: y }, 1);
+    for (const [x, y] of [
+      [a, b],
+      [b, a],
+    ] as const)
+      later(x, { type: up ? 'linkUp' : 'linkDown', id: y }, 1);
     if (up) {
-      for (const [x, y] of [[a, b], [b, a]] as const) {
+      for (const [x, y] of [
+        [a, b],
+        [b, a],
+      ] as const) {
         const s = states.get(x) as ElectionState;
         later(y, { type: 'message', from: x, message: { type: 'hello', term: s.term, role: s.role } }, 2);
       }

@@ -64,7 +64,11 @@ async function smallScenario(size: number, seed: number): Promise<void> {
   // One state directory for the cluster, as the server keeps one per user: term and vote survive
   // restarts, and every node reads the terms stored beside its own.
   const dir = scratchDir('mdp-faults-');
-  const nodes = await startCluster(size, (i, ports) => ({ random: seededRandom(Math.floor(random() * 2 ** 31)), stateFile: join(dir, `${ports[i]}.json`) }), faults);
+  const nodes = await startCluster(
+    size,
+    (i, ports) => ({ random: seededRandom(Math.floor(random() * 2 ** 31)), stateFile: join(dir, `${ports[i]}.json`) }),
+    faults,
+  );
   running.push(...nodes);
   const history = new LeaderHistory();
   history.watch(nodes);
@@ -102,7 +106,8 @@ async function smallScenario(size: number, seed: number): Promise<void> {
       }
     }
     await settled(`one leader after round ${round} (${action})`);
-    if (process.env.MDP_FAULT_VERBOSE) process.stdout.write(`round ${round}: ${action}, ${live(nodes).length} running, term ${agreedLeader(nodes)?.node.meta().term}\n`);
+    if (process.env.MDP_FAULT_VERBOSE)
+      process.stdout.write(`round ${round}: ${action}, ${live(nodes).length} running, term ${agreedLeader(nodes)?.node.meta().term}\n`);
   }
   expect(history.leaders.size).toBeGreaterThan(0);
 }

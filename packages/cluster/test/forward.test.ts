@@ -106,7 +106,12 @@ beforeEach(() => {
   local = new Router();
   leaderRouter = new Router();
   otherRouter = new Router();
-  rpc = new FakeRpc(new Map([['L', createLocalHost(leaderRouter, CLUSTER)], ['M', createLocalHost(otherRouter, CLUSTER)]]));
+  rpc = new FakeRpc(
+    new Map([
+      ['L', createLocalHost(leaderRouter, CLUSTER)],
+      ['M', createLocalHost(otherRouter, CLUSTER)],
+    ]),
+  );
   route = { kind: 'leader', id: 'L' };
   routeListeners = new Set();
   const recorded = recordingLogger();
@@ -157,7 +162,15 @@ describe('through the leader', () => {
     rpc = new FakeRpc(new Map([['L', tenant]]));
     host.close();
     host = createClusterHost(
-      { local: createLocalHost(local, CLUSTER), route: () => route, onRouteChange: () => () => undefined, rpc, clock, timers, logger: recordingLogger().logger },
+      {
+        local: createLocalHost(local, CLUSTER),
+        route: () => route,
+        onRouteChange: () => () => undefined,
+        rpc,
+        clock,
+        timers,
+        logger: recordingLogger().logger,
+      },
       { waitMs: WAIT_MS, pollMs: POLL_MS, settleMs: SETTLE_MS },
     );
     pastSettle();
@@ -167,8 +180,13 @@ describe('through the leader', () => {
     const viewer = { principal: 'token:a' };
     expect((await host.listClients({}, { viewer })).clients.map((c) => c.id)).toEqual(['mine']);
     expect((await host.listPaths({}, { viewer })).paths.map((p) => p.clientId)).toEqual(['mine']);
-    expect(await host.callPath({ clientId: 'theirs', method: 'POST', path: '/page/click' }, { viewer })).toMatchObject({ ok: false, error: { code: 'not_found' } });
-    await expect(host.callPaths({ method: 'POST', path: '/page/click', clientIds: ['theirs'] }, { viewer })).resolves.toMatchObject({ results: [{ ok: false, error: { code: 'not_found' } }] });
+    expect(await host.callPath({ clientId: 'theirs', method: 'POST', path: '/page/click' }, { viewer })).toMatchObject({
+      ok: false,
+      error: { code: 'not_found' },
+    });
+    await expect(host.callPaths({ method: 'POST', path: '/page/click', clientIds: ['theirs'] }, { viewer })).resolves.toMatchObject({
+      results: [{ ok: false, error: { code: 'not_found' } }],
+    });
     expect(rpc.sent.map((s) => (s.params as { viewer?: unknown }).viewer)).toEqual([viewer, viewer, viewer, viewer]);
     // The member itself (no viewer) sees every client.
     expect((await host.listClients()).clients.map((c) => c.id)).toEqual(['mine', 'theirs']);
@@ -182,7 +200,10 @@ describe('through the leader', () => {
     expect((await host.listClients({ search: 'EDITOR' })).clients.map((c) => c.id)).toEqual(['editor']);
     expect(await host.listPaths({ clientId: 'browser', depth: 2 })).toEqual(await there.listPaths({ clientId: 'browser', depth: 2 }));
     expect((await host.listPaths()).paths.map((p) => p.path)).toEqual(['/page/click', '/page/click']);
-    expect((await host.listPaths({ search: 'deep' })).paths.map((p) => `${p.clientId}${p.path}`)).toEqual(['browser/docs/deep/skill.md', 'editor/docs/deep/skill.md']);
+    expect((await host.listPaths({ search: 'deep' })).paths.map((p) => `${p.clientId}${p.path}`)).toEqual([
+      'browser/docs/deep/skill.md',
+      'editor/docs/deep/skill.md',
+    ]);
     expect(await host.callPath({ clientId: 'editor', method: 'POST', path: '/page/click', body: { x: 1 } })).toEqual({ ok: true, data: 'from /page/click' });
     expect(await host.callPaths({ method: 'POST', path: '/page/click' })).toEqual({
       results: [
@@ -215,7 +236,20 @@ describe('through the leader', () => {
   });
 
   it('takes the whole listing of an earlier leader, which ignores limit, as the last page', async () => {
-    const whole = { clients: [{ id: 'x', name: 'X', paths: [], status: 'online', connectedAt: 't', lastSeenAt: 't', connection: { mode: 'ws', secure: false, authSource: 'none' }, aliases: [] }] };
+    const whole = {
+      clients: [
+        {
+          id: 'x',
+          name: 'X',
+          paths: [],
+          status: 'online',
+          connectedAt: 't',
+          lastSeenAt: 't',
+          connection: { mode: 'ws', secure: false, authSource: 'none' },
+          aliases: [],
+        },
+      ],
+    };
     rpc.mode = { answer: { kind: 'answer', ok: true, result: whole } };
     expect(await host.listClients({ limit: 1 })).toEqual(whole);
   });
@@ -375,7 +409,7 @@ describe('while no leader can be asked', () => {
     expect(rpc.sent.map((s) => s.leaderId)).toEqual(['L', 'M']);
   });
 
-  it("a leader whose link to us is behind answers not_ready with a retry hint: that is the answer, not a missing leader", async () => {
+  it('a leader whose link to us is behind answers not_ready with a retry hint: that is the answer, not a missing leader', async () => {
     attach(otherRouter, app('editor'));
     const behind = { code: 'not_ready' as const, message: 'The link is behind', details: { retryAfterMs: 1000 } };
     rpc.mode = { answer: { kind: 'answer', ok: false, error: behind } };
@@ -543,7 +577,7 @@ describe('onChange', () => {
     expect(logs.some((l) => l.event === 'cluster.host_listener_failed')).toBe(true);
   });
 
-  it('polls every page of the leader\'s listing, one request at a time, and hears a change on any page', async () => {
+  it("polls every page of the leader's listing, one request at a time, and hears a change on any page", async () => {
     const sessions = Array.from({ length: 1500 }, (_, i) => attach(leaderRouter, app(`c${String(i).padStart(4, '0')}`)));
     let fired = -1; // the first listing
     host.onChange(() => (fired += 1));
@@ -560,7 +594,16 @@ describe('onChange', () => {
   });
 
   it('the digest covers ids, names, descriptions and paths only', () => {
-    const base: ListedClient = { id: 'a', name: 'A', paths: [], status: 'online', connectedAt: 't0', lastSeenAt: 't1', connection: { mode: 'ws', secure: false, authSource: 'none' }, aliases: [] };
+    const base: ListedClient = {
+      id: 'a',
+      name: 'A',
+      paths: [],
+      status: 'online',
+      connectedAt: 't0',
+      lastSeenAt: 't1',
+      connection: { mode: 'ws', secure: false, authSource: 'none' },
+      aliases: [],
+    };
     expect(catalogDigest([base])).toBe(catalogDigest([{ ...base, lastSeenAt: 't2', connectedAt: 't9' }]));
     expect(catalogDigest([base])).not.toBe(catalogDigest([{ ...base, description: 'new' }]));
     expect(catalogDigest([base])).not.toBe(catalogDigest([{ ...base, paths: [{ type: 'skill', path: '/s/skill.md' }] }]));

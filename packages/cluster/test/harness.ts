@@ -7,7 +7,14 @@ import { createServer, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { Router, systemClock, type Session } from '@mdp/core';
-import { PROTOCOL_VERSION, SUPPORTED_PROTOCOL_RANGES, parseClientMessage, type ClientDescriptor, type MetaDocument, type ServerToClientMessage } from '@mdp/protocol';
+import {
+  PROTOCOL_VERSION,
+  SUPPORTED_PROTOCOL_RANGES,
+  parseClientMessage,
+  type ClientDescriptor,
+  type MetaDocument,
+  type ServerToClientMessage,
+} from '@mdp/protocol';
 import {
   descriptor,
   fakeClient,
@@ -326,7 +333,11 @@ export async function until(condition: () => boolean, timeoutMs: number, what: s
  */
 export async function ticks(nodes: readonly TestNode[], count: number): Promise<void> {
   let seen = 0;
-  const counted = nodes.map((n): Subscribe => (listener) => n.ticks(() => ((seen += 1), listener())));
+  const counted = nodes.map(
+    (n): Subscribe =>
+      (listener) =>
+        n.ticks(() => ((seen += 1), listener())),
+  );
   await untilChange(counted, () => seen >= count || undefined);
 }
 

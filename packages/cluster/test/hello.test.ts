@@ -75,7 +75,7 @@ describe('upstreamTarget', () => {
     expect(upstreamTarget(undefined, 'me', { role: 'leader', term: 3, leaderId: 'me', leaderUrl: SELF.wsUrl }, undefined)).toBeUndefined();
   });
 
-  it("a follower mirrors into the leader: its metadata address, else the URL it announced, else its control URL", () => {
+  it('a follower mirrors into the leader: its metadata address, else the URL it announced, else its control URL', () => {
     expect(upstreamTarget(undefined, 'me', FOLLOWING, entry)).toBe('http://127.0.0.1:5001');
     expect(upstreamTarget(undefined, 'me', FOLLOWING, { ...entry, metaUrl: undefined })).toBe(FOLLOWING.leaderUrl);
     expect(upstreamTarget(undefined, 'me', { ...FOLLOWING, leaderUrl: undefined }, { ...entry, metaUrl: undefined })).toBe(entry.clusterUrl);

@@ -71,7 +71,9 @@ describe("a follower's host", () => {
         { clientId: mirrored, ok: true, data: 'one answers /run' },
       ]),
     });
-    expect(await f2.node.host.callPaths({ clientIds: ['one'], method: 'GET', path: SKILL })).toEqual({ results: [{ clientId: 'one', ok: true, data: `one answers ${SKILL}` }] });
+    expect(await f2.node.host.callPaths({ clientIds: ['one'], method: 'GET', path: SKILL })).toEqual({
+      results: [{ clientId: 'one', ok: true, data: `one answers ${SKILL}` }],
+    });
   });
 
   it('aliases client ids only under server ids of the cluster: a client posing as a mirror gets nothing', async () => {
@@ -79,7 +81,10 @@ describe("a follower's host", () => {
     expect([leader.id, f1.id, f2.id].map((id) => f2.node.isServerId(id))).toEqual([true, true, true]);
     expect(f2.node.isServerId('evil.example')).toBe(false);
     // A client on the leader claims to be the mirror of "deploy" from a server that is no member.
-    const posing = attachClient(leader.router, { ...withEndpoint('evil.example.deploy'), metadata: { mdpProxy: { serverId: 'evil.example', clientId: 'deploy' } } });
+    const posing = attachClient(leader.router, {
+      ...withEndpoint('evil.example.deploy'),
+      metadata: { mdpProxy: { serverId: 'evil.example', clientId: 'deploy' } },
+    });
     // And one whose dotted id merely ends with "app".
     const app = attachClient(leader.router, withEndpoint('app'));
     expect(await f2.node.host.callPath({ clientId: 'deploy', method: 'POST', path: '/run' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
@@ -96,7 +101,11 @@ describe("a follower's host", () => {
     const mute = scriptedClient(leader.router, skillClient('mute'), () => undefined);
     await registered(leader, mirroredId(f1.id, 'broken'));
 
-    expect(await f2.node.host.callPath({ clientId: 'nobody', method: 'GET', path: SKILL })).toMatchObject({ ok: false, source: 'server', error: { code: 'not_found' } });
+    expect(await f2.node.host.callPath({ clientId: 'nobody', method: 'GET', path: SKILL })).toMatchObject({
+      ok: false,
+      source: 'server',
+      error: { code: 'not_found' },
+    });
     const unknown = await f2.node.host.listPaths({ clientId: 'nobody' }).catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(MdpError);
     expect(unknown).toMatchObject({ code: 'not_found' });
@@ -116,7 +125,11 @@ describe("a follower's host", () => {
     const pending = f2.node.host.callPath({ clientId: 'mute', method: 'GET', path: SKILL }, { timeoutMs: 30_000 });
     await until(() => mute.calls.length === 2, 3000, 'the call to reach the client', [mute.changes.subscribe]);
     await leader.kill();
-    expect(await pending).toEqual({ ok: false, source: 'server', error: { code: 'transport_error', message: 'The link to the leader closed before it answered' } });
+    expect(await pending).toEqual({
+      ok: false,
+      source: 'server',
+      error: { code: 'transport_error', message: 'The link to the leader closed before it answered' },
+    });
   });
 
   it('a request made while the leader is gone completes once a new leader exists, with the ids listed before', async () => {
@@ -161,7 +174,17 @@ describe('cluster RPC on the wire', () => {
       const answers = new Map<string, unknown>();
       const h = { clusterId: 'test', serverId: '127.0.0.1:1', term: 0, timestamp: systemClock.wallNow() };
       ws.on('open', () => {
-        ws.send(JSON.stringify({ type: 'clusterHello', ...h, membershipMode: 'dynamic', membershipFingerprint: 'dynamic', role: 'follower', wsUrl: 'ws://127.0.0.1:1', clusterUrl: 'ws://127.0.0.1:1/mdp/cluster' }));
+        ws.send(
+          JSON.stringify({
+            type: 'clusterHello',
+            ...h,
+            membershipMode: 'dynamic',
+            membershipFingerprint: 'dynamic',
+            role: 'follower',
+            wsUrl: 'ws://127.0.0.1:1',
+            clusterUrl: 'ws://127.0.0.1:1/mdp/cluster',
+          }),
+        );
         for (const r of requests) ws.send(JSON.stringify({ type: 'clusterRpcRequest', ...h, ...r }));
       });
       ws.on('message', (data) => {

@@ -49,12 +49,15 @@ async function rawLink(port: number): Promise<RawLink> {
       const head = short === 126 ? 4 : 2;
       const length = short === 126 ? buffer.readUInt16BE(at + 2) : short;
       if (at + head + length > buffer.length) break;
-      if (((buffer[at] as number) & 0x0f) === 0x8) onClose({ code: buffer.readUInt16BE(at + head), reason: buffer.subarray(at + head + 2, at + head + length).toString('utf8') });
+      if (((buffer[at] as number) & 0x0f) === 0x8)
+        onClose({ code: buffer.readUInt16BE(at + head), reason: buffer.subarray(at + head + 2, at + head + length).toString('utf8') });
       at += head + length;
     }
   });
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-  socket.write(`GET /mdp/cluster HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+  socket.write(
+    `GET /mdp/cluster HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+  );
   await upgraded;
   return { socket, closeFrame, ended };
 }

@@ -82,7 +82,9 @@ describe('the host API of a member', () => {
     l.view = LEADER;
     scriptedClient(l.router, { id: 'theirs', name: 'theirs', paths: [] }, () => ({ ok: true, data: null }));
     expect((await f.member.host.listClients()).clients.map((c) => c.id)).toEqual(['theirs']);
-    expect(f.sent).toEqual([expect.objectContaining({ type: 'clusterRpcRequest', method: 'listClients', clusterId: 'c', serverId: 'F', term: 7, timestamp: clock.wallNow() })]);
+    expect(f.sent).toEqual([
+      expect.objectContaining({ type: 'clusterRpcRequest', method: 'listClients', clusterId: 'c', serverId: 'F', term: 7, timestamp: clock.wallNow() }),
+    ]);
     expect(l.sent).toEqual([expect.objectContaining({ type: 'clusterRpcResponse', ok: true, clusterId: 'c', serverId: 'L', term: 7 })]);
   });
 

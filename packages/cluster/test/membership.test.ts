@@ -198,7 +198,10 @@ describe('membership', () => {
     const timestamp = systemClock.wallNow();
     const signed = (serverId: string) => ({ serverId, timestamp, auth: helloProof('s3cret', 'test', serverId, timestamp, node.id) });
     expect((await helloExchange(node, signed('127.0.0.1:1'))).code).toBe(1000);
-    expect(await helloExchange(node, { ...signed('127.0.0.1:2'), clusterUrl: 'ws://127.0.0.1:2/mdp/cluster' })).toMatchObject({ code: 1008, reason: PROOFS_FULL_REFUSAL });
+    expect(await helloExchange(node, { ...signed('127.0.0.1:2'), clusterUrl: 'ws://127.0.0.1:2/mdp/cluster' })).toMatchObject({
+      code: 1008,
+      reason: PROOFS_FULL_REFUSAL,
+    });
     expect(node.logs).toContainEqual(expect.objectContaining({ event: 'cluster.proof_memory_full', capacity: 1 }));
   });
 
@@ -217,7 +220,9 @@ describe('membership', () => {
   it('ignores metadata that names another address than the one it came from (a port speaking for another server)', async () => {
     const b = await track(startNode({}));
     // A fake answers /mdp/meta with b's document, endpoints and all.
-    const fake = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(metaDocumentOf(b.id, b.port, b.node))));
+    const fake = createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(metaDocumentOf(b.id, b.port, b.node))),
+    );
     await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
     try {
       const fakeUrl = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
@@ -236,7 +241,9 @@ describe('membership', () => {
     // time-out, it would hold `ws`'s close for 30 s.
     const socket = connect(n.port, '127.0.0.1');
     const upgraded = new Promise<string>((resolve) => socket.once('data', (data) => resolve(String(data))));
-    socket.write('GET /mdp/cluster HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n');
+    socket.write(
+      'GET /mdp/cluster HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+    );
     expect(await upgraded).toMatch(/^HTTP\/1\.1 101 /);
     socket.on('data', () => undefined); // reads what it is sent, answers nothing
     const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));

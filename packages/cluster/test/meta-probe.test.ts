@@ -347,9 +347,7 @@ describe('scanRange', () => {
     const { port } = await serve((req, res) => json(200, metaDocument(port))(req, res));
     const from = Math.max(1, port - 2);
     const results = await scanRange('127.0.0.1', from, port + 2);
-    expect(results.map((r) => r.url)).toEqual(
-      Array.from({ length: port + 2 - from + 1 }, (_, i) => `http://127.0.0.1:${from + i}`),
-    );
+    expect(results.map((r) => r.url)).toEqual(Array.from({ length: port + 2 - from + 1 }, (_, i) => `http://127.0.0.1:${from + i}`));
     expect(results[port - from]).toMatchObject({ ok: true, meta: { serverId: `127.0.0.1:${port}` } });
   });
 

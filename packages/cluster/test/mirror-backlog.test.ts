@@ -30,7 +30,11 @@ async function fakeHub(onMirror: (ws: WebSocket, clientId: string) => void): Pro
     const { port } = hub.address() as AddressInfo;
     const base = `127.0.0.1:${port}`;
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(buildMetaDocument(base, metaEndpoints(base), standaloneClusterView('x', base, `ws://${base}`, 4000), { upstreamProxy: true, clusterControl: false })));
+    res.end(
+      JSON.stringify(
+        buildMetaDocument(base, metaEndpoints(base), standaloneClusterView('x', base, `ws://${base}`, 4000), { upstreamProxy: true, clusterControl: false }),
+      ),
+    );
   });
   hub.on('upgrade', (req, socket, head) =>
     wss.handleUpgrade(req, socket, head, (ws) => {

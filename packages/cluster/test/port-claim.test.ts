@@ -142,7 +142,13 @@ function meta(serverId: string, port: number, over: { clusterId?: string; cluste
     protocolVersion: PROTOCOL_VERSION,
     supportedProtocolRanges: [...SUPPORTED_PROTOCOL_RANGES],
     serverId,
-    endpoints: { ws: `ws://${base}`, httpLoop: `http://${base}/mdp/http-loop`, cluster: `ws://${base}/mdp/cluster`, meta: `http://${base}/mdp/meta`, auth: `http://${base}/mdp/auth` },
+    endpoints: {
+      ws: `ws://${base}`,
+      httpLoop: `http://${base}/mdp/http-loop`,
+      cluster: `ws://${base}/mdp/cluster`,
+      meta: `http://${base}/mdp/meta`,
+      auth: `http://${base}/mdp/auth`,
+    },
     cluster: {
       id: over.clusterId ?? 'c1',
       membershipMode: 'dynamic',
@@ -169,13 +175,19 @@ describe('who holds the port', () => {
   });
 
   it('another cluster, a standalone server, a server on its own port, another program: not given back', () => {
-    expect(holderOf(probed(meta('127.0.0.1:4001', 4001, { clusterId: 'c2' })), 4000, 'c1')).toMatchObject({ kind: 'other', reason: expect.stringContaining('"c2"') });
+    expect(holderOf(probed(meta('127.0.0.1:4001', 4001, { clusterId: 'c2' })), 4000, 'c1')).toMatchObject({
+      kind: 'other',
+      reason: expect.stringContaining('"c2"'),
+    });
     expect(holderOf(probed(meta('127.0.0.1:4001', 4001, { clusterControl: false })), 4000, 'c1')).toMatchObject({ kind: 'other' });
     expect(holderOf(probed(meta('127.0.0.1:4000', 4000)), 4000, 'c1')).toMatchObject({ kind: 'other', reason: expect.stringContaining('own port') });
     expect(holderOf({ ok: false, url: 'http://127.0.0.1:4000', kind: 'not-mdp', reason: 'HTTP 404 Not Found' }, 4000, 'c1')).toMatchObject({ kind: 'other' });
   });
 
   it('nothing answering (a process exiting or paused) may free the port soon', () => {
-    expect(holderOf({ ok: false, url: 'http://127.0.0.1:4000', kind: 'unreachable', reason: 'no answer within 1000 ms' }, 4000, 'c1')).toEqual({ kind: 'none', reason: 'no answer within 1000 ms' });
+    expect(holderOf({ ok: false, url: 'http://127.0.0.1:4000', kind: 'unreachable', reason: 'no answer within 1000 ms' }, 4000, 'c1')).toEqual({
+      kind: 'none',
+      reason: 'no answer within 1000 ms',
+    });
   });
 });

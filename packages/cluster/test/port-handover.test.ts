@@ -11,7 +11,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { initialDefaultPort, step as stepHolder, yielding, type DefaultPortEffect, type DefaultPortEvent, type DefaultPortState } from '../src/default-port.js';
-import { PORT_CLAIM_DEFAULTS, startClaim, step as stepClaim, type ClaimEffect, type ClaimEvent, type ClaimResult, type ClaimState, type PortHolder } from '../src/port-claim.js';
+import {
+  PORT_CLAIM_DEFAULTS,
+  startClaim,
+  step as stepClaim,
+  type ClaimEffect,
+  type ClaimEvent,
+  type ClaimResult,
+  type ClaimState,
+  type PortHolder,
+} from '../src/port-claim.js';
 import { seededRandom } from '../src/rng.js';
 
 const SEEDS = process.env.MDP_HANDOVER_SEED ? [Number(process.env.MDP_HANDOVER_SEED)] : Array.from({ length: 300 }, (_, i) => i + 1);
@@ -174,7 +183,8 @@ describe('giving a port back, simulated', () => {
         expect(bound.map((o) => o.name)).toEqual(bound.length > 0 ? [port] : []);
         if (!refuses) expect(bound, 'an owner serves its port').toHaveLength(1);
         // An owner gives up only because the other owner has the port, or its holder refused.
-        for (const o of owners.filter((o) => o.outcome === 'failed')) expect(o.reason, o.name).toMatch(refuses ? /refused|holds it as its own port/ : /holds it as its own port/);
+        for (const o of owners.filter((o) => o.outcome === 'failed'))
+          expect(o.reason, o.name).toMatch(refuses ? /refused|holds it as its own port/ : /holds it as its own port/);
       } catch (error) {
         process.stderr.write(`port handover simulation failed with seed ${seed} (replay: MDP_HANDOVER_SEED=${seed})\n`);
         throw error;

@@ -7,7 +7,13 @@ const NOW = 1_800_000_000_000;
 const OWNER = '127.0.0.1:4000';
 const HOLDER = '127.0.0.1:4001';
 const claim = { serverId: OWNER, to: HOLDER, port: 4000, timestamp: NOW };
-const rules = (over: Partial<Parameters<typeof checkPortRelease>[1]> = {}) => ({ secrets: ['s3cret'], clusterId: 'c1', self: HOLDER, now: NOW + 1000, ...over });
+const rules = (over: Partial<Parameters<typeof checkPortRelease>[1]> = {}) => ({
+  secrets: ['s3cret'],
+  clusterId: 'c1',
+  self: HOLDER,
+  now: NOW + 1000,
+  ...over,
+});
 
 describe('port release requests', () => {
   it('prove the cluster secret to the holder they name, for the port they name', () => {
@@ -57,7 +63,18 @@ describe('port release requests', () => {
 
   it('refuses what is not a release request with 400, naming the field', () => {
     const body = portReleaseRequest('s3cret', 'c1', claim);
-    for (const bad of [null, 'x', [], {}, { ...body, port: 0 }, { ...body, port: 65536 }, { ...body, port: 1.5 }, { ...body, timestamp: 'now' }, { ...body, serverId: '' }, { ...body, proof: 'x'.repeat(200) }]) {
+    for (const bad of [
+      null,
+      'x',
+      [],
+      {},
+      { ...body, port: 0 },
+      { ...body, port: 65536 },
+      { ...body, port: 1.5 },
+      { ...body, timestamp: 'now' },
+      { ...body, serverId: '' },
+      { ...body, proof: 'x'.repeat(200) },
+    ]) {
       const checked = checkPortRelease(bad, rules());
       expect(checked).toMatchObject({ ok: false, status: 400 });
       if (!checked.ok) expect(checked.reason).toMatch(/^not a port release request: /);

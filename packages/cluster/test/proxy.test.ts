@@ -56,10 +56,15 @@ describe('version check', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({
-          ...buildMetaDocument(`127.0.0.1:${port}`, metaEndpoints(`127.0.0.1:${port}`), standaloneClusterView('x', `127.0.0.1:${port}`, `ws://127.0.0.1:${port}`, 4000), {
-            upstreamProxy: true,
-            clusterControl: false,
-          }),
+          ...buildMetaDocument(
+            `127.0.0.1:${port}`,
+            metaEndpoints(`127.0.0.1:${port}`),
+            standaloneClusterView('x', `127.0.0.1:${port}`, `ws://127.0.0.1:${port}`, 4000),
+            {
+              upstreamProxy: true,
+              clusterControl: false,
+            },
+          ),
           protocolVersion: '3.1.0',
           supportedProtocolRanges: ['^3.0.0'],
         }),
@@ -80,7 +85,10 @@ describe('version check', () => {
     attachClient(router, skillClient('c1'));
     node.start({ wsUrl: 'ws://127.0.0.1:1', clusterUrl: 'ws://127.0.0.1:1/mdp/cluster', metaUrl: 'http://127.0.0.1:1/mdp/meta' });
     expect(node.features()).toEqual({ upstreamProxy: true, clusterControl: false });
-    await untilChange((change) => node.onProxyStatus(change), () => node.proxyStatus().state === 'refused');
+    await untilChange(
+      (change) => node.onProxyStatus(change),
+      () => node.proxyStatus().state === 'refused',
+    );
     const status = node.proxyStatus();
     expect(status).toMatchObject({ state: 'refused', upstream: `127.0.0.1:${port}` });
     expect(status.state === 'refused' && status.reason).toMatch(/\^3\.0\.0.*2\.0\.0/);

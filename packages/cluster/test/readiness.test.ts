@@ -95,12 +95,7 @@ describe('readiness', () => {
   describe('ready', () => {
     it('reports ready once: every later event changes nothing and schedules nothing', () => {
       const ready = step(initialReadiness(SETTLE), { type: 'roundDone', allLinked: true }, 0).state;
-      const events: ReadinessEvent[] = [
-        { type: 'leaderSeen' },
-        { type: 'roundDone', allLinked: true },
-        { type: 'linkUp', allLinked: true },
-        { type: 'tick' },
-      ];
+      const events: ReadinessEvent[] = [{ type: 'leaderSeen' }, { type: 'roundDone', allLinked: true }, { type: 'linkUp', allLinked: true }, { type: 'tick' }];
       for (const event of events) expect(step(ready, event, 99_999)).toEqual({ state: ready, wakeAt: undefined, ready: undefined });
     });
   });
@@ -110,7 +105,13 @@ describe('readiness', () => {
       const clock = manualClock();
       const timers = new TimerSet(clock);
       const ready: ReadinessResult['ready'][] = [];
-      const machine = new Machine(initialReadiness(SETTLE), step, () => clock.now(), (r) => r.ready && ready.push(r.ready), { clock, timers, tick: { type: 'tick' } });
+      const machine = new Machine(
+        initialReadiness(SETTLE),
+        step,
+        () => clock.now(),
+        (r) => r.ready && ready.push(r.ready),
+        { clock, timers, tick: { type: 'tick' } },
+      );
       clock.advance(1000);
       expect(timers.size).toBe(0);
       machine.feed({ type: 'roundDone', allLinked: false });
@@ -128,7 +129,13 @@ describe('readiness', () => {
     it('a node linked to everyone before the deadline is ready then, and its timer is cleared', () => {
       const clock = manualClock();
       const timers = new TimerSet(clock);
-      const machine = new Machine(initialReadiness(SETTLE), step, () => clock.now(), () => undefined, { clock, timers, tick: { type: 'tick' } });
+      const machine = new Machine(
+        initialReadiness(SETTLE),
+        step,
+        () => clock.now(),
+        () => undefined,
+        { clock, timers, tick: { type: 'tick' } },
+      );
       machine.feed({ type: 'roundDone', allLinked: false });
       clock.advance(10);
       expect(machine.feed({ type: 'linkUp', allLinked: true }).ready).toEqual({ leaderSeen: false });

@@ -25,8 +25,11 @@ describe('serveRpc', () => {
     const mine = router.openSession({ kind: 'fake', send: () => undefined, close: () => undefined }, undefined, 'token:a');
     mine.handle({ type: 'registerClient', client: { id: 'mine', name: 'Mine', paths: [] } });
     attachClient(router, skillClient('docs'));
-    const ids = (answer: Awaited<ReturnType<typeof serveRpc>>) => (answer.ok ? (answer.result as { clients: { id: string }[] }).clients.map((c) => c.id) : answer.error);
-    expect(ids(await serveRpc(tenant, { method: 'listClients', params: listParams({ limit: 10 }, { viewer: { principal: 'token:a' } }) }, true))).toEqual(['mine']);
+    const ids = (answer: Awaited<ReturnType<typeof serveRpc>>) =>
+      answer.ok ? (answer.result as { clients: { id: string }[] }).clients.map((c) => c.id) : answer.error;
+    expect(ids(await serveRpc(tenant, { method: 'listClients', params: listParams({ limit: 10 }, { viewer: { principal: 'token:a' } }) }, true))).toEqual([
+      'mine',
+    ]);
     expect(ids(await serveRpc(tenant, { method: 'listClients', params: listParams({}, { viewer: { principal: 'token:b' } }) }, true))).toEqual([]);
     // No viewer: the member itself.
     expect(ids(await serveRpc(tenant, { method: 'listClients', params: { limit: 10 } }, true))).toEqual(['docs', 'mine']);
@@ -36,13 +39,21 @@ describe('serveRpc', () => {
       ok: true,
       result: { ok: false, source: 'server', error: { code: 'not_found', message: 'No client "docs" is connected' } },
     });
-    expect(await serveRpc(tenant, { method: 'listPaths', params: listParams({ clientId: 'docs' }, { viewer: { principal: 'token:a' } }) }, true)).toMatchObject({
-      ok: false,
-      error: { code: 'not_found' },
-    });
+    expect(await serveRpc(tenant, { method: 'listPaths', params: listParams({ clientId: 'docs' }, { viewer: { principal: 'token:a' } }) }, true)).toMatchObject(
+      {
+        ok: false,
+        error: { code: 'not_found' },
+      },
+    );
     expect(callParams({ clientId: 'x' }, { viewer: { principal: undefined } })).toEqual({ clientId: 'x', viewer: {} });
-    expect(await serveRpc(tenant, { method: 'listClients', params: { viewer: { principal: 7 } } }, true)).toMatchObject({ ok: false, error: { code: 'bad_request' } });
-    expect(await serveRpc(tenant, { method: 'callPath', params: { ...call, viewer: 'token:a' } }, true)).toMatchObject({ ok: false, error: { code: 'bad_request' } });
+    expect(await serveRpc(tenant, { method: 'listClients', params: { viewer: { principal: 7 } } }, true)).toMatchObject({
+      ok: false,
+      error: { code: 'bad_request' },
+    });
+    expect(await serveRpc(tenant, { method: 'callPath', params: { ...call, viewer: 'token:a' } }, true)).toMatchObject({
+      ok: false,
+      error: { code: 'bad_request' },
+    });
   });
 
   it('answers the four methods like the host, with params as in SPEC §12', async () => {
@@ -70,7 +81,12 @@ describe('serveRpc', () => {
     let pages = 0;
     let cursor: string | undefined;
     do {
-      const answer = await serveRpc(host, { method: 'listClients', params: cursor === undefined ? { limit: 1000 } : { limit: 1000, cursor } }, true, maxPageBytes);
+      const answer = await serveRpc(
+        host,
+        { method: 'listClients', params: cursor === undefined ? { limit: 1000 } : { limit: 1000, cursor } },
+        true,
+        maxPageBytes,
+      );
       if (!answer.ok) throw new Error(answer.error.message);
       const page = answer.result as { clients: Array<{ id: string }>; nextCursor?: string };
       expect(Buffer.byteLength(JSON.stringify(page))).toBeLessThanOrEqual(maxPageBytes);
@@ -84,7 +100,11 @@ describe('serveRpc', () => {
 
   it('lists an item larger than a frame in its short form, so the walk goes on', async () => {
     const long = 'd'.repeat(10_000);
-    attachClient(router, { ...skillClient('big'), description: long, paths: [1, 2].map((n) => ({ type: 'skill', path: `/s${n}/skill.md`, description: long })) });
+    attachClient(router, {
+      ...skillClient('big'),
+      description: long,
+      paths: [1, 2].map((n) => ({ type: 'skill', path: `/s${n}/skill.md`, description: long })),
+    });
     attachClient(router, skillClient('small'));
     const answer = await serveRpc(host, { method: 'listClients', params: { limit: 10 } }, true, 16 * 1024);
     expect(answer).toMatchObject({ ok: true, result: { clients: [{ id: 'big', paths: [], truncated: true }, { id: 'small' }] } });
@@ -105,7 +125,10 @@ describe('serveRpc', () => {
   });
 
   it('refuses a cursor it did not make', async () => {
-    expect(await serveRpc(host, { method: 'listPaths', params: { cursor: 'x' } }, true)).toMatchObject({ ok: false, error: { code: 'bad_request', message: expect.stringMatching(/^cursor: /) } });
+    expect(await serveRpc(host, { method: 'listPaths', params: { cursor: 'x' } }, true)).toMatchObject({
+      ok: false,
+      error: { code: 'bad_request', message: expect.stringMatching(/^cursor: /) },
+    });
   });
 
   it('only a leader answers: another member says not_ready', async () => {
@@ -133,13 +156,21 @@ describe('serveRpc', () => {
   });
 
   it('refuses an unknown method', async () => {
-    expect(await serveRpc(host, { method: 'dropTables' }, true)).toEqual({ ok: false, error: { code: 'bad_request', message: 'Unknown cluster RPC method "dropTables"' } });
+    expect(await serveRpc(host, { method: 'dropTables' }, true)).toEqual({
+      ok: false,
+      error: { code: 'bad_request', message: 'Unknown cluster RPC method "dropTables"' },
+    });
   });
 
   it("gives a call the caller's time-out", async () => {
-    router.openSession({ kind: 'test', wantsPing: false, send: () => undefined, close: () => undefined }).handle({ type: 'registerClient', client: skillClient('mute') });
+    router
+      .openSession({ kind: 'test', wantsPing: false, send: () => undefined, close: () => undefined })
+      .handle({ type: 'registerClient', client: skillClient('mute') });
     const answer = serveRpc(host, { method: 'callPath', params: { clientId: 'mute', method: 'GET', path: '/docs/review/skill.md', timeoutMs: 20 } }, true);
-    expect(await answer).toMatchObject({ ok: true, result: { ok: false, source: 'server', error: { code: 'timeout', message: expect.stringContaining('20 ms') } } });
+    expect(await answer).toMatchObject({
+      ok: true,
+      result: { ok: false, source: 'server', error: { code: 'timeout', message: expect.stringContaining('20 ms') } },
+    });
   });
 
   it('a failure of the host becomes its error, and an unknown one never leaks its message', async () => {
@@ -160,7 +191,14 @@ describe('decodeResult', () => {
     expect(decodeResult('callPath', { ok: false, error: { code: 'timeout', message: 'late' }, source: 'server' })).toBeDefined();
     expect(decodeResult('callPath', { ok: false })).toBeUndefined();
     expect(decodeResult('callPath', { ok: false, error: { code: 'x', message: 'm' }, source: 'elsewhere' })).toBeUndefined();
-    expect(decodeResult('callPaths', { results: [{ clientId: 'a', ok: true, data: 1 }, { clientId: 'b', ok: false, error: { code: 'x', message: 'm' } }] })).toBeDefined();
+    expect(
+      decodeResult('callPaths', {
+        results: [
+          { clientId: 'a', ok: true, data: 1 },
+          { clientId: 'b', ok: false, error: { code: 'x', message: 'm' } },
+        ],
+      }),
+    ).toBeDefined();
     expect(decodeResult('callPaths', { results: [{ ok: true }] })).toBeUndefined();
   });
 });
@@ -252,7 +290,13 @@ describe('ClusterRpc', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     attachClient(router, skillClient('loop'), () => cyclic);
-    rpc.receive('F', frame({ type: 'clusterRpcRequest', requestId: 'r3', method: 'callPath', params: { clientId: 'loop', method: 'GET', path: '/docs/review/skill.md' } }, 'F'));
+    rpc.receive(
+      'F',
+      frame(
+        { type: 'clusterRpcRequest', requestId: 'r3', method: 'callPath', params: { clientId: 'loop', method: 'GET', path: '/docs/review/skill.md' } },
+        'F',
+      ),
+    );
     for (let i = 0; i < 5 && frames.length === 0; i += 1) await settle();
     expect(frames).toEqual([{ to: 'F', body: { type: 'clusterRpcResponse', requestId: 'r3', ok: false, error: UNSENDABLE_DATA_ERROR } }]);
   });
@@ -264,7 +308,14 @@ describe('ClusterRpc', () => {
     const behind = { code: 'not_ready' as const, message: 'behind', details: { retryAfterMs: 1000 } };
     const answers: RpcBody[] = [];
     // The link is behind once two answers went out on it.
-    const served = new ClusterRpc({ host: counting, leads: () => true, timers, logger: silentLogger, send: (_to, body) => (answers.push(body), true), refusal: () => (answers.length >= 2 ? behind : undefined) });
+    const served = new ClusterRpc({
+      host: counting,
+      leads: () => true,
+      timers,
+      logger: silentLogger,
+      send: (_to, body) => (answers.push(body), true),
+      refusal: () => (answers.length >= 2 ? behind : undefined),
+    });
     // Five listings read at once: each waits for the one before it, so only two are made.
     for (let i = 0; i < 5; i++) served.receive('F', frame({ type: 'clusterRpcRequest', requestId: `p${i}`, method: 'listPaths' }, 'F'));
     for (let i = 0; i < 20 && answers.length < 5; i += 1) await settle();
@@ -272,7 +323,13 @@ describe('ClusterRpc', () => {
     expect(answers[4]).toMatchObject({ requestId: 'p4', ok: false, error: behind });
     expect(listed).toBe(2);
     // A call is refused the same way, without reaching its client.
-    served.receive('F', frame({ type: 'clusterRpcRequest', requestId: 'c1', method: 'callPath', params: { clientId: 'docs', method: 'GET', path: '/docs/review/skill.md' } }, 'F'));
+    served.receive(
+      'F',
+      frame(
+        { type: 'clusterRpcRequest', requestId: 'c1', method: 'callPath', params: { clientId: 'docs', method: 'GET', path: '/docs/review/skill.md' } },
+        'F',
+      ),
+    );
     for (let i = 0; i < 20 && answers.length < 6; i += 1) await settle();
     expect(answers[5]).toMatchObject({ requestId: 'c1', ok: false, error: behind });
     served.close();

@@ -46,7 +46,12 @@ function reaches(requested: string, client: Described, isServerId: IsServerId): 
 }
 
 /** Resolve an id against the clients registered now (`clients` is only read when `requested` is not one of them). */
-export function resolveClientId(requested: string, has: (id: string) => boolean, clients: () => Iterable<Described>, isServerId: IsServerId = NO_SERVER_IDS): IdResolution {
+export function resolveClientId(
+  requested: string,
+  has: (id: string) => boolean,
+  clients: () => Iterable<Described>,
+  isServerId: IsServerId = NO_SERVER_IDS,
+): IdResolution {
   if (has(requested)) return { kind: 'exact', id: requested };
   const candidates: string[] = [];
   for (const client of clients()) if (client.id !== requested && reaches(requested, client, isServerId)) candidates.push(client.id);

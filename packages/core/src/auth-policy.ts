@@ -210,7 +210,8 @@ export function createAuthGate(policy?: AuthPolicy, options: AuthGateOptions = {
   const honours = options.honoursCookie;
   const honoursCookie = (headers: HeaderMap): boolean => honours === undefined || honours(headers);
   /** The headers as the gate reads them: without a cookie it does not honour. */
-  const counted = <H extends HeaderMap>(headers: H): H => (honours === undefined || !mayHoldAuthCookie(headers) || honours(headers) ? headers : withoutTheCookie(headers));
+  const counted = <H extends HeaderMap>(headers: H): H =>
+    honours === undefined || !mayHoldAuthCookie(headers) || honours(headers) ? headers : withoutTheCookie(headers);
   const forwarding = policy && options.forwardCredential !== true ? FORWARD_WITHOUT_CREDENTIAL : FORWARD_AS_IS;
   const scopeNames: ScopeNames = Object.freeze({ ...DEFAULT_SCOPE_NAMES, ...options.scopeNames });
   const allScopes = Object.freeze(AUTH_ACTIONS.map((action) => scopeNames[action]));
@@ -240,7 +241,8 @@ export function createAuthGate(policy?: AuthPolicy, options: AuthGateOptions = {
   const extract = (headers: HeaderMap): AuthContext | undefined => extractTransportAuth(counted(headers), { decodeCookie });
   const principalOf = (auth: AuthContext | undefined): string => (policy.principal && auth ? policy.principal(auth) : credentialPrincipal(auth));
   const scopesOf = (auth: AuthContext): Scopes => (policy.scopes ? policy.scopes(auth) : undefined);
-  const callerOf = (auth: AuthContext | undefined): Caller | undefined => (auth && policy.verify(auth) ? { principal: principalOf(auth), scopes: scopesOf(auth) } : undefined);
+  const callerOf = (auth: AuthContext | undefined): Caller | undefined =>
+    auth && policy.verify(auth) ? { principal: principalOf(auth), scopes: scopesOf(auth) } : undefined;
   const forwardCaller = options.forwardCaller === true;
   /** `auth` with the caller's principal, scopes and description set over its metadata. */
   const stamped = (forwarded: AuthContext | undefined, auth: AuthContext | undefined): AuthContext | undefined => {

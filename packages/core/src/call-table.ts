@@ -12,13 +12,7 @@
  * answer still shows the peer reads (Session.takeLate). `drain()` refuses new calls and waits for
  * the table to empty.
  */
-import type {
-  AuthContext,
-  CallClientMessage,
-  CallClientResultMessage,
-  EndpointMethod,
-  SerializedError,
-} from '@mdp/protocol';
+import type { AuthContext, CallClientMessage, CallClientResultMessage, EndpointMethod, SerializedError } from '@mdp/protocol';
 import type { Clock } from './clock.js';
 import { Deadlines } from './deadlines.js';
 import { IdTable } from './id-table.js';

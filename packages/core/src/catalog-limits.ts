@@ -104,7 +104,10 @@ const CHECKED_PATH_FIELDS: ReadonlySet<string> = new Set(['type', 'method', 'pat
  * descriptor (`where` is `client`) or of path `where` of the catalog.
  */
 function fieldName(where: string | number, key: string): string {
-  return (typeof where === 'number' ? `paths[${where}]` : where) + (/^[A-Za-z_$][\w$]{0,63}$/.test(key) ? `.${key}` : `[${JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key)}]`);
+  return (
+    (typeof where === 'number' ? `paths[${where}]` : where) +
+    (/^[A-Za-z_$][\w$]{0,63}$/.test(key) ? `.${key}` : `[${JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key)}]`)
+  );
 }
 
 /**
@@ -135,7 +138,14 @@ function addField(meter: JsonMeter, value: unknown, where: string | number, key:
  * is too long (`where`, as for {@link fieldName}). Fields in `plain` are measured without the field caps; in a client descriptor
  * (`head`), `paths` counts as `[]`.
  */
-function addFields(meter: JsonMeter, object: object, where: string | number, limits: SizeLimits, plain: ReadonlySet<string> | undefined, head: boolean): number | string {
+function addFields(
+  meter: JsonMeter,
+  object: object,
+  where: string | number,
+  limits: SizeLimits,
+  plain: ReadonlySet<string> | undefined,
+  head: boolean,
+): number | string {
   let fields = 0;
   for (const key of Object.keys(object)) {
     const value = (object as Record<string, unknown>)[key];

@@ -123,7 +123,10 @@ export class ClientRegistry {
     const lacking = session.scopes && session.peer === undefined ? missingScope(session.scopes, 'register', this.scopeNames, descriptor.id) : undefined;
     if (lacking !== undefined) {
       this.logger.info('client.register_refused', { clientId: descriptor.id, sessionId: session.id, principal: session.principal, missingScope: lacking });
-      throw new MdpError('bad_request', `Registering ${JSON.stringify(descriptor.id)} needs scope ${lacking}`, { refusal: 'missing_scope', details: { scope: lacking } });
+      throw new MdpError('bad_request', `Registering ${JSON.stringify(descriptor.id)} needs scope ${lacking}`, {
+        refusal: 'missing_scope',
+        details: { scope: lacking },
+      });
     }
     const holder = this.clients.get(descriptor.id);
     // An id belongs to whoever registered it first (here, or on the member that mirrors it here):
@@ -245,7 +248,13 @@ export class ClientRegistry {
     const full = this.totals.fullProblem(counted.paths, counted.bytes, leaving);
     if (full) {
       const { paths, bytes } = this.totals;
-      this.logger.warn('catalog.server_full', { sessionId: session.id, totalPaths: paths, totalBytes: bytes, adding: counted.paths, addingBytes: counted.bytes });
+      this.logger.warn('catalog.server_full', {
+        sessionId: session.id,
+        totalPaths: paths,
+        totalBytes: bytes,
+        adding: counted.paths,
+        addingBytes: counted.bytes,
+      });
       throw new MdpError('not_ready', full);
     }
     const perMinute = this.limits.catalogUpdatesPerMinute;
@@ -308,7 +317,12 @@ export class ClientRegistry {
     if (bare === undefined || mirrors === undefined) return;
     for (const mirror of mirrors) {
       const otherPrincipal = mirror.session.principal !== bare.session.principal;
-      this.logger[otherPrincipal ? 'warn' : 'debug']('client.mirror_shadowed', { clientId: bare.id, mirrorId: mirror.id, member: mirror.session.peer, otherPrincipal });
+      this.logger[otherPrincipal ? 'warn' : 'debug']('client.mirror_shadowed', {
+        clientId: bare.id,
+        mirrorId: mirror.id,
+        member: mirror.session.peer,
+        otherPrincipal,
+      });
     }
   }
 

@@ -28,11 +28,7 @@ export class MdpError extends Error {
   /** With `rate_limited`: when the request may be made again, ms from now. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(
-    code: ErrorCode,
-    message: string,
-    options?: { details?: Record<string, unknown>; cause?: unknown; refusal?: Refusal; retryAfterMs?: number },
-  ) {
+  constructor(code: ErrorCode, message: string, options?: { details?: Record<string, unknown>; cause?: unknown; refusal?: Refusal; retryAfterMs?: number }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'MdpError';
     this.code = code;
@@ -88,7 +84,10 @@ export function retryHintMs(error: SerializedError): number | undefined {
  * `ok: false` is a bad gateway whatever its code; a failure of the server's own is mapped by its
  * refusal (see {@link Refusal}), else by its code.
  */
-export function httpStatusOf(error: Pick<SerializedError, 'code'> & { readonly refusal?: Refusal | undefined }, source: 'client' | 'server' = 'server'): number {
+export function httpStatusOf(
+  error: Pick<SerializedError, 'code'> & { readonly refusal?: Refusal | undefined },
+  source: 'client' | 'server' = 'server',
+): number {
   if (source === 'client') return 502;
   if (error.refusal === 'client_id_taken' || error.refusal === 'missing_scope') return 403;
   if (error.refusal === 'rate_limited' || error.refusal === 'too_many_clients') return 429;

@@ -116,7 +116,6 @@ export interface HostApi {
   onChange(listener: () => void, viewer?: Viewer): () => void;
 }
 
-
 /**
  * `host` as `viewer` uses it: every listing, call and change subscription made through it names
  * `viewer` (unless it names one of its own), so that a caller's whole session (an MCP session, an
@@ -279,11 +278,13 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
     return (seen ? all.filter(seen) : all).map((c) => c.descriptor);
   };
   /** Whether `id` is registered and seen. */
-  const hasFor = (seen: Seen) => (id: string): boolean => {
-    if (!seen) return router.hasClient(id);
-    const info = router.getClient(id);
-    return info !== undefined && seen(info);
-  };
+  const hasFor =
+    (seen: Seen) =>
+    (id: string): boolean => {
+      if (!seen) return router.hasClient(id);
+      const info = router.getClient(id);
+      return info !== undefined && seen(info);
+    };
   /**
    * The registered id `requested` reaches, or the MdpError saying why none. `clients` lists the
    * candidates for an alias, only when `requested` is not registered as it is.
@@ -416,7 +417,8 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
         const info = router.getClient(clients.idAt(c));
         const sorted = info && isListable(info.descriptor) ? sortedPaths(info.paths) : [];
         let p = 0;
-        if (after && key === after.client) p = after.path === null ? sorted.length : pathAfter(sorted, { key: after.path, method: after.method, dup: after.dup });
+        if (after && key === after.client)
+          p = after.path === null ? sorted.length : pathAfter(sorted, { key: after.path, method: after.method, dup: after.dup });
         budget.entry();
         // A client whose id or name matches lists all of its paths (of the depth asked for).
         const clientHit = !match || p >= sorted.length || match(info?.id, info?.descriptor.name);

@@ -11,9 +11,7 @@ import { inflightCharge, type InflightBudget, type InflightHolder } from './infl
  * (inflight.ts) needed the room (try again later). After a 413 or 503 the rest of the body is not
  * read: answer with `Connection: close`.
  */
-export type BodyResult =
-  | { readonly ok: true; readonly text: string }
-  | { readonly ok: false; readonly status: 400 | 413 | 503; readonly error: string };
+export type BodyResult = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly status: 400 | 413 | 503; readonly error: string };
 
 /** The refusal of a body over `maxBytes`. */
 export function bodyTooLarge(maxBytes: number): BodyResult {
@@ -85,9 +83,7 @@ export async function readBodyText(request: Request, maxBytes: number, inflight?
   return decodeBody(Buffer.concat(chunks, total));
 }
 
-export type JsonObjectResult =
-  | { readonly ok: true; readonly value: Record<string, unknown> }
-  | { readonly ok: false; readonly error: string };
+export type JsonObjectResult = { readonly ok: true; readonly value: Record<string, unknown> } | { readonly ok: false; readonly error: string };
 
 /** Parse a body that must be a JSON object; an empty body counts as `{}` when `emptyIsObject`. */
 export function parseJsonObject(text: string, emptyIsObject: boolean): JsonObjectResult {

@@ -13,7 +13,16 @@ export {
 export type { ExtractAuthOptions, HeaderMap, RequestHeaders } from './auth.js';
 export { CALLER_METADATA_KEYS, createAuthGate, createTokenPolicy, credentialPrincipal } from './auth-policy.js';
 export type { AuthGate, AuthGateOptions, AuthPolicy, Caller } from './auth-policy.js';
-export { AUTH_ACTIONS, DEFAULT_SCOPE_NAMES, bearerChallenge, insufficientScopeChallenge, isScopeToken, missingScope, scopeNamesProblem, scopesOfClaims } from './scopes.js';
+export {
+  AUTH_ACTIONS,
+  DEFAULT_SCOPE_NAMES,
+  bearerChallenge,
+  insufficientScopeChallenge,
+  isScopeToken,
+  missingScope,
+  scopeNamesProblem,
+  scopesOfClaims,
+} from './scopes.js';
 export type { AuthAction, ScopeGuard, ScopeNames, Scopes } from './scopes.js';
 export { AUTH_COOKIE_MAX_AGE_MS, cookieKeyOf, fixedKeyring, openAuthCookie, sealAuthCookie } from './cookie-seal.js';
 export type { CookieKey, CookieKeyring } from './cookie-seal.js';
@@ -35,7 +44,18 @@ export { Admission } from './admission.js';
 export type { AdmissionLimits } from './admission.js';
 export type { CatalogLimits } from './catalog-limits.js';
 export { setOwn } from './records.js';
-export type { CallHandle, CallRecord, CallSignal, ClientEvent, ClientInfo, InvokeOptions, InvokeOutcome, InvokeRoute, RouterOptions, SessionEvent } from './router.js';
+export type {
+  CallHandle,
+  CallRecord,
+  CallSignal,
+  ClientEvent,
+  ClientInfo,
+  InvokeOptions,
+  InvokeOutcome,
+  InvokeRoute,
+  RouterOptions,
+  SessionEvent,
+} from './router.js';
 export { FANOUT_BODY_FACTOR, clientsSeenBy, createLocalHost, fanoutTargets, viewedBy } from './host.js';
 export { LISTING_DEFAULTS, collectPages, nextTurn, positionKey } from './listing.js';
 export type { ListOptions, ListingLimits } from './listing.js';

@@ -334,7 +334,9 @@ export function pageTurn(): Promise<void> {
  * in-process callers that need all of it (the MCP catalog). `page` asks for the page at `cursor`.
  * A listing whose `nextCursor` does not move on (a broken peer) ends with an error, not a loop.
  */
-export async function collectPages<T>(page: (cursor: string | undefined) => Promise<{ readonly items: readonly T[]; readonly nextCursor?: string | undefined }>): Promise<T[]> {
+export async function collectPages<T>(
+  page: (cursor: string | undefined) => Promise<{ readonly items: readonly T[]; readonly nextCursor?: string | undefined }>,
+): Promise<T[]> {
   const all: T[] = [];
   let cursor: string | undefined;
   for (;;) {

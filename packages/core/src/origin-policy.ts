@@ -96,7 +96,10 @@ export function crossSiteWithoutOrigin(headers: Readonly<Record<string, string |
 }
 
 /** Why a request with these headers is refused, or undefined when it may go on. */
-export function originProblem(headers: { readonly host?: string | null | undefined; readonly origin?: string | null | undefined }, policy: OriginPolicy): string | undefined {
+export function originProblem(
+  headers: { readonly host?: string | null | undefined; readonly origin?: string | null | undefined },
+  policy: OriginPolicy,
+): string | undefined {
   const hostname = typeof headers.host === 'string' ? hostnameOf(headers.host) : undefined;
   if (policy.allowedHosts) {
     if (hostname === undefined) return 'Forbidden: missing or malformed Host header';

@@ -110,7 +110,8 @@ export function registrationRefusal(facts: RegistrationFacts): string | undefine
   if (registrant.principal === undefined) return undefined;
   const member = memberPrefixOf(descriptor.id, facts.isServerId);
   if (member !== undefined) {
-    if (registrant.peer !== member) return `Client id ${JSON.stringify(descriptor.id)} is a mirror of cluster member ${JSON.stringify(member)}: only that member registers it`;
+    if (registrant.peer !== member)
+      return `Client id ${JSON.stringify(descriptor.id)} is a mirror of cluster member ${JSON.stringify(member)}: only that member registers it`;
     return undefined;
   }
   if (holder && holder.principal !== registrant.principal) return HELD;

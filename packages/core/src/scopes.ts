@@ -52,7 +52,13 @@ export function missingScope(scopes: Scopes, action: AuthAction, names: ScopeNam
     const scope = scopes[i] as string;
     if (scope === needed) return undefined;
     // `mdp:register:<prefix>`: ids that start with the prefix.
-    if (action === 'register' && clientId !== undefined && scope.length > needed.length + 1 && scope.startsWith(needed) && scope.charCodeAt(needed.length) === 58 /* : */) {
+    if (
+      action === 'register' &&
+      clientId !== undefined &&
+      scope.length > needed.length + 1 &&
+      scope.startsWith(needed) &&
+      scope.charCodeAt(needed.length) === 58 /* : */
+    ) {
       if (clientId.startsWith(scope.slice(needed.length + 1))) return undefined;
     }
   }

@@ -72,7 +72,12 @@ export function sharedPatternProblem(pattern: string): string | undefined {
 /** One regular expression for every pattern: a whole-string match of any. */
 function sharedMatcher(patterns: readonly string[]): ((id: string) => boolean) | undefined {
   if (patterns.length === 0) return undefined;
-  const bodies = patterns.map((glob) => glob.replace(/[.+^${}()|[\]\\/]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.'));
+  const bodies = patterns.map((glob) =>
+    glob
+      .replace(/[.+^${}()|[\]\\/]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.'),
+  );
   const pattern = new RegExp(`^(?:${bodies.join('|')})$`, 's');
   return (id) => pattern.test(id);
 }
@@ -93,7 +98,8 @@ export function createTenancy(options: TenancyOptions = {}): Tenancy {
   const named = sharedMatcher(patterns);
   const byWhat = options.isShared;
   const shared = (client: TenantClient): boolean =>
-    (named !== undefined && (named(client.id) || (client.bareId !== undefined && client.bareId !== client.id && named(client.bareId)))) || byWhat?.(client) === true;
+    (named !== undefined && (named(client.id) || (client.bareId !== undefined && client.bareId !== client.id && named(client.bareId)))) ||
+    byWhat?.(client) === true;
   return {
     mode,
     seenBy(viewer) {

@@ -26,14 +26,17 @@ export class Timer {
   after(ms: number, callback: () => void): void {
     this.clear();
     this.armed = true;
-    this.handle = this.clock.setTimeout(() => {
-      this.armed = false;
-      try {
-        callback();
-      } catch (error) {
-        this.onError(error);
-      }
-    }, Math.max(0, ms));
+    this.handle = this.clock.setTimeout(
+      () => {
+        this.armed = false;
+        try {
+          callback();
+        } catch (error) {
+          this.onError(error);
+        }
+      },
+      Math.max(0, ms),
+    );
   }
 
   /** Whether a callback is waiting to run. */
@@ -64,14 +67,17 @@ export class TimerSet {
   after(ms: number, callback: () => void): () => void {
     if (this.closed) return () => undefined;
     const entry = { handle: undefined as unknown };
-    entry.handle = this.clock.setTimeout(() => {
-      this.handles.delete(entry);
-      try {
-        callback();
-      } catch (error) {
-        this.onError(error);
-      }
-    }, Math.max(0, ms));
+    entry.handle = this.clock.setTimeout(
+      () => {
+        this.handles.delete(entry);
+        try {
+          callback();
+        } catch (error) {
+          this.onError(error);
+        }
+      },
+      Math.max(0, ms),
+    );
     this.handles.add(entry);
     return () => {
       if (this.handles.delete(entry)) this.clock.clearTimeout(entry.handle);

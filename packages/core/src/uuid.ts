@@ -25,7 +25,8 @@ export function randomUuid(): string {
   let out = 0;
   for (let i = 0; i < BYTES; i++) {
     let byte = pool[at + i]!;
-    if (i === 6) byte = (byte & 0x0f) | 0x40; // version 4
+    if (i === 6)
+      byte = (byte & 0x0f) | 0x40; // version 4
     else if (i === 8) byte = (byte & 0x3f) | 0x80; // RFC 4122 variant
     if (i === 4 || i === 6 || i === 8 || i === 10) text[out++] = 0x2d; // '-'
     text[out++] = HEX[byte >> 4]!;

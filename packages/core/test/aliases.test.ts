@@ -9,14 +9,23 @@ const SERVERS = new Set(['127.0.0.1:47373', 'A:1', 'B:2']);
 const isServerId = (id: string) => SERVERS.has(id);
 
 function resolve(requested: string, clients: Array<{ id: string; metadata?: Record<string, unknown> }>, servers = isServerId) {
-  return resolveClientId(requested, (id) => clients.some((c) => c.id === id), () => clients, servers);
+  return resolveClientId(
+    requested,
+    (id) => clients.some((c) => c.id === id),
+    () => clients,
+    servers,
+  );
 }
 
 describe('resolveClientId', () => {
   it('takes an id that names a registered client as it is, without reading the list', () => {
-    const found = resolveClientId('hello', () => true, () => {
-      throw new Error('must not list');
-    });
+    const found = resolveClientId(
+      'hello',
+      () => true,
+      () => {
+        throw new Error('must not list');
+      },
+    );
     expect(found).toEqual({ kind: 'exact', id: 'hello' });
   });
 
@@ -58,7 +67,13 @@ describe('resolveClientId', () => {
     const none = () => false;
     expect(resolve('hello', [mirror('A:1', 'hello')], none)).toEqual({ kind: 'missing' });
     expect(resolve('A:1.hello', [plain('hello')], none)).toEqual({ kind: 'missing' });
-    expect(resolveClientId('A:1.hello', () => false, () => [plain('hello')])).toEqual({ kind: 'missing' });
+    expect(
+      resolveClientId(
+        'A:1.hello',
+        () => false,
+        () => [plain('hello')],
+      ),
+    ).toEqual({ kind: 'missing' });
   });
 });
 

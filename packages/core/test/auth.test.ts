@@ -1,13 +1,6 @@
 /** Transport auth extraction and the mdp_auth cookie (SPEC §7). */
 import { describe, expect, it } from 'vitest';
-import {
-  AUTH_COOKIE_NAME,
-  AUTH_HEADER_PREFIX,
-  decodeAuthCookie,
-  encodeAuthCookie,
-  extractTransportAuth,
-  headersToMap,
-} from '../src/index.js';
+import { AUTH_COOKIE_NAME, AUTH_HEADER_PREFIX, decodeAuthCookie, encodeAuthCookie, extractTransportAuth, headersToMap } from '../src/index.js';
 import { readCookie } from '../src/auth.js';
 
 describe('extractTransportAuth', () => {
@@ -132,12 +125,9 @@ describe('mdp_auth cookie', () => {
     expect(decodeAuthCookie(value)).toEqual(auth);
   });
 
-  it.each(['', '!!!', Buffer.from('not json').toString('base64url'), Buffer.from('null').toString('base64url')])(
-    'decodes %j to undefined',
-    (value) => {
-      expect(decodeAuthCookie(value)).toBeUndefined();
-    },
-  );
+  it.each(['', '!!!', Buffer.from('not json').toString('base64url'), Buffer.from('null').toString('base64url')])('decodes %j to undefined', (value) => {
+    expect(decodeAuthCookie(value)).toBeUndefined();
+  });
 
   it('readCookie finds one cookie by exact name', () => {
     expect(readCookie('a=1; mdp_auth=x=y; b=2', 'mdp_auth')).toBe('x=y');

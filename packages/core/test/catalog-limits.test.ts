@@ -27,9 +27,7 @@ describe('catalogProblem', () => {
   });
 
   it('names the path that is too long', () => {
-    expect(catalogProblem([endpoint('/ok'), endpoint(`/${'x'.repeat(20)}`)], limits)).toBe(
-      'paths[1].path is 21 characters long; at most 20 are allowed',
-    );
+    expect(catalogProblem([endpoint('/ok'), endpoint(`/${'x'.repeat(20)}`)], limits)).toBe('paths[1].path is 21 characters long; at most 20 are allowed');
   });
 
   it('names the path with too many segments', () => {
@@ -37,9 +35,7 @@ describe('catalogProblem', () => {
   });
 
   it('refuses a catalog with too many paths before looking at any', () => {
-    expect(catalogProblem([endpoint('/a'), endpoint('/b'), endpoint(`/${'x'.repeat(100)}`)], limits)).toBe(
-      'Catalog has 3 paths; at most 2 are allowed',
-    );
+    expect(catalogProblem([endpoint('/a'), endpoint('/b'), endpoint(`/${'x'.repeat(100)}`)], limits)).toBe('Catalog has 3 paths; at most 2 are allowed');
   });
 
   it('has defaults that fit paths read over HTTP', () => {
@@ -104,12 +100,18 @@ describe('measureCatalog', () => {
     const descriptors: ClientDescriptor[] = [
       client('a', []),
       client('b', [skill('/s/skill.md')]),
-      client('é😀', [endpoint('/x', 'POST', { description: 'Ünïcödé "q"', inputSchema: { type: 'object' } }), prompt('/p.prompt.md')], { version: '1', metadata: { k: [1, 2] } }),
+      client('é😀', [endpoint('/x', 'POST', { description: 'Ünïcödé "q"', inputSchema: { type: 'object' } }), prompt('/p.prompt.md')], {
+        version: '1',
+        metadata: { k: [1, 2] },
+      }),
       { id: 'c', name: 'C', description: undefined, paths: [skill('/s/skill.md', { contentType: undefined, extra: 7 })] },
       { paths: [skill('/s/skill.md')], id: 'paths first', name: '' },
     ];
     for (const descriptor of descriptors) {
-      expect(measured(descriptor, { ...sizes, maxDescriptionLength: 100 })).toEqual({ bytes: bytesOf(descriptor), headBytes: bytesOf({ ...descriptor, paths: [] }) });
+      expect(measured(descriptor, { ...sizes, maxDescriptionLength: 100 })).toEqual({
+        bytes: bytesOf(descriptor),
+        headBytes: bytesOf({ ...descriptor, paths: [] }),
+      });
     }
   });
 
@@ -146,7 +148,9 @@ describe('measureCatalog', () => {
 
   it('takes a schema of maxSchemaLength characters as JSON and refuses one more, in any object field', () => {
     expect(JSON.stringify(schemaOf(30)).length).toBe(30);
-    expect(measured(client('a', [endpoint('/a', 'POST', { inputSchema: schemaOf(30), outputSchema: schemaOf(30) })], { metadata: schemaOf(30) }))).toHaveProperty('bytes');
+    expect(
+      measured(client('a', [endpoint('/a', 'POST', { inputSchema: schemaOf(30), outputSchema: schemaOf(30) })], { metadata: schemaOf(30) })),
+    ).toHaveProperty('bytes');
     const cases: Array<[ClientDescriptor, string]> = [
       [client('a', [endpoint('/a', 'POST', { inputSchema: schemaOf(31) })]), 'paths[0].inputSchema'],
       [client('a', [prompt('/p.prompt.md', { outputSchema: schemaOf(31) })]), 'paths[0].outputSchema'],

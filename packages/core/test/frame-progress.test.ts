@@ -18,7 +18,12 @@ interface Frame {
 function encode(frame: Frame): Buffer {
   const masked = frame.masked ?? true;
   const { payload } = frame;
-  const length = payload < 126 ? [payload] : payload < 65536 ? [126, payload >> 8, payload & 0xff] : [127, 0, 0, 0, 0, (payload >>> 24) & 0xff, (payload >> 16) & 0xff, (payload >> 8) & 0xff, payload & 0xff];
+  const length =
+    payload < 126
+      ? [payload]
+      : payload < 65536
+        ? [126, payload >> 8, payload & 0xff]
+        : [127, 0, 0, 0, 0, (payload >>> 24) & 0xff, (payload >> 16) & 0xff, (payload >> 8) & 0xff, payload & 0xff];
   const head = Buffer.from([(frame.fin ? 0x80 : 0) | frame.opcode, (masked ? 0x80 : 0) | (length[0] as number), ...length.slice(1)]);
   return Buffer.concat([head, masked ? Buffer.from([1, 2, 3, 4]) : Buffer.alloc(0), Buffer.alloc(payload, 0x20)]);
 }
@@ -90,7 +95,7 @@ describe('FrameProgress', () => {
     expect(progress.feed(encode({ fin: true, opcode: 0, payload: 1 }))).toBe(0);
   });
 
-  it('counts the chunk where one message ends and the next begins as the next one\'s only chunk', () => {
+  it("counts the chunk where one message ends and the next begins as the next one's only chunk", () => {
     const progress = new FrameProgress();
     const first = encode({ fin: true, opcode: 1, payload: 200 });
     const second = encode({ fin: true, opcode: 1, payload: 200 });
@@ -110,7 +115,9 @@ describe('FrameProgress', () => {
 
   it('reads nothing after a close frame', () => {
     const progress = new FrameProgress();
-    expect(progress.feed(Buffer.concat([encode({ fin: true, opcode: 8, payload: 2 }), encode({ fin: true, opcode: 1, payload: 100 }).subarray(0, 50)]))).toBe(0);
+    expect(progress.feed(Buffer.concat([encode({ fin: true, opcode: 8, payload: 2 }), encode({ fin: true, opcode: 1, payload: 100 }).subarray(0, 50)]))).toBe(
+      0,
+    );
     expect(progress.feed(Buffer.alloc(1000))).toBe(0);
   });
 

@@ -2,14 +2,7 @@
  * Test doubles shared by the core tests: a fake SessionTransport that records what core sends and
  * how it closes, small builders for descriptors, and the test kit's manual clock. No sockets anywhere.
  */
-import type {
-  AuthContext,
-  CallClientMessage,
-  ClientDescriptor,
-  EndpointMethod,
-  PathDescriptor,
-  ServerToClientMessage,
-} from '@mdp/protocol';
+import type { AuthContext, CallClientMessage, ClientDescriptor, EndpointMethod, PathDescriptor, ServerToClientMessage } from '@mdp/protocol';
 import type { InvokeOutcome, Router, Session, SessionTransport } from '../src/index.js';
 
 // The one manual clock of every package's tests. The test kit depends on core, so core cannot
@@ -74,7 +67,10 @@ export interface Connected {
 }
 
 /** Open a session on a fresh fake transport. */
-export function connect(router: Router, options: { kind?: string; auth?: AuthContext; wantsPing?: boolean; address?: string; principal?: string; peer?: string } = {}): Connected {
+export function connect(
+  router: Router,
+  options: { kind?: string; auth?: AuthContext; wantsPing?: boolean; address?: string; principal?: string; peer?: string } = {},
+): Connected {
   const transport = new FakeTransport(options.kind, options.wantsPing, options.address);
   const session = router.openSession(transport, options.auth, options.principal, options.peer);
   return { session, transport };

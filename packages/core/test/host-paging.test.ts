@@ -29,7 +29,12 @@ afterEach(async () => {
 const bytesOf = (value: unknown): number => Buffer.byteLength(JSON.stringify(value));
 
 /** Every page of a paths listing, each checked against the bounds as it comes. */
-async function walkPaths(host: HostApi, request: Parameters<HostApi['listPaths']>[0], maxBytes: number, between?: () => void): Promise<{ pages: ListPathsResult[]; keys: string[] }> {
+async function walkPaths(
+  host: HostApi,
+  request: Parameters<HostApi['listPaths']>[0],
+  maxBytes: number,
+  between?: () => void,
+): Promise<{ pages: ListPathsResult[]; keys: string[] }> {
   const pages: ListPathsResult[] = [];
   const keys: string[] = [];
   let cursor: string | undefined;
@@ -45,7 +50,11 @@ async function walkPaths(host: HostApi, request: Parameters<HostApi['listPaths']
   return { pages, keys };
 }
 
-async function walkClients(host: HostApi, request: Parameters<HostApi['listClients']>[0], between?: () => void): Promise<{ pages: ListClientsResult[]; ids: string[] }> {
+async function walkClients(
+  host: HostApi,
+  request: Parameters<HostApi['listClients']>[0],
+  between?: () => void,
+): Promise<{ pages: ListClientsResult[]; ids: string[] }> {
   const pages: ListClientsResult[] = [];
   const ids: string[] = [];
   let cursor: string | undefined;
@@ -174,7 +183,17 @@ describe('clients listings', () => {
     const host = createLocalHost(router);
     const { clients } = await host.listClients({}, { maxItemBytes: 2000 });
     expect(clients).toEqual([
-      { id: 'a', name: 'Client a', status: 'online', connectedAt: expect.any(String), lastSeenAt: expect.any(String), connection: expect.any(Object), aliases: [], paths: [], truncated: true },
+      {
+        id: 'a',
+        name: 'Client a',
+        status: 'online',
+        connectedAt: expect.any(String),
+        lastSeenAt: expect.any(String),
+        connection: expect.any(Object),
+        aliases: [],
+        paths: [],
+        truncated: true,
+      },
     ]);
     const { paths } = await host.listPaths({}, { maxItemBytes: 2000 });
     expect(paths).toEqual([{ type: 'endpoint', path: '/a', method: 'GET', clientId: 'a', clientName: 'Client a', truncated: true }]);
@@ -198,7 +217,10 @@ describe('clients listings', () => {
     mirror('X:9', 'stranger');
     const host = createLocalHost(router, { isServerId });
     const listed = (await walkClients(host, { limit: 1 })).pages.flatMap((p) => p.clients);
-    const expected = aliasFinder(router.listClients().map((c) => c.descriptor), isServerId);
+    const expected = aliasFinder(
+      router.listClients().map((c) => c.descriptor),
+      isServerId,
+    );
     expect(listed.map((c) => [c.id, c.aliases])).toEqual(listed.map((c) => [c.id, expected(c)]));
     expect(listed.find((c) => c.id === 'A:1.solo')?.aliases).toEqual(['solo']);
     // The mirror that shared its bare id leaves: the other one gets it.
@@ -267,7 +289,8 @@ describe('cursors while clients come and go', () => {
       };
       for (let i = 0; i < 30; i++) add(`k${next(100)}`);
       const host = createLocalHost(local);
-      const keysOf = (id: string, paths: readonly PathDescriptor[]): string[] => paths.map((p) => `${id} ${p.type === 'endpoint' ? p.method : 'GET'} ${p.path}`);
+      const keysOf = (id: string, paths: readonly PathDescriptor[]): string[] =>
+        paths.map((p) => `${id} ${p.type === 'endpoint' ? p.method : 'GET'} ${p.path}`);
       /** Paths as `client method path #n`, n counting the same method and path declared again. */
       const counted = (keys: string[]): string[] => {
         const seen = new Map<string, number>();

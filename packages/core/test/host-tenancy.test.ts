@@ -39,7 +39,7 @@ describe('listings', () => {
     register('shared-printer', 'token:b');
   });
 
-  it('list only the caller\'s clients and the shared ones; no viewer lists all', async () => {
+  it("list only the caller's clients and the shared ones; no viewer lists all", async () => {
     expect(ids((await host.listClients({}, { viewer: A })).clients)).toEqual(['a1', 'a2', 'shared-printer']);
     expect(ids((await host.listClients({}, { viewer: B })).clients)).toEqual(['b1', 'shared-printer']);
     expect(ids((await host.listClients({}, { viewer: { principal: undefined } })).clients)).toEqual(['shared-printer']);
@@ -49,14 +49,14 @@ describe('listings', () => {
     expect([...new Set(paths.paths.map((p) => p.clientId))]).toEqual(['b1', 'shared-printer']);
   });
 
-  it('name another principal\'s client as an unknown one', async () => {
+  it("name another principal's client as an unknown one", async () => {
     const unknown = await host.listPaths({ clientId: 'nobody' }, { viewer: A }).catch((error: unknown) => error);
     const hidden = await host.listPaths({ clientId: 'b1' }, { viewer: A }).catch((error: unknown) => error);
     expect(hidden).toMatchObject({ code: 'not_found', message: 'No client "b1" is connected' });
     expect(JSON.stringify(hidden).replaceAll('b1', 'X')).toBe(JSON.stringify(unknown).replaceAll('nobody', 'X'));
   });
 
-  it('page without cursors naming unseen clients, and end where the caller\'s clients end', async () => {
+  it("page without cursors naming unseen clients, and end where the caller's clients end", async () => {
     // a1 a2 | b1 shared-printer: with limit 2, A's second page holds shared-printer, B's first ends after shared-printer.
     const first = await host.listClients({ limit: 1 }, { viewer: B });
     expect(ids(first.clients)).toEqual(['b1']);
@@ -79,7 +79,7 @@ describe('listings', () => {
     }
   });
 
-  it('spend no scan budget on unseen clients: a page still reaches the caller\'s client past many others', async () => {
+  it("spend no scan budget on unseen clients: a page still reaches the caller's client past many others", async () => {
     const small = createLocalHost(router, { tenancy: createTenancy({ mode: 'principal' }), listing: { scanEntries: 3 } });
     for (let i = 0; i < 10; i++) register(`c${i}`, 'token:b');
     register('zz-a', 'token:a');
@@ -90,7 +90,7 @@ describe('listings', () => {
 });
 
 describe('calls', () => {
-  it('reach only seen clients; another principal\'s is not_found as an unknown id', async () => {
+  it("reach only seen clients; another principal's is not_found as an unknown id", async () => {
     const b = register('b1', 'token:b');
     const hidden = await host.callPath({ clientId: 'b1', method: 'GET', path: '/ping' }, { viewer: A });
     const unknown = await host.callPath({ clientId: 'nobody', method: 'GET', path: '/ping' }, { viewer: A });

@@ -19,9 +19,18 @@ afterEach(async () => {
 });
 
 /** Answer the newest call of a connected client. */
-function answer(transport: ReturnType<typeof connectClient>['transport'], session: ReturnType<typeof connectClient>['session'], data: unknown, ok = true): void {
+function answer(
+  transport: ReturnType<typeof connectClient>['transport'],
+  session: ReturnType<typeof connectClient>['session'],
+  data: unknown,
+  ok = true,
+): void {
   const call = transport.lastCall;
-  session.handle(ok ? { type: 'callClientResult', requestId: call.requestId, ok: true, data } : { type: 'callClientResult', requestId: call.requestId, ok: false, error: data as { code: string; message: string } });
+  session.handle(
+    ok
+      ? { type: 'callClientResult', requestId: call.requestId, ok: true, data }
+      : { type: 'callClientResult', requestId: call.requestId, ok: false, error: data as { code: string; message: string } },
+  );
 }
 
 describe('listClients', () => {
@@ -252,7 +261,10 @@ describe('callPaths', () => {
   it('refuses to call more clients than maxTargets, before calling any', async () => {
     const a = connectClient(router, 'a', [endpoint('/status')]);
     const b = connectClient(router, 'b', [endpoint('/status')]);
-    const requests: CallPathsRequest[] = [{ method: 'GET', path: '/status' }, { clientIds: ['a', 'b'], method: 'GET', path: '/status' }];
+    const requests: CallPathsRequest[] = [
+      { method: 'GET', path: '/status' },
+      { clientIds: ['a', 'b'], method: 'GET', path: '/status' },
+    ];
     for (const request of requests) {
       await expect(host.callPaths(request, { maxTargets: 1 })).rejects.toMatchObject({ code: 'bad_request', details: { clients: 2, maxTargets: 1 } });
     }

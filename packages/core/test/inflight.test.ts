@@ -17,7 +17,15 @@ class Holder implements InflightHolder {
 }
 
 function clockAt(): Clock & { at: number } {
-  return { at: 0, now() { return this.at; }, wallNow: () => 0, setTimeout: () => undefined, clearTimeout: () => undefined };
+  return {
+    at: 0,
+    now() {
+      return this.at;
+    },
+    wallNow: () => 0,
+    setTimeout: () => undefined,
+    clearTimeout: () => undefined,
+  };
 }
 
 /** A logger whose lines (parsed) the test reads. */

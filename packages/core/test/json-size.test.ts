@@ -48,7 +48,7 @@ describe('JsonMeter', () => {
 
   it('measures random JSON exactly', () => {
     let seed = 42;
-    const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const alphabet = ['a', 'Z', ' ', '"', '\\', '\n', '\u0001', 'é', '€', '😀', '\ud800', '\udc00'];
     const text = (): string => Array.from({ length: Math.floor(random() * 8) }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
     const value = (depth: number): unknown => {

@@ -16,7 +16,7 @@ describe('positionKey', () => {
     const keys = [head, `${head}a`, `${head}b`].map(positionKey);
     expect(new Set(keys).size).toBe(3);
     // The text that is the head alone sorts before the long ones that share it.
-    expect(keys[0] as string < (keys[1] as string) && (keys[0] as string) < (keys[2] as string)).toBe(true);
+    expect((keys[0] as string) < (keys[1] as string) && (keys[0] as string) < (keys[2] as string)).toBe(true);
     expect(positionKey('a') < positionKey('b')).toBe(true);
   });
 });
@@ -44,7 +44,10 @@ describe('collectPages', () => {
 
 describe('mergedJsonSize', () => {
   it.each([
-    [{ id: 'a', paths: [] }, { status: 'online', n: 1 }],
+    [
+      { id: 'a', paths: [] },
+      { status: 'online', n: 1 },
+    ],
     [{}, { x: 'é✓😀' }],
     [{ description: 'ü'.repeat(100), '7': 1 }, {}],
     [{}, {}],

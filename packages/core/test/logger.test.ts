@@ -50,7 +50,11 @@ describe('createLogger', () => {
     logger.info('i');
     logger.warn('w');
     logger.error('e');
-    expect(records().map((r) => r.level).sort()).toEqual([...expected].sort());
+    expect(
+      records()
+        .map((r) => r.level)
+        .sort(),
+    ).toEqual([...expected].sort());
     expect(logger.level).toBe(level);
   });
 
@@ -78,9 +82,7 @@ describe('createLogger', () => {
     expect(child.level).toBe('warn');
     child.info('dropped');
     child.warn('kept', { extra: true });
-    expect(records()).toEqual([
-      expect.objectContaining({ level: 'warn', event: 'kept', service: 'mdp', component: 'router', sessionId: 's1', extra: true }),
-    ]);
+    expect(records()).toEqual([expect.objectContaining({ level: 'warn', event: 'kept', service: 'mdp', component: 'router', sessionId: 's1', extra: true })]);
   });
 
   it('silentLogger writes nothing', () => {

@@ -32,15 +32,26 @@ describe('credentialedOriginProblem', () => {
   it("does not count on another site's element or no-cors fetch, which sends no Origin but Fetch Metadata", () => {
     // With SameSite=None (or from a sibling name of the same site) the browser attaches the cookie
     // to an <img>, <script> or <link> of another site's page, with no Origin.
-    const problem = 'A cross-site request without Origin (Sec-Fetch-Mode "no-cors"): the mdp_auth cookie counts only for this server\'s own pages, loopback pages and allowed origins';
-    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' }, policy)).toBe(problem);
-    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' }, policy)).toBe(problem.replace('cross-site', 'same-site'));
+    const problem =
+      'A cross-site request without Origin (Sec-Fetch-Mode "no-cors"): the mdp_auth cookie counts only for this server\'s own pages, loopback pages and allowed origins';
+    expect(
+      credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'script' }, policy),
+    ).toBe(problem);
+    expect(
+      credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' }, policy),
+    ).toBe(problem.replace('cross-site', 'same-site'));
     // The user's own top-level navigation from a link, and the server's own pages, still count.
-    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }, policy)).toBeUndefined();
-    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' }, policy)).toBeUndefined();
+    expect(
+      credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }, policy),
+    ).toBeUndefined();
+    expect(
+      credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' }, policy),
+    ).toBeUndefined();
     expect(credentialedOriginProblem({ host: '127.0.0.1:4000', 'sec-fetch-site': 'none' }, policy)).toBeUndefined();
     // An Origin the rules allow is decided by the Origin.
-    expect(credentialedOriginProblem({ host: '127.0.0.1:4000', origin: 'http://localhost:3000', 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' }, policy)).toBeUndefined();
+    expect(
+      credentialedOriginProblem({ host: '127.0.0.1:4000', origin: 'http://localhost:3000', 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' }, policy),
+    ).toBeUndefined();
   });
 });
 
@@ -101,10 +112,20 @@ describe('crossSiteWithoutOrigin', () => {
 });
 
 describe('loopback', () => {
-  it.each(['localhost', '127.0.0.1', '127.1', '127.0.1', '127.255.255.254', '0x7f.0.0.1', '2130706433', '::1', '[::1]', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1', 'app.localhost'])(
-    '%s is loopback',
-    (host) => expect(isLoopbackHost(host)).toBe(true),
-  );
+  it.each([
+    'localhost',
+    '127.0.0.1',
+    '127.1',
+    '127.0.1',
+    '127.255.255.254',
+    '0x7f.0.0.1',
+    '2130706433',
+    '::1',
+    '[::1]',
+    '0:0:0:0:0:0:0:1',
+    '::ffff:127.0.0.1',
+    'app.localhost',
+  ])('%s is loopback', (host) => expect(isLoopbackHost(host)).toBe(true));
 
   it.each(['0.0.0.0', '::', '', '192.168.1.5', '128.0.0.1', '127.evil.example', 'evil.example', 'a@127.0.0.1', '127.0.0.1.evil.example', '::ffff:10.0.0.1'])(
     '%s is not',

@@ -36,7 +36,11 @@ describe('registrationRefusal', () => {
   });
 
   it('applies nothing without a policy (no principals): any session takes any id', () => {
-    expect(registrationRefusal(facts({ registrant: { principal: undefined, peer: undefined }, descriptor: marked(F, 'app'), holder: { principal: undefined, peer: F } }))).toBeUndefined();
+    expect(
+      registrationRefusal(
+        facts({ registrant: { principal: undefined, peer: undefined }, descriptor: marked(F, 'app'), holder: { principal: undefined, peer: F } }),
+      ),
+    ).toBeUndefined();
   });
 
   it("keeps a member's mirrored ids for that member's proven links, marked or not", () => {
@@ -44,7 +48,9 @@ describe('registrationRefusal', () => {
     expect(registrationRefusal(facts({ descriptor: client(`${F}.app`) }))).toContain('only that member registers it');
     expect(registrationRefusal(facts({ descriptor: marked(F, 'app'), registrant: { principal: 'b', peer: G } }))).toBeDefined();
     // F's own link registers it, whoever held it before.
-    expect(registrationRefusal(facts({ descriptor: marked(F, 'app'), registrant: { principal: 'a', peer: F }, holder: { principal: 'b', peer: undefined } }))).toBeUndefined();
+    expect(
+      registrationRefusal(facts({ descriptor: marked(F, 'app'), registrant: { principal: 'a', peer: F }, holder: { principal: 'b', peer: undefined } })),
+    ).toBeUndefined();
   });
 
   it('refuses an id held by another principal, here or on the member that mirrors it here (owner-first)', () => {
@@ -54,8 +60,12 @@ describe('registrationRefusal', () => {
     // Its owner may register it here too (a client that comes back here after a failover).
     expect(registrationRefusal(facts({ registrant: { principal: 'a', peer: undefined }, mirrors: [{ principal: 'a' }] }))).toBeUndefined();
     // Without a policy: a page may not shadow a local program's client on a member; a program may.
-    expect(registrationRefusal(facts({ registrant: { principal: 'origin:https://evil.example', peer: undefined }, mirrors: [{ principal: undefined }] }))).toBe(HELD);
-    expect(registrationRefusal(facts({ registrant: { principal: undefined, peer: undefined }, mirrors: [{ principal: 'origin:https://app.example' }] }))).toBeUndefined();
+    expect(registrationRefusal(facts({ registrant: { principal: 'origin:https://evil.example', peer: undefined }, mirrors: [{ principal: undefined }] }))).toBe(
+      HELD,
+    );
+    expect(
+      registrationRefusal(facts({ registrant: { principal: undefined, peer: undefined }, mirrors: [{ principal: 'origin:https://app.example' }] })),
+    ).toBeUndefined();
   });
 });
 
@@ -106,10 +116,11 @@ describe('Router under a policy, in a cluster', () => {
   };
 
   /** A follower's mirror of `app`, its client registered there at `registeredAt`. */
-  const markedAt = (registeredAt: number) => client(mirroredId(F, 'app'), undefined, { metadata: { mdpProxy: { serverId: F, clientId: 'app', registeredAt } } });
+  const markedAt = (registeredAt: number) =>
+    client(mirroredId(F, 'app'), undefined, { metadata: { mdpProxy: { serverId: F, clientId: 'app', registeredAt } } });
 
   it.each(['bare first', 'mirror first'])(
-    "owner-first, %s: between two principals the client registered first keeps the id, whichever reaches the leader first",
+    'owner-first, %s: between two principals the client registered first keeps the id, whichever reaches the leader first',
     (order) => {
       // The follower's client registered at t=1000; the leader's bare `app` registers later, at 5000.
       const bareOwner = open('principal-b');
@@ -122,7 +133,9 @@ describe('Router under a policy, in a cluster', () => {
         expect(bare()).toBeUndefined();
         mirror();
         expect(bareOwner.transport.closes).toEqual([{ code: 4403, reason: 'Client id held by another principal' }]);
-        expect(logs.filter((l) => l.event === 'client.owner_returned')).toEqual([expect.objectContaining({ level: 'warn', clientId: 'app', mirrorId: `${F}.app` })]);
+        expect(logs.filter((l) => l.event === 'client.owner_returned')).toEqual([
+          expect.objectContaining({ level: 'warn', clientId: 'app', mirrorId: `${F}.app` }),
+        ]);
       }
       // The same end: only the mirror, and `app` reaches it (aliases.ts).
       expect(router.listClients().map((c) => [c.id, c.principal])).toEqual([[`${F}.app`, 'principal-a']]);
@@ -134,7 +147,12 @@ describe('Router under a policy, in a cluster', () => {
     bareOwner.session.handle({ type: 'registerClient', client: client('app') });
     open('principal-a', F).session.handle({ type: 'registerClient', client: markedAt(9000) });
     expect(bareOwner.transport.closes).toEqual([]);
-    expect(router.listClients().map((c) => c.id).sort()).toEqual([`${F}.app`, 'app'].sort());
+    expect(
+      router
+        .listClients()
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual([`${F}.app`, 'app'].sort());
     expect(logs.filter((l) => l.event === 'client.mirror_shadowed')).toEqual([expect.objectContaining({ level: 'warn', otherPrincipal: true })]);
   });
 
@@ -189,7 +207,7 @@ describe('Router without a policy: ids belong to the origin of the page that reg
     }
   };
 
-  it('a page of another origin cannot take a local program\'s id, nor another site\'s', () => {
+  it("a page of another origin cannot take a local program's id, nor another site's", () => {
     const app = connect();
     expect(register(app, 'o1')).toBeUndefined();
     const evil = connect('http://evil.example');

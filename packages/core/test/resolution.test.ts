@@ -4,12 +4,7 @@ import { skillPathCandidates, staticPathProblem, type PathDescriptor } from '@md
 import { PathIndex, Router } from '../src/index.js';
 import { connectClient, endpoint, manualClock, prompt, skill } from './helpers.js';
 
-const DOCS: PathDescriptor[] = [
-  skill('/docs/:name/skill.md'),
-  endpoint('/docs/intro/:file'),
-  skill('/docs/intro/skill.md'),
-  endpoint('/docs/:name/:file'),
-];
+const DOCS: PathDescriptor[] = [skill('/docs/:name/skill.md'), endpoint('/docs/intro/:file'), skill('/docs/intro/skill.md'), endpoint('/docs/:name/:file')];
 
 /** Every ordering of a small array, so declaration order cannot hide a specificity bug. */
 function permutations<T>(items: readonly T[]): T[][] {
@@ -58,7 +53,7 @@ describe('PathIndex specificity', () => {
     });
   });
 
-  it('never binds a parameter to a value outside the clients\' grammar (skill.md, dots, capitals)', () => {
+  it("never binds a parameter to a value outside the clients' grammar (skill.md, dots, capitals)", () => {
     const index = new PathIndex([skill('/docs/:name/skill.md'), endpoint('/docs/intro/:file')]);
     expect(index.resolve('GET', '/docs/intro/skill.md')).toMatchObject({
       descriptor: { path: '/docs/:name/skill.md' },
@@ -69,12 +64,7 @@ describe('PathIndex specificity', () => {
   });
 
   it('treats SKILL.md and prompt.md leaves as reserved, .skill.md leaves as static', () => {
-    const index = new PathIndex([
-      endpoint('/a/:x/:leaf'),
-      skill('/a/:x/SKILL.md'),
-      prompt('/a/:x/prompt.md'),
-      skill('/a/:x/review.skill.md'),
-    ]);
+    const index = new PathIndex([endpoint('/a/:x/:leaf'), skill('/a/:x/SKILL.md'), prompt('/a/:x/prompt.md'), skill('/a/:x/review.skill.md')]);
     expect(index.resolve('GET', '/a/1/SKILL.md')?.descriptor.path).toBe('/a/:x/SKILL.md');
     expect(index.resolve('GET', '/a/1/prompt.md')).toMatchObject({ descriptor: { path: '/a/:x/prompt.md' }, kind: 'prompt' });
     expect(index.resolve('GET', '/a/1/review.skill.md')?.descriptor.path).toBe('/a/:x/review.skill.md');
@@ -165,12 +155,7 @@ describe('PathIndex.resolveSkillRead', () => {
       skill('/docs/review/SKILL.md'),
       prompt('/notes/prompt.md'),
     ],
-    'with GET patterns': [
-      skill('/docs/:topic/skill.md'),
-      skill('/docs/intro/SKILL.md'),
-      endpoint('/docs/:topic/readme'),
-      skill('/odd/.skill.md'),
-    ],
+    'with GET patterns': [skill('/docs/:topic/skill.md'), skill('/docs/intro/SKILL.md'), endpoint('/docs/:topic/readme'), skill('/odd/.skill.md')],
   };
   const NAMES = [
     '/docs/review',

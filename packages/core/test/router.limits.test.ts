@@ -114,7 +114,9 @@ describe('catalog limits', () => {
     expect(router.hasClient('b')).toBe(false);
     // A catalog update counts what it replaces: 'a' may grow to 5, not to 6.
     a.session.handle({ type: 'updateClientCatalog', clientId: 'a', paths: [endpoint('/1'), endpoint('/2'), endpoint('/3'), endpoint('/4'), endpoint('/5')] });
-    expect(() => a.session.handle({ type: 'updateClientCatalog', clientId: 'a', paths: Array.from({ length: 6 }, (_, i) => endpoint(`/${i}`)) })).toThrow(/limit of 5 paths/);
+    expect(() => a.session.handle({ type: 'updateClientCatalog', clientId: 'a', paths: Array.from({ length: 6 }, (_, i) => endpoint(`/${i}`)) })).toThrow(
+      /limit of 5 paths/,
+    );
     // So does a re-registration, and a takeover by the same principal of a held id.
     a.session.handle({ type: 'registerClient', client: client('a', [endpoint('/1'), endpoint('/2')]) });
     const replacing = connectClient(router, 'a', [endpoint('/1'), endpoint('/2'), endpoint('/3'), endpoint('/4'), endpoint('/5')]);
@@ -163,7 +165,11 @@ describe('catalog byte limits', () => {
     expect(router.hasClient('at')).toBe(true);
     const { session } = connect(router);
     const error = thrown(() => session.handle({ type: 'registerClient', client: client('over', [skill('/s/skill.md', { description: 'x'.repeat(101) })]) }));
-    expect(error).toMatchObject({ code: 'bad_request', refusal: 'too_large', message: 'paths[0].description is 101 characters long; at most 100 are allowed (maxDescriptionLength)' });
+    expect(error).toMatchObject({
+      code: 'bad_request',
+      refusal: 'too_large',
+      message: 'paths[0].description is 101 characters long; at most 100 are allowed (maxDescriptionLength)',
+    });
     expect(router.hasClient('over')).toBe(false);
     expect(router.catalogBytes).toBe(bytesOf(client('at', [skill('/s/skill.md', { description: 'x'.repeat(100) })])));
   });
@@ -193,9 +199,16 @@ describe('catalog byte limits', () => {
     router = new Router({ clock, maxDescriptionLength: 10, maxCatalogBytes: 200, maxTotalCatalogBytes: 10_000 });
     const { session } = connectClient(router, 'c', paths);
     const held = router.catalogBytes;
-    const tooLong = thrown(() => session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: [skill('/s/skill.md', { description: 'x'.repeat(11) })] }));
-    expect(tooLong).toMatchObject({ refusal: 'too_large', message: 'paths[0].description is 11 characters long; at most 10 are allowed (maxDescriptionLength)' });
-    const tooBig = thrown(() => session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: Array.from({ length: 10 }, (_, i) => skill(`/s${i}/skill.md`)) }));
+    const tooLong = thrown(() =>
+      session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: [skill('/s/skill.md', { description: 'x'.repeat(11) })] }),
+    );
+    expect(tooLong).toMatchObject({
+      refusal: 'too_large',
+      message: 'paths[0].description is 11 characters long; at most 10 are allowed (maxDescriptionLength)',
+    });
+    const tooBig = thrown(() =>
+      session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: Array.from({ length: 10 }, (_, i) => skill(`/s${i}/skill.md`)) }),
+    );
     expect(tooBig).toMatchObject({ refusal: 'too_large', message: 'Catalog is over 200 bytes as JSON (maxCatalogBytes)' });
     expect(router.getClient('c')?.paths).toEqual(paths);
     expect(router.catalogBytes).toBe(held);
@@ -217,11 +230,15 @@ describe('catalog byte limits', () => {
     const third = connect(router);
     const error = thrown(() => third.session.handle({ type: 'registerClient', client: client('c', []) }));
     expect(error).toMatchObject({ code: 'not_ready', refusal: undefined });
-    expect(error.message).toBe(`Catalogs here hold ${bytesOf(a) + bytesOf(b)} bytes; ${bytesOf(client('c', []))} more would pass maxTotalCatalogBytes (${bytesOf(a) + bytesOf(b)}); try again later`);
+    expect(error.message).toBe(
+      `Catalogs here hold ${bytesOf(a) + bytesOf(b)} bytes; ${bytesOf(client('c', []))} more would pass maxTotalCatalogBytes (${bytesOf(a) + bytesOf(b)}); try again later`,
+    );
     expect(router.hasClient('c')).toBe(false);
     // A catalog no larger than the one it replaces is always taken; a larger one is not.
     first.session.handle({ type: 'updateClientCatalog', clientId: 'a', paths: [skill('/s/skill.md', { description: 'z'.repeat(300) })] });
-    expect(() => first.session.handle({ type: 'updateClientCatalog', clientId: 'a', paths: [skill('/s/skill.md', { description: 'z'.repeat(301) })] })).toThrow(/maxTotalCatalogBytes/);
+    expect(() => first.session.handle({ type: 'updateClientCatalog', clientId: 'a', paths: [skill('/s/skill.md', { description: 'z'.repeat(301) })] })).toThrow(
+      /maxTotalCatalogBytes/,
+    );
     // What leaves frees its bytes: the same id taken over, an unregistered client, an ended session.
     connect(router).session.handle({ type: 'registerClient', client: b });
     expect(second.transport.closes).toEqual([SESSION_CLOSE.replaced]);
@@ -279,7 +296,9 @@ describe('clients per remote address', () => {
     router = new Router({ clock, maxClientsPerAddress: 1, maxDescriptionLength: 10, maxTotalPaths: 1 });
     connectClient(router, 'a1', [endpoint('/x')], { address: 'A' });
     const { session } = connect(router, { address: 'A' });
-    expect(thrown(() => session.handle({ type: 'registerClient', client: client('a2', [skill('/s/skill.md', { description: 'a long text' })]) })).refusal).toBe('too_large');
+    expect(thrown(() => session.handle({ type: 'registerClient', client: client('a2', [skill('/s/skill.md', { description: 'a long text' })]) })).refusal).toBe(
+      'too_large',
+    );
     expect(thrown(() => session.handle({ type: 'registerClient', client: client('a2', [endpoint('/y')]) })).refusal).toBe('too_many_clients');
   });
 
@@ -368,9 +387,7 @@ describe('cancel', () => {
     const handle = router.dispatch('c', target, {}, (outcome) => outcomes.push(outcome));
     expect(handle?.requestId).toBe(transport.lastCall.requestId);
     router.cancel(handle as NonNullable<typeof handle>);
-    expect(outcomes).toEqual([
-      { ok: false, source: 'server', error: { code: 'transport_error', message: 'The caller went away before the client answered' } },
-    ]);
+    expect(outcomes).toEqual([{ ok: false, source: 'server', error: { code: 'transport_error', message: 'The caller went away before the client answered' } }]);
     expect(router.isPending(transport.lastCall.requestId)).toBe(false);
     expect(session.pendingCount).toBe(0);
     session.handle({ type: 'callClientResult', requestId: transport.lastCall.requestId, ok: true });

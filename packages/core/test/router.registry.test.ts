@@ -55,7 +55,12 @@ describe('registerClient', () => {
     connectClient(router, 'a');
     connectClient(router, 'b');
     connectClient(router, 'c');
-    expect(router.listClients().map((c) => c.id).sort()).toEqual(['a', 'b', 'c']);
+    expect(
+      router
+        .listClients()
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual(['a', 'b', 'c']);
     expect(router.sessionCount).toBe(3);
   });
 
@@ -256,9 +261,7 @@ describe('sessions', () => {
   it('refuses messages after the session ended', () => {
     const { session } = connect(router);
     session.end();
-    expect(() => session.handle({ type: 'ping', timestamp: 1 })).toThrow(
-      expect.objectContaining({ code: 'transport_error' }),
-    );
+    expect(() => session.handle({ type: 'ping', timestamp: 1 })).toThrow(expect.objectContaining({ code: 'transport_error' }));
   });
 
   it('gives every session a distinct UUID', () => {

@@ -67,9 +67,13 @@ describe('scope names and claims', () => {
 
   it('builds the challenges of RFC 6750 and RFC 9728', () => {
     expect(bearerChallenge()).toBe('Bearer');
-    expect(bearerChallenge('https://mdp.test/.well-known/oauth-protected-resource')).toBe('Bearer resource_metadata="https://mdp.test/.well-known/oauth-protected-resource"');
+    expect(bearerChallenge('https://mdp.test/.well-known/oauth-protected-resource')).toBe(
+      'Bearer resource_metadata="https://mdp.test/.well-known/oauth-protected-resource"',
+    );
     expect(insufficientScopeChallenge('mdp:call')).toBe('Bearer error="insufficient_scope", scope="mdp:call"');
-    expect(insufficientScopeChallenge('mdp:call', 'https://x.test/m')).toBe('Bearer error="insufficient_scope", scope="mdp:call", resource_metadata="https://x.test/m"');
+    expect(insufficientScopeChallenge('mdp:call', 'https://x.test/m')).toBe(
+      'Bearer error="insufficient_scope", scope="mdp:call", resource_metadata="https://x.test/m"',
+    );
   });
 });
 
@@ -107,13 +111,29 @@ describe('the auth gate with scopes', () => {
     const gate = createAuthGate(policy, { forwardCaller: true });
     const forwarded = gate.forwardableAuth(headers, auth);
     expect(forwarded?.token).toBeUndefined();
-    expect(forwarded?.metadata).toEqual({ principal: 'p:scoped-mdp:read,mdp:call', scopes: ['mdp:read', 'mdp:call'], issuer: 'https://idp.test', subject: 'alice' });
+    expect(forwarded?.metadata).toEqual({
+      principal: 'p:scoped-mdp:read,mdp:call',
+      scopes: ['mdp:read', 'mdp:call'],
+      issuer: 'https://idp.test',
+      subject: 'alice',
+    });
     // A body's own auth keeps its fields, but cannot claim to be someone else.
     const named = gate.namedAuth({ token: 'for-the-client', metadata: { principal: 'admin', scopes: ['everything'], note: 'hi' } }, auth);
     expect(named.token).toBe('for-the-client');
-    expect(named.metadata).toEqual({ note: 'hi', principal: 'p:scoped-mdp:read,mdp:call', scopes: ['mdp:read', 'mdp:call'], issuer: 'https://idp.test', subject: 'alice' });
+    expect(named.metadata).toEqual({
+      note: 'hi',
+      principal: 'p:scoped-mdp:read,mdp:call',
+      scopes: ['mdp:read', 'mdp:call'],
+      issuer: 'https://idp.test',
+      subject: 'alice',
+    });
     // A credential with every scope is forwarded with every scope name.
-    expect(gate.forwardableAuth({ authorization: 'Bearer all' }, { scheme: 'Bearer', token: 'all' })?.metadata?.scopes).toEqual(['mdp:read', 'mdp:call', 'mdp:register', 'mdp:admin']);
+    expect(gate.forwardableAuth({ authorization: 'Bearer all' }, { scheme: 'Bearer', token: 'all' })?.metadata?.scopes).toEqual([
+      'mdp:read',
+      'mdp:call',
+      'mdp:register',
+      'mdp:admin',
+    ]);
   });
 
   it('prepares the token of Authorization (or of a cookie) and nothing without a credential', async () => {
@@ -152,7 +172,12 @@ describe('Router: registering needs the register scope', () => {
     expect(register(['apps.publish:team-'], 'team-d')).toBeUndefined();
     expect(register(['apps.publish:team-'], 'e')?.refusal).toBe('missing_scope');
     expect(register(undefined, 'f')).toBeUndefined();
-    expect(router.listClients().map((c) => c.id).sort()).toEqual(['c', 'f', 'team-d']);
+    expect(
+      router
+        .listClients()
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual(['c', 'f', 'team-d']);
     await router.close();
   });
 });

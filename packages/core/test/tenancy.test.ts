@@ -33,7 +33,7 @@ describe('createTenancy', () => {
     expect(sees?.(of('token:b', 'pub'))).toBe(true);
   });
 
-  it('principal: shared ids and globs are seen by everyone, by id or by a mirror\'s bare id', () => {
+  it("principal: shared ids and globs are seen by everyone, by id or by a mirror's bare id", () => {
     const sees = createTenancy({ mode: 'principal', sharedClients: ['printer', 'team-*', 'v?'] }).seenBy(alice);
     expect(sees?.(of('token:b', 'printer'))).toBe(true);
     expect(sees?.(of('token:b', 'team-docs'))).toBe(true);

@@ -177,7 +177,8 @@ function depthOf(raw: string | undefined): number | undefined {
 /** `?limit=` as a number (the schema checks its range); anything but digits is refused. Empty: none. */
 function limitOf(raw: string | undefined): number | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (!/^\d{1,9}$/.test(raw)) throw new Answer(badRequest(`limit: must be a whole number from 1 to ${MAX_LIST_LIMIT}, got ${JSON.stringify(raw.slice(0, 100))}`));
+  if (!/^\d{1,9}$/.test(raw))
+    throw new Answer(badRequest(`limit: must be a whole number from 1 to ${MAX_LIST_LIMIT}, got ${JSON.stringify(raw.slice(0, 100))}`));
   return Number(raw);
 }
 
@@ -278,7 +279,10 @@ export function createHostHandler(host: HostApi, options: HostApiOptions = {}): 
     const lacking = guard?.missingScope(auth, method === 'GET' ? 'read' : 'call');
     if (guard && lacking !== undefined) {
       const what = method === 'GET' ? 'Listing' : 'Calling';
-      return { ...failure(403, { code: 'forbidden', message: `${what} needs scope ${lacking}`, details: { scope: lacking } }), headers: { 'www-authenticate': guard.forbidden(lacking) } };
+      return {
+        ...failure(403, { code: 'forbidden', message: `${what} needs scope ${lacking}`, details: { scope: lacking } }),
+        headers: { 'www-authenticate': guard.forbidden(lacking) },
+      };
     }
     if (method === 'POST' && !isJsonType(headerOf(headers, 'content-type'))) return NOT_JSON;
     try {

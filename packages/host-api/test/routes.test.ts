@@ -19,7 +19,23 @@ function fakeHost(answer: (request: CallPathRequest) => CallResult | Promise<Cal
   const calls: Recorded['calls'] = [];
   return {
     calls,
-    listClients: async (request) => ({ clients: request?.search === 'none' ? [] : [{ id: 'c', name: 'C', paths: [], status: 'online', connectedAt: 'x', lastSeenAt: 'y', connection: { mode: 'ws', secure: false, authSource: 'none' }, aliases: [] }] }),
+    listClients: async (request) => ({
+      clients:
+        request?.search === 'none'
+          ? []
+          : [
+              {
+                id: 'c',
+                name: 'C',
+                paths: [],
+                status: 'online',
+                connectedAt: 'x',
+                lastSeenAt: 'y',
+                connection: { mode: 'ws', secure: false, authSource: 'none' },
+                aliases: [],
+              },
+            ],
+    }),
     listPaths: async (request) => {
       if (request?.clientId === 'ghost') throw new MdpError('not_found', 'No client "ghost" is connected');
       if (request?.clientId === 'boom') throw new Error('secret internals');
@@ -101,7 +117,9 @@ describe('node adapter', () => {
     };
     const requester = ADAPTERS[1]![1](host);
     const controller = new AbortController();
-    const pending = requester.request('/mdp/call-many', { ...post('/mdp/call-many', { method: 'GET', path: '/s' }), signal: controller.signal }).catch(() => 'aborted');
+    const pending = requester
+      .request('/mdp/call-many', { ...post('/mdp/call-many', { method: 'GET', path: '/s' }), signal: controller.signal })
+      .catch(() => 'aborted');
     await calling;
     controller.abort();
     expect(await pending).toBe('aborted');
@@ -128,7 +146,9 @@ describe('node adapter', () => {
     };
     const requester = ADAPTERS[1]![1](host);
     const controller = new AbortController();
-    const pending = requester.request('/mdp/call', { ...post('/mdp/call', { clientId: 'c', method: 'GET', path: '/s' }), signal: controller.signal }).catch(() => 'aborted');
+    const pending = requester
+      .request('/mdp/call', { ...post('/mdp/call', { clientId: 'c', method: 'GET', path: '/s' }), signal: controller.signal })
+      .catch(() => 'aborted');
     await calling;
     controller.abort();
     expect(await pending).toBe('aborted');
@@ -138,7 +158,7 @@ describe('node adapter', () => {
 
 describe.each(ADAPTERS)('%s adapter', (_name, app) => {
   describe('tenancy by principal', () => {
-    it('lists and calls only the caller\'s clients; another principal\'s is an unknown client (404)', async () => {
+    it("lists and calls only the caller's clients; another principal's is an unknown client (404)", async () => {
       const router = new Router({ invocationTimeoutMs: 1000 });
       try {
         const open = (id: string, principal: string) => {
@@ -202,18 +222,22 @@ describe.each(ADAPTERS)('%s adapter', (_name, app) => {
       const res = await a.request('/mdp/paths?limit=5&cursor=abc');
       expect(await res.json()).toEqual({ paths: [], nextCursor: 'next' });
       await a.request('/mdp/paths?limit=&cursor=');
-      expect(asked).toEqual([
-        { limit: 5, cursor: 'abc' },
-        {},
-      ]);
+      expect(asked).toEqual([{ limit: 5, cursor: 'abc' }, {}]);
     });
 
     it('walks a real registry page by page: every path once, each answer within the byte bound', async () => {
       const router = new Router();
       try {
         for (let c = 0; c < 20; c++) {
-          const paths: PathDescriptor[] = Array.from({ length: 250 }, (_, p) => ({ type: 'endpoint', method: 'GET', path: `/p${p}`, description: 'd'.repeat(p) }));
-          router.openSession({ kind: 'fake', send: () => undefined, close: () => undefined }).handle({ type: 'registerClient', client: { id: `c${c}`, name: `C${c}`, paths } });
+          const paths: PathDescriptor[] = Array.from({ length: 250 }, (_, p) => ({
+            type: 'endpoint',
+            method: 'GET',
+            path: `/p${p}`,
+            description: 'd'.repeat(p),
+          }));
+          router
+            .openSession({ kind: 'fake', send: () => undefined, close: () => undefined })
+            .handle({ type: 'registerClient', client: { id: `c${c}`, name: `C${c}`, paths } });
         }
         const maxPageBytes = 32 * 1024;
         const a = app(createLocalHost(router, { listing: { maxPageBytes } }));
@@ -242,7 +266,16 @@ describe.each(ADAPTERS)('%s adapter', (_name, app) => {
     });
 
     it('writes a large page whole, its Content-Length in bytes', async () => {
-      const big = { id: 'é'.repeat(100_000), name: 'n', paths: [], status: 'online', connectedAt: 'x', lastSeenAt: 'y', connection: { mode: 'ws', secure: false, authSource: 'none' }, aliases: [] };
+      const big = {
+        id: 'é'.repeat(100_000),
+        name: 'n',
+        paths: [],
+        status: 'online',
+        connectedAt: 'x',
+        lastSeenAt: 'y',
+        connection: { mode: 'ws', secure: false, authSource: 'none' },
+        aliases: [],
+      };
       const host = { ...fakeHost(), listClients: async () => ({ clients: [big as never], nextCursor: 'n' }) };
       const res = await app(host).request('/mdp/clients');
       const bytes = Buffer.from(await res.arrayBuffer());
@@ -253,7 +286,11 @@ describe.each(ADAPTERS)('%s adapter', (_name, app) => {
     it('answers a cursor it did not make with 400 naming the cursor', async () => {
       const router = new Router();
       const a = app(createLocalHost(router));
-      for (const url of ['/mdp/clients?cursor=garbage', '/mdp/paths?cursor=%E2%9C%93', `/mdp/paths?cursor=${Buffer.from('[1,"c","a"]').toString('base64url')}`]) {
+      for (const url of [
+        '/mdp/clients?cursor=garbage',
+        '/mdp/paths?cursor=%E2%9C%93',
+        `/mdp/paths?cursor=${Buffer.from('[1,"c","a"]').toString('base64url')}`,
+      ]) {
         const res = await a.request(url);
         expect(res.status).toBe(400);
         expect(await res.json()).toEqual({ error: { code: 'bad_request', message: expect.stringMatching(/^cursor: /) } });
@@ -273,13 +310,22 @@ describe.each(ADAPTERS)('%s adapter', (_name, app) => {
   });
 
   describe('calls', () => {
-    it('forwards the validated request with the caller\'s transport auth and its abort signal', async () => {
+    it("forwards the validated request with the caller's transport auth and its abort signal", async () => {
       const host = fakeHost();
-      const res = await app(host).request('/mdp/call', post('/mdp/call', { clientId: 'c', method: 'POST', path: '/a', body: { x: 1 }, ignored: true }, { authorization: 'Bearer t1' }));
+      const res = await app(host).request(
+        '/mdp/call',
+        post('/mdp/call', { clientId: 'c', method: 'POST', path: '/a', body: { x: 1 }, ignored: true }, { authorization: 'Bearer t1' }),
+      );
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ ok: true, data: 'fine' });
       const [call] = host.calls;
-      expect(call?.request).toEqual({ clientId: 'c', method: 'POST', path: '/a', body: { x: 1 }, auth: { scheme: 'Bearer', token: 't1', headers: { authorization: 'Bearer t1' } } });
+      expect(call?.request).toEqual({
+        clientId: 'c',
+        method: 'POST',
+        path: '/a',
+        body: { x: 1 },
+        auth: { scheme: 'Bearer', token: 't1', headers: { authorization: 'Bearer t1' } },
+      });
       expect(call?.options?.signal).toMatchObject({ aborted: false, addEventListener: expect.any(Function), removeEventListener: expect.any(Function) });
     });
 
@@ -300,7 +346,10 @@ describe.each(ADAPTERS)('%s adapter', (_name, app) => {
 
     it('keeps an auth given in the body', async () => {
       const host = fakeHost();
-      await app(host).request('/mdp/call', post('/mdp/call', { clientId: 'c', method: 'GET', path: '/a', auth: { token: 'own' } }, { authorization: 'Bearer t1' }));
+      await app(host).request(
+        '/mdp/call',
+        post('/mdp/call', { clientId: 'c', method: 'GET', path: '/a', auth: { token: 'own' } }, { authorization: 'Bearer t1' }),
+      );
       expect(host.calls[0]?.request.auth).toEqual({ token: 'own' });
     });
 
@@ -321,7 +370,11 @@ describe.each(ADAPTERS)('%s adapter', (_name, app) => {
       [{ retryAfterMs: 2500 }, '3'],
       [undefined, '1'],
     ])('answers a call refused before sending (too many waiting, details %j) with 503 and Retry-After %s', async (details, seconds) => {
-      const result = { ok: false, source: 'server', error: { code: 'not_ready', message: 'Client has too many calls waiting', ...(details ? { details } : {}) } } as const;
+      const result = {
+        ok: false,
+        source: 'server',
+        error: { code: 'not_ready', message: 'Client has too many calls waiting', ...(details ? { details } : {}) },
+      } as const;
       const res = await app(fakeHost(() => result)).request('/mdp/call', post('/mdp/call', { clientId: 'c', method: 'GET', path: '/a' }));
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe(seconds);
@@ -349,7 +402,10 @@ describe.each(ADAPTERS)('%s adapter', (_name, app) => {
 
     it('refuses a body over the limit with 413 before calling anything', async () => {
       const host = fakeHost();
-      const res = await app(host, { maxBodyBytes: 64 }).request('/mdp/call', post('/mdp/call', { clientId: 'c', method: 'POST', path: '/a', body: 'x'.repeat(100) }));
+      const res = await app(host, { maxBodyBytes: 64 }).request(
+        '/mdp/call',
+        post('/mdp/call', { clientId: 'c', method: 'POST', path: '/a', body: 'x'.repeat(100) }),
+      );
       expect(res.status).toBe(413);
       expect(host.calls).toHaveLength(0);
     });
@@ -425,7 +481,11 @@ describe.each(ADAPTERS)('%s adapter', (_name, app) => {
       const host = fakeHost();
       const a = app(host);
       for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
-        const res = await a.request('/mdp/call', { method: 'POST', headers: { 'content-type': type }, body: JSON.stringify({ clientId: 'c', method: 'GET', path: '/a' }) });
+        const res = await a.request('/mdp/call', {
+          method: 'POST',
+          headers: { 'content-type': type },
+          body: JSON.stringify({ clientId: 'c', method: 'GET', path: '/a' }),
+        });
         expect(res.status).toBe(415);
         expect(((await res.json()) as { error: { code: string } }).error.code).toBe('bad_request');
       }

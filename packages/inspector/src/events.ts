@@ -110,7 +110,10 @@ export class EventStreams {
     if (this.closed) return refuse(response, '{"error":{"code":"not_ready","message":"Server is shutting down"}}');
     if (this.open.size >= this.options.maxStreams) {
       this.options.logger.warn('inspector.too_many_streams', { maxStreams: this.options.maxStreams });
-      return refuse(response, JSON.stringify({ error: { code: 'not_ready', message: `Too many inspector event streams (${this.options.maxStreams}); close one and try again` } }));
+      return refuse(
+        response,
+        JSON.stringify({ error: { code: 'not_ready', message: `Too many inspector event streams (${this.options.maxStreams}); close one and try again` } }),
+      );
     }
     response.writeHead(200, HEADERS);
     response.flushHeaders();
@@ -126,7 +129,15 @@ export class EventStreams {
     const key = viewer === undefined ? ALL : (viewer.principal ?? NOBODY);
     let group = this.groups.get(key);
     if (!group) {
-      const made: Group = { key, host: viewedBy(this.host, viewer), viewed: viewer !== undefined, streams: new Set(), latest: undefined, dirty: false, unsubscribe: () => undefined };
+      const made: Group = {
+        key,
+        host: viewedBy(this.host, viewer),
+        viewed: viewer !== undefined,
+        streams: new Set(),
+        latest: undefined,
+        dirty: false,
+        unsubscribe: () => undefined,
+      };
       made.unsubscribe = this.host.onChange(() => {
         made.dirty = true;
         this.schedule();

@@ -7,7 +7,17 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AuthContext } from '@mdp/protocol';
-import { extractTransportAuth, originProblem, silentLogger, type HeaderMap, type HostApi, type Logger, type OriginPolicy, type ScopeGuard, type Viewer } from '@mdp/core';
+import {
+  extractTransportAuth,
+  originProblem,
+  silentLogger,
+  type HeaderMap,
+  type HostApi,
+  type Logger,
+  type OriginPolicy,
+  type ScopeGuard,
+  type Viewer,
+} from '@mdp/core';
 import { INSPECTOR_CSP, INSPECTOR_PATH, inspectorAssets } from './assets.js';
 import { EventStreams } from './events.js';
 
@@ -45,7 +55,14 @@ export interface InspectorOptions {
   readonly logger?: Logger;
 }
 
-export const INSPECTOR_DEFAULTS = { coalesceMs: 100, keepAliveMs: 15_000, maxStreams: 64, maxBufferedBytes: 1024 * 1024, pageLimit: 100, pageBytes: 256 * 1024 } as const;
+export const INSPECTOR_DEFAULTS = {
+  coalesceMs: 100,
+  keepAliveMs: 15_000,
+  maxStreams: 64,
+  maxBufferedBytes: 1024 * 1024,
+  pageLimit: 100,
+  pageBytes: 256 * 1024,
+} as const;
 
 export interface Inspector {
   /** Answer a request under `/mdp/inspector` and return true; false for any other path. `url` is the origin form. */
@@ -81,7 +98,8 @@ export function createInspector(host: HostApi, options: InspectorOptions = {}): 
   });
 
   const serveEvents = (request: IncomingMessage, response: ServerResponse, query: string | undefined): void => {
-    if (request.method !== 'GET') return refuse(response, 405, 'bad_request', `${request.method} is not allowed on ${INSPECTOR_PATH}${EVENTS}`, { allow: 'GET' });
+    if (request.method !== 'GET')
+      return refuse(response, 405, 'bad_request', `${request.method} is not allowed on ${INSPECTOR_PATH}${EVENTS}`, { allow: 'GET' });
     const auth = extractAuth(request.headers);
     if (options.authorize && !options.authorize(auth)) {
       return refuse(response, 401, 'unauthorized', 'Unauthorized', { 'www-authenticate': options.scopeGuard?.unauthorized() ?? 'Bearer' });

@@ -114,7 +114,8 @@ describe('EventStreams and a large catalog', () => {
     streams.add(reader);
     await tick(0);
     reader.flush();
-    const events = () => reader.written.filter((text) => text.startsWith('event: clients')).map((text) => JSON.parse(text.slice(text.indexOf('data: ') + 6)) as ListClientsResult);
+    const events = () =>
+      reader.written.filter((text) => text.startsWith('event: clients')).map((text) => JSON.parse(text.slice(text.indexOf('data: ') + 6)) as ListClientsResult);
     const [first] = events();
     expect(Buffer.byteLength(reader.written[0] as string)).toBeLessThanOrEqual(64 * 1024 + 64);
     expect(first?.clients.map((c) => c.id).slice(0, 2)).toEqual(['c000', 'c001']);

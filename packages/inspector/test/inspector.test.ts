@@ -103,7 +103,7 @@ describe('createInspector', () => {
     expect(inspector.streams).toBe(0);
   });
 
-  it('with an origin policy, refuses other sites\' pages on the stream and the page alike (403)', async () => {
+  it("with an origin policy, refuses other sites' pages on the stream and the page alike (403)", async () => {
     await serve({ originPolicy: originPolicyFor('127.0.0.1') });
     for (const path of ['/mdp/inspector/events', '/mdp/inspector', '/mdp/inspector/inspector.js']) {
       const refused = await fetch(`${base}${path}`, { headers: { origin: 'https://evil.example' } });

@@ -104,7 +104,6 @@ export interface McpSession {
   close(): Promise<void>;
 }
 
-
 export interface McpBridge {
   /** Serve one MCP session over `transport` until either side closes it. */
   connect(transport: Transport, options?: McpConnectOptions): Promise<McpSession>;

@@ -30,7 +30,10 @@ const mediaTypeOf = (kind: string) =>
     v.string(),
     v.check((type) => MEDIA_TYPE.exec(type.toLowerCase())?.[1] === kind, `must be an ${kind}/… media type`),
   );
-const UriSchema = v.pipe(v.string(), v.check((uri) => URL.canParse(uri), 'must be a URI'));
+const UriSchema = v.pipe(
+  v.string(),
+  v.check((uri) => URL.canParse(uri), 'must be a URI'),
+);
 const MetaSchema = v.record(v.string(), v.unknown());
 const AnnotationsSchema = v.strictObject({
   audience: v.optional(v.array(v.picklist(['user', 'assistant']))),
@@ -145,7 +148,8 @@ export function contentOf(data: unknown, options: ContentOptions): ContentOutcom
   const kind = declared?.split('/')[0];
   if ((kind === 'image' || kind === 'audio') && typeof data === 'string') {
     const media = decodeMediaString(data, mediaType(declared));
-    if (!media?.mimeType.startsWith(`${kind}/`)) return { kind: 'json', problem: `the answer of a ${declared} endpoint is not base64 or a base64 data: URL of that kind` };
+    if (!media?.mimeType.startsWith(`${kind}/`))
+      return { kind: 'json', problem: `the answer of a ${declared} endpoint is not base64 or a base64 data: URL of that kind` };
     return sized([{ type: kind, data: media.data, mimeType: media.mimeType }], options.maxBytes);
   }
   return { kind: 'json' };

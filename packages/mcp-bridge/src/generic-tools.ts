@@ -26,10 +26,11 @@ const cursor = {
   type: 'string',
   minLength: 1,
   maxLength: MAX_CURSOR_LENGTH,
-  description: 'The nextCursor of the page before, to list the next page. A page may hold fewer items than the limit, even none: ask again until there is no nextCursor',
+  description:
+    'The nextCursor of the page before, to list the next page. A page may hold fewer items than the limit, even none: ask again until there is no nextCursor',
 };
 const clientId = { type: 'string', minLength: 1, description: 'A client id from listClients (a mirrored client may also be named by its bare id)' };
-const method = { type: 'string', enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], description: 'GET for skills and prompts; an endpoint\'s own method' };
+const method = { type: 'string', enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], description: "GET for skills and prompts; an endpoint's own method" };
 const path = { type: 'string', description: 'The concrete path to call, e.g. /docs/review/skill.md or /todos/42 (":param" segments filled in)' };
 const strings = (description: string) => ({ type: 'object', additionalProperties: { type: 'string' }, description });
 const callFields = {
@@ -60,7 +61,7 @@ export const GENERIC_TOOLS: readonly McpToolDefinition[] = [
     inputSchema: {
       type: 'object',
       properties: {
-        clientId: { ...clientId, description: 'Only this client\'s paths' },
+        clientId: { ...clientId, description: "Only this client's paths" },
         search,
         depth: { type: 'integer', minimum: 1, description: 'List paths up to this depth (/a/skill.md is 1, /a/b/skill.md is 2)' },
         limit,
@@ -71,7 +72,8 @@ export const GENERIC_TOOLS: readonly McpToolDefinition[] = [
   },
   {
     name: 'callPath',
-    description: 'Call one path of one client: read a skill or prompt (GET), or call an endpoint with its method. Returns { ok, data } or { ok: false, error }.',
+    description:
+      'Call one path of one client: read a skill or prompt (GET), or call an endpoint with its method. Returns { ok, data } or { ok: false, error }.',
     inputSchema: { type: 'object', properties: { clientId, ...callFields }, required: ['clientId', 'method', 'path'] },
     annotations: { title: 'Call an MDP path', readOnlyHint: false, openWorldHint: true },
   },
@@ -81,7 +83,10 @@ export const GENERIC_TOOLS: readonly McpToolDefinition[] = [
       'Call the same path on several clients at once (all that have it when clientIds is left out). Returns { results: [{ clientId, ok, data | error }] }.',
     inputSchema: {
       type: 'object',
-      properties: { clientIds: { type: 'array', items: clientId, minItems: 1, maxItems: 1000, description: 'Clients to call; default: every client with this path' }, ...callFields },
+      properties: {
+        clientIds: { type: 'array', items: clientId, minItems: 1, maxItems: 1000, description: 'Clients to call; default: every client with this path' },
+        ...callFields,
+      },
       required: ['method', 'path'],
     },
     annotations: { title: 'Call an MDP path on many clients', readOnlyHint: false, openWorldHint: true },

@@ -120,7 +120,10 @@ interface Entry {
 function requestIdsOf(body: unknown): RequestId[] {
   const messages = Array.isArray(body) ? body : [body];
   return messages
-    .filter((message): message is { id: RequestId; method: string } => typeof message === 'object' && message !== null && typeof (message as { method?: unknown }).method === 'string' && 'id' in message)
+    .filter(
+      (message): message is { id: RequestId; method: string } =>
+        typeof message === 'object' && message !== null && typeof (message as { method?: unknown }).method === 'string' && 'id' in message,
+    )
     .map((message) => message.id)
     .filter((id) => typeof id === 'string' || typeof id === 'number');
 }
@@ -262,7 +265,8 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
   const room = (principal: string): Response | undefined => {
     if (held(principal) >= perPrincipal) {
       const victim = oldestIdle(sessions.values(), (entry) => entry.principal === principal);
-      if (!victim) return jsonRpcError(503, -32000, `Too many MCP sessions for this credential (${perPrincipal}), none idle; close one (DELETE /mcp) or try later`);
+      if (!victim)
+        return jsonRpcError(503, -32000, `Too many MCP sessions for this credential (${perPrincipal}), none idle; close one (DELETE /mcp) or try later`);
       evict(victim, 'principal_quota');
     }
     if (sessions.size + startingTotal >= maxSessions) {
@@ -403,7 +407,9 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
       if (problem) return jsonRpcError(403, -32000, problem);
       const guard = options.scopeGuard;
       if (options.authorize && !options.authorize(request)) {
-        return jsonRpcError(401, -32000, 'Unauthorized: this server needs a credential (e.g. Authorization: Bearer <token>)', { 'www-authenticate': guard?.unauthorized() ?? 'Bearer' });
+        return jsonRpcError(401, -32000, 'Unauthorized: this server needs a credential (e.g. Authorization: Bearer <token>)', {
+          'www-authenticate': guard?.unauthorized() ?? 'Bearer',
+        });
       }
       if (guard && request.method === 'POST') {
         if (parsedBody === undefined) {

@@ -14,7 +14,11 @@ import { capSchemaText, isJsonObject, type JsonObject } from './schema-text.js';
 function withoutIds(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutIds);
   if (!isJsonObject(value)) return value;
-  return Object.fromEntries(Object.entries(value).filter(([key]) => key !== '$id' && key !== '$schema').map(([key, child]) => [key, withoutIds(child)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => key !== '$id' && key !== '$schema')
+      .map(([key, child]) => [key, withoutIds(child)]),
+  );
 }
 
 /** The envelope schema of a tool whose endpoint declares `outputSchema` (an object or boolean schema), else undefined. */

@@ -57,7 +57,13 @@ function keyOf(cursor: string, list: string): string {
  * The page of `items` (in the order of `order`) after `cursor`, as `list` answers it. `list` names
  * the list in its cursors, so that a cursor of one list is refused by another.
  */
-export function mcpPage<T>(list: string, items: readonly T[], order: (item: T) => string, cursor: string | undefined, bytesOf: (item: T) => number): { page: T[]; nextCursor?: string } {
+export function mcpPage<T>(
+  list: string,
+  items: readonly T[],
+  order: (item: T) => string,
+  cursor: string | undefined,
+  bytesOf: (item: T) => number,
+): { page: T[]; nextCursor?: string } {
   const sorted = sortedOf(items, order);
   let at = 0;
   if (cursor !== undefined) {

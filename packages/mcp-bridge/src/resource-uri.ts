@@ -41,7 +41,10 @@ export function parseResourceUri(uri: string): Picked<{ clientId: string; path: 
   if (slash <= 0) return bad(`must be ${prefix}<clientId>/<path>`);
   const clientId = decode(rest.slice(0, slash));
   if (!clientId) return bad('has a malformed client id');
-  const segments = rest.slice(slash + 1).split('/').map(decode);
+  const segments = rest
+    .slice(slash + 1)
+    .split('/')
+    .map(decode);
   if (segments.some((segment) => segment === undefined || segment.includes('/'))) return bad('has a malformed path segment');
   return { ok: true, value: { clientId, path: `/${segments.join('/')}` } };
 }

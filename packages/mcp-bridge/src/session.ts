@@ -132,7 +132,13 @@ function declaredContentType(clients: readonly CatalogClient[], request: CallPat
   return undefined;
 }
 
-async function callTool(ctx: SessionContext, name: string, args: Record<string, unknown>, signal: AbortSignal, onResult?: CallOptions['onResult']): Promise<ToolResult> {
+async function callTool(
+  ctx: SessionContext,
+  name: string,
+  args: Record<string, unknown>,
+  signal: AbortSignal,
+  onResult?: CallOptions['onResult'],
+): Promise<ToolResult> {
   if (isGenericTool(name)) {
     return callGenericTool(ctx.host, name, args, viaMcp(signal, onResult), (request, result) =>
       visibleOutcome(result, { contentType: declaredContentType(ctx.clients(), request), maxContentBytes: ctx.maxContentBytes, structured: false }),
@@ -154,7 +160,10 @@ async function callTool(ctx: SessionContext, name: string, args: Record<string, 
   const listed = schema !== undefined && compiles(schema);
   const problem = listed && answer.ok ? outputProblem(schema, callOutcome(answer).structuredContent) : undefined;
   if (problem === undefined) return visibleOutcome(answer, { contentType: tool.contentType, maxContentBytes: ctx.maxContentBytes, structured: listed });
-  return toolFailure({ code: 'bad_output', message: `The client's answer does not match the outputSchema it declares for ${parsed.value.method} ${parsed.value.path}: ${problem}` });
+  return toolFailure({
+    code: 'bad_output',
+    message: `The client's answer does not match the outputSchema it declares for ${parsed.value.method} ${parsed.value.path}: ${problem}`,
+  });
 }
 
 async function getPrompt(ctx: SessionContext, name: string, args: Record<string, string>, signal: AbortSignal): Promise<GetPromptResult> {
@@ -184,10 +193,14 @@ function mimeTypeOf(surface: Surface, uri: string, clientId: string, path: strin
 /** A binary skill's answer (base64, or a base64 `data:` URL) as a `blob`, within the cap. */
 function binaryContents(uri: string, mimeType: string, data: string, maxBytes: number): { uri: string; mimeType: string; blob: string } {
   const media = decodeMediaString(data, mimeType);
-  if (!media) throw new McpError(ErrorCode.InternalError, `Reading ${uri} failed: the skill is ${mimeType}, and its client's answer is not base64 or a base64 data: URL`);
+  if (!media)
+    throw new McpError(ErrorCode.InternalError, `Reading ${uri} failed: the skill is ${mimeType}, and its client's answer is not base64 or a base64 data: URL`);
   const bytes = base64Bytes(media.data);
   if (bytes > maxBytes) {
-    throw new McpError(ErrorCode.InternalError, `Reading ${uri} failed: it is ${bytes} bytes, over the ${maxBytes} bytes this server sends an agent in one result; nothing of it was sent`);
+    throw new McpError(
+      ErrorCode.InternalError,
+      `Reading ${uri} failed: it is ${bytes} bytes, over the ${maxBytes} bytes this server sends an agent in one result; nothing of it was sent`,
+    );
   }
   return { uri, mimeType: media.mimeType, blob: media.data };
 }
@@ -230,7 +243,13 @@ export interface BridgeSession {
 export function createSession(ctx: SessionContext): BridgeSession {
   const { logger } = ctx;
   const server = new Server(ctx.serverInfo as Implementation, {
-    capabilities: { logging: {}, completions: {}, tools: { listChanged: true }, prompts: { listChanged: true }, resources: { subscribe: true, listChanged: true } },
+    capabilities: {
+      logging: {},
+      completions: {},
+      tools: { listChanged: true },
+      prompts: { listChanged: true },
+      resources: { subscribe: true, listChanged: true },
+    },
     instructions: INSTRUCTIONS,
   });
   /** The agent's threshold; none until it asks: a session that never set a level hears no log messages. */
@@ -243,7 +262,9 @@ export function createSession(ctx: SessionContext): BridgeSession {
   const subscriptions = new Subscriptions();
   const clientsChanged = (changes: ClientChanges): void => {
     for (const uri of subscriptions.touched(changes)) {
-      server.sendResourceUpdated({ uri }).catch((error: unknown) => logger.debug('mcp.notify_failed', { kind: 'resource_updated', error: (error as Error).message }));
+      server
+        .sendResourceUpdated({ uri })
+        .catch((error: unknown) => logger.debug('mcp.notify_failed', { kind: 'resource_updated', error: (error as Error).message }));
     }
   };
   server.setRequestHandler(SubscribeRequestSchema, async (request) => {
@@ -317,7 +338,13 @@ export function createSession(ctx: SessionContext): BridgeSession {
   });
 
   server.setRequestHandler(ListPromptsRequestSchema, async (request) => {
-    const { page, nextCursor } = mcpPage('prompts/list', (await ctx.surface()).prompts, (p) => p.definition.name, request.params?.cursor, (p) => jsonBytes(p.definition));
+    const { page, nextCursor } = mcpPage(
+      'prompts/list',
+      (await ctx.surface()).prompts,
+      (p) => p.definition.name,
+      request.params?.cursor,
+      (p) => jsonBytes(p.definition),
+    );
     return { prompts: page.map((prompt) => prompt.definition), ...(nextCursor === undefined ? {} : { nextCursor }) };
   });
   server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
@@ -330,7 +357,13 @@ export function createSession(ctx: SessionContext): BridgeSession {
 
   server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
     const cursor = request.params?.cursor;
-    const { page, nextCursor } = mcpPage('resources/list', (await ctx.surface()).resources, (r) => r.definition.uri, cursor, (r) => jsonBytes(r.definition));
+    const { page, nextCursor } = mcpPage(
+      'resources/list',
+      (await ctx.surface()).resources,
+      (r) => r.definition.uri,
+      cursor,
+      (r) => jsonBytes(r.definition),
+    );
     const skills = page.map((r) => r.definition);
     // The guide heads the first page (its URI sorts before every client's anyway).
     const resources = ctx.guide && cursor === undefined ? [GUIDE_RESOURCE, ...skills] : skills;
@@ -338,7 +371,13 @@ export function createSession(ctx: SessionContext): BridgeSession {
   });
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async (request) => {
     const templates = (await ctx.surface()).templates;
-    const { page, nextCursor } = mcpPage('resources/templates/list', templates, (t) => t.definition.uriTemplate, request.params?.cursor, (t) => jsonBytes(t.definition));
+    const { page, nextCursor } = mcpPage(
+      'resources/templates/list',
+      templates,
+      (t) => t.definition.uriTemplate,
+      request.params?.cursor,
+      (t) => jsonBytes(t.definition),
+    );
     return { resourceTemplates: page.map((t) => t.definition), ...(nextCursor === undefined ? {} : { nextCursor }) };
   });
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {

@@ -17,14 +17,19 @@ export const SUBSCRIPTIONS_MAX = 100;
 export type Refusal = { readonly kind: 'invalid' | 'not_found' | 'full'; readonly message: string };
 
 /** The client a subscribable URI names ('' for the guide), or why it cannot be subscribed to. */
-export function subscribable(uri: string, clients: readonly CatalogClient[], hasGuide: boolean): { readonly ok: true; readonly value: string } | ({ readonly ok: false } & Refusal) {
+export function subscribable(
+  uri: string,
+  clients: readonly CatalogClient[],
+  hasGuide: boolean,
+): { readonly ok: true; readonly value: string } | ({ readonly ok: false } & Refusal) {
   if (uri === SERVER_GUIDE_URI) {
     return hasGuide ? { ok: true, value: '' } : { ok: false, kind: 'not_found', message: `Resource ${uri} not found: this server has no guide` };
   }
   const target = parseResourceUri(uri);
   if (!target.ok) return { ok: false, kind: 'invalid', message: target.message };
   const { clientId, path } = target.value;
-  if (!isSkillPath(path)) return { ok: false, kind: 'invalid', message: `Resource URI ${JSON.stringify(uri)} names no skill: its path must end in skill.md, SKILL.md or .skill.md` };
+  if (!isSkillPath(path))
+    return { ok: false, kind: 'invalid', message: `Resource URI ${JSON.stringify(uri)} names no skill: its path must end in skill.md, SKILL.md or .skill.md` };
   const client = clients.find((entry) => entry.id === clientId);
   if (!client) return { ok: false, kind: 'not_found', message: `Resource ${uri} not found: no client ${JSON.stringify(clientId)} is connected` };
   const segments = splitPath(path);

@@ -140,7 +140,10 @@ export function toolCall(plan: ToolPlan, args: Readonly<Record<string, unknown>>
     const key = plan.input.key;
     const unknown = Object.keys(args).filter((name) => !taken.has(name) && name !== key);
     if (unknown.length > 0) {
-      return { ok: false, message: `Unknown argument${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => JSON.stringify(n)).join(', ')}: this endpoint's input goes under "${key}"` };
+      return {
+        ok: false,
+        message: `Unknown argument${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => JSON.stringify(n)).join(', ')}: this endpoint's input goes under "${key}"`,
+      };
     }
     input = args[key];
   }

@@ -144,7 +144,10 @@ describe('generic tools', () => {
     const { client, host } = await setup();
     const result = await client.callTool({ name, arguments: args });
     expect(result.isError).toBe(true);
-    expect((result.structuredContent as { error: { code: string; message: string } }).error).toMatchObject({ code: 'bad_request', message: expect.stringContaining(message) });
+    expect((result.structuredContent as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'bad_request',
+      message: expect.stringContaining(message),
+    });
     expect(host.calls).toHaveLength(0);
   });
 
@@ -174,7 +177,10 @@ describe('catalog tools, prompts and resources', () => {
     const { client } = s;
     await change(s, [todo]);
     const result = await client.callTool({ name: 'todos', arguments: { id: 'Not Valid' } });
-    expect(result).toMatchObject({ isError: true, structuredContent: { error: { code: 'bad_request', message: expect.stringContaining('Invalid arguments for todos: Argument "id"') } } });
+    expect(result).toMatchObject({
+      isError: true,
+      structuredContent: { error: { code: 'bad_request', message: expect.stringContaining('Invalid arguments for todos: Argument "id"') } },
+    });
   });
 
   it('prompts/get is a GET with the arguments as query; a string is one user message', async () => {
@@ -272,7 +278,9 @@ describe('stdio', () => {
     const lines: string[] = [];
     stdout.setEncoding('utf8').on('data', (chunk: string) => lines.push(...chunk.trim().split('\n')));
     const session = await connectStdio(bridge, stdin, stdout);
-    stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })}\n`);
+    stdin.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })}\n`,
+    );
     stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' })}\n`);
     await settle();
     expect(lines.map((line) => JSON.parse(line).id)).toEqual([1, 2]);

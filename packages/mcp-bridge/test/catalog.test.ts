@@ -99,7 +99,11 @@ describe('catalog notifications', () => {
   });
 
   it('a client back after the grace but within rememberMs takes its old place under the cap', () => {
-    const many = (id: string, n: number) => client(id, Array.from({ length: n }, (_, i) => endpoint(`/${id}${i}`, 'POST')));
+    const many = (id: string, n: number) =>
+      client(
+        id,
+        Array.from({ length: n }, (_, i) => endpoint(`/${id}${i}`, 'POST')),
+      );
     const a = many('a', 2);
     const b = many('b', 2);
     const d = new Driver({ maxTools: 6 });
@@ -145,7 +149,11 @@ describe('catalog notifications', () => {
       expect(d.state.held.size).toBe(0);
       expect(d.state.announced).toEqual(d.state.fingerprints);
       const order = (c: CatalogClient): number => d.state.seen.get(c.id)!.seq;
-      const expected = buildSurface([...clients].sort((a, b) => order(a) - order(b)), d.state.book, d.state.options).surface;
+      const expected = buildSurface(
+        [...clients].sort((a, b) => order(a) - order(b)),
+        d.state.book,
+        d.state.options,
+      ).surface;
       expect(d.state.surface.tools.map((t) => t.definition)).toEqual(expected.tools.map((t) => t.definition));
       for (const kind of ['tools', 'prompts', 'resources'] as const) {
         const times = d.sent.filter((s) => s.kinds.includes(kind)).map((s) => s.at);

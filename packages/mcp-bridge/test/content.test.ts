@@ -35,7 +35,10 @@ describe('contentOf', () => {
   ])('a malformed block (%s) is shown as JSON, with the reason', (_what, block) => {
     expect(contentOf(block, { maxBytes: MAX })).toMatchObject({ kind: 'json', problem: expect.stringMatching(/^content block 0/) });
     // One bad block among good ones: the whole answer is JSON, nothing passes through.
-    expect(contentOf([{ type: 'text', text: 'fine' }, block], { maxBytes: MAX })).toMatchObject({ kind: 'json', problem: expect.stringMatching(/^content block 1/) });
+    expect(contentOf([{ type: 'text', text: 'fine' }, block], { maxBytes: MAX })).toMatchObject({
+      kind: 'json',
+      problem: expect.stringMatching(/^content block 1/),
+    });
   });
 
   it('anything else is JSON: plain data, an empty array, an array with one item that is not a block, an unknown type', () => {
@@ -45,12 +48,18 @@ describe('contentOf', () => {
   });
 
   it('an image or audio endpoint: base64 with the declared type, or a data: URL with its own of that kind', () => {
-    expect(contentOf(PNG, { contentType: 'image/png', maxBytes: MAX })).toEqual({ kind: 'blocks', blocks: [{ type: 'image', data: PNG, mimeType: 'image/png' }] });
+    expect(contentOf(PNG, { contentType: 'image/png', maxBytes: MAX })).toEqual({
+      kind: 'blocks',
+      blocks: [{ type: 'image', data: PNG, mimeType: 'image/png' }],
+    });
     expect(contentOf(`data:image/png;base64,${PNG}`, { contentType: 'image/*', maxBytes: MAX })).toEqual({
       kind: 'blocks',
       blocks: [{ type: 'image', data: PNG, mimeType: 'image/png' }],
     });
-    expect(contentOf('UklGRg==', { contentType: 'Audio/WAV; codecs=1', maxBytes: MAX })).toEqual({ kind: 'blocks', blocks: [{ type: 'audio', data: 'UklGRg==', mimeType: 'audio/wav' }] });
+    expect(contentOf('UklGRg==', { contentType: 'Audio/WAV; codecs=1', maxBytes: MAX })).toEqual({
+      kind: 'blocks',
+      blocks: [{ type: 'audio', data: 'UklGRg==', mimeType: 'audio/wav' }],
+    });
     // Not what it declares: JSON, with the reason.
     for (const [data, contentType] of [
       ['a caption', 'image/png'],
@@ -70,7 +79,10 @@ describe('contentOf', () => {
     const bytes = Buffer.from(PNG, 'base64').length;
     expect(contentOf(PNG, { contentType: 'image/png', maxBytes: bytes })).toMatchObject({ kind: 'blocks' });
     expect(contentOf(PNG, { contentType: 'image/png', maxBytes: bytes - 1 })).toEqual({ kind: 'too_large', bytes, maxBytes: bytes - 1 });
-    const two = [{ type: 'text', text: 'é'.repeat(10) }, { type: 'image', data: PNG, mimeType: 'image/png' }];
+    const two = [
+      { type: 'text', text: 'é'.repeat(10) },
+      { type: 'image', data: PNG, mimeType: 'image/png' },
+    ];
     expect(contentOf(two, { maxBytes: bytes + 19 })).toEqual({ kind: 'too_large', bytes: bytes + 20, maxBytes: bytes + 19 });
   });
 });
@@ -84,7 +96,16 @@ describe('decodeMediaString and isBinaryType', () => {
   });
 
   it('text, JSON, XML, YAML and Markdown types are text; images, audio, PDF and octet streams are binary', () => {
-    for (const type of ['text/markdown', 'text/plain; charset=utf-8', 'application/json', 'application/ld+json', 'image/svg+xml', 'application/yaml', undefined, 'nonsense']) {
+    for (const type of [
+      'text/markdown',
+      'text/plain; charset=utf-8',
+      'application/json',
+      'application/ld+json',
+      'image/svg+xml',
+      'application/yaml',
+      undefined,
+      'nonsense',
+    ]) {
       expect(isBinaryType(type)).toBe(false);
     }
     for (const type of ['image/png', 'audio/wav', 'application/pdf', 'application/octet-stream']) expect(isBinaryType(type)).toBe(true);

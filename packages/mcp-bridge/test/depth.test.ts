@@ -5,7 +5,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { EmptyResultSchema, LoggingMessageNotificationSchema, ProgressNotificationSchema, ResourceUpdatedNotificationSchema, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import {
+  EmptyResultSchema,
+  LoggingMessageNotificationSchema,
+  ProgressNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  type LoggingMessageNotification,
+} from '@modelcontextprotocol/sdk/types.js';
 import { createMcpBridge, type McpBridge, type McpBridgeOptions } from '../src/bridge.js';
 import { REFRESH_MIN_INTERVAL_MS } from '../src/catalog-driver.js';
 import { CLIENT_EVENTS_MAX } from '../src/logging.js';
@@ -93,7 +99,8 @@ describe('logging', () => {
     await change(s, [todo, { ...notes, paths: [skill('/notes/skill.md'), skill('/more/skill.md')] }]);
     await change(s, [todo]);
     await settle();
-    const events = (agent: Agent) => agent.logs.map((log) => [log.level, log.logger, (log.data as { event: string; clientId: string }).event, (log.data as { clientId: string }).clientId]);
+    const events = (agent: Agent) =>
+      agent.logs.map((log) => [log.level, log.logger, (log.data as { event: string; clientId: string }).event, (log.data as { clientId: string }).clientId]);
     expect(quiet.logs).toEqual([]);
     expect(events(info)).toEqual([
       ['info', 'mdp.clients', 'client_connected', 'todo'],
@@ -141,8 +148,16 @@ describe('logging', () => {
     await expect(caller.client.readResource({ uri: 'mdp://todo/docs/skill.md' })).rejects.toThrow(/the page refused/);
     await settle();
     expect(caller.logs).toEqual([
-      { level: 'warning', logger: 'mdp.calls', data: { event: 'call_failed', what: 'tool todos', error: { code: 'handler_error', message: 'the page refused' } } },
-      { level: 'warning', logger: 'mdp.calls', data: { event: 'call_failed', what: 'resource mdp://todo/docs/skill.md', error: { code: 'handler_error', message: 'the page refused' } } },
+      {
+        level: 'warning',
+        logger: 'mdp.calls',
+        data: { event: 'call_failed', what: 'tool todos', error: { code: 'handler_error', message: 'the page refused' } },
+      },
+      {
+        level: 'warning',
+        logger: 'mdp.calls',
+        data: { event: 'call_failed', what: 'resource mdp://todo/docs/skill.md', error: { code: 'handler_error', message: 'the page refused' } },
+      },
     ]);
     expect(other.logs).toEqual([]);
     expect(strict.logs).toEqual([]);
@@ -183,7 +198,11 @@ describe('completions', () => {
     const shared = await client.complete({ ref: { type: 'ref/prompt', name: 'review' }, argument: { name: 'clientId', value: '' } });
     expect(shared.completion.values).toEqual(['todo', 'shop']);
     const template = (name: string, value: string, chosen?: Record<string, string>) =>
-      client.complete({ ref: { type: 'ref/resource', uri: 'mdp://topics/topics/{topic}/skill.md' }, argument: { name, value }, ...(chosen ? { context: { arguments: chosen } } : {}) });
+      client.complete({
+        ref: { type: 'ref/resource', uri: 'mdp://topics/topics/{topic}/skill.md' },
+        argument: { name, value },
+        ...(chosen ? { context: { arguments: chosen } } : {}),
+      });
     // Every value at that place in the client's paths; not parameters, not invalid ones.
     expect((await template('topic', '')).completion.values).toEqual(['cats', 'capybaras', 'dogs']);
     expect((await template('topic', 'ca')).completion.values).toEqual(['cats', 'capybaras']);
@@ -216,14 +235,25 @@ describe('completions', () => {
     const { client } = await s.agent();
     await change(s, [todo]);
     const empty = { values: [], total: 0, hasMore: false };
-    expect((await client.complete({ ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' }, argument: { name: 'arg1', value: 'test' } })).completion).toEqual(empty);
+    expect(
+      (await client.complete({ ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' }, argument: { name: 'arg1', value: 'test' } })).completion,
+    ).toEqual(empty);
     expect((await client.complete({ ref: { type: 'ref/prompt', name: 'review' }, argument: { name: 'nope', value: '' } })).completion).toEqual(empty);
-    expect((await client.complete({ ref: { type: 'ref/resource', uri: 'mdp://ghost/{x}/skill.md' }, argument: { name: 'x', value: '' } })).completion).toEqual(empty);
-    await expect(client.request({ method: 'completion/complete', params: { ref: { type: 'ref/tool', name: 'x' }, argument: { name: 'a', value: '' } } } as never, EmptyResultSchema)).rejects.toMatchObject({
+    expect((await client.complete({ ref: { type: 'ref/resource', uri: 'mdp://ghost/{x}/skill.md' }, argument: { name: 'x', value: '' } })).completion).toEqual(
+      empty,
+    );
+    await expect(
+      client.request(
+        { method: 'completion/complete', params: { ref: { type: 'ref/tool', name: 'x' }, argument: { name: 'a', value: '' } } } as never,
+        EmptyResultSchema,
+      ),
+    ).rejects.toMatchObject({
       code: -32602,
       message: expect.stringContaining('Invalid completion/complete params: ref'),
     });
-    await expect(client.request({ method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'review' } } } as never, EmptyResultSchema)).rejects.toMatchObject({
+    await expect(
+      client.request({ method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'review' } } } as never, EmptyResultSchema),
+    ).rejects.toMatchObject({
       code: -32602,
       message: expect.stringContaining('argument'),
     });
@@ -261,12 +291,24 @@ describe('resource subscriptions', () => {
     const { client } = await s.agent();
     await change(s, [todo]);
     await expect(client.subscribeResource({ uri: 'https://example.com/x' })).rejects.toMatchObject({ code: -32602 });
-    await expect(client.subscribeResource({ uri: 'mdp://todo/todos/1' })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('names no skill') });
-    await expect(client.subscribeResource({ uri: 'mdp://ghost/docs/skill.md' })).rejects.toMatchObject({ code: -32002, message: expect.stringContaining('no client "ghost"') });
-    await expect(client.subscribeResource({ uri: 'mdp://todo/nope/skill.md' })).rejects.toMatchObject({ code: -32002, message: expect.stringContaining('has no skill /nope/skill.md') });
+    await expect(client.subscribeResource({ uri: 'mdp://todo/todos/1' })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('names no skill'),
+    });
+    await expect(client.subscribeResource({ uri: 'mdp://ghost/docs/skill.md' })).rejects.toMatchObject({
+      code: -32002,
+      message: expect.stringContaining('no client "ghost"'),
+    });
+    await expect(client.subscribeResource({ uri: 'mdp://todo/nope/skill.md' })).rejects.toMatchObject({
+      code: -32002,
+      message: expect.stringContaining('has no skill /nope/skill.md'),
+    });
     await expect(client.subscribeResource({ uri: SERVER_GUIDE_URI })).resolves.toEqual({});
     for (let i = 1; i < SUBSCRIPTIONS_MAX; i += 1) await client.subscribeResource({ uri: `mdp://todo/topics/t${i}/skill.md` });
-    await expect(client.subscribeResource({ uri: 'mdp://todo/docs/skill.md' })).rejects.toMatchObject({ code: -32600, message: expect.stringContaining(`at most ${SUBSCRIPTIONS_MAX}`) });
+    await expect(client.subscribeResource({ uri: 'mdp://todo/docs/skill.md' })).rejects.toMatchObject({
+      code: -32600,
+      message: expect.stringContaining(`at most ${SUBSCRIPTIONS_MAX}`),
+    });
     // Subscribing again to one held is no new subscription; unsubscribing makes room.
     await expect(client.subscribeResource({ uri: 'mdp://todo/topics/t1/skill.md' })).resolves.toEqual({});
     await client.unsubscribeResource({ uri: 'mdp://todo/topics/t1/skill.md' });
@@ -296,7 +338,11 @@ describe('progress', () => {
     await change(s, [listed('a', [endpoint('/v', 'GET')]), listed('b', [endpoint('/v', 'GET')])]);
     const gates = new Map<string, () => void>();
     s.host.answer = (request) =>
-      new Promise((resolve) => gates.set(request.clientId, () => resolve(request.clientId === 'a' ? { ok: true, data: 1 } : { ok: false, error: { code: 'timeout', message: 'late' }, source: 'server' })));
+      new Promise((resolve) =>
+        gates.set(request.clientId, () =>
+          resolve(request.clientId === 'a' ? { ok: true, data: 1 } : { ok: false, error: { code: 'timeout', message: 'late' }, source: 'server' }),
+        ),
+      );
     const heard: Array<{ progress: number; total?: number; message?: string }> = [];
     const call = client.callTool({ name: 'callPaths', arguments: { method: 'GET', path: '/v' } }, undefined, { onprogress: (p) => void heard.push(p) });
     await settle();
@@ -316,7 +362,9 @@ describe('progress', () => {
     const { client } = await s.agent();
     const ids = Array.from({ length: 250 }, (_, i) => `c${i}`);
     const heard: number[] = [];
-    const result = await client.callTool({ name: 'callPaths', arguments: { clientIds: ids, method: 'GET', path: '/v' } }, undefined, { onprogress: (p) => void heard.push(p.progress) });
+    const result = await client.callTool({ name: 'callPaths', arguments: { clientIds: ids, method: 'GET', path: '/v' } }, undefined, {
+      onprogress: (p) => void heard.push(p.progress),
+    });
     expect((result.structuredContent as { results: unknown[] }).results).toHaveLength(250);
     await settle();
     expect(heard.length).toBeLessThanOrEqual(PROGRESS_MAX_NOTIFICATIONS);
@@ -344,10 +392,16 @@ describe('output schemas and server info', () => {
   it('a tool whose endpoint declares an outputSchema lists it (as the result envelope) and answers structuredContent that validates', async () => {
     const s = setup();
     const { client } = await s.agent();
-    await change(s, [listed('shop', [endpoint('/price', 'GET', { outputSchema: { ...priced, required: ['price'], $id: 'urn:x' } }), endpoint('/free', 'GET')])]);
+    await change(s, [
+      listed('shop', [endpoint('/price', 'GET', { outputSchema: { ...priced, required: ['price'], $id: 'urn:x' } }), endpoint('/free', 'GET')]),
+    ]);
     const { tools } = await client.listTools();
     const price = tools.find((t) => t.name === 'price')!;
-    expect(price.outputSchema).toMatchObject({ type: 'object', properties: { ok: { type: 'boolean' }, data: { ...priced, required: ['price'] } }, required: ['ok'] });
+    expect(price.outputSchema).toMatchObject({
+      type: 'object',
+      properties: { ok: { type: 'boolean' }, data: { ...priced, required: ['price'] } },
+      required: ['ok'],
+    });
     expect(JSON.stringify(price.outputSchema)).not.toContain('$id');
     expect(tools.find((t) => t.name === 'free')!.outputSchema).toBeUndefined();
     s.host.answer = () => ({ ok: true, data: { price: 3 } });
@@ -365,7 +419,10 @@ describe('output schemas and server info', () => {
     await client.listTools();
     s.host.answer = () => ({ ok: true, data: { price: 'three' } });
     const result = await client.callTool({ name: 'price', arguments: {} });
-    expect(result).toMatchObject({ isError: true, structuredContent: { ok: false, error: { code: 'bad_output', message: expect.stringContaining('outputSchema it declares for GET /price') } } });
+    expect(result).toMatchObject({
+      isError: true,
+      structuredContent: { ok: false, error: { code: 'bad_output', message: expect.stringContaining('outputSchema it declares for GET /price') } },
+    });
   });
 
   it('a schema that does not compile is left out of the list, which the SDK client still takes', async () => {
@@ -378,7 +435,15 @@ describe('output schemas and server info', () => {
   });
 
   it('initialize carries the title, icons and website given', async () => {
-    const s = setup({ serverInfo: { name: 'mdp-server', version: '1.2.3', title: 'MDP server', websiteUrl: 'http://127.0.0.1:1/mdp/inspector', icons: [{ src: 'data:image/svg+xml;base64,PHN2Zy8+', mimeType: 'image/svg+xml' }] } });
+    const s = setup({
+      serverInfo: {
+        name: 'mdp-server',
+        version: '1.2.3',
+        title: 'MDP server',
+        websiteUrl: 'http://127.0.0.1:1/mdp/inspector',
+        icons: [{ src: 'data:image/svg+xml;base64,PHN2Zy8+', mimeType: 'image/svg+xml' }],
+      },
+    });
     const { client } = await s.agent();
     expect(client.getServerVersion()).toEqual({
       name: 'mdp-server',

@@ -4,8 +4,13 @@ import { GENERIC_TOOLS } from '../src/generic-tools.js';
 import { GENERIC_TOOL_NAMES } from '../src/names.js';
 
 describe('generic tool schemas', () => {
-  it('describe exactly the fields of the host contract\'s request schemas', () => {
-    const schemas = { listClients: ListClientsRequestSchema, listPaths: ListPathsRequestSchema, callPath: CallPathRequestSchema, callPaths: CallPathsRequestSchema };
+  it("describe exactly the fields of the host contract's request schemas", () => {
+    const schemas = {
+      listClients: ListClientsRequestSchema,
+      listPaths: ListPathsRequestSchema,
+      callPath: CallPathRequestSchema,
+      callPaths: CallPathsRequestSchema,
+    };
     expect(GENERIC_TOOLS.map((tool) => tool.name)).toEqual([...GENERIC_TOOL_NAMES]);
     for (const tool of GENERIC_TOOLS) {
       const entries = schemas[tool.name as keyof typeof schemas].entries as Record<string, { type: string }>;

@@ -25,7 +25,9 @@ function setup(options: Partial<McpHttpOptions> = {}) {
   return { host, clock, bridge, handler, fetch };
 }
 
-async function agent(fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+async function agent(
+  fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>,
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const transport = new StreamableHTTPClientTransport(new URL(URL_), { fetch });
   const client = new Client({ name: 'test-agent', version: '1.0.0' });
   await client.connect(transport);
@@ -34,7 +36,11 @@ async function agent(fetch: (input: string | URL | Request, init?: RequestInit) 
 }
 
 const post = (body: unknown, headers: Record<string, string> = {}) =>
-  new Request(URL_, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+  new Request(URL_, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
 
 async function errorOf(response: Response): Promise<{ status: number; code: number; message: string }> {
   const body = (await response.json()) as { error: { code: number; message: string } };
@@ -61,7 +67,10 @@ describe('Streamable HTTP sessions', () => {
       code: -32001,
       message: expect.stringContaining('start a new one with an initialize request'),
     });
-    expect(await errorOf(await handler.handle(new Request(URL_, { headers: { accept: 'text/event-stream' } })))).toMatchObject({ status: 400, message: expect.stringContaining('Mcp-Session-Id header is required') });
+    expect(await errorOf(await handler.handle(new Request(URL_, { headers: { accept: 'text/event-stream' } })))).toMatchObject({
+      status: 400,
+      message: expect.stringContaining('Mcp-Session-Id header is required'),
+    });
     expect(await errorOf(await handler.handle(post({ jsonrpc: '2.0', id: 1, method: 'tools/list' })))).toMatchObject({
       status: 400,
       message: 'Bad Request: no Mcp-Session-Id header; start a session with an initialize request',
@@ -71,7 +80,11 @@ describe('Streamable HTTP sessions', () => {
 
   it('malformed JSON, a wrong content type and other methods get JSON-RPC errors', async () => {
     const { handler } = setup();
-    const bad = new Request(URL_, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{oops' });
+    const bad = new Request(URL_, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{oops',
+    });
     expect(await errorOf(await handler.handle(bad))).toMatchObject({ status: 400, code: -32700 });
     const text = new Request(URL_, { method: 'POST', headers: { 'content-type': 'text/plain', accept: 'application/json, text/event-stream' }, body: '{}' });
     expect((await handler.handle(text)).status).toBe(415);
@@ -83,12 +96,21 @@ describe('Streamable HTTP sessions', () => {
 
   it('refuses a foreign Host or Origin with 403, accepts loopback ones', async () => {
     const { handler, fetch } = setup();
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
     const rebound = new Request('http://evil.example:4000/mcp', post(init));
     expect(await errorOf(await handler.handle(rebound))).toEqual({ status: 403, code: -32000, message: 'Forbidden: Host "evil.example:4000" is not allowed' });
-    expect(await errorOf(await handler.handle(post(init, { origin: 'http://evil.example' })))).toMatchObject({ status: 403, message: expect.stringContaining('Origin') });
+    expect(await errorOf(await handler.handle(post(init, { origin: 'http://evil.example' })))).toMatchObject({
+      status: 403,
+      message: expect.stringContaining('Origin'),
+    });
     expect(await errorOf(await handler.handle(post(init, { origin: 'null' })))).toMatchObject({ status: 403 });
-    const fromLocal = (input: string | URL | Request, i?: RequestInit) => fetch(input, { ...i, headers: { ...Object.fromEntries(new Headers(i?.headers)), origin: 'http://localhost:6274' } });
+    const fromLocal = (input: string | URL | Request, i?: RequestInit) =>
+      fetch(input, { ...i, headers: { ...Object.fromEntries(new Headers(i?.headers)), origin: 'http://localhost:6274' } });
     await agent(fromLocal);
     expect(handler.sessions).toBe(1);
   });
@@ -108,12 +130,22 @@ describe('Streamable HTTP sessions', () => {
   it('at most maxSessions sessions; the next initialize gets 503', async () => {
     const { fetch, handler } = setup({ maxSessions: 1 });
     await agent(fetch);
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
     expect(await errorOf(await handler.handle(post(init)))).toMatchObject({ status: 503, message: expect.stringContaining('Too many MCP sessions (1)') });
   });
 
   describe('principals', () => {
-    const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const INIT = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
     const LIST = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
     const as = (who: string, extra: Record<string, string> = {}) => ({ 'x-who': who, 'mcp-protocol-version': '2025-06-18', ...extra });
     /** Open a session as `who`; its id (the session is idle once answered: no GET stream). */
@@ -177,9 +209,16 @@ describe('Streamable HTTP sessions', () => {
       await opened(handler, 'bob');
       // The table and bob's quota are full. What bob sends is no initialize: 400, nothing evicted,
       // whether the body comes parsed by the adapter or as a stream, or is no JSON at all.
-      expect(await errorOf(await handler.handle(post(LIST, as('bob'))))).toMatchObject({ status: 400, message: expect.stringContaining('start a session with an initialize request') });
+      expect(await errorOf(await handler.handle(post(LIST, as('bob'))))).toMatchObject({
+        status: 400,
+        message: expect.stringContaining('start a session with an initialize request'),
+      });
       expect(await errorOf(await handler.handle(post(LIST, as('bob')), LIST))).toMatchObject({ status: 400 });
-      const garbage = new Request(URL_, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...as('bob') }, body: '{oops' });
+      const garbage = new Request(URL_, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...as('bob') },
+        body: '{oops',
+      });
       expect(await errorOf(await handler.handle(garbage))).toMatchObject({ status: 400, code: -32700 });
       expect(handler.sessions).toBe(2);
       expect((await handler.handle(post(LIST, as('alice', { 'mcp-session-id': alice })))).status).toBe(200);
@@ -191,7 +230,12 @@ describe('Streamable HTTP sessions', () => {
 
   it('an idle session (nothing in flight, no stream open) is released after sessionIdleMs', async () => {
     const { fetch, handler, clock } = setup({ sessionIdleMs: 60_000 });
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    };
     const response = await fetch(URL_, post(init));
     await response.text();
     const id = response.headers.get('mcp-session-id')!;
@@ -230,7 +274,9 @@ describe('cancellation over Streamable HTTP', () => {
     host.callPath = async (request, options = {}) => {
       host.calls.push({ request, options });
       return new Promise((resolve) =>
-        options.signal?.addEventListener('abort', () => resolve({ ok: false, source: 'server', error: { code: 'transport_error', message: 'caller gone' } }), { once: true }),
+        options.signal?.addEventListener('abort', () => resolve({ ok: false, source: 'server', error: { code: 'transport_error', message: 'caller gone' } }), {
+          once: true,
+        }),
       );
     };
   }
@@ -256,7 +302,10 @@ describe('cancellation over Streamable HTTP', () => {
     // The session goes on.
     s.host.callPath = FakeHost.prototype.callPath;
     s.host.answer = () => ({ ok: true, data: 'done' });
-    expect((await client.callTool({ name: 'callPath', arguments: { clientId: 'todo', method: 'GET', path: '/items' } })).structuredContent).toEqual({ ok: true, data: 'done' });
+    expect((await client.callTool({ name: 'callPath', arguments: { clientId: 'todo', method: 'GET', path: '/items' } })).structuredContent).toEqual({
+      ok: true,
+      data: 'done',
+    });
   });
 
   it('closing the HTTP request of a call ends the call at once', async () => {
@@ -266,8 +315,18 @@ describe('cancellation over Streamable HTTP', () => {
     const closed = new AbortController();
     const request = new Request(URL_, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '2025-11-25' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'callPath', arguments: { clientId: 'todo', method: 'GET', path: '/items' } } }),
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': transport.sessionId!,
+        'mcp-protocol-version': '2025-11-25',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'callPath', arguments: { clientId: 'todo', method: 'GET', path: '/items' } },
+      }),
       signal: closed.signal,
     });
     const answer = s.handler.handle(request);

@@ -20,7 +20,12 @@ describe('releaseAnsweredJsonStreams', () => {
     const post = (body: unknown, headers: Record<string, string> = {}) =>
       transport.handleRequest(new Request('http://127.0.0.1/mcp', { method: 'POST', headers: { ...HEADERS, ...headers } }), { parsedBody: body });
 
-    const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } } });
+    const init = await post({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+    });
     expect(init.status).toBe(200);
     const session = { 'mcp-session-id': 'session-1', 'mcp-protocol-version': '2025-06-18' };
     await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session);

@@ -1,16 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  NAME_MAX_CHARS,
-  assignNames,
-  bookKey,
-  clientAlias,
-  emptyNameBook,
-  fitName,
-  hash6,
-  pathName,
-  snake,
-  trimNameBook,
-} from '../src/names.js';
+import { NAME_MAX_CHARS, assignNames, bookKey, clientAlias, emptyNameBook, fitName, hash6, pathName, snake, trimNameBook } from '../src/names.js';
 
 const req = (key: string, preferred: string) => ({ key, preferred: () => preferred });
 

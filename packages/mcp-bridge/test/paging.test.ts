@@ -146,6 +146,9 @@ describe('the listing tools', () => {
     expect(bad.isError).toBe(true);
     expect(JSON.stringify(bad.structuredContent)).toContain('limit');
     const junk = await agent.callTool({ name: 'listPaths', arguments: { cursor: 'junk' } });
-    expect(junk).toMatchObject({ isError: true, structuredContent: { ok: false, error: { code: 'bad_request', message: expect.stringMatching(/^cursor: /) } } });
+    expect(junk).toMatchObject({
+      isError: true,
+      structuredContent: { ok: false, error: { code: 'bad_request', message: expect.stringMatching(/^cursor: /) } },
+    });
   });
 });

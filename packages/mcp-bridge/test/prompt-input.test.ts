@@ -27,7 +27,10 @@ describe('promptInput', () => {
 describe('promptCall', () => {
   it('fills the path and sends the declared arguments as query', () => {
     const { plan } = promptInput(prompt('/reviews/:id/prompt.md', { type: 'object', properties: { tone: {} } }), ['c'], 100);
-    expect(promptCall(plan, { id: 'r1', tone: 'kind', other: 'x' })).toEqual({ ok: true, value: { clientId: 'c', path: '/reviews/r1/prompt.md', query: { tone: 'kind' } } });
+    expect(promptCall(plan, { id: 'r1', tone: 'kind', other: 'x' })).toEqual({
+      ok: true,
+      value: { clientId: 'c', path: '/reviews/r1/prompt.md', query: { tone: 'kind' } },
+    });
     expect(promptCall(plan, {})).toMatchObject({ ok: false, message: expect.stringContaining('Argument "id" is required') });
   });
 });

@@ -6,16 +6,24 @@ import { endpoint, prompt, skill } from '@mdp/test-kit';
 import { client, obj } from './fixtures.js';
 
 const OPTIONS: SurfaceOptions = { surface: 'catalog', maxTools: 40, include: [], exclude: [], descriptionMaxChars: 200 };
-const build = (clients: CatalogClient[], options: Partial<SurfaceOptions> = {}, book = emptyNameBook) => buildSurface(clients, book, { ...OPTIONS, ...options });
+const build = (clients: CatalogClient[], options: Partial<SurfaceOptions> = {}, book = emptyNameBook) =>
+  buildSurface(clients, book, { ...OPTIONS, ...options });
 const toolNames = (clients: CatalogClient[], options: Partial<SurfaceOptions> = {}) => build(clients, options).surface.tools.map((t) => t.definition.name);
 
 describe('catalog tools', () => {
   it('one tool per endpoint, named by its static segments', () => {
-    expect(toolNames([client('todo', [endpoint('/page/click', 'POST'), endpoint('/todos/:id', 'GET'), endpoint('/', 'GET')])])).toEqual(['page_click', 'todos', 'get']);
+    expect(toolNames([client('todo', [endpoint('/page/click', 'POST'), endpoint('/todos/:id', 'GET'), endpoint('/', 'GET')])])).toEqual([
+      'page_click',
+      'todos',
+      'get',
+    ]);
   });
 
   it('several methods on one path get a verb prefix', () => {
-    expect(toolNames([client('a', [endpoint('/users/profile', 'GET'), endpoint('/users/profile', 'DELETE')])])).toEqual(['get_users_profile', 'delete_users_profile']);
+    expect(toolNames([client('a', [endpoint('/users/profile', 'GET'), endpoint('/users/profile', 'DELETE')])])).toEqual([
+      'get_users_profile',
+      'delete_users_profile',
+    ]);
   });
 
   it('the same method, path and schema on several clients is one tool with a clientId enum', () => {
@@ -83,7 +91,10 @@ describe('catalog tools', () => {
   });
 
   it('include and exclude match tool names or <clientId><path>', () => {
-    const clients = [client('todo', [endpoint('/page/click', 'POST'), endpoint('/page/type', 'POST'), endpoint('/items', 'GET')]), client('shop', [endpoint('/cart', 'GET')])];
+    const clients = [
+      client('todo', [endpoint('/page/click', 'POST'), endpoint('/page/type', 'POST'), endpoint('/items', 'GET')]),
+      client('shop', [endpoint('/cart', 'GET')]),
+    ];
     expect(toolNames(clients, { include: ['page_*'] })).toEqual(['page_click', 'page_type']);
     expect(toolNames(clients, { include: ['shop/*'] })).toEqual(['cart']);
     expect(toolNames(clients, { exclude: ['page_type', 'todo/items'] })).toEqual(['page_click', 'cart']);
@@ -116,14 +127,28 @@ describe('catalog prompts', () => {
 describe('catalog resources', () => {
   it('skills are resources, mime type from contentType or text/markdown; :param skills are templates', () => {
     const { surface } = build([
-      client('todo', [skill('/docs/skill.md', { description: 'Docs' }), skill('/api/skill.md', { contentType: 'text/plain' }), skill('/topics/:topic/skill.md')]),
+      client('todo', [
+        skill('/docs/skill.md', { description: 'Docs' }),
+        skill('/api/skill.md', { contentType: 'text/plain' }),
+        skill('/topics/:topic/skill.md'),
+      ]),
     ]);
     expect(surface.resources.map((r) => r.definition)).toEqual([
-      { uri: 'mdp://todo/docs/skill.md', name: 'todo/docs/skill.md', description: 'Skill /docs/skill.md of MDP client "todo". Its description: Docs', mimeType: 'text/markdown' },
+      {
+        uri: 'mdp://todo/docs/skill.md',
+        name: 'todo/docs/skill.md',
+        description: 'Skill /docs/skill.md of MDP client "todo". Its description: Docs',
+        mimeType: 'text/markdown',
+      },
       { uri: 'mdp://todo/api/skill.md', name: 'todo/api/skill.md', description: 'Skill /api/skill.md of MDP client "todo".', mimeType: 'text/plain' },
     ]);
     expect(surface.templates.map((t) => t.definition)).toEqual([
-      { uriTemplate: 'mdp://todo/topics/{topic}/skill.md', name: 'todo/topics/:topic/skill.md', description: 'Skill /topics/:topic/skill.md of MDP client "todo".', mimeType: 'text/markdown' },
+      {
+        uriTemplate: 'mdp://todo/topics/{topic}/skill.md',
+        name: 'todo/topics/:topic/skill.md',
+        description: 'Skill /topics/:topic/skill.md of MDP client "todo".',
+        mimeType: 'text/markdown',
+      },
     ]);
   });
 

@@ -18,7 +18,11 @@ describe('toolInput', () => {
   });
 
   it('merges an object inputSchema: properties, required, additionalProperties and $defs', () => {
-    const schema = { ...object({ selector: { type: 'string' }, count: { $ref: '#/$defs/n' } }, ['selector']), additionalProperties: false, $defs: { n: { type: 'integer' } } };
+    const schema = {
+      ...object({ selector: { type: 'string' }, count: { $ref: '#/$defs/n' } }, ['selector']),
+      additionalProperties: false,
+      $defs: { n: { type: 'integer' } },
+    };
     const { inputSchema, plan } = toolInput(endpoint('POST', '/rows/:id', schema), ['c'], 100);
     expect(inputSchema).toEqual({
       type: 'object',
@@ -93,7 +97,8 @@ describe('toolAnnotations', () => {
 });
 
 describe('toolCall', () => {
-  const plan = (method: EndpointMethod, path: string, schema?: Record<string, unknown>, clients = ['c']) => toolInput(endpoint(method, path, schema), clients, 100).plan;
+  const plan = (method: EndpointMethod, path: string, schema?: Record<string, unknown>, clients = ['c']) =>
+    toolInput(endpoint(method, path, schema), clients, 100).plan;
 
   it('POST sends the other arguments as body, parameters fill the path', () => {
     const call = toolCall(plan('POST', '/users/:id/rename', object({ name: { type: 'string' } })), { id: 'u1', name: 'Ann' });

@@ -44,7 +44,7 @@ async function agent(options: Partial<McpBridgeOptions> = {}): Promise<{ client:
 }
 
 describe('results an agent can see', () => {
-  it('an image endpoint\'s base64 is an image block; with an outputSchema the JSON stays as structuredContent', async () => {
+  it("an image endpoint's base64 is an image block; with an outputSchema the JSON stays as structuredContent", async () => {
     const { client, host } = await agent();
     host.answer = () => ({ ok: true, data: PNG });
     expect(await client.callTool({ name: 'screenshot', arguments: {} })).toEqual({ content: [{ type: 'image', data: PNG, mimeType: 'image/png' }] });
@@ -56,13 +56,19 @@ describe('results an agent can see', () => {
     });
   });
 
-  it('callPath shows MCP content and the endpoint\'s declared media as blocks too', async () => {
+  it("callPath shows MCP content and the endpoint's declared media as blocks too", async () => {
     const { client, host } = await agent();
     host.answer = () => ({ ok: true, data: PNG });
     expect(await client.callTool({ name: 'callPath', arguments: { clientId: 'page', method: 'GET', path: '/screenshot' } })).toEqual({
       content: [{ type: 'image', data: PNG, mimeType: 'image/png' }],
     });
-    host.answer = () => ({ ok: true, data: [{ type: 'text', text: 'the page' }, { type: 'resource_link', uri: 'mdp://page/docs/skill.md', name: 'docs' }] });
+    host.answer = () => ({
+      ok: true,
+      data: [
+        { type: 'text', text: 'the page' },
+        { type: 'resource_link', uri: 'mdp://page/docs/skill.md', name: 'docs' },
+      ],
+    });
     expect((await client.callTool({ name: 'callPath', arguments: { clientId: 'page', method: 'GET', path: '/blocks' } })).content).toEqual([
       { type: 'text', text: 'the page' },
       { type: 'resource_link', uri: 'mdp://page/docs/skill.md', name: 'docs' },
@@ -77,7 +83,10 @@ describe('results an agent can see', () => {
 
   it('a malformed block is shown as JSON text, never passed through', async () => {
     const { client, host } = await agent();
-    const bad = [{ type: 'text', text: 'fine' }, { type: 'image', data: PNG, mimeType: 'text/html' }];
+    const bad = [
+      { type: 'text', text: 'fine' },
+      { type: 'image', data: PNG, mimeType: 'text/html' },
+    ];
     host.answer = () => ({ ok: true, data: bad });
     expect(await client.callTool({ name: 'blocks', arguments: {} })).toEqual({
       content: [{ type: 'text', text: JSON.stringify({ ok: true, data: bad }) }],
@@ -89,19 +98,35 @@ describe('results an agent can see', () => {
     const { client, host } = await agent({ maxContentBytes: PNG_BYTES - 1 });
     host.answer = () => ({ ok: true, data: PNG });
     const result = await client.callTool({ name: 'screenshot', arguments: {} });
-    expect(result).toMatchObject({ isError: true, structuredContent: { ok: false, error: { code: 'too_large', message: expect.stringContaining(`${PNG_BYTES} bytes of content, over the ${PNG_BYTES - 1} bytes`) } } });
+    expect(result).toMatchObject({
+      isError: true,
+      structuredContent: {
+        ok: false,
+        error: { code: 'too_large', message: expect.stringContaining(`${PNG_BYTES} bytes of content, over the ${PNG_BYTES - 1} bytes`) },
+      },
+    });
     expect(JSON.stringify(result)).not.toContain(PNG.slice(0, 20));
   });
 
   it('a skill of a binary type is read as a blob (capped, and an answer that is not base64 is an error); a text skill as text', async () => {
     const { client, host } = await agent();
     host.answer = (request) => ({ ok: true, data: request.path === '/logo.skill.md' ? PNG : '# Docs' });
-    expect(await client.readResource({ uri: 'mdp://page/logo.skill.md' })).toEqual({ contents: [{ uri: 'mdp://page/logo.skill.md', mimeType: 'image/png', blob: PNG }] });
-    expect(await client.readResource({ uri: 'mdp://page/docs/skill.md' })).toEqual({ contents: [{ uri: 'mdp://page/docs/skill.md', mimeType: 'text/markdown', text: '# Docs' }] });
+    expect(await client.readResource({ uri: 'mdp://page/logo.skill.md' })).toEqual({
+      contents: [{ uri: 'mdp://page/logo.skill.md', mimeType: 'image/png', blob: PNG }],
+    });
+    expect(await client.readResource({ uri: 'mdp://page/docs/skill.md' })).toEqual({
+      contents: [{ uri: 'mdp://page/docs/skill.md', mimeType: 'text/markdown', text: '# Docs' }],
+    });
     host.answer = () => ({ ok: true, data: 'a caption' });
-    await expect(client.readResource({ uri: 'mdp://page/logo.skill.md' })).rejects.toMatchObject({ code: -32603, message: expect.stringContaining('not base64') });
+    await expect(client.readResource({ uri: 'mdp://page/logo.skill.md' })).rejects.toMatchObject({
+      code: -32603,
+      message: expect.stringContaining('not base64'),
+    });
     const small = await agent({ maxContentBytes: 10 });
     small.host.answer = () => ({ ok: true, data: PNG });
-    await expect(small.client.readResource({ uri: 'mdp://page/logo.skill.md' })).rejects.toMatchObject({ code: -32603, message: expect.stringContaining(`${PNG_BYTES} bytes, over the 10 bytes`) });
+    await expect(small.client.readResource({ uri: 'mdp://page/logo.skill.md' })).rejects.toMatchObject({
+      code: -32603,
+      message: expect.stringContaining(`${PNG_BYTES} bytes, over the 10 bytes`),
+    });
   });
 });

@@ -31,7 +31,12 @@ export const MAX_CURSOR_LENGTH = 4096;
  */
 const pageFields = {
   limit: v.optional(
-    v.pipe(v.number(), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(MAX_LIST_LIMIT, `must be at most ${MAX_LIST_LIMIT}`)),
+    v.pipe(
+      v.number(),
+      v.integer('must be a whole number'),
+      v.minValue(1, 'must be at least 1'),
+      v.maxValue(MAX_LIST_LIMIT, `must be at most ${MAX_LIST_LIMIT}`),
+    ),
   ),
   cursor: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(MAX_CURSOR_LENGTH, `must be at most ${MAX_CURSOR_LENGTH} characters`))),
 };
@@ -150,4 +155,3 @@ export function methodOf(descriptor: PathDescriptor): EndpointMethod {
 export function pathDepth(path: string): number {
   return Math.max(1, path.split('/').length - 2);
 }
-

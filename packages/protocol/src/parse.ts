@@ -28,14 +28,10 @@ import {
 } from './schemas.js';
 
 /** Outcome of parsing untrusted input: the typed value, or an error naming the offending field. */
-export type ParseResult<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly error: string; readonly path: string | undefined };
+export type ParseResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string; readonly path: string | undefined };
 
 /** Build a parser for one schema; the first issue becomes `"<dot.path>: <message>"`. */
-export function parserFor<TSchema extends v.GenericSchema>(
-  schema: TSchema,
-): (input: unknown) => ParseResult<v.InferOutput<TSchema>> {
+export function parserFor<TSchema extends v.GenericSchema>(schema: TSchema): (input: unknown) => ParseResult<v.InferOutput<TSchema>> {
   return (input) => {
     const result = v.safeParse(schema, input, { abortEarly: true });
     if (result.success) return { ok: true, value: result.output };
@@ -73,10 +69,8 @@ export function parseClientMessage(input: unknown): ParseResult<ClientToServerMe
   return parseClientToServerSchema(input);
 }
 
-export const parseServerMessage: (input: unknown) => ParseResult<ServerToClientMessage> =
-  parserFor(ServerToClientMessageSchema);
-export const parseClientDescriptor: (input: unknown) => ParseResult<ClientDescriptor> =
-  parserFor(ClientDescriptorSchema);
+export const parseServerMessage: (input: unknown) => ParseResult<ServerToClientMessage> = parserFor(ServerToClientMessageSchema);
+export const parseClientDescriptor: (input: unknown) => ParseResult<ClientDescriptor> = parserFor(ClientDescriptorSchema);
 export const parsePathCatalog: (input: unknown) => ParseResult<PathDescriptor[]> = parserFor(PathCatalogSchema);
 export const parseAuthContext: (input: unknown) => ParseResult<AuthContext> = parserFor(AuthContextSchema);
 export const parseMetaDocument: (input: unknown) => ParseResult<MetaDocument> = parserFor(MetaDocumentSchema);

@@ -98,33 +98,42 @@ export const ENDPOINT_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as con
 export type EndpointMethod = (typeof ENDPOINT_METHODS)[number];
 
 // Unknown extra fields are kept and listed back (forward compatibility), bounded in depth like the rest.
-export const EndpointDescriptorSchema = v.objectWithRest({
-  type: v.literal('endpoint'),
-  path: v.pipe(
-    PatternSchema,
-    v.check((p) => !isSkillPath(p) && !isPromptPath(p), 'endpoint path must not be a skill or prompt path'),
-  ),
-  method: v.picklist(ENDPOINT_METHODS, 'method must be one of GET, POST, PUT, PATCH, DELETE'),
-  description: v.optional(v.string()),
-  inputSchema: v.optional(ShallowObject),
-  outputSchema: v.optional(ShallowObject),
-  contentType: v.optional(v.string()),
-}, ShallowValue);
+export const EndpointDescriptorSchema = v.objectWithRest(
+  {
+    type: v.literal('endpoint'),
+    path: v.pipe(
+      PatternSchema,
+      v.check((p) => !isSkillPath(p) && !isPromptPath(p), 'endpoint path must not be a skill or prompt path'),
+    ),
+    method: v.picklist(ENDPOINT_METHODS, 'method must be one of GET, POST, PUT, PATCH, DELETE'),
+    description: v.optional(v.string()),
+    inputSchema: v.optional(ShallowObject),
+    outputSchema: v.optional(ShallowObject),
+    contentType: v.optional(v.string()),
+  },
+  ShallowValue,
+);
 
-export const PromptDescriptorSchema = v.objectWithRest({
-  type: v.literal('prompt'),
-  path: v.pipe(PatternSchema, v.check(isPromptPath, 'prompt path must end in prompt.md, PROMPT.md or .prompt.md')),
-  description: v.optional(v.string()),
-  inputSchema: v.optional(ShallowObject),
-  outputSchema: v.optional(ShallowObject),
-}, ShallowValue);
+export const PromptDescriptorSchema = v.objectWithRest(
+  {
+    type: v.literal('prompt'),
+    path: v.pipe(PatternSchema, v.check(isPromptPath, 'prompt path must end in prompt.md, PROMPT.md or .prompt.md')),
+    description: v.optional(v.string()),
+    inputSchema: v.optional(ShallowObject),
+    outputSchema: v.optional(ShallowObject),
+  },
+  ShallowValue,
+);
 
-export const SkillDescriptorSchema = v.objectWithRest({
-  type: v.literal('skill'),
-  path: v.pipe(PatternSchema, v.check(isSkillPath, 'skill path must end in skill.md, SKILL.md or .skill.md')),
-  description: v.optional(v.string()),
-  contentType: v.optional(v.string()),
-}, ShallowValue);
+export const SkillDescriptorSchema = v.objectWithRest(
+  {
+    type: v.literal('skill'),
+    path: v.pipe(PatternSchema, v.check(isSkillPath, 'skill path must end in skill.md, SKILL.md or .skill.md')),
+    description: v.optional(v.string()),
+    contentType: v.optional(v.string()),
+  },
+  ShallowValue,
+);
 
 export const PathDescriptorSchema = v.variant(
   'type',
@@ -138,15 +147,18 @@ export type PathDescriptor = v.InferOutput<typeof PathDescriptorSchema>;
 
 export const PathCatalogSchema = v.array(PathDescriptorSchema);
 
-export const ClientDescriptorSchema = v.objectWithRest({
-  id: ClientIdSchema,
-  name: v.string(),
-  description: v.optional(v.string()),
-  version: v.optional(v.string()),
-  platform: v.optional(v.string()),
-  metadata: v.optional(ShallowObject),
-  paths: PathCatalogSchema,
-}, ShallowValue);
+export const ClientDescriptorSchema = v.objectWithRest(
+  {
+    id: ClientIdSchema,
+    name: v.string(),
+    description: v.optional(v.string()),
+    version: v.optional(v.string()),
+    platform: v.optional(v.string()),
+    metadata: v.optional(ShallowObject),
+    paths: PathCatalogSchema,
+  },
+  ShallowValue,
+);
 export type ClientDescriptor = v.InferOutput<typeof ClientDescriptorSchema>;
 
 // ---------------------------------------------------------------------------------------------
@@ -214,11 +226,7 @@ export const ClientToServerMessageSchema = v.variant(
   ],
   'unknown message type',
 );
-export const ServerToClientMessageSchema = v.variant(
-  'type',
-  [CallClientMessageSchema, PingMessageSchema, PongMessageSchema],
-  'unknown message type',
-);
+export const ServerToClientMessageSchema = v.variant('type', [CallClientMessageSchema, PingMessageSchema, PongMessageSchema], 'unknown message type');
 
 export type RegisterClientMessage = v.InferOutput<typeof RegisterClientMessageSchema>;
 export type UpdateClientCatalogMessage = v.InferOutput<typeof UpdateClientCatalogMessageSchema>;

@@ -42,12 +42,9 @@ describe('path descriptors: the three kinds', () => {
     expect(parsePathCatalog([{ type: 'endpoint', path: '/orders', method }]).ok).toBe(true);
   });
 
-  it.each(['/docs/review/skill.md', '/docs/SKILL.md', '/skill.md', '/review.skill.md', '/a/:topic/skill.md'])(
-    'accepts a skill at %s',
-    (path) => {
-      expect(parsePathCatalog([{ type: 'skill', path }])).toEqual({ ok: true, value: [{ type: 'skill', path }] });
-    },
-  );
+  it.each(['/docs/review/skill.md', '/docs/SKILL.md', '/skill.md', '/review.skill.md', '/a/:topic/skill.md'])('accepts a skill at %s', (path) => {
+    expect(parsePathCatalog([{ type: 'skill', path }])).toEqual({ ok: true, value: [{ type: 'skill', path }] });
+  });
 
   it.each(['/prompts/prompt.md', '/PROMPT.md', '/summarize.prompt.md', '/a/:b/prompt.md'])('accepts a prompt at %s', (path) => {
     expect(parsePathCatalog([{ type: 'prompt', path }])).toEqual({ ok: true, value: [{ type: 'prompt', path }] });
@@ -72,12 +69,9 @@ describe('path descriptors: refused', () => {
     expectCatalogError([{ type: 'endpoint', path, method: 'POST' }], '0.path', 'must not be a skill or prompt path');
   });
 
-  it.each(['/docs/review', '/docs/skill.txt', '/docs/Skill.md', '/a.prompt.md', '/docs/skill.md/x'])(
-    'refuses a skill at non-skill path %s',
-    (path) => {
-      expectCatalogError([{ type: 'skill', path }], '0.path', 'skill path must end in');
-    },
-  );
+  it.each(['/docs/review', '/docs/skill.txt', '/docs/Skill.md', '/a.prompt.md', '/docs/skill.md/x'])('refuses a skill at non-skill path %s', (path) => {
+    expectCatalogError([{ type: 'skill', path }], '0.path', 'skill path must end in');
+  });
 
   it.each(['/docs/review', '/docs/review.skill.md', '/Prompt.md'])('refuses a prompt at non-prompt path %s', (path) => {
     expectCatalogError([{ type: 'prompt', path }], '0.path', 'prompt path must end in');
@@ -218,7 +212,8 @@ describe('client descriptor', () => {
   });
 
   it('takes ids of any well-formed text, astral characters included', () => {
-    for (const id of ['\u{1F600}', 'caf\u00e9', 'a:b/c', '\ud83d\ude00x']) expect(parseClientDescriptor({ ...clientDescriptor(), id })).toMatchObject({ ok: true });
+    for (const id of ['\u{1F600}', 'caf\u00e9', 'a:b/c', '\ud83d\ude00x'])
+      expect(parseClientDescriptor({ ...clientDescriptor(), id })).toMatchObject({ ok: true });
   });
 
   it('says which field of which path is wrong', () => {
@@ -277,9 +272,14 @@ describe('nesting depth', () => {
 
   it('refuses a registerClient frame whose catalog is 100,000 levels deep, and takes 64', () => {
     const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
-    const frame = JSON.parse(`{"type":"registerClient","client":{"id":"d","name":"d","paths":[{"type":"endpoint","method":"POST","path":"/y","inputSchema":{"a":${deep}}}]}}`) as unknown;
+    const frame = JSON.parse(
+      `{"type":"registerClient","client":{"id":"d","name":"d","paths":[{"type":"endpoint","method":"POST","path":"/y","inputSchema":{"a":${deep}}}]}}`,
+    ) as unknown;
     expect(parseClientMessage(frame)).toMatchObject({ ok: false, path: 'client.paths.0.inputSchema' });
-    const fine = { type: 'registerClient', client: { ...clientDescriptor(), paths: [{ type: 'endpoint', method: 'POST', path: '/y', inputSchema: nested(64) }] } };
+    const fine = {
+      type: 'registerClient',
+      client: { ...clientDescriptor(), paths: [{ type: 'endpoint', method: 'POST', path: '/y', inputSchema: nested(64) }] },
+    };
     expect(parseClientMessage(fine).ok).toBe(true);
   });
 

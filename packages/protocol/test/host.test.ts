@@ -1,13 +1,6 @@
 /** Host contract requests (SPEC §12): what the schemas accept and how they word a refusal. */
 import { describe, expect, it } from 'vitest';
-import {
-  parseCallPathRequest,
-  parseCallPathsRequest,
-  parseListClientsRequest,
-  parseListPathsRequest,
-  pathDepth,
-  proxyMarker,
-} from '../src/index.js';
+import { parseCallPathRequest, parseCallPathsRequest, parseListClientsRequest, parseListPathsRequest, pathDepth, proxyMarker } from '../src/index.js';
 
 describe('host requests', () => {
   it('accepts the documented shapes and drops unknown fields', () => {
@@ -67,9 +60,16 @@ describe('proxyMarker', () => {
   });
 
   it('reads when the mirrored client registered, only as a finite number', () => {
-    expect(proxyMarker({ id: 'h:1.c', metadata: { mdpProxy: { serverId: 'h:1', clientId: 'c', registeredAt: 1234 } } })).toEqual({ serverId: 'h:1', clientId: 'c', registeredAt: 1234 });
+    expect(proxyMarker({ id: 'h:1.c', metadata: { mdpProxy: { serverId: 'h:1', clientId: 'c', registeredAt: 1234 } } })).toEqual({
+      serverId: 'h:1',
+      clientId: 'c',
+      registeredAt: 1234,
+    });
     for (const registeredAt of ['1234', null, Number.NaN, Number.POSITIVE_INFINITY]) {
-      expect(proxyMarker({ id: 'h:1.c', metadata: { mdpProxy: { serverId: 'h:1', clientId: 'c', registeredAt } } })).toEqual({ serverId: 'h:1', clientId: 'c' });
+      expect(proxyMarker({ id: 'h:1.c', metadata: { mdpProxy: { serverId: 'h:1', clientId: 'c', registeredAt } } })).toEqual({
+        serverId: 'h:1',
+        clientId: 'c',
+      });
     }
   });
 });

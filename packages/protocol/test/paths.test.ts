@@ -199,7 +199,7 @@ describe('matchPattern', () => {
     expect(match('/files/:name', '/files/0report')).toEqual({ name: '0report' });
   });
 
-  it('matches parameters only with values in the field clients\' segment grammar', () => {
+  it("matches parameters only with values in the field clients' segment grammar", () => {
     // Field SDKs drop the connection (or crash) on a callClient path outside [a-z0-9][a-z0-9_-]*.
     for (const value of ['a@b.com', 'Guide', 'v1.2', 'a~b', 'report.skill.md', '-lead', '_x', 'café']) {
       expect(match('/docs/:topic', `/docs/${value}`), value).toBeUndefined();

@@ -54,8 +54,9 @@ describe('ParseResult', () => {
     expectTypeOf(parseClusterMessage).returns.toEqualTypeOf<ParseResult<ClusterMessage>>();
     expectTypeOf(parseMetaDocument).returns.toEqualTypeOf<ParseResult<MetaDocument>>();
     expectTypeOf(parsePathCatalog).returns.toEqualTypeOf<ParseResult<PathDescriptor[]>>();
-    expectTypeOf(parserFor<typeof CallClientResultMessageSchema>)
-      .returns.returns.toEqualTypeOf<ParseResult<v.InferOutput<typeof CallClientResultMessageSchema>>>();
+    expectTypeOf(parserFor<typeof CallClientResultMessageSchema>).returns.returns.toEqualTypeOf<
+      ParseResult<v.InferOutput<typeof CallClientResultMessageSchema>>
+    >();
     expectTypeOf(parseClientMessage).parameter(0).toEqualTypeOf<unknown>();
   });
 });
@@ -83,9 +84,7 @@ describe('messages', () => {
 
   test('a result error code is any string, not only the known ones', () => {
     expectTypeOf<SerializedError['code']>().toEqualTypeOf<string>();
-    expectTypeOf<ErrorCode>().toEqualTypeOf<
-      'bad_request' | 'not_found' | 'timeout' | 'transport_error' | 'handler_error' | 'not_ready'
-    >();
+    expectTypeOf<ErrorCode>().toEqualTypeOf<'bad_request' | 'not_found' | 'timeout' | 'transport_error' | 'handler_error' | 'not_ready'>();
     expectTypeOf<ErrorCode>().toExtend<SerializedError['code']>();
   });
 

@@ -3,7 +3,7 @@
  * description out. The node handler (`node.ts`) and the Hono routes (`hono.ts`) are thin adapters
  * around this.
  */
-import { UNSENDABLE_DATA_ERROR, skillPathCandidates, type AuthContext, } from '@mdp/protocol';
+import { UNSENDABLE_DATA_ERROR, skillPathCandidates, type AuthContext } from '@mdp/protocol';
 import {
   FORWARD_AS_IS,
   FORWARD_WITHOUT_CREDENTIAL,
@@ -110,12 +110,7 @@ export function skillContentType(declared: string | undefined): string {
  * Read a skill; resolves with the response to send. Never rejects for a client's failure. `signal`
  * aborts when the reader goes away: the call then ends at once and is never delivered later.
  */
-export function handleSkillRead(
-  router: Router,
-  request: SkillReadRequest,
-  options: SkillReadOptions = {},
-  signal?: AbortSignal,
-): Promise<SkillReadResponse> {
+export function handleSkillRead(router: Router, request: SkillReadRequest, options: SkillReadOptions = {}, signal?: AbortSignal): Promise<SkillReadResponse> {
   return new Promise((resolve) => readSkill(router, request, options, resolve, signal));
 }
 
@@ -162,12 +157,16 @@ function resolveRead(
   options: SkillReadOptions,
 ): { readonly clientId: string; readonly target: ResolvedTarget } | SkillReadResponse {
   if (request.method === 'OPTIONS') return preflight(request, options);
-  if (options.authorize && !options.authorize(request.auth)) return options.scopeGuard ? { ...UNAUTHORIZED, headers: { ...UNAUTHORIZED.headers, 'www-authenticate': options.scopeGuard.unauthorized() } } : UNAUTHORIZED;
+  if (options.authorize && !options.authorize(request.auth))
+    return options.scopeGuard ? { ...UNAUTHORIZED, headers: { ...UNAUTHORIZED.headers, 'www-authenticate': options.scopeGuard.unauthorized() } } : UNAUTHORIZED;
   if (request.method !== 'GET') return empty(405, { allow: ALLOW });
   const guard = options.scopeGuard;
   const lacking = guard?.missingScope(request.auth, 'read');
   if (guard && lacking !== undefined) {
-    return { ...json(403, { error: `Reading skills needs scope ${lacking}` }), headers: { 'content-type': JSON_TYPE, 'www-authenticate': guard.forbidden(lacking) } };
+    return {
+      ...json(403, { error: `Reading skills needs scope ${lacking}` }),
+      headers: { 'content-type': JSON_TYPE, 'www-authenticate': guard.forbidden(lacking) },
+    };
   }
   const raw = rawSkillRoute(request.pathname);
   if (!raw) return empty(404);
@@ -254,13 +253,29 @@ export function notFoundResponse(miss: SkillMiss): SkillReadResponse {
  * routes take ids as registered) or no such skill on it (naming the paths tried). Only read on a
  * miss, so its cost (a walk over the clients for an unknown id) stays off the reads that succeed.
  */
-function notFound(router: Router, clientId: string, skillPath: string, isServerId: IsServerId | undefined, seen: ((client: ClientInfo) => boolean) | undefined): SkillMiss {
+function notFound(
+  router: Router,
+  clientId: string,
+  skillPath: string,
+  isServerId: IsServerId | undefined,
+  seen: ((client: ClientInfo) => boolean) | undefined,
+): SkillMiss {
   const client = router.getClient(clientId);
   if (client && (!seen || seen(client))) {
     const tried = skillPathCandidates(skillPath);
-    return { code: 'unknown_path', clientId, skillPath, message: `Client ${JSON.stringify(clientId)} has no skill ${JSON.stringify(skillPath)} (tried ${tried.join(', ')})` };
+    return {
+      code: 'unknown_path',
+      clientId,
+      skillPath,
+      message: `Client ${JSON.stringify(clientId)} has no skill ${JSON.stringify(skillPath)} (tried ${tried.join(', ')})`,
+    };
   }
-  const found = resolveClientId(clientId, () => false, () => (seen ? router.listClients().filter(seen) : router.listClients()).map((client) => client.descriptor), isServerId);
+  const found = resolveClientId(
+    clientId,
+    () => false,
+    () => (seen ? router.listClients().filter(seen) : router.listClients()).map((client) => client.descriptor),
+    isServerId,
+  );
   const miss = { code: 'unknown_client', clientId, skillPath } as const;
   switch (found.kind) {
     case 'alias':

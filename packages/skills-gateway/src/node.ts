@@ -25,10 +25,7 @@ export interface NodeSkillsOptions extends SkillReadOptions {
   onMiss?: (miss: SkillMiss) => void;
 }
 
-export function createNodeSkillsHandler(
-  router: Router,
-  options: NodeSkillsOptions = {},
-): (request: IncomingMessage, response: ServerResponse) => boolean {
+export function createNodeSkillsHandler(router: Router, options: NodeSkillsOptions = {}): (request: IncomingMessage, response: ServerResponse) => boolean {
   const extractAuth = options.extractAuth ?? ((headers: HeaderMap) => extractTransportAuth(headers));
   const logger = options.logger ?? silentLogger;
   const onMiss = options.onMiss ?? ((miss: SkillMiss) => logger.debug('skills.not_found', { ...miss }));

@@ -6,9 +6,7 @@
 import { staticPathProblem } from '@mdp/protocol';
 import { setOwn } from '@mdp/core';
 
-export type SkillRoute =
-  | { readonly ok: true; readonly clientId: string; readonly skillPath: string }
-  | { readonly ok: false; readonly error: string };
+export type SkillRoute = { readonly ok: true; readonly clientId: string; readonly skillPath: string } | { readonly ok: false; readonly error: string };
 
 const RESERVED_NESTED_CLIENT_IDS = new Set(['mdp', 'skills']);
 

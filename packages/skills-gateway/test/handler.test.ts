@@ -18,8 +18,7 @@ afterEach(async () => {
   vi.useRealTimers();
 });
 
-const read = (pathname: string, init?: Parameters<typeof readRequest>[1]): Promise<SkillReadResponse> =>
-  handleSkillRead(router, readRequest(pathname, init));
+const read = (pathname: string, init?: Parameters<typeof readRequest>[1]): Promise<SkillReadResponse> => handleSkillRead(router, readRequest(pathname, init));
 
 const bodyOf = (response: SkillReadResponse): unknown => JSON.parse(response.body ?? 'null');
 
@@ -90,8 +89,12 @@ describe('200', () => {
 
   // Review finding: a page of any site registered a skill of type text/html; a reader who opened
   // it ran its scripts as a page of the server, which may use the host API and call every client.
-  it('sends every text with a sandbox and nosniff: a client\'s HTML or SVG never runs as the server\'s own page', async () => {
-    connectClient(router, 'c1', [skill('/html/skill.md', { contentType: 'text/html' }), skill('/svg/skill.md', { contentType: 'image/svg+xml' }), skill('/md/skill.md')]);
+  it("sends every text with a sandbox and nosniff: a client's HTML or SVG never runs as the server's own page", async () => {
+    connectClient(router, 'c1', [
+      skill('/html/skill.md', { contentType: 'text/html' }),
+      skill('/svg/skill.md', { contentType: 'image/svg+xml' }),
+      skill('/md/skill.md'),
+    ]);
     for (const pathname of ['/skills/c1/html', '/skills/c1/svg', '/skills/c1/md']) {
       const { headers } = await read(pathname);
       expect(headers['content-security-policy'], pathname).toBe("sandbox; default-src 'none'");
@@ -186,7 +189,11 @@ describe('resolution', () => {
 
 describe('errors', () => {
   it('404 with an empty body saying in its headers which is unknown: the client, or the skill on it (a non-skill descriptor is no skill)', async () => {
-    const client = connectClient(router, 'c1', [skill('/known/skill.md'), { type: 'endpoint', method: 'GET', path: '/api' }, { type: 'prompt', path: '/p/prompt.md' }]);
+    const client = connectClient(router, 'c1', [
+      skill('/known/skill.md'),
+      { type: 'endpoint', method: 'GET', path: '/api' },
+      { type: 'prompt', path: '/p/prompt.md' },
+    ]);
     const noClient = await read('/skills/nobody/known');
     expect(noClient).toMatchObject({ status: 404, body: undefined });
     expect(noClient.headers).toEqual({ 'mdp-error-code': 'unknown_client', 'mdp-error': 'No client "nobody" is connected' });
@@ -363,7 +370,9 @@ describe('visibleTo (tenancy by principal)', () => {
   it('answers a client the reader does not see exactly as an unknown client, and never calls it', async () => {
     const mine = connectClient(router, 'mine', [skill('/docs/skill.md')]);
     const theirs = connectClient(router, 'theirs', [skill('/docs/skill.md')]);
-    const options = { visibleTo: (auth: { token?: string } | undefined) => (auth?.token === 'A' ? (client: { id: string }) => client.id === 'mine' : undefined) };
+    const options = {
+      visibleTo: (auth: { token?: string } | undefined) => (auth?.token === 'A' ? (client: { id: string }) => client.id === 'mine' : undefined),
+    };
     const as = (pathname: string, token: string) => handleSkillRead(router, readRequest(pathname, { auth: { token } }), options);
     expect((await as('/skills/mine/docs', 'A')).status).toBe(200);
     for (const pathname of ['/skills/theirs/docs', '/theirs/skills/docs', '/skills/theirs/d%6Fcs', '/skills/theirs/other']) {

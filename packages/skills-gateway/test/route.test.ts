@@ -100,7 +100,9 @@ describe('lastValueQuery', () => {
   });
 
   it('keeps keys named like Object built-ins', () => {
-    expect(JSON.stringify(lastValueQuery(new URLSearchParams('__proto__=1&constructor=2&toString=3')))).toBe('{"__proto__":"1","constructor":"2","toString":"3"}');
+    expect(JSON.stringify(lastValueQuery(new URLSearchParams('__proto__=1&constructor=2&toString=3')))).toBe(
+      '{"__proto__":"1","constructor":"2","toString":"3"}',
+    );
   });
 });
 

@@ -141,7 +141,13 @@ describe.each(ADAPTERS)('skill routes: %s', (_name, listen) => {
     it('forwards the query (last value wins) and headers (lower-case, repeats joined by ", ", cookies by "; ")', async () => {
       const port = await listen();
       await send(port, '/skills/c1/docs/review?a=1&a=2&b=x%20y&a=3', {
-        rawHeaders: [['X-Trace', 'one'], ['x-trace', 'two'], ['Accept-Language', 'en'], ['Cookie', 'a=1'], ['cookie', 'b=2']],
+        rawHeaders: [
+          ['X-Trace', 'one'],
+          ['x-trace', 'two'],
+          ['Accept-Language', 'en'],
+          ['Cookie', 'a=1'],
+          ['cookie', 'b=2'],
+        ],
       });
       expect(client.lastCall.query).toEqual({ a: '3', b: 'x y' });
       expect(client.lastCall.args?.query).toEqual({ a: '3', b: 'x y' });
@@ -151,17 +157,34 @@ describe.each(ADAPTERS)('skill routes: %s', (_name, listen) => {
 
     it('forwards a header or query key named like an Object built-in as sent', async () => {
       const port = await listen();
-      await send(port, '/skills/c1/docs/review?__proto__=1&constructor=2&a=3', { rawHeaders: [['constructor', 'x'], ['__proto__', 'y']] });
+      await send(port, '/skills/c1/docs/review?__proto__=1&constructor=2&a=3', {
+        rawHeaders: [
+          ['constructor', 'x'],
+          ['__proto__', 'y'],
+        ],
+      });
       expect(JSON.stringify(client.lastCall.query)).toBe('{"__proto__":"1","constructor":"2","a":"3"}');
       // Own entries, in whatever order the adapter lists them (Fetch Headers sort their names).
-      expect(Object.entries(client.lastCall.headers ?? {})).toEqual(expect.arrayContaining([['constructor', 'x'], ['__proto__', 'y']]));
+      expect(Object.entries(client.lastCall.headers ?? {})).toEqual(
+        expect.arrayContaining([
+          ['constructor', 'x'],
+          ['__proto__', 'y'],
+        ]),
+      );
       expect(Object.getPrototypeOf(client.lastCall.headers)).toBe(Object.prototype);
     });
 
     it('sends the transport auth of the request: Authorization, mdp_auth cookie, x-mdp-auth-*', async () => {
       const port = await listen();
       const cookie = `mdp_auth=${encodeAuthCookie({ token: 'from-cookie', metadata: { user: 'u1' } })}`;
-      await send(port, '/skills/c1/docs/review', { rawHeaders: [['Authorization', 'Bearer tok-1'], ['Cookie', 'other=1'], ['Cookie', cookie], ['X-MDP-Auth-Tenant', 't9']] });
+      await send(port, '/skills/c1/docs/review', {
+        rawHeaders: [
+          ['Authorization', 'Bearer tok-1'],
+          ['Cookie', 'other=1'],
+          ['Cookie', cookie],
+          ['X-MDP-Auth-Tenant', 't9'],
+        ],
+      });
       expect(client.lastCall.auth).toEqual({
         scheme: 'Bearer',
         token: 'tok-1',
@@ -176,7 +199,14 @@ describe.each(ADAPTERS)('skill routes: %s', (_name, listen) => {
     it('under an auth policy (authorize) sends neither the Authorization header nor the mdp_auth cookie', async () => {
       const port = await listen({ authorize: (auth) => auth?.token === 'tok-1' });
       const cookie = `mdp_auth=${encodeAuthCookie({ token: 'from-cookie', metadata: { user: 'u1' } })}`;
-      await send(port, '/skills/c1/docs/review', { rawHeaders: [['Authorization', 'Bearer tok-1'], ['Cookie', 'theme=dark'], ['Cookie', cookie], ['X-MDP-Auth-Tenant', 't9']] });
+      await send(port, '/skills/c1/docs/review', {
+        rawHeaders: [
+          ['Authorization', 'Bearer tok-1'],
+          ['Cookie', 'theme=dark'],
+          ['Cookie', cookie],
+          ['X-MDP-Auth-Tenant', 't9'],
+        ],
+      });
       expect(client.lastCall.auth).toEqual({ headers: { cookie: 'theme=dark', 'x-mdp-auth-tenant': 't9' } });
       expect(client.lastCall.headers).toMatchObject({ cookie: 'theme=dark', 'x-mdp-auth-tenant': 't9' });
       expect(JSON.stringify(client.lastCall)).not.toMatch(/tok-1|from-cookie|mdp_auth/);
@@ -257,7 +287,12 @@ describe.each(ADAPTERS)('skill routes: %s', (_name, listen) => {
       expect(missing.headers['mdp-error-code']).toBe('unknown_path');
       expect(missing.headers['mdp-error']).toContain('Client "c1" has no skill "/none"');
       const nobody = await send(port, '/nobody/skills/docs/review');
-      expect([nobody.status, nobody.body, nobody.headers['mdp-error-code'], nobody.headers['mdp-error']]).toEqual([404, '', 'unknown_client', 'No client "nobody" is connected']);
+      expect([nobody.status, nobody.body, nobody.headers['mdp-error-code'], nobody.headers['mdp-error']]).toEqual([
+        404,
+        '',
+        'unknown_client',
+        'No client "nobody" is connected',
+      ]);
 
       const post = await send(port, '/skills/c1/docs/review', { method: 'POST' });
       expect(post.status).toBe(405);

@@ -12,7 +12,9 @@ import { track } from './stop.js';
 export type LoopFetch = (path: string, init?: RequestInit) => Response | Promise<Response>;
 
 /** What `register()` registers by default: `c1` with a GET endpoint and a skill. */
-export const LOOP_CLIENT: ClientDescriptor = descriptor('c1', [{ type: 'endpoint', method: 'GET', path: '/hello' }, skill('/docs/skill.md')], { name: 'Client one' });
+export const LOOP_CLIENT: ClientDescriptor = descriptor('c1', [{ type: 'endpoint', method: 'GET', path: '/hello' }, skill('/docs/skill.md')], {
+  name: 'Client one',
+});
 
 /** `loopFetch(base, fetch)`: the loop's routes under `base` (e.g. `http://127.0.0.1:1234/mdp/http-loop`). */
 export function loopFetch(base: string, fetchFn: (url: string, init?: RequestInit) => Promise<Response> = fetch): LoopFetch {
@@ -109,7 +111,10 @@ export class LoopTestClient {
     while (!this.stopped) {
       let response: Response;
       try {
-        response = await this.loop.poll(this.sessionId, this.waitMs, { headers: { 'x-mdp-session-id': this.sessionId, ...this.headers }, signal: this.abort.signal });
+        response = await this.loop.poll(this.sessionId, this.waitMs, {
+          headers: { 'x-mdp-session-id': this.sessionId, ...this.headers },
+          signal: this.abort.signal,
+        });
       } catch {
         return; // stopped, or the server went away
       }

@@ -42,7 +42,10 @@ export async function closedPort(): Promise<number> {
  * busy machine's outgoing connections do not take ports; when one of them is taken, what was bound
  * is closed and another run is tried.
  */
-export async function bindConsecutive<S extends Listener>(count: number, bind: (port: number, index: number) => Promise<S>): Promise<{ first: number; servers: S[] }> {
+export async function bindConsecutive<S extends Listener>(
+  count: number,
+  bind: (port: number, index: number) => Promise<S>,
+): Promise<{ first: number; servers: S[] }> {
   for (let attempt = 0; attempt < 50; attempt += 1) {
     const first = 20_000 + Math.floor(Math.random() * 12_000);
     const servers: S[] = [];

@@ -135,7 +135,10 @@ export function runTransportSuite(name: string, options: TransportSuiteOptions):
         await reached;
         await client.close();
         expect(await outcome).toMatchObject({ ok: false, source: 'server', error: { code: 'transport_error' } });
-        await until((onChange) => t.router.onClientEvent(onChange), () => t.router.getClient('app') === undefined);
+        await until(
+          (onChange) => t.router.onClientEvent(onChange),
+          () => t.router.getClient('app') === undefined,
+        );
       }),
     );
 

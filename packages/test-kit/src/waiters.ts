@@ -35,7 +35,10 @@ export class Inbox<T> {
 
   /** Resolves once `count` items match in all (counting those already here). */
   async count(count: number, match: (item: T) => boolean = () => true): Promise<T[]> {
-    await until((change) => this.subscribe(change), () => this.items.filter(match).length >= count || undefined);
+    await until(
+      (change) => this.subscribe(change),
+      () => this.items.filter(match).length >= count || undefined,
+    );
     return this.items.filter(match);
   }
 

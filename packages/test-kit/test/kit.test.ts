@@ -2,7 +2,22 @@
 import { connect, createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Router } from '@mdp/core';
-import { Changes, Inbox, closedPort, descriptor, fakeClient, freePorts, listen, manualClock, recordingLogger, skill, stopAll, track, until, watchSessions } from '../src/index.js';
+import {
+  Changes,
+  Inbox,
+  closedPort,
+  descriptor,
+  fakeClient,
+  freePorts,
+  listen,
+  manualClock,
+  recordingLogger,
+  skill,
+  stopAll,
+  track,
+  until,
+  watchSessions,
+} from '../src/index.js';
 
 describe('manualClock', () => {
   it('runs due timers in time order (then in the order they were set), each at its own time, and none early', () => {

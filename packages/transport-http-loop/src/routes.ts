@@ -110,11 +110,13 @@ const error = (status: number, message: string, headers?: Readonly<Record<string
 const RETRY_ON_NEW_CONNECTION = { 'retry-after': '1', connection: 'close' } as const;
 
 /** The answer to a body that was not read (400, 413, or 503 from the in-flight budget). */
-const unread = (body: Extract<BodyResult, { ok: false }>): LoopResponse => error(body.status, body.error, body.status === 503 ? RETRY_ON_NEW_CONNECTION : undefined);
+const unread = (body: Extract<BodyResult, { ok: false }>): LoopResponse =>
+  error(body.status, body.error, body.status === 503 ? RETRY_ON_NEW_CONNECTION : undefined);
 
 /** The answer to a message core refused (SPEC §4, §6). */
 function refused(caught: MdpError): LoopResponse {
-  const retry = caught.refusal === 'rate_limited' || caught.code === 'not_ready' ? { 'retry-after': String(retryAfterSeconds(caught.retryAfterMs)) } : undefined;
+  const retry =
+    caught.refusal === 'rate_limited' || caught.code === 'not_ready' ? { 'retry-after': String(retryAfterSeconds(caught.retryAfterMs)) } : undefined;
   return error(httpStatusOf(caught), caught.message, retry);
 }
 

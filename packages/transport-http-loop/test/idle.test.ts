@@ -329,7 +329,11 @@ describe('the transport ends vanished sessions', () => {
   });
 
   it('a client that vanished with a call in hand still leaves once that call ends (its time-out)', async () => {
-    const { router: shortRouter, transport: shortTransport, client: shortClient } = (() => {
+    const {
+      router: shortRouter,
+      transport: shortTransport,
+      client: shortClient,
+    } = (() => {
       const r = new Router({ invocationTimeoutMs: 3000 });
       const t = createHttpLoopTransport(r, { logger: logs.logger, idleTimeoutMs: 1000 });
       const app = createHttpLoopRoutes(t);

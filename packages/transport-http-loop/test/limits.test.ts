@@ -126,9 +126,18 @@ describe('catalog byte caps', () => {
     setUp({}, { maxDescriptionLength: 20, maxSchemaLength: 40, maxCatalogBytes: 400 });
     const sessionId = await client.register();
     const cases: Array<[unknown, string]> = [
-      [{ type: 'registerClient', client: { ...CLIENT, description: 'd'.repeat(21) } }, 'client.description is 21 characters long; at most 20 are allowed (maxDescriptionLength)'],
-      [{ type: 'updateClientCatalog', clientId: 'c1', paths: [{ type: 'endpoint', method: 'POST', path: '/a', inputSchema: { d: 'x'.repeat(40) } }] }, 'paths[0].inputSchema is over 40 characters as JSON (maxSchemaLength)'],
-      [{ type: 'updateClientCatalog', clientId: 'c1', paths: Array.from({ length: 20 }, (_, i) => ({ type: 'skill', path: `/s${i}/skill.md` })) }, 'Catalog is over 400 bytes as JSON (maxCatalogBytes)'],
+      [
+        { type: 'registerClient', client: { ...CLIENT, description: 'd'.repeat(21) } },
+        'client.description is 21 characters long; at most 20 are allowed (maxDescriptionLength)',
+      ],
+      [
+        { type: 'updateClientCatalog', clientId: 'c1', paths: [{ type: 'endpoint', method: 'POST', path: '/a', inputSchema: { d: 'x'.repeat(40) } }] },
+        'paths[0].inputSchema is over 40 characters as JSON (maxSchemaLength)',
+      ],
+      [
+        { type: 'updateClientCatalog', clientId: 'c1', paths: Array.from({ length: 20 }, (_, i) => ({ type: 'skill', path: `/s${i}/skill.md` })) },
+        'Catalog is over 400 bytes as JSON (maxCatalogBytes)',
+      ],
     ];
     for (const [message, error] of cases) {
       const response = await client.send(sessionId, message);
@@ -196,9 +205,7 @@ describe('session caps', () => {
     setUp({ maxSessions: 2, maxSessionsPerAddress: 5 });
     const older = await client.register();
     const newer = await client.connect();
-    expect(await errorOf(await app.request('/connect', { method: 'POST' }))).toBe(
-      'Too many HTTP loop sessions (limit 2); try again later',
-    );
+    expect(await errorOf(await app.request('/connect', { method: 'POST' }))).toBe('Too many HTTP loop sessions (limit 2); try again later');
     // The newer session registers c1 and replaces the older: core closed it, which freed its place.
     expect((await client.send(newer, { type: 'registerClient', client: CLIENT })).status).toBe(202);
     expect((await client.poll(older, 0)).status).toBe(404);
@@ -229,7 +236,9 @@ describe('queue bounds', () => {
       source: 'server',
       error: {
         code: 'not_ready',
-        message: expect.stringMatching(/^HTTP loop queue full \(3 messages, \d+ bytes waiting; at most 3 messages, \d+ bytes\): the client is behind; try again later$/),
+        message: expect.stringMatching(
+          /^HTTP loop queue full \(3 messages, \d+ bytes waiting; at most 3 messages, \d+ bytes\): the client is behind; try again later$/,
+        ),
         details: { retryAfterMs: 1000 },
       },
     });

@@ -234,7 +234,9 @@ describe('Mailbox', () => {
       expect(overflows).toEqual([]);
       mailbox.push({ type: 'pong', timestamp: 3 });
       expect(overflows).toEqual([
-        expect.stringMatching(/^HTTP loop queue over its limit \(4 messages, \d+ bytes waiting; at most 2 messages, 1000000 bytes\): the client is not polling$/),
+        expect.stringMatching(
+          /^HTTP loop queue over its limit \(4 messages, \d+ bytes waiting; at most 2 messages, 1000000 bytes\): the client is not polling$/,
+        ),
       ]);
       // Closed: it answers nothing more and takes nothing more.
       expect(mailbox.size).toBe(0);

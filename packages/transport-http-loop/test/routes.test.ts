@@ -176,7 +176,20 @@ describe.each(ADAPTERS)('HTTP loop routes: %s', (_name, serveAdapter) => {
     it('reads repeated auth headers as one map: values joined by ", ", cookies by "; "', async () => {
       await setUp();
       const cookie = `mdp_auth=${encodeAuthCookie({ token: 'from-cookie' })}`;
-      const headers = ['Authorization', 'Bearer a', 'authorization', 'Bearer b', 'X-MDP-Auth-Tenant', 't1', 'x-mdp-auth-tenant', 't2', 'Cookie', 'other=1', 'cookie', cookie];
+      const headers = [
+        'Authorization',
+        'Bearer a',
+        'authorization',
+        'Bearer b',
+        'X-MDP-Auth-Tenant',
+        't1',
+        'x-mdp-auth-tenant',
+        't2',
+        'Cookie',
+        'other=1',
+        'cookie',
+        cookie,
+      ];
       const response = await raw('POST', '/connect', headers, ['{}']);
       const { sessionId } = JSON.parse(response.body) as { sessionId: string };
       expect(sessions.session(sessionId).transportAuth).toEqual({
@@ -396,7 +409,12 @@ describe.each(ADAPTERS)('HTTP loop routes: %s', (_name, serveAdapter) => {
       // measured with fake timers in poll.test.ts; here each adapter hands the routes its query.
       await setUp({ longPollTimeoutMs: 15 }, new Router({ heartbeatIntervalMs: 60_000, heartbeatTimeoutMs: 120_000 }));
       const sessionId = await client.connect();
-      for (const [query, waitMs] of [['&waitMs=10', 10], ['', 15], ['&waitMs=soon', 15], ['&waitMs=-1', 15]] as const) {
+      for (const [query, waitMs] of [
+        ['&waitMs=10', 10],
+        ['', 15],
+        ['&waitMs=soon', 15],
+        ['&waitMs=-1', 15],
+      ] as const) {
         const started = logs.next('poll.start');
         const emptied = logs.next('poll.empty');
         await expectEmpty(await client.fetch(`/poll?sessionId=${sessionId}${query}`), 204);
@@ -577,7 +595,10 @@ describe('Hono routes in process (app.request)', () => {
   it('lists a client connected over https as secure, one over http as not', async () => {
     setUp();
     const client = loopClient((path, init) => app.request(path, init));
-    for (const [url, id, secure] of [['https://mdp.test/connect', 'tls', true], ['http://mdp.test/connect', 'plain', false]] as const) {
+    for (const [url, id, secure] of [
+      ['https://mdp.test/connect', 'tls', true],
+      ['http://mdp.test/connect', 'plain', false],
+    ] as const) {
       const response = await app.request(url, { method: 'POST', body: '{}' });
       const { sessionId } = (await response.json()) as { sessionId: string };
       expect((await client.send(sessionId, { type: 'registerClient', client: { ...CLIENT, id } })).status).toBe(202);

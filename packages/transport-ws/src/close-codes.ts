@@ -7,7 +7,6 @@ import { CLOSE_CODES } from '@mdp/protocol';
  */
 export const WS_CLOSE = CLOSE_CODES;
 
-
 /**
  * The close status and reason for a message that failed in core: its refusal's status (SPEC §4),
  * 1013 when the server is not ready for it, else 1008 with its message; anything but an `MdpError` is 1011 and keeps its cause to the log.

@@ -121,7 +121,13 @@ export class WsConnection implements SessionTransport, Deadline {
    * call) is to be held anyway.
    */
   private over(requestId: string | undefined, owed: number): boolean {
-    const action = overCap(requestId !== undefined, owed, this.context.maxBufferedBytes, this.context.clock.now() - this.lastProgressAt, this.context.stallTimeoutMs);
+    const action = overCap(
+      requestId !== undefined,
+      owed,
+      this.context.maxBufferedBytes,
+      this.context.clock.now() - this.lastProgressAt,
+      this.context.stallTimeoutMs,
+    );
     if (action === 'hold') return true;
     if (action === 'refuse') {
       this.context.onBusy(this, requestId as string, owed);

@@ -231,7 +231,10 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     onBusy(connection, requestId, waiting) {
       const session = connection.session;
       logger.debug('ws.busy_client', { sessionId: session?.id, clientId: session?.clientId, waiting });
-      session?.refuseCall(requestId, `Client ${JSON.stringify(session.clientId)} is behind: ${waiting} bytes would wait for it, limit ${maxBufferedBytes}; try again later`);
+      session?.refuseCall(
+        requestId,
+        `Client ${JSON.stringify(session.clientId)} is behind: ${waiting} bytes would wait for it, limit ${maxBufferedBytes}; try again later`,
+      );
     },
   };
 
@@ -294,7 +297,14 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     // mirror link's are those of the client it mirrors (a page's origin, or the machine).
     const principal = options.authorize ? (peer?.principal ?? options.principalOf?.(auth)) : peer ? peer.principal : originPrincipal(origin);
     // wss: the upgrade came over a TLS socket (a plain one has no `encrypted`).
-    const connection = new WsConnection(ws, socket, context, (request.socket as { encrypted?: boolean }).encrypted === true, origin, request.socket.remoteAddress);
+    const connection = new WsConnection(
+      ws,
+      socket,
+      context,
+      (request.socket as { encrypted?: boolean }).encrypted === true,
+      origin,
+      request.socket.remoteAddress,
+    );
     connection.inbound = inbound;
     let session: Session;
     try {

@@ -23,7 +23,10 @@ describe('closeFor', () => {
       code: 4403,
       reason: 'Client id held by another principal',
     });
-    expect(closeFor(new MdpError('bad_request', 'Too many catalog changes', { refusal: 'rate_limited' }))).toEqual({ code: 1013, reason: 'Too many catalog changes' });
+    expect(closeFor(new MdpError('bad_request', 'Too many catalog changes', { refusal: 'rate_limited' }))).toEqual({
+      code: 1013,
+      reason: 'Too many catalog changes',
+    });
     expect(closeFor(new MdpError('bad_request', 'path must start with /'))).toEqual({ code: 1008, reason: 'path must start with /' });
     expect(closeFor(new MdpError('not_ready', 'The server holds 10 paths'))).toEqual({ code: 1013, reason: 'The server holds 10 paths' });
     expect(closeFor(new MdpError('bad_request', 'Catalog is over 10 bytes as JSON (maxCatalogBytes)', { refusal: 'too_large' }))).toEqual({

@@ -99,7 +99,10 @@ describe('close codes', () => {
     const h = await start();
     const raw = await rawUpgrade(h.port);
     sendRawText(raw, JSON.stringify({ type: 'registerClient', client: { id: 'raw', name: 'raw', paths: [{ type: 'skill', path: '/s/skill.md' }] } }));
-    await until((change) => h.router.onClientEvent(change), () => h.router.hasClient('raw'));
+    await until(
+      (change) => h.router.onClientEvent(change),
+      () => h.router.hasClient('raw'),
+    );
     const pending = h.router.invoke('raw', 'GET', '/s/skill.md');
     sendRawText(raw, '{nope');
     expect(await raw.closeFrame).toEqual({ code: 1008, reason: 'Frame is not valid JSON' });

@@ -18,7 +18,12 @@ function frame(payload: Buffer | string, options: { fin?: boolean; opcode?: numb
   const data = typeof payload === 'string' ? Buffer.from(payload, 'utf8') : payload;
   const { fin = true, opcode = 1, masked = true } = options;
   const n = data.length;
-  const length = n < 126 ? Buffer.from([n]) : n < 65536 ? Buffer.from([126, n >> 8, n & 0xff]) : Buffer.from([127, 0, 0, 0, 0, (n >>> 24) & 0xff, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff]);
+  const length =
+    n < 126
+      ? Buffer.from([n])
+      : n < 65536
+        ? Buffer.from([126, n >> 8, n & 0xff])
+        : Buffer.from([127, 0, 0, 0, 0, (n >>> 24) & 0xff, (n >> 16) & 0xff, (n >> 8) & 0xff, n & 0xff]);
   length[0] = (length[0] as number) | (masked ? 0x80 : 0);
   const mask = Buffer.from([0x12, 0x34, 0x56, 0x78]);
   const body = masked ? Buffer.from(data.map((byte, i) => byte ^ (mask[i % 4] as number))) : data;

@@ -75,7 +75,9 @@ describe('a peer that does not read', () => {
     expect(h.router.hasClient('slow')).toBe(false);
     const failed = await Promise.all(accepted);
     expect(failed.every((o) => !o.ok && o.error.code === 'transport_error')).toBe(true);
-    expect(failed[0]).toMatchObject({ error: { message: expect.stringMatching(/^client session ended: Client is not reading: \d+ bytes unread, limit 1048576$/) } });
+    expect(failed[0]).toMatchObject({
+      error: { message: expect.stringMatching(/^client session ended: Client is not reading: \d+ bytes unread, limit 1048576$/) },
+    });
 
     // It did not read up to the close frame within a second: the socket is reset, and the calls
     // still in the kernel's buffers never reach it.
@@ -430,9 +432,21 @@ describe('catalog byte caps', () => {
   it('close 1009 naming the cap for a description, a schema or a catalog over it, registering nothing', async () => {
     const h = await start({ router: new Router({ ...ROUTER_OPTIONS, maxDescriptionLength: 20, maxSchemaLength: 40, maxCatalogBytes: 300 }) });
     const cases: Array<[unknown, string]> = [
-      [descriptor('d', [skill('/s/skill.md', { description: 'd'.repeat(21) })]), 'paths[0].description is 21 characters long; at most 20 are allowed (maxDescriptionLength)'],
-      [descriptor('s', [{ type: 'endpoint', method: 'POST', path: '/a', outputSchema: { d: 'x'.repeat(40) } }]), 'paths[0].outputSchema is over 40 characters as JSON (maxSchemaLength)'],
-      [descriptor('c', Array.from({ length: 20 }, (_, i) => skill(`/s${i}/skill.md`))), 'Catalog is over 300 bytes as JSON (maxCatalogBytes)'],
+      [
+        descriptor('d', [skill('/s/skill.md', { description: 'd'.repeat(21) })]),
+        'paths[0].description is 21 characters long; at most 20 are allowed (maxDescriptionLength)',
+      ],
+      [
+        descriptor('s', [{ type: 'endpoint', method: 'POST', path: '/a', outputSchema: { d: 'x'.repeat(40) } }]),
+        'paths[0].outputSchema is over 40 characters as JSON (maxSchemaLength)',
+      ],
+      [
+        descriptor(
+          'c',
+          Array.from({ length: 20 }, (_, i) => skill(`/s${i}/skill.md`)),
+        ),
+        'Catalog is over 300 bytes as JSON (maxCatalogBytes)',
+      ],
     ];
     for (const [client_, reason] of cases) {
       const socket = await client(h);
@@ -448,7 +462,10 @@ describe('catalog byte caps', () => {
     await socket.register(descriptor('u'));
     expect(h.router.catalogBytes).toBe(Buffer.byteLength(JSON.stringify(descriptor('u'))));
     socket.send({ type: 'updateClientCatalog', clientId: 'u', paths: [skill('/s/skill.md', { description: 'd'.repeat(21) })] });
-    expect(await socket.closed).toEqual({ code: WS_CLOSE.messageTooBig, reason: 'paths[0].description is 21 characters long; at most 20 are allowed (maxDescriptionLength)' });
+    expect(await socket.closed).toEqual({
+      code: WS_CLOSE.messageTooBig,
+      reason: 'paths[0].description is 21 characters long; at most 20 are allowed (maxDescriptionLength)',
+    });
     expect(h.router.hasClient('u')).toBe(false);
     expect(h.router.catalogBytes).toBe(0);
   });
@@ -460,7 +477,10 @@ describe('catalog byte caps', () => {
     await first.register(descriptor('t1'));
     const second = await client(h);
     second.send({ type: 'registerClient', client: descriptor('t2') });
-    expect(await second.closed).toEqual({ code: WS_CLOSE.tryAgainLater, reason: `Catalogs here hold ${bytes} bytes; ${bytes} more would pass maxTotalCatalogBytes (${bytes}); try again later` });
+    expect(await second.closed).toEqual({
+      code: WS_CLOSE.tryAgainLater,
+      reason: `Catalogs here hold ${bytes} bytes; ${bytes} more would pass maxTotalCatalogBytes (${bytes}); try again later`,
+    });
     expect(h.router.hasClient('t1')).toBe(true);
   });
 });

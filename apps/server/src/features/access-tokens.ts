@@ -55,7 +55,10 @@ export function beforeDispatch(ctx: ServerContext): ((request: IncomingMessage) 
   return (request) => {
     const url = request.url;
     if (url?.includes('access_token=') && /[?&]access_token=/.test(url)) {
-      ctx.logger.info('auth.token_refused', { reason: 'access token in the query string: send it in the Authorization header (Bearer)', path: url.split('?')[0] });
+      ctx.logger.info('auth.token_refused', {
+        reason: 'access token in the query string: send it in the Authorization header (Bearer)',
+        path: url.split('?')[0],
+      });
     }
     return ctx.gate.prepare(request.headers);
   };

@@ -72,7 +72,8 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
     },
     host,
     view: (info) =>
-      node?.meta() ?? standaloneClusterView(options.clusterId, info.serverId, info.urls.ws, options.cluster?.leaseDurationMs ?? CLUSTER_DEFAULTS.leaseDurationMs),
+      node?.meta() ??
+      standaloneClusterView(options.clusterId, info.serverId, info.urls.ws, options.cluster?.leaseDurationMs ?? CLUSTER_DEFAULTS.leaseDurationMs),
     features: () => node?.features() ?? { upstreamProxy: false, clusterControl: false },
     isServerId: (id) => node?.isServerId(id) ?? false,
     mirrorPeer: (headers) => node?.mirrorPeer(headers),

@@ -132,7 +132,10 @@ export function defaultPortFeature(cluster: ClusterFeature, options: DefaultPort
   return {
     name: 'default-port',
     routes(app) {
-      app.use(PORT_RELEASE_PATH, bodyLimit({ maxSize: RELEASE_MAX_BODY_BYTES, onError: (c) => c.json({ error: `Request body exceeds ${RELEASE_MAX_BODY_BYTES} bytes` }, 413) }));
+      app.use(
+        PORT_RELEASE_PATH,
+        bodyLimit({ maxSize: RELEASE_MAX_BODY_BYTES, onError: (c) => c.json({ error: `Request body exceeds ${RELEASE_MAX_BODY_BYTES} bytes` }, 413) }),
+      );
       app.post(PORT_RELEASE_PATH, async (c) => {
         // Only a server of the cluster asks; a web page never may (browsers always send an Origin).
         if (c.req.header('origin') !== undefined) return c.json({ error: 'Cluster requests are not taken from web pages' }, 403);
@@ -159,7 +162,9 @@ export function defaultPortFeature(cluster: ClusterFeature, options: DefaultPort
         logger.info('server.default_port_yielded', {
           port,
           to: claim.serverId,
-          message: dropping ? 'its owner started on it again: the connections there were closed, and the port is left to it' : 'its owner started on it again: the port is left to it',
+          message: dropping
+            ? 'its owner started on it again: the connections there were closed, and the port is left to it'
+            : 'its owner started on it again: the port is left to it',
         });
         if (dropping) await within(dropping, DROP_ANSWER_MS);
         return c.json({ released: true, port }, 200);

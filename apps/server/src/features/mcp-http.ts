@@ -12,7 +12,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AuthContext } from '@mdp/protocol';
-import { INTERNAL_ERROR, bearerChallenge, headersToMap, insufficientScopeChallenge, originProblem, readNodeBody, type AuthAction, type HostApi, type InflightBudget, type OriginPolicy } from '@mdp/core';
+import {
+  INTERNAL_ERROR,
+  bearerChallenge,
+  headersToMap,
+  insufficientScopeChallenge,
+  originProblem,
+  readNodeBody,
+  type AuthAction,
+  type HostApi,
+  type InflightBudget,
+  type OriginPolicy,
+} from '@mdp/core';
 import type { McpBridge, McpHttpHandler } from '@mdp/mcp-bridge';
 import { jsonRpcError, type SurfaceMode } from '@mdp/mcp-bridge/lite';
 import type { ServerContext, ServerFeature } from '../feature.js';
@@ -119,7 +130,15 @@ const RETRY_ON_NEW_CONNECTION = { connection: 'close', 'retry-after': '1' } as c
  * transport gets a `Request` without a body stream and the parsed message. Its signal aborts when
  * the agent closes the connection before the answer is written (the call it carried is cancelled).
  */
-async function serveMcp(handler: McpHttpHandler, req: IncomingMessage, res: ServerResponse, url: string, maxBodyBytes: number, originPolicy: OriginPolicy, inflight: InflightBudget): Promise<Response> {
+async function serveMcp(
+  handler: McpHttpHandler,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: string,
+  maxBodyBytes: number,
+  originPolicy: OriginPolicy,
+  inflight: InflightBudget,
+): Promise<Response> {
   const target = mcpUrl(req, url, originPolicy);
   if (typeof target !== 'string') return target;
   // node's parsed headers: lower-case names, repeats joined (as Fetch Headers join them).

@@ -60,7 +60,9 @@ export function skillsFeature(ctx: ServerContext, { isServerId, readerRefusal, a
     scopeGuard: ctx.scopeGuard,
     readerRefusal,
     // Under --tenancy principal a reader sees its own principal's clients and the shared ones.
-    ...(ctx.tenancy.mode === 'principal' ? { visibleTo: (auth: Parameters<typeof ctx.viewerOf>[0]) => clientsSeenBy(ctx.tenancy, ctx.viewerOf(auth), isServerId) } : {}),
+    ...(ctx.tenancy.mode === 'principal'
+      ? { visibleTo: (auth: Parameters<typeof ctx.viewerOf>[0]) => clientsSeenBy(ctx.tenancy, ctx.viewerOf(auth), isServerId) }
+      : {}),
     extraHeaders: (request: IncomingMessage, answer: SkillReadResponse) => {
       if (answer.readerRefused) return NO_CORS;
       const cors = ctx.corsFor(request);
@@ -69,7 +71,8 @@ export function skillsFeature(ctx: ServerContext, { isServerId, readerRefusal, a
     },
     logger: ctx.logger,
     onMiss: (miss) => {
-      if (accessLog) ctx.logger.info('call', { route: 'skill', clientId: miss.clientId, method: 'GET', path: miss.skillPath, outcome: miss.code, reason: miss.message });
+      if (accessLog)
+        ctx.logger.info('call', { route: 'skill', clientId: miss.clientId, method: 'GET', path: miss.skillPath, outcome: miss.code, reason: miss.message });
       else ctx.logger.debug('skills.not_found', { ...miss });
     },
   });

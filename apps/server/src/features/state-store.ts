@@ -52,7 +52,10 @@ function proxyView(status: ProxyStatus | undefined): unknown {
  * interval (before anything listens).
  */
 export function stateStoreFeature(ctx: ServerContext, store: MdpStateStoreOptions, options: StateStoreFeatureOptions): ServerFeature {
-  for (const [name, value] of [['minIntervalMs', store.minIntervalMs], ['retryMs', store.retryMs]] as const) {
+  for (const [name, value] of [
+    ['minIntervalMs', store.minIntervalMs],
+    ['retryMs', store.retryMs],
+  ] as const) {
     if (value !== undefined && !(Number.isFinite(value) && value >= 0 && value <= MAX_TIMER_MS)) {
       throw new RangeError(`stateStore.${name} must be a number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${String(value)}`);
     }

@@ -20,7 +20,11 @@ export interface WebSocketFeatureOptions {
 }
 
 /** `mirrorPeer`: the cluster member an upgrade proves it is a mirror link of (the cluster feature's). */
-export function websocketFeature(ctx: ServerContext, options: WebSocketFeatureOptions, mirrorPeer: (headers: HeaderMap) => MirrorPeer | undefined = () => undefined): ServerFeature {
+export function websocketFeature(
+  ctx: ServerContext,
+  options: WebSocketFeatureOptions,
+  mirrorPeer: (headers: HeaderMap) => MirrorPeer | undefined = () => undefined,
+): ServerFeature {
   const transport = createWebSocketTransport(ctx.router, {
     maxMessageBytes: ctx.maxMessageBytes,
     extractAuth: ctx.extractAuth,

@@ -107,7 +107,14 @@ export async function findOnPath(command: string, env: Readonly<Record<string, s
       const candidate = join(dir, name);
       const file = await stat(candidate).catch(() => undefined);
       if (!file?.isFile()) continue;
-      if (platform === 'win32' || (await access(candidate, constants.X_OK).then(() => true, () => false))) return candidate;
+      if (
+        platform === 'win32' ||
+        (await access(candidate, constants.X_OK).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return candidate;
     }
   }
   return undefined;
@@ -122,7 +129,11 @@ export interface CommandResult {
 }
 
 /** Runs a command without a shell (arguments are passed as they are) and collects its output. */
-export function runCommand(file: string, args: readonly string[], options: { cwd: string; env: Readonly<Record<string, string | undefined>> }): Promise<CommandResult> {
+export function runCommand(
+  file: string,
+  args: readonly string[],
+  options: { cwd: string; env: Readonly<Record<string, string | undefined>> },
+): Promise<CommandResult> {
   return new Promise((resolve) => {
     const child = spawn(file, args, { cwd: options.cwd, env: { ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

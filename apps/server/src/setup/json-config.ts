@@ -101,7 +101,8 @@ function verify(plan: EditPlan, dialect: JsonDialect, before: unknown, key: stri
     delete rest[key];
     return rest;
   };
-  if (!deepEqual(withoutEmpty(after), withoutEmpty(wanted))) return { ok: false, message: 'cannot edit it safely (the edited text does not hold the expected document)' };
+  if (!deepEqual(withoutEmpty(after), withoutEmpty(wanted)))
+    return { ok: false, message: 'cannot edit it safely (the edited text does not hold the expected document)' };
   return undefined;
 }
 

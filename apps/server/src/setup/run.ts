@@ -84,7 +84,13 @@ export function launchFor(request: Pick<SetupRequest, 'scope' | 'transport' | 'u
 }
 
 /** Reads and plans one host's file; reports and returns undefined when that fails. */
-async function plan(host: HostSpec, file: string, request: SetupRequest, launch: Launch | undefined, ctx: SetupContext): Promise<{ before: string | undefined; plan: EditPlan } | undefined> {
+async function plan(
+  host: HostSpec,
+  file: string,
+  request: SetupRequest,
+  launch: Launch | undefined,
+  ctx: SetupContext,
+): Promise<{ before: string | undefined; plan: EditPlan } | undefined> {
   let before: string | undefined;
   try {
     before = await readOptional(file);

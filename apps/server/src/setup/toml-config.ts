@@ -19,16 +19,7 @@
  * the document intended, or the user's file is left untouched.
  */
 import { parse, patch, stringify, TomlFormat } from '@decimalturn/toml-patch';
-import {
-  applyOwned,
-  deepEqual,
-  isPlainObject,
-  ownedChanges,
-  type EditFailure,
-  type EditRequest,
-  type EditResult,
-  type OwnedChanges,
-} from './config-edit.js';
+import { applyOwned, deepEqual, isPlainObject, ownedChanges, type EditFailure, type EditRequest, type EditResult, type OwnedChanges } from './config-edit.js';
 import { contentEnd, isBlankLine, lineCount, readLayout, type LineIndex, type TomlLayout, type TomlStatement } from './toml-statements.js';
 
 export function editTomlConfig(request: EditRequest): EditResult {
@@ -105,7 +96,11 @@ function addEntry(layout: TomlLayout, key: string, name: string, entry: Record<s
     return insertLines(lines, after, [`[${tomlKey(key)}.${tomlKey(name)}]`, ...pairs], after >= 0, eol);
   }
   const anchor = serverKeys.at(-1)!;
-  const prefix = anchor.path.slice(anchor.table.length, 1).map((segment) => `${tomlKey(segment)}.`).join('') + tomlKey(name);
+  const prefix =
+    anchor.path
+      .slice(anchor.table.length, 1)
+      .map((segment) => `${tomlKey(segment)}.`)
+      .join('') + tomlKey(name);
   const added = anchor.path.length === 2 ? [`${prefix} = ${tomlValue(entry, inlineFormat(format), eol)}`] : pairs.map((pair) => `${prefix}.${pair}`);
   return insertLines(lines, anchor.last, added, false, eol);
 }
@@ -142,7 +137,10 @@ function updateEntry(layout: TomlLayout, own: readonly string[], changes: OwnedC
     } else if (dotted.length > 0) {
       const anchor = dotted.at(-1)!;
       after = anchor.last;
-      prefix = anchor.path.slice(anchor.table.length, own.length).map((segment) => `${tomlKey(segment)}.`).join('');
+      prefix = anchor.path
+        .slice(anchor.table.length, own.length)
+        .map((segment) => `${tomlKey(segment)}.`)
+        .join('');
     } else {
       return undefined;
     }
@@ -176,7 +174,10 @@ function removeEntry(layout: TomlLayout, own: readonly string[]): string | undef
     if (last && range[0] <= last[1] + 1) last[1] = Math.max(last[1], range[1]);
     else merged.push([...range]);
   }
-  return applyEdits(lines.text, merged.map(([first, last]) => deleteLines(lines, first, last)));
+  return applyEdits(
+    lines.text,
+    merged.map(([first, last]) => deleteLines(lines, first, last)),
+  );
 }
 
 /** The library's own edit of the whole document; the layouts above cover every other case. */
@@ -258,7 +259,8 @@ function tomlKey(segment: string): string {
 }
 
 const samePath = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && startsWith(a, b);
-const startsWith = (path: readonly string[], prefix: readonly string[]): boolean => prefix.length <= path.length && prefix.every((segment, i) => path[i] === segment);
+const startsWith = (path: readonly string[], prefix: readonly string[]): boolean =>
+  prefix.length <= path.length && prefix.every((segment, i) => path[i] === segment);
 
 /** An empty servers table and none mean the same to Codex; the layouts may leave either. */
 function normalize(document: Record<string, unknown>, key: string): Record<string, unknown> {
@@ -287,7 +289,11 @@ function verify(text: string, wanted: Record<string, unknown>, key: string): Edi
 function parseFailure(error: unknown): EditFailure {
   const err = error as { message?: unknown; line?: unknown; column?: unknown };
   const message = typeof err.message === 'string' ? err.message : String(error);
-  const reason = message.split('\n').filter((l) => l.trim() !== '').at(-1) ?? message;
+  const reason =
+    message
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .at(-1) ?? message;
   const line = typeof err.line === 'number' ? err.line : undefined;
   const column = typeof err.column === 'number' ? err.column + 1 : undefined;
   return { ok: false, message: reason, ...(line !== undefined ? { line } : {}), ...(column !== undefined ? { column } : {}) };

@@ -82,7 +82,13 @@ export function readLayout(text: string): TomlLayout {
   for (const block of readCst(text)) {
     if (block.type === 'Table' || block.type === 'TableArray') {
       const key = keyPath(block.key.item);
-      statements.push({ kind: block.type === 'Table' ? 'table' : 'array-table', table: key, path: key, first: block.key.loc.start.line - 1, last: block.key.loc.end.line - 1 });
+      statements.push({
+        kind: block.type === 'Table' ? 'table' : 'array-table',
+        table: key,
+        path: key,
+        first: block.key.loc.start.line - 1,
+        last: block.key.loc.end.line - 1,
+      });
       for (const item of block.items) row(item, key);
     } else {
       row(block, []);

@@ -39,8 +39,8 @@
       `transport: ${transport}`,
       `origin: ${location.origin}`,
       `path: ${call.path}`,
-      `token: ${(call.auth?.token) || 'none'}`,
-      `scheme: ${(call.auth?.scheme) || 'none'}`,
+      `token: ${call.auth?.token || 'none'}`,
+      `scheme: ${call.auth?.scheme || 'none'}`,
     ].join('\n');
   }
 

@@ -50,7 +50,11 @@ export async function launchChromium(extraArgs: readonly string[] = []): Promise
  * Chromium on a profile of its own in `userDataDir` (a regular profile, not the off-the-record
  * context `launchChromium` gives), with `preferences` written as its settings first.
  */
-export async function launchChromiumProfile(userDataDir: string, preferences: Record<string, unknown>, extraArgs: readonly string[] = []): Promise<BrowserContext> {
+export async function launchChromiumProfile(
+  userDataDir: string,
+  preferences: Record<string, unknown>,
+  extraArgs: readonly string[] = [],
+): Promise<BrowserContext> {
   const { chromium } = await import('playwright-core');
   mkdirSync(join(userDataDir, 'Default'), { recursive: true });
   writeFileSync(join(userDataDir, 'Default', 'Preferences'), JSON.stringify(preferences));
@@ -142,14 +146,9 @@ export interface PageApi {
  * Call `window.mdpPage[method](...args)` in the page and return its (awaited) result. The evaluated
  * function is a single arrow expression so the bundler adds no helpers to its source.
  */
-export function callPage<K extends keyof PageApi>(
-  page: Page,
-  method: K,
-  ...args: Parameters<PageApi[K]>
-): Promise<Awaited<ReturnType<PageApi[K]>>> {
-  return page.evaluate(
-    ([name, values]) =>
-      (globalThis as unknown as { mdpPage: Record<string, (...a: unknown[]) => unknown> }).mdpPage[name]!(...values),
-    [method, args] as [string, unknown[]],
-  ) as Promise<Awaited<ReturnType<PageApi[K]>>>;
+export function callPage<K extends keyof PageApi>(page: Page, method: K, ...args: Parameters<PageApi[K]>): Promise<Awaited<ReturnType<PageApi[K]>>> {
+  return page.evaluate(([name, values]) => (globalThis as unknown as { mdpPage: Record<string, (...a: unknown[]) => unknown> }).mdpPage[name]!(...values), [
+    method,
+    args,
+  ] as [string, unknown[]]) as Promise<Awaited<ReturnType<PageApi[K]>>>;
 }

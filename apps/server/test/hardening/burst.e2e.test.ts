@@ -58,7 +58,11 @@ describe('a burst of reads larger than the byte cap', () => {
     const victim = await LoopTestClient.register(`${server.http}/mdp/http-loop`, descriptor('looped', [skill('/s/skill.md')]), { headers: OWNER });
     victim.handler = () => 'fine';
     const results = await burst(server, 'looped', 400);
-    expectServedOrRefused(results, 'fine', /^HTTP loop queue full \(\d+ messages, \d+ bytes waiting; at most 10000 messages, 1048576 bytes\): the client is behind; try again later$/);
+    expectServedOrRefused(
+      results,
+      'fine',
+      /^HTTP loop queue full \(\d+ messages, \d+ bytes waiting; at most 10000 messages, 1048576 bytes\): the client is behind; try again later$/,
+    );
     expect(await read(server.http, '/skills/looped/s', { headers: OWNER })).toMatchObject({ status: 200, body: 'fine' });
   });
 });

@@ -72,7 +72,10 @@ describe('catalogs bounded in bytes', () => {
       });
     }
     // 2. Descriptions within their cap, a catalog over its own.
-    expect(await register(server, described('wide', CAPS.description, 5))).toEqual({ code: 1009, reason: `Catalog is over ${CAPS.catalog} bytes as JSON (maxCatalogBytes)` });
+    expect(await register(server, described('wide', CAPS.description, 5))).toEqual({
+      code: 1009,
+      reason: `Catalog is over ${CAPS.catalog} bytes as JSON (maxCatalogBytes)`,
+    });
 
     // 3. Catalogs within every cap of their own, until all of them together are full.
     let accepted = 0;
@@ -112,7 +115,10 @@ describe('catalogs bounded in bytes', () => {
 
     const after = await server.memory(true);
     const budget = before.rss + CAPS.total * RSS_PER_CATALOG_BYTE;
-    expect(after.rss, `RSS ${(before.rss / MB).toFixed(0)} MB → ${(after.rss / MB).toFixed(0)} MB (peak ${(after.maxRss / MB).toFixed(0)} MB), budget ${(budget / MB).toFixed(0)} MB`).toBeLessThan(budget);
+    expect(
+      after.rss,
+      `RSS ${(before.rss / MB).toFixed(0)} MB → ${(after.rss / MB).toFixed(0)} MB (peak ${(after.maxRss / MB).toFixed(0)} MB), budget ${(budget / MB).toFixed(0)} MB`,
+    ).toBeLessThan(budget);
   });
 
   it('refuses an HTTP loop catalog over a byte cap with 413 naming it, and keeps the session', { timeout: 30_000 }, async () => {
@@ -125,7 +131,9 @@ describe('catalogs bounded in bytes', () => {
       body: JSON.stringify({ message: { type: 'updateClientCatalog', clientId: 'looped', paths: described('x', CAPS.description + 1).paths } }),
     });
     expect(sent.status).toBe(413);
-    expect(await sent.json()).toEqual({ error: `paths[0].description is ${CAPS.description + 1} characters long; at most ${CAPS.description} are allowed (maxDescriptionLength)` });
+    expect(await sent.json()).toEqual({
+      error: `paths[0].description is ${CAPS.description + 1} characters long; at most ${CAPS.description} are allowed (maxDescriptionLength)`,
+    });
     client.handler = () => 'still here';
     expect(await read(server.http, '/skills/looped/s')).toMatchObject({ status: 200, body: 'still here' });
   });

@@ -76,20 +76,33 @@ async function controlLink(server: ChildServer): Promise<WebSocket> {
 /** A leader of a cluster of one whose peers may leave `capBytes` unread and stall for `stallMs`; with a client whose listing is about half a megabyte. */
 async function leaderWithBigCatalog(capBytes: number, stallMs: number): Promise<{ server: ChildServer; big: TestClient }> {
   const server = await startChild([
-    '--cluster-mode', 'auto',
-    '--cluster-id', 'e2e',
-    '--cluster-secret', SECRET,
+    '--cluster-mode',
+    'auto',
+    '--cluster-id',
+    'e2e',
+    '--cluster-secret',
+    SECRET,
     // No term or vote kept on disk: the test leaves nothing behind.
-    '--cluster-state-dir', 'none',
-    '--discover-start-port', String(await unusedPort()),
-    '--discover-attempts', '1',
-    '--serve-default-port', 'false',
-    '--cluster-heartbeat-interval-ms', '100',
-    '--lease-duration-ms', '400',
-    '--election-timeout-min-ms', '450',
-    '--election-timeout-max-ms', '600',
-    '--max-ws-buffered-bytes', String(capBytes),
-    '--ws-stall-timeout-ms', String(stallMs),
+    '--cluster-state-dir',
+    'none',
+    '--discover-start-port',
+    String(await unusedPort()),
+    '--discover-attempts',
+    '1',
+    '--serve-default-port',
+    'false',
+    '--cluster-heartbeat-interval-ms',
+    '100',
+    '--lease-duration-ms',
+    '400',
+    '--election-timeout-min-ms',
+    '450',
+    '--election-timeout-max-ms',
+    '600',
+    '--max-ws-buffered-bytes',
+    String(capBytes),
+    '--ws-stall-timeout-ms',
+    String(stallMs),
   ]);
   await leading(server);
   const paths = Array.from({ length: 2000 }, (_, i) => skill(`/area${i}/skill.md`, { description: 'd'.repeat(200) }));
@@ -167,13 +180,13 @@ describe('a cluster peer that stops reading', () => {
     let ticks = 0;
     const reader = setInterval(() => {
       tcp.read(50 * 1024) ?? tcp.read();
-      if (++ticks % 4 === 0 && open) link.send(JSON.stringify({ type: 'clusterRpcRequest', ...HEADER, timestamp: systemClock.wallNow(), requestId: `k${ticks}`, method: 'listClients', params: {} }));
+      if (++ticks % 4 === 0 && open)
+        link.send(
+          JSON.stringify({ type: 'clusterRpcRequest', ...HEADER, timestamp: systemClock.wallNow(), requestId: `k${ticks}`, method: 'listClients', params: {} }),
+        );
     }, 50);
     try {
-      await Promise.race([
-        closed,
-        new Promise<void>((resolve) => link.on('message', () => answered.size === 40 && resolve())),
-      ]);
+      await Promise.race([closed, new Promise<void>((resolve) => link.on('message', () => answered.size === 40 && resolve()))]);
     } finally {
       clearInterval(reader);
     }

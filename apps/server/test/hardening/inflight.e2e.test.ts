@@ -67,7 +67,9 @@ async function stillServes(server: ChildServer): Promise<void> {
 }
 
 describe('messages still arriving count against --max-inflight-bytes', () => {
-  it('websocket frames: 600 sockets each sending all but a byte of a 256 KiB frame (150 MB) are closed 1013, oldest first, and the resident set stays within the budget', { timeout: 120_000 }, async () => {
+  it('websocket frames: 600 sockets each sending all but a byte of a 256 KiB frame (150 MB) are closed 1013, oldest first, and the resident set stays within the budget', {
+    timeout: 120_000,
+  }, async () => {
     const server = await startChild(ARGS);
     const before = await warmedUp(server, () => partialFrame(server.port, MESSAGE), 60);
     attack = await many(600, 20, () => partialFrame(server.port, MESSAGE));
@@ -92,23 +94,27 @@ describe('messages still arriving count against --max-inflight-bytes', () => {
     ['/mdp/http-loop/connect', { error: REASON }],
     ['/mdp/auth', { error: REASON }],
     ['/mcp', { jsonrpc: '2.0', error: { code: -32000, message: REASON }, id: null }],
-  ])('HTTP bodies of %s: 500 requests each sending all but a byte of a 256 KiB body (125 MB) are answered 503 with Retry-After, and the resident set stays within the budget', { timeout: 120_000 }, async (path, body) => {
-    const server = await startChild(ARGS);
-    const before = await warmedUp(server, () => partialBody(server.port, path, MESSAGE), 40);
-    attack = await many(500, 20, () => partialBody(server.port, path, MESSAGE));
-    const kept = Math.floor(BUDGET / (MESSAGE + 8 * 1024));
-    const ended = await endings(attack, attack.length - kept);
-    const after = await server.memory(true);
-    const answers = ended.filter((e): e is Extract<Ending, { kind: 'answer' }> => e.kind === 'answer');
-    expect(answers.length).toBeGreaterThan(ended.length * 0.9);
-    for (const answer of answers) {
-      expect(answer.status).toBe(503);
-      expect(answer.headers).toContain('retry-after: 1');
-      expect(answer.headers).toContain('connection: close');
-      expect(JSON.parse(answer.body)).toEqual(body);
-    }
-    expect(after.rss - before.rss, figures(before, after)).toBeLessThan(BUDGET + SLACK);
-    expect(after.maxRss - before.rss, figures(before, after)).toBeLessThan(BUDGET + PEAK_SLACK);
-    await stillServes(server);
-  });
+  ])(
+    'HTTP bodies of %s: 500 requests each sending all but a byte of a 256 KiB body (125 MB) are answered 503 with Retry-After, and the resident set stays within the budget',
+    { timeout: 120_000 },
+    async (path, body) => {
+      const server = await startChild(ARGS);
+      const before = await warmedUp(server, () => partialBody(server.port, path, MESSAGE), 40);
+      attack = await many(500, 20, () => partialBody(server.port, path, MESSAGE));
+      const kept = Math.floor(BUDGET / (MESSAGE + 8 * 1024));
+      const ended = await endings(attack, attack.length - kept);
+      const after = await server.memory(true);
+      const answers = ended.filter((e): e is Extract<Ending, { kind: 'answer' }> => e.kind === 'answer');
+      expect(answers.length).toBeGreaterThan(ended.length * 0.9);
+      for (const answer of answers) {
+        expect(answer.status).toBe(503);
+        expect(answer.headers).toContain('retry-after: 1');
+        expect(answer.headers).toContain('connection: close');
+        expect(JSON.parse(answer.body)).toEqual(body);
+      }
+      expect(after.rss - before.rss, figures(before, after)).toBeLessThan(BUDGET + SLACK);
+      expect(after.maxRss - before.rss, figures(before, after)).toBeLessThan(BUDGET + PEAK_SLACK);
+      await stillServes(server);
+    },
+  );
 });

@@ -55,7 +55,9 @@ describe('an HTTP loop session under an auth policy', () => {
     expect(polled.status).toBe(200);
     const { message } = (await polled.json()) as { message: { requestId: string; auth: unknown } };
     expect(message.auth).toBeUndefined();
-    expect((await send(t, sessionId, { type: 'callClientResult', requestId: message.requestId, ok: true, data: 'real' }, bearer('owner-token'))).status).toBe(202);
+    expect((await send(t, sessionId, { type: 'callClientResult', requestId: message.requestId, ok: true, data: 'real' }, bearer('owner-token'))).status).toBe(
+      202,
+    );
     const read = await reading;
     expect(read.status).toBe(200);
     expect(await read.text()).toBe('real');

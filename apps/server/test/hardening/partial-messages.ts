@@ -42,7 +42,8 @@ function closeFrameIn(frames: Buffer): Ending | undefined {
     const length = short === 126 ? frames.readUInt16BE(at + 2) : short === 127 ? Number(frames.readBigUInt64BE(at + 2)) : short;
     const start = at + head;
     if (start + length > frames.length) return undefined;
-    if (((frames[at] as number) & 0x0f) === 0x8) return { kind: 'close-frame', code: frames.readUInt16BE(start), reason: frames.subarray(start + 2, start + length).toString('utf8') };
+    if (((frames[at] as number) & 0x0f) === 0x8)
+      return { kind: 'close-frame', code: frames.readUInt16BE(start), reason: frames.subarray(start + 2, start + length).toString('utf8') };
     at = start + length;
   }
   return undefined;

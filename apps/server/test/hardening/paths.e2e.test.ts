@@ -14,7 +14,6 @@ import { read, wsClientWithSkill } from './clients.js';
 
 afterEach(stopAll);
 
-
 async function registerOverWs(t: TestServer, paths: PathDescriptor[]): Promise<{ code: number; reason: string }> {
   const client = await TestClient.connect(t.ws);
   client.send({ type: 'registerClient', client: descriptor('greedy', paths) });

@@ -37,9 +37,7 @@ describe('a websocket client that stops reading', () => {
     let gaveUp = false;
     void server.logged('ws.slow_client').then(() => (gaveUp = true));
     while (!(gaveUp && closed)) {
-      const answers = await Promise.all(
-        Array.from({ length: 64 }, () => read(server.http, '/skills/slow/s', { headers: PAD, abortAfterMs: 200, agent })),
-      );
+      const answers = await Promise.all(Array.from({ length: 64 }, () => read(server.http, '/skills/slow/s', { headers: PAD, abortAfterMs: 200, agent })));
       results.push(...answers);
       closed = answers.find((a): a is ReadResult => a !== 'aborted' && (a.status === 502 || a.status === 404));
       healthyRead ??= await read(server.http, '/skills/healthy/s');

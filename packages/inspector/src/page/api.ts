@@ -60,7 +60,11 @@ export const CLIENTS_PAGE = 100;
 
 /** `GET /mdp/clients` from `cursor` on: one page of the listing (SPEC §12). */
 export async function listClientsPage(cursor: string, signal?: AbortSignal): Promise<ListClientsResult> {
-  const response = await fetch(`/mdp/clients?limit=${CLIENTS_PAGE}&cursor=${encodeURIComponent(cursor)}`, { headers: authHeaders(), signal, cache: 'no-store' });
+  const response = await fetch(`/mdp/clients?limit=${CLIENTS_PAGE}&cursor=${encodeURIComponent(cursor)}`, {
+    headers: authHeaders(),
+    signal,
+    cache: 'no-store',
+  });
   if (response.status === 401) throw new Unauthorized();
   if (!response.ok) throw new Error(`/mdp/clients answered ${response.status}`);
   return (await response.json()) as ListClientsResult;

@@ -9,11 +9,7 @@ export function byId<T extends HTMLElement>(id: string): T {
 type Child = Node | string | undefined | false;
 
 /** `<tag class=…>children</tag>`, strings as text nodes. */
-export function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  attributes: Record<string, string> = {},
-  ...children: Child[]
-): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Record<string, string> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, value);
   for (const child of children) if (child !== undefined && child !== false) element.append(child);

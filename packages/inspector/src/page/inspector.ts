@@ -127,8 +127,11 @@ function select(clientId: string, path: PathDescriptor): void {
   byId<HTMLSelectElement>('call-method').value = methodOf(path);
   byId<HTMLInputElement>('call-path').value = path.path;
   byId<HTMLTextAreaElement>('call-body').value = path.type === 'endpoint' && path.method !== 'GET' ? '{}' : '';
-  byId('call-hint').textContent =
-    path.path.includes('/:') ? 'Replace each :name segment with a value.' : path.type === 'endpoint' ? (path.description ?? '') : `A ${path.type}: its text is rendered as Markdown.`;
+  byId('call-hint').textContent = path.path.includes('/:')
+    ? 'Replace each :name segment with a value.'
+    : path.type === 'endpoint'
+      ? (path.description ?? '')
+      : `A ${path.type}: its text is rendered as Markdown.`;
   renderClients();
 }
 
@@ -295,7 +298,10 @@ async function refreshCluster(): Promise<void> {
       ...row('Role', cluster.role),
       ...row('Term', String(cluster.term)),
       ...row('Leader', cluster.leaderId === '' ? '(none known)' : `${cluster.leaderId} ${cluster.leaderUrl}`),
-      ...row('Members', `${cluster.reachableMemberCount} reachable of ${cluster.knownMemberCount} known, quorum ${cluster.quorumSize}${cluster.hasQuorum ? '' : ' (not reached)'}`),
+      ...row(
+        'Members',
+        `${cluster.reachableMemberCount} reachable of ${cluster.knownMemberCount} known, quorum ${cluster.quorumSize}${cluster.hasQuorum ? '' : ' (not reached)'}`,
+      ),
       ...row('Membership', cluster.membershipMode),
     );
   } catch (error) {

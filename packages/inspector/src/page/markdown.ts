@@ -5,7 +5,8 @@
  */
 import { marked } from './marked.js';
 
-const FRAME_STYLE = 'body{font:14px/1.5 system-ui,sans-serif;margin:8px;color:#1d2330}pre,code{background:#f3f4f7;border-radius:3px}pre{padding:6px;overflow:auto}';
+const FRAME_STYLE =
+  'body{font:14px/1.5 system-ui,sans-serif;margin:8px;color:#1d2330}pre,code{background:#f3f4f7;border-radius:3px}pre{padding:6px;overflow:auto}';
 
 export function renderMarkdown(frame: HTMLIFrameElement, text: string): void {
   const html = marked.parse(text, { async: false });
