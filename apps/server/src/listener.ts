@@ -36,6 +36,38 @@ export function clientErrorAnswer(code: string | undefined): string {
 }
 
 /**
+ * The header node's parser was in when a request's headers overflowed its limit, lower-case: the
+ * name of the last, unterminated line of the bytes it refused (`rawPacket`), when they show one.
+ */
+export function overflowingHeader(raw: Buffer): string | undefined {
+  const text = raw.toString('latin1');
+  const lineStart = text.lastIndexOf('\r\n');
+  if (lineStart < 0) return undefined;
+  const colon = text.indexOf(':', lineStart + 2);
+  if (colon < 0 || colon - lineStart > 256) return undefined;
+  return text
+    .slice(lineStart + 2, colon)
+    .trim()
+    .toLowerCase();
+}
+
+/** The path of the request line at the start of `raw`, for the log (no query: it may hold secrets). */
+function requestPath(raw: Buffer): string | undefined {
+  const line = raw.subarray(0, 2048).toString('latin1').split('\r\n', 1)[0] ?? '';
+  const target = line.split(' ')[1];
+  return target === undefined ? undefined : target.split('?')[0];
+}
+
+/**
+ * The raw answer when an `Authorization` header alone overflows the header limit and the server
+ * checks credentials: a 401 that says how to sign in (`challenge`, the `WWW-Authenticate` of the
+ * server's other 401s), since such a token can never be accepted.
+ */
+export function oversizedTokenAnswer(challenge: string): string {
+  const body = JSON.stringify({ error: 'Access token too large' });
+  return `HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nWWW-Authenticate: ${challenge}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+}
+
 /**
  * The Hono app of every feature's routes: CORS first (`preflight`: how a preflight is answered),
  * a plain 500 for what they throw, an empty 404.
@@ -74,6 +106,7 @@ export function createListener(
   limits: HttpLimits,
   tls?: HttpsOptions,
   before?: BeforeDispatch,
+  tokenChallenge?: () => string,
 ): Server {
   const fast = features.filter((f) => f.handle !== undefined);
   const upgraders = features.filter((f) => f.upgrade !== undefined);
@@ -161,6 +194,12 @@ export function createListener(
     logger.debug('http.client_error', { error: error.message, code: error.code });
     if (!socket.writable) return void socket.destroy();
     // node's parser refused the request before any route saw it; answer in the routes' {error} shape.
+    const raw = (error as { rawPacket?: unknown }).rawPacket;
+    if (tokenChallenge !== undefined && error.code === 'HPE_HEADER_OVERFLOW' && Buffer.isBuffer(raw) && overflowingHeader(raw) === 'authorization') {
+      // Such a token can never be accepted: say so as every other refused credential, not 431.
+      logger.info('auth.token_refused', { reason: "the Authorization header is over the server's header limit (16 KiB)", path: requestPath(raw) });
+      return void socket.end(oversizedTokenAnswer(tokenChallenge()));
+    }
     socket.end(clientErrorAnswer(error.code));
   });
   return server;

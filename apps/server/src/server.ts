@@ -127,7 +127,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     ...(options.stateStore ? [stateStoreFeature(ctx, options.stateStore, { cluster, clusterId, mcpHttp })] : []),
   ];
   const app = createApp(features, logger, preflightPolicy(ctx.originPolicy, skillReader));
-  const httpServer = createListener(features, app, host, logger, limits.http, tls?.listenerOptions(), beforeDispatch(ctx));
+  const httpServer = createListener(features, app, host, logger, limits.http, tls?.listenerOptions(), beforeDispatch(ctx), ctx.scopeGuard?.unauthorized);
   const claim = portClaimOf({
     cluster: options.cluster,
     clusterId,

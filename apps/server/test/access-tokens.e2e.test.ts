@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
-import { TestClient, descriptor, recordingLogger, stopAll, type RecordingLogger } from '@mdp/test-kit';
+import { TestClient, descriptor, endpoint, recordingLogger, stopAll, type RecordingLogger } from '@mdp/test-kit';
 import { startServer, registeredClient, type TestServer } from './harness.js';
 import { signingKey, startIssuer, type Issuer } from './oidc.js';
 
@@ -84,9 +84,18 @@ describe('access tokens of an issuer', () => {
       expect(response.status, name).toBe(401);
       expect(String((await refused).reason), name).toMatch(reason);
     }
-    // A 100 KB token: in a header, over the header limit before any auth (431); in /mdp/auth's body, 401.
+    // A 100 KB token: in a header, over node's header limit, still a 401 that says how to sign in; in /mdp/auth's body, 401.
     const huge = `${b64({ alg: 'RS256', kid: issuer.key.kid })}.${'A'.repeat(100_000)}.sig`;
-    expect((await clients(huge)).status).toBe(431);
+    const tooLarge = log.next('auth.token_refused');
+    const hugeAnswer = await clients(huge);
+    expect(hugeAnswer.status).toBe(401);
+    expect(hugeAnswer.headers.get('www-authenticate')).toMatch(
+      /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource"$/,
+    );
+    expect(await hugeAnswer.json()).toEqual({ error: 'Access token too large' });
+    expect(await tooLarge).toMatchObject({ reason: expect.stringMatching(/over the server's header limit/), path: '/mdp/clients' });
+    // Headers over the limit for another reason stay 431.
+    expect((await fetch(`${t.http}/mdp/clients`, { headers: { 'x-padding': 'p'.repeat(100_000) } })).status).toBe(431);
     const hugeRefused = log.next('auth.token_refused');
     const minted = await fetch(`${t.http}/mdp/auth`, {
       method: 'POST',
@@ -150,5 +159,45 @@ describe('access tokens of an issuer', () => {
     expect(await metrics(await issuer.sign({ claims: { scope: 'mdp:admin' } }))).toBe(200);
     expect(await metrics(await issuer.sign({ claims: { scope: 'mdp:read mdp:call' } }))).toBe(401);
     expect((await fetch(`${probed.http}/metrics`)).status).toBe(401);
+  });
+
+  it("stamps an MCP session's calls with the credential of each request, not only the one that opened it", async () => {
+    const publisher = await issuer.sign({ claims: { sub: 'publisher', scope: 'mdp:register' } });
+    const app = await registeredClient(t, descriptor('app', [endpoint('/status')]), { authorization: `Bearer ${publisher}` });
+    app.handler = () => ({ ok: true });
+    const first = await issuer.sign({ claims: { sub: 'alice', jti: 'first', scope: 'mdp:read mdp:call' } });
+    const refreshed = await issuer.sign({ claims: { sub: 'alice', jti: 'refreshed', scope: 'mdp:read mdp:call mdp:admin' } });
+    let sessionId = '';
+    const rpc = async (token: string, message: Record<string, unknown>): Promise<Response> => {
+      const response = await fetch(`${t.http}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${token}`,
+          'mcp-protocol-version': '2025-11-25',
+          ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', ...message }),
+      });
+      expect(response.status, JSON.stringify(message)).toBeLessThan(300);
+      return response;
+    };
+    const opened = await rpc(first, {
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'agent', version: '1' } },
+    });
+    sessionId = opened.headers.get('mcp-session-id') ?? '';
+    expect(sessionId).not.toBe('');
+    await rpc(first, { method: 'notifications/initialized' });
+    const call = { method: 'tools/call', params: { name: 'callPath', arguments: { clientId: 'app', method: 'GET', path: '/status' } } };
+    expect((await (await rpc(first, { id: 2, ...call })).json()).result.isError).not.toBe(true);
+    expect((await (await rpc(refreshed, { id: 3, ...call })).json()).result.isError).not.toBe(true);
+    const scopesSeen = app.calls.map((made) => (made.auth?.metadata as { scopes?: unknown } | undefined)?.scopes);
+    expect(scopesSeen).toEqual([
+      ['mdp:read', 'mdp:call'],
+      ['mdp:read', 'mdp:call', 'mdp:admin'],
+    ]);
   });
 });

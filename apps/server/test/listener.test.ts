@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { recordingLogger } from '@mdp/test-kit';
 import type { ServerFeature } from '../src/feature.js';
-import { createApp, createListener, type Server } from '../src/listener.js';
+import { createApp, createListener, oversizedTokenAnswer, overflowingHeader, type Server } from '../src/listener.js';
 
 const LIMITS = {
   headersTimeoutMs: 5000,
@@ -68,5 +68,33 @@ describe('the listener', () => {
     expect(ended).toBe('error');
     expect(log.records.filter((r) => r.event === 'http.unhandled_error')).toMatchObject([{ method: 'upgrade', path: '/', error: { message: 'upgrade bug' } }]);
     expect((await fetch(`http://127.0.0.1:${port}/other`)).status).toBe(404);
+  });
+});
+
+const bytes = (text: string): Buffer => Buffer.from(text, 'latin1');
+
+describe('overflowingHeader', () => {
+  it('names the unterminated last header line of the refused bytes', () => {
+    expect(overflowingHeader(bytes(`GET /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(500)}`))).toBe('authorization');
+    expect(overflowingHeader(bytes(`GET / HTTP/1.1\r\nauthorization: Bearer a\r\nX-Padding: ${'p'.repeat(500)}`))).toBe('x-padding');
+  });
+
+  it('names none when the bytes do not show which header it was', () => {
+    // A chunk from the middle of a header, a request cut right after a line, a line without a colon.
+    expect(overflowingHeader(bytes('a'.repeat(1000)))).toBeUndefined();
+    expect(overflowingHeader(bytes('GET / HTTP/1.1\r\nAuthorization: Bearer a\r\n'))).toBeUndefined();
+    expect(overflowingHeader(bytes(`GET / HTTP/1.1\r\n${'n'.repeat(1000)}`))).toBeUndefined();
+    expect(overflowingHeader(bytes(`GET / HTTP/1.1\r\n${'n'.repeat(300)}: v`))).toBeUndefined();
+  });
+});
+
+describe('oversizedTokenAnswer', () => {
+  it('is a complete 401 with the challenge and an {error} body', () => {
+    const answer = oversizedTokenAnswer('Bearer resource_metadata="https://mdp.example/.well-known/oauth-protected-resource"');
+    expect(answer).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/);
+    expect(answer).toContain('\r\nWWW-Authenticate: Bearer resource_metadata="https://mdp.example/.well-known/oauth-protected-resource"\r\n');
+    const body = answer.slice(answer.indexOf('\r\n\r\n') + 4);
+    expect(JSON.parse(body)).toEqual({ error: 'Access token too large' });
+    expect(answer).toContain(`Content-Length: ${Buffer.byteLength(body)}\r\n`);
   });
 });
