@@ -51,8 +51,10 @@ export interface McpHttpOptions {
    */
   readonly scopeGuard?: McpScopeGuard;
   /**
-   * What the calls of a session opened by this `initialize` request carry to clients
-   * (`McpConnectOptions.forward`): the server stamps who the agent is. Default: none.
+   * What the calls of a session carry to clients (`McpConnectOptions.forward`), from the credential
+   * of the session's latest request (an agent that refreshed its token is stamped with the new
+   * one's scopes; a session stays with one principal): the server stamps who the agent is.
+   * Default: none.
    */
   readonly forwardOf?: (request: Request) => ((given: AuthContext | undefined) => AuthContext | undefined) | undefined;
   readonly maxBodyBytes?: number;
@@ -114,6 +116,8 @@ interface Entry {
   readonly idle: Timer;
   /** Requests of this session the agent cancelled (or whose HTTP request closed) while they ran. */
   readonly cancelled: Set<RequestId>;
+  /** What its calls carry to clients (`forwardOf`), of the credential of its latest request. */
+  forward: ((given: AuthContext | undefined) => AuthContext | undefined) | undefined;
 }
 
 /** The ids of the JSON-RPC requests in a POST body (one message or a batch). */
@@ -285,6 +289,8 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
       request = read.request;
       parsedBody = read.parsed;
     }
+    // Calls this request makes are stamped with its own credential (the one `authorize` accepted).
+    if (options.forwardOf) entry.forward = options.forwardOf(request);
     entry.active += 1;
     entry.idle.clear();
     const release = (): void => {
@@ -357,11 +363,11 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
       },
     });
     try {
-      const forward = options.forwardOf?.(request);
+      const forwardOf = options.forwardOf;
       const session = await bridge.connect(transport, {
         jsonAnswers: true,
         ...(options.principalOf ? { viewer: { principal: principal === '' ? undefined : principal } } : {}),
-        ...(forward ? { forward } : {}),
+        ...(forwardOf ? { forward: (given: AuthContext | undefined) => (entry?.forward ? entry.forward(given) : given) } : {}),
       });
       entry = {
         transport,
@@ -371,6 +377,7 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
         idleSince: clock.now(),
         idle: new Timer(clock, (error) => logger.error('mcp.timer_failed', { error })),
         cancelled: new Set(),
+        forward: undefined,
       };
       settleCancelled(transport, entry.cancelled);
       const current = entry;
