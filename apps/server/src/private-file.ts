@@ -10,21 +10,9 @@
  * a replacement is renamed over the old file.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  linkSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, constants, fstatSync, linkSync, lstatSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { makeDirectorySync } from '@mdp/core';
 
 /**
  * Makes the Error a caller throws when `what` went wrong with its file (naming the file, saying what
@@ -37,7 +25,7 @@ export type FileProblem = (what: string, kind?: 'unstorable') => Error;
 export function privateDirectory(file: string, problem: FileProblem): void {
   const dir = dirname(file);
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirectorySync(dir, 0o700);
   } catch (error) {
     throw problem(`cannot create ${dir}: ${reason(error)}`, 'unstorable');
   }

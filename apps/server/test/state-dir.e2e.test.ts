@@ -47,3 +47,17 @@ it.each([
   expect(await exited).toBe(0);
   expect(existsSync(join(tmpdir(), 'mdp-server-cluster', 'state-test'))).toBe(false);
 });
+
+// Node's recursive mkdir tried forever under /proc (ENOENT for a directory whose parent exists): the
+// server hung at full CPU before it listened.
+it.skipIf(!existsSync('/proc/self'))('exits with a clear error for a state directory that cannot be made', async () => {
+  const child = spawn(process.execPath, [CLI, '--host', '127.0.0.1', '--port', '0', '--cluster-state-dir', '/proc/nope/state'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  cleanups.push(() => child.kill('SIGKILL'));
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  expect(code).toBe(1);
+  expect(stderr).toMatch(/cannot create \/proc\/nope\/state: ENOENT/);
+});

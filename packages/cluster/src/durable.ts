@@ -3,9 +3,9 @@
  * guarantee the start-up grace alone cannot give). Written synchronously before any message that
  * depends on it leaves the process; a few bytes, only when an election changes them.
  */
-import { mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Logger } from '@mdp/core';
+import { makeDirectorySync, type Logger } from '@mdp/core';
 import type { DurableVote } from './election.js';
 
 export function loadDurableVote(file: string, logger: Logger): DurableVote | undefined {
@@ -51,7 +51,7 @@ export function storedTermFloor(file: string, logger: Logger): number {
 export function saveDurableVote(file: string, vote: DurableVote, logger: Logger): boolean {
   try {
     // Owner only: the directories this creates (a user's state directory) and the file.
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    makeDirectorySync(dirname(file), 0o700);
     const temp = `${file}.${process.pid}.tmp`;
     writeFileSync(temp, `${JSON.stringify({ term: vote.term, votedFor: vote.votedFor ?? null })}\n`, { mode: 0o600 });
     renameSync(temp, file);

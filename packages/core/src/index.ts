@@ -75,3 +75,4 @@ export { InboundFrames, countInboundFrames, inboundFramesOf } from './inbound-fr
 export type { BodyResult, JsonObjectResult } from './http-body.js';
 export { redactUrl } from './redact.js';
 export { DEFAULT_MAX_MESSAGE_BYTES, overCap, type OverCap } from './limits.js';
+export { makeDirectorySync } from './make-dir.js';

@@ -1,9 +1,10 @@
 /** The thin I/O layer under setup: read a config, write it atomically, find a command on PATH. */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
-import { access, chmod, mkdir, open, readFile, readlink, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { access, chmod, open, readFile, readlink, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { basename, delimiter as hostDelimiter, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { makeDirectorySync } from '@mdp/core';
 
 /** Largest config file setup reads, bytes: agent configs are a few KiB; anything this big is not one. */
 export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
@@ -67,7 +68,7 @@ export async function writeAtomic(file: string, text: string): Promise<void> {
   if (mode !== undefined && (mode & 0o200) === 0) {
     throw new Error(`it is read-only (mode ${(mode & 0o777).toString(8).padStart(4, '0')}); make it writable for setup to edit it, or edit it by hand`);
   }
-  await mkdir(dir, { recursive: true });
+  makeDirectorySync(dir);
   const temporary = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
     const handle = await open(temporary, 'wx', mode ?? 0o666);

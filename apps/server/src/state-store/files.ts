@@ -9,10 +9,10 @@
  * writes while running take them in slices of about {@link SLICE_CHARS}, each written before the
  * next is made, so the node serves its calls between two slices.
  */
-import { accessSync, constants, mkdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { accessSync, constants, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { systemClock } from '@mdp/core';
+import { makeDirectorySync, systemClock } from '@mdp/core';
 
 /** A file's name in the directory and its text, in pieces (made as they are taken). */
 export type StoreFile = readonly [name: string, pieces: Iterable<string>];
@@ -62,7 +62,7 @@ export function dirProblem(error: unknown, dir: string): string {
  */
 export function prepareStoreDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirectorySync(dir, 0o700);
     if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR', path: dir });
     accessSync(dir, constants.W_OK | constants.X_OK);
   } catch (error) {
@@ -78,7 +78,7 @@ const tempName = (dir: string, name: string): string => join(dir, `.${name}.${pr
  * For the first write, when the node has no clients yet.
  */
 export function writeStoreFilesSync(dir: string, files: readonly StoreFile[]): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeDirectorySync(dir, 0o700);
   for (const [name, pieces] of files) {
     const temp = tempName(dir, name);
     try {
@@ -108,7 +108,7 @@ async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
  */
 export async function writeStoreFiles(dir: string, files: readonly StoreFile[], now: () => number = systemClock.now): Promise<number> {
   let busyMs = 0;
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  makeDirectorySync(dir, 0o700);
   for (const [name, pieces] of files) {
     const temp = tempName(dir, name);
     let handle: FileHandle | undefined;
