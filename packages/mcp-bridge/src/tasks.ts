@@ -1,5 +1,5 @@
 /**
- * MCP tasks (2025-11-25) for the bridge: the store behind the SDK's own `tasks/get`,
+ * MCP tasks (2025-11-25, SPEC §13.6) for the bridge: the store behind the SDK's own `tasks/get`,
  * `tasks/result`, `tasks/list` and `tasks/cancel` handlers (its experimental `TaskStore`), held in
  * memory and bounded.
  *
