@@ -17,7 +17,7 @@ import { httpAgent, stdioAgent, type Agent } from './mcp-harness.js';
 afterEach(stopAll);
 
 // A plain call's time: long enough for a quick answer on a busy machine, short enough to wait out once.
-const INVOCATION_MS = 1000;
+const INVOCATION_MS = 2000;
 
 const todo: ClientDescriptor = {
   id: 'todo',
