@@ -1,5 +1,6 @@
 /** The MCP settings of `mdp-server` and `mdp-server mcp` (SPEC §13): a group of the settings table. */
-import { CATALOG_DEFAULTS, DEFAULT_MAX_CONTENT_BYTES, GENERIC_TOOL_NAMES, SURFACES } from '@mdp/mcp-bridge/lite';
+import { MAX_TIMER_MS } from '@mdp/core';
+import { CATALOG_DEFAULTS, DEFAULT_MAX_CONTENT_BYTES, GENERIC_TOOL_NAMES, MCP_TASK_DEFAULTS, SURFACES } from '@mdp/mcp-bridge/lite';
 import type { MdpMcpOptions } from './features/mcp-http.js';
 import { list, oneOf, wholeNumber } from './flag-values.js';
 import { settingGroup } from './settings.js';
@@ -30,6 +31,15 @@ export const MCP_SETTINGS = settingGroup({
       help: `most bytes of text and decoded data in one result an agent sees as MCP content (an image, audio, a
         client's content blocks) or in one binary skill read; past it the agent gets a too_large error, never a cut image`,
     },
+    mcpTaskTimeoutMs: {
+      flag: 'mcp-task-timeout-ms',
+      placeholder: '<ms>',
+      schema: wholeNumber(1, MAX_TIMER_MS),
+      default: MCP_TASK_DEFAULTS.timeoutMs,
+      help: `time a client has to answer a call an agent made as an MCP task (callPath or a catalog tool called with
+        "task", then polled with tasks/get), never less than --invocation-timeout-ms; a session holds at most
+        ${MCP_TASK_DEFAULTS.maxPerSession} tasks, a principal ${MCP_TASK_DEFAULTS.maxPerPrincipal}`,
+    },
     mcpInclude: {
       flag: 'mcp-include',
       placeholder: '<glob>',
@@ -46,6 +56,8 @@ export function mcpOptions(values: {
   readonly mcpSurface: MdpMcpOptions['surface'];
   readonly mcpMaxTools: number;
   readonly mcpMaxContentBytes: number;
+  readonly mcpTaskTimeoutMs: number;
+  readonly invocationTimeoutMs: number;
   readonly mcpInclude?: readonly string[] | undefined;
   readonly mcpExclude?: readonly string[] | undefined;
 }): MdpMcpOptions {
@@ -53,6 +65,8 @@ export function mcpOptions(values: {
     surface: values.mcpSurface,
     maxTools: values.mcpMaxTools,
     maxContentBytes: values.mcpMaxContentBytes,
+    // A task is for a call longer than a plain one may take.
+    taskTimeoutMs: Math.max(values.mcpTaskTimeoutMs, values.invocationTimeoutMs),
     ...(values.mcpInclude ? { include: values.mcpInclude } : {}),
     ...(values.mcpExclude ? { exclude: values.mcpExclude } : {}),
   };

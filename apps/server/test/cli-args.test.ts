@@ -1,6 +1,6 @@
 /** The settings table of `mdp-server`: flags, MDP_* variables, config files, one schema. No processes. */
 import { readFileSync } from 'node:fs';
-import { CATALOG_DEFAULTS, DEFAULT_MAX_CONTENT_BYTES } from '@mdp/mcp-bridge';
+import { CATALOG_DEFAULTS, DEFAULT_MAX_CONTENT_BYTES, MCP_TASK_DEFAULTS } from '@mdp/mcp-bridge';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLUSTER_DEFAULTS, DISCOVERY_DEFAULTS } from '@mdp/cluster';
@@ -78,7 +78,12 @@ describe('defaults', () => {
         secretFile: join(defaultStateDir(), 'cluster-secret'),
         portFallback: true,
       },
-      mcp: { surface: CATALOG_DEFAULTS.surface, maxTools: CATALOG_DEFAULTS.maxTools, maxContentBytes: DEFAULT_MAX_CONTENT_BYTES },
+      mcp: {
+        surface: CATALOG_DEFAULTS.surface,
+        maxTools: CATALOG_DEFAULTS.maxTools,
+        maxContentBytes: DEFAULT_MAX_CONTENT_BYTES,
+        taskTimeoutMs: MCP_TASK_DEFAULTS.timeoutMs,
+      },
       httpLoopIdleTimeoutMs: SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
       // Every limit, at its default (limit-args.ts).
       ...Object.fromEntries(Object.keys(LIMIT_SETTINGS.settings).map((key) => [key, SERVER_DEFAULTS[key as keyof typeof SERVER_DEFAULTS]])),

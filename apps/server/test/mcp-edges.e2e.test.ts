@@ -259,6 +259,8 @@ describe('MCP flags', () => {
       '12',
       '--mcp-max-content-bytes',
       '65536',
+      '--mcp-task-timeout-ms',
+      '120000',
       '--mcp-include',
       'page_*',
       '--mcp-include',
@@ -274,6 +276,7 @@ describe('MCP flags', () => {
       surface: 'generic',
       maxTools: 12,
       maxContentBytes: 65536,
+      taskTimeoutMs: 120_000,
       include: ['page_*', 'todo/*'],
       exclude: ['*_delete'],
     });
@@ -294,13 +297,22 @@ describe('MCP flags', () => {
       ['box.lan', 'Box.Example', '[fd00::1]'],
     ]);
     const defaults = parseCliArgs([]);
-    expect(defaults.kind === 'run' && defaults.options.mcp).toEqual({ surface: 'catalog', maxTools: 40, maxContentBytes: 3 * 1024 * 1024 });
+    expect(defaults.kind === 'run' && defaults.options.mcp).toEqual({
+      surface: 'catalog',
+      maxTools: 40,
+      maxContentBytes: 3 * 1024 * 1024,
+      taskTimeoutMs: 600_000,
+    });
+    // A task's call never has less time than a plain call.
+    const short = parseCliArgs(['--mcp-task-timeout-ms', '1000', '--invocation-timeout-ms', '30000']);
+    expect(short.kind === 'run' && short.options.mcp).toMatchObject({ taskTimeoutMs: 30_000 });
   });
 
   it.each([
     [['--mcp-max-tools', '3'], '--mcp-max-tools must be a whole number from 4 to 10000, got "3"'],
     [['--mcp-max-content-bytes', '100'], '--mcp-max-content-bytes must be a whole number from 1024 to 1073741824, got "100"'],
     [['--mcp-include', ' '], '--mcp-include must not hold an empty glob, got [" "]'],
+    [['--mcp-task-timeout-ms', '0'], '--mcp-task-timeout-ms must be a whole number from 1 to 2147483647, got "0"'],
     [
       ['--mcp-allow-origin', 'agent.example'],
       '--mcp-allow-origin must be origins like https://agent.example.com (a scheme, a host and a port, no path), got ["agent.example"]',
@@ -336,6 +348,7 @@ describe('MCP flags', () => {
       '--mcp-surface',
       '--mcp-max-tools',
       '--mcp-max-content-bytes',
+      '--mcp-task-timeout-ms',
       '--mcp-include',
       '--mcp-exclude',
       '--allow-origin, --mcp-allow-origin',

@@ -20,6 +20,7 @@ import { systemClock, type Clock } from './clock.js';
 import { DEFAULT_MAX_CONTENT_BYTES } from './lite.js';
 import { clientEventMessages } from './logging.js';
 import { createSession, type BridgeSession } from './session.js';
+import { TaskBook, type TaskLimits } from './tasks.js';
 
 export interface McpBridgeOptions extends Partial<CatalogOptions> {
   /** Where clients are listed and called: a local router's host, or a follower's that asks its leader. */
@@ -48,6 +49,12 @@ export interface McpBridgeOptions extends Partial<CatalogOptions> {
    * truncated image. Default {@link DEFAULT_MAX_CONTENT_BYTES} (3 MiB).
    */
   readonly maxContentBytes?: number;
+  /**
+   * MCP tasks (`callPath` and the catalog tools called with `task`): their calls' time-out, and
+   * the tasks a session and a principal hold. Defaults `MCP_TASK_DEFAULTS` (10 minutes; 32
+   * per session, 128 per principal). A bad value throws a RangeError.
+   */
+  readonly tasks?: Partial<TaskLimits>;
 }
 
 export interface McpConnectOptions {
@@ -138,6 +145,8 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
   const logger = (options.logger ?? silentLogger).child({ component: 'mcp' });
   const clock = options.clock ?? systemClock;
   const groups = new Map<string | symbol, Group>();
+  // Every session's tasks, counted per principal (a session without one counts as the principal '').
+  const taskBook = new TaskBook({ limits: options.tasks, clock, logger });
   let closed = false;
 
   const groupOf = (viewer: Viewer | undefined): Group => {
@@ -190,6 +199,7 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
       if (closed) throw new Error('The MCP bridge is closed');
       const { viewer, forward } = connectOptions;
       const group = groupOf(viewer);
+      const tasks = taskBook.open(viewer?.principal ?? '');
       const { driver } = group;
       const surface = async () => {
         await driver.ready();
@@ -205,6 +215,7 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
         guide: options.guide,
         maxContentBytes: options.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES,
         jsonAnswers: connectOptions.jsonAnswers,
+        tasks,
       });
       const { server } = bridgeSession;
       const session = { initialized: false, session: bridgeSession };
@@ -215,6 +226,8 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
         logger.info('mcp.session_ready', { client: server.getClientVersion()?.name, sessionId: transport.sessionId });
       };
       server.onclose = () => {
+        // Its tasks end with it: their calls end at once.
+        tasks.close();
         if (!leave(group, server)) return;
         logger.info('mcp.session_closed', { sessionId: transport.sessionId });
         ended();
@@ -225,6 +238,7 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
       try {
         await server.connect(transport);
       } catch (error) {
+        tasks.close();
         leave(group, server);
         throw error;
       }

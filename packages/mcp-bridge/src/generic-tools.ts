@@ -76,6 +76,8 @@ export const GENERIC_TOOLS: readonly McpToolDefinition[] = [
       'Call one path of one client: read a skill or prompt (GET), or call an endpoint with its method. Returns { ok, data } or { ok: false, error }.',
     inputSchema: { type: 'object', properties: { clientId, ...callFields }, required: ['clientId', 'method', 'path'] },
     annotations: { title: 'Call an MDP path', readOnlyHint: false, openWorldHint: true },
+    // A long call may run as an MCP task (tasks.ts), as every catalog tool may.
+    execution: { taskSupport: 'optional' },
   },
   {
     name: 'callPaths',
@@ -100,6 +102,18 @@ export const CALL_MANY_BUDGET_BYTES = FANOUT_BODY_FACTOR * DEFAULT_MAX_MESSAGE_B
 
 export function isGenericTool(name: string): boolean {
   return GENERIC.has(name);
+}
+
+/** What `callPath` and every catalog tool list as their `execution`: they may run as MCP tasks. */
+export const TASK_SUPPORT = { taskSupport: 'optional' } as const;
+
+/**
+ * Whether a task-augmented call of tool `name` is taken: `callPath` and any other name (a catalog
+ * tool, or an unknown one, whose task then fails as its call would) yes; the listings and
+ * `callPaths` no (their `execution.taskSupport` is the default, forbidden).
+ */
+export function runsAsTask(name: string): boolean {
+  return name === 'callPath' || !GENERIC.has(name);
 }
 
 /** How `callPath` shows one call's result to the agent (default: as JSON). */

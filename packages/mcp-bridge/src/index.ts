@@ -1,6 +1,7 @@
 export { createMcpBridge } from './bridge.js';
 export { MAX_IDLE_CATALOGS } from './bridge.js';
 export type { McpBridge, McpBridgeOptions, McpConnectOptions, McpSession, ServerGuide, ServerInfo } from './bridge.js';
+export type { TaskLimits } from './tasks.js';
 // These are also the `./lite` entry, which never loads the MCP SDK.
 export {
   CALL_MANY_BUDGET_BYTES,
@@ -8,6 +9,7 @@ export {
   DEFAULT_MAX_CONTENT_BYTES,
   GENERIC_TOOL_NAMES,
   MCP_HTTP_DEFAULTS,
+  MCP_TASK_DEFAULTS,
   SERVER_GUIDE_URI,
   SURFACES,
   jsonRpcError,

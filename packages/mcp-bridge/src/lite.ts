@@ -31,6 +31,25 @@ export const MCP_HTTP_DEFAULTS = {
   sessionIdleMs: 10 * 60_000,
 } as const;
 
+/**
+ * MCP tasks (a `tools/call` with `task`, answered by `tasks/get`, `tasks/result`, `tasks/list`,
+ * `tasks/cancel`): how long their calls may take and how many a session and a principal hold.
+ */
+export const MCP_TASK_DEFAULTS = {
+  /** Time the client has to answer a call made as a task, ms (a plain call has the router's invocation time-out). */
+  timeoutMs: 10 * 60_000,
+  /** Tasks one session holds at once, working or finished and not yet expired. */
+  maxPerSession: 32,
+  /** Tasks the sessions of one principal hold at once, together (without principals: every session's). */
+  maxPerPrincipal: 128,
+  /** The `pollInterval` a task suggests to its requestor, ms. */
+  pollIntervalMs: 500,
+  /** A task is kept at least this long past the latest its call can end (`ttl` ≥ timeoutMs + keepMs), ms. */
+  keepMs: 60_000,
+  /** The longest `ttl` a requestor may ask for, ms (never less than timeoutMs + keepMs). */
+  maxTtlMs: 60 * 60_000,
+} as const;
+
 /** A JSON-RPC error answer (MCP's HTTP errors carry one, `id` null). */
 export function jsonRpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {

@@ -9,10 +9,14 @@
  *   guide when the host gave one (listed first).
  * - prompts/list, resources/list, resources/templates/list: paged with MCP's `cursor` and
  *   `nextCursor` (pages.ts); tools/list is capped instead (`maxTools`) and sent whole.
+ * - tasks (tasks.ts): `callPath` and the catalog tools run as MCP tasks when the call asks
+ *   (`task`); the SDK's own handlers answer `tasks/get`, `tasks/result`, `tasks/list` and
+ *   `tasks/cancel` from the session's bounded store.
  * Prompts and resources have no error result in MCP: their failures are JSON-RPC errors with a
  * message that says what went wrong.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestTaskStore } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
   CompleteRequestParamsSchema,
@@ -30,7 +34,9 @@ import {
   SetLevelRequestSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
+  type CallToolRequest,
   type CallToolResult,
+  type CreateTaskResult,
   type Implementation,
   type GetPromptResult,
   type ReadResourceResult,
@@ -39,7 +45,7 @@ import { compilePattern, isSkillPath, matchPattern, parseCallPathRequest, splitP
 import { MdpError, serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
 import type { Clock } from './clock.js';
 import { base64Bytes, decodeMediaString, isBinaryType } from './content.js';
-import { callGenericTool, GENERIC_TOOLS, isGenericTool } from './generic-tools.js';
+import { callGenericTool, GENERIC_TOOLS, isGenericTool, runsAsTask, TASK_SUPPORT } from './generic-tools.js';
 import { audible, callFailedMessage, parseLevel, type LogLevel, type LogMessage } from './logging.js';
 import { jsonBytes, mcpPage } from './pages.js';
 import { compiles, outputProblem } from './output-check.js';
@@ -50,6 +56,7 @@ import type { CatalogClient, Surface } from './surface.js';
 import type { ServerInfo } from './bridge.js';
 import { complete } from './completion.js';
 import type { ClientChanges } from './client-changes.js';
+import type { SessionTasks } from './tasks.js';
 import { Subscriptions, subscribable } from './subscriptions.js';
 import { badArguments, callOutcome, toolFailure, visibleOutcome, type ToolResult } from './tool-results.js';
 import { toolCall } from './tool-input.js';
@@ -91,6 +98,8 @@ export interface SessionContext {
   surface(): Promise<Surface>;
   /** The catalog's clients (as of the surface last awaited). */
   clients(): readonly CatalogClient[];
+  /** The session's tasks (the SDK's task store; bounded per session and per principal). */
+  readonly tasks: SessionTasks;
 }
 
 /** An error for the agent, never an internal message: McpErrors pass, anything else is logged and hidden. */
@@ -116,9 +125,12 @@ function failureText(what: string, result: Extract<CallResult, { ok: false }>): 
   return `${what} failed: ${result.error.code}: ${result.error.message}`;
 }
 
-/** The options of a call an agent made: cancelled with its request, counted as an MCP call. */
-function viaMcp(signal: AbortSignal, onResult?: CallOptions['onResult']): CallOptions {
-  return onResult ? { signal, route: 'mcp', onResult } : { signal, route: 'mcp' };
+/**
+ * The options of a call an agent made: cancelled with its request (or its task), counted as an MCP
+ * call; a task's call has the task time-out.
+ */
+function viaMcp(signal: AbortSignal, onResult?: CallOptions['onResult'], timeoutMs?: number): CallOptions {
+  return { signal, route: 'mcp', ...(onResult ? { onResult } : {}), ...(timeoutMs === undefined ? {} : { timeoutMs }) };
 }
 
 /** The declared `contentType` of the endpoint a `callPath` reaches, from the catalog (undefined when not listed there). */
@@ -138,9 +150,10 @@ async function callTool(
   args: Record<string, unknown>,
   signal: AbortSignal,
   onResult?: CallOptions['onResult'],
+  timeoutMs?: number,
 ): Promise<ToolResult> {
   if (isGenericTool(name)) {
-    return callGenericTool(ctx.host, name, args, viaMcp(signal, onResult), (request, result) =>
+    return callGenericTool(ctx.host, name, args, viaMcp(signal, onResult, timeoutMs), (request, result) =>
       visibleOutcome(result, { contentType: declaredContentType(ctx.clients(), request), maxContentBytes: ctx.maxContentBytes, structured: false }),
     );
   }
@@ -155,7 +168,7 @@ async function callTool(
   if (!call.ok) return badArguments(name, call.message);
   const parsed = parseCallPathRequest(call.value);
   if (!parsed.ok) return badArguments(name, parsed.error);
-  const answer = await ctx.host.callPath(parsed.value, viaMcp(signal));
+  const answer = await ctx.host.callPath(parsed.value, viaMcp(signal, undefined, timeoutMs));
   const schema = tool.definition.outputSchema;
   const listed = schema !== undefined && compiles(schema);
   const problem = listed && answer.ok ? outputProblem(schema, callOutcome(answer).structuredContent) : undefined;
@@ -249,8 +262,13 @@ export function createSession(ctx: SessionContext): BridgeSession {
       tools: { listChanged: true },
       prompts: { listChanged: true },
       resources: { subscribe: true, listChanged: true },
+      // MCP tasks: callPath and the catalog tools (execution.taskSupport 'optional'), listed and cancellable.
+      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
     },
     instructions: INSTRUCTIONS,
+    // The SDK's own tasks/get, tasks/result, tasks/list and tasks/cancel read and write this store.
+    taskStore: ctx.tasks,
+    defaultTaskPollInterval: ctx.tasks.limits.pollIntervalMs,
   });
   /** The agent's threshold; none until it asks: a session that never set a level hears no log messages. */
   let level: LogLevel | undefined;
@@ -300,16 +318,69 @@ export function createSession(ctx: SessionContext): BridgeSession {
     const surface = await ctx.surface();
     // A tool whose output schema does not compile is listed without it (and its answers are not checked).
     const definitions = surface.tools.map(({ definition }) => {
-      if (!definition.outputSchema || compiles(definition.outputSchema)) return definition;
-      const { outputSchema: _dropped, ...rest } = definition;
+      // Every catalog tool may run as a task.
+      const listed = { ...definition, execution: TASK_SUPPORT };
+      if (!listed.outputSchema || compiles(listed.outputSchema)) return listed;
+      const { outputSchema: _dropped, ...rest } = listed;
       return rest;
     });
     return { tools: [...GENERIC_TOOLS, ...definitions] };
   });
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-    const { name } = request.params;
+  /** Call tool `name` and tell this session of a failure it did not cancel. */
+  const runTool = async (name: string, args: Record<string, unknown>, signal: AbortSignal, onResult?: CallOptions['onResult'], timeoutMs?: number) => {
     const started = ctx.clock.now();
     let result: ToolResult;
+    try {
+      result = await callTool(ctx, name, args, signal, onResult, timeoutMs);
+    } catch (error) {
+      // The host refused (unknown client, no client has the path) or failed: still a tool result.
+      const serialized = serializeError(error);
+      if (!(error instanceof MdpError)) logger.error('mcp.tool_failed', { tool: name, error });
+      result = toolFailure(serialized);
+    }
+    logger.debug('mcp.tool_call', {
+      tool: name,
+      ok: !result.isError,
+      ms: Math.round(ctx.clock.now() - started),
+      ...(timeoutMs === undefined ? {} : { task: true }),
+    });
+    const failure = result.isError ? (result.structuredContent as { error?: { code?: unknown; message?: unknown } } | undefined)?.error : undefined;
+    if (failure && typeof failure.code === 'string' && typeof failure.message === 'string' && !signal.aborted) {
+      log(callFailedMessage(`tool ${name}`, { code: failure.code, message: failure.message }));
+    }
+    return result;
+  };
+
+  /**
+   * A task-augmented call: the task is made (the store's bounds may refuse it) and answered at once;
+   * the call runs under the task's signal and time-out, and its result is stored for `tasks/result`
+   * (a tool error makes the task `failed`, as MCP asks). A task cancelled, expired or ended with
+   * the session keeps no result.
+   */
+  const startTask = async (params: CallToolRequest['params'], extra: { taskStore?: RequestTaskStore | undefined }): Promise<CreateTaskResult> => {
+    const { name } = params;
+    if (!runsAsTask(name)) {
+      throw new McpError(ErrorCode.MethodNotFound, `Tool ${name} does not run as a task (its execution.taskSupport is forbidden): call it without "task"`);
+    }
+    const store = extra.taskStore;
+    if (!store) throw new McpError(ErrorCode.InternalError, 'No task store');
+    const task = await store.createTask({ ttl: params.task?.ttl });
+    const signal = ctx.tasks.signal(task.taskId);
+    if (!signal) throw new McpError(ErrorCode.InternalError, `Task ${task.taskId} went at once`);
+    const args = params.arguments ?? {};
+    void runTool(name, args, signal, undefined, ctx.tasks.limits.timeoutMs)
+      .then(async (result) => {
+        if (signal.aborted) return;
+        // Through the request's store: the SDK tells the agent (notifications/tasks/status).
+        await store.storeTaskResult(task.taskId, result.isError ? 'failed' : 'completed', result);
+      })
+      .catch((error: unknown) => logger.debug('mcp.task_store_failed', { taskId: task.taskId, error: (error as Error).message }));
+    return { task };
+  };
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
+    if (request.params.task !== undefined) return startTask(request.params, extra);
+    const { name } = request.params;
     const token = request.params._meta?.progressToken;
     const progress =
       token === undefined
@@ -321,20 +392,7 @@ export function createSession(ctx: SessionContext): BridgeSession {
               logger.debug('mcp.notify_failed', { kind: 'progress', error: (error as Error).message }),
             );
           });
-    try {
-      result = await callTool(ctx, name, request.params.arguments ?? {}, extra.signal, progress);
-    } catch (error) {
-      // The host refused (unknown client, no client has the path) or failed: still a tool result.
-      const serialized = serializeError(error);
-      if (!(error instanceof MdpError)) logger.error('mcp.tool_failed', { tool: name, error });
-      result = toolFailure(serialized);
-    }
-    logger.debug('mcp.tool_call', { tool: name, ok: !result.isError, ms: Math.round(ctx.clock.now() - started) });
-    const failure = result.isError ? (result.structuredContent as { error?: { code?: unknown; message?: unknown } } | undefined)?.error : undefined;
-    if (failure && typeof failure.code === 'string' && typeof failure.message === 'string' && !extra.signal.aborted) {
-      log(callFailedMessage(`tool ${name}`, { code: failure.code, message: failure.message }));
-    }
-    return result;
+    return runTool(name, request.params.arguments ?? {}, extra.signal, progress);
   });
 
   server.setRequestHandler(ListPromptsRequestSchema, async (request) => {

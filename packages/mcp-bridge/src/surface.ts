@@ -58,6 +58,8 @@ export interface McpToolDefinition {
   readonly annotations?: ToolAnnotations;
   /** The result envelope with the endpoint's declared `outputSchema` as `data` (output-schema.ts). */
   readonly outputSchema?: Record<string, unknown>;
+  /** Whether the tool may run as an MCP task (absent: it may not). */
+  readonly execution?: { readonly taskSupport: 'forbidden' | 'optional' | 'required' };
 }
 
 export interface CatalogTool {

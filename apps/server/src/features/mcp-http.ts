@@ -38,6 +38,15 @@ export interface MdpMcpOptions {
   maxTools?: number;
   /** Most bytes of text and decoded data in one result's MCP content, or one binary skill read. Default 3 MiB. */
   maxContentBytes?: number;
+  /**
+   * Time a client has to answer a call an agent made as an MCP task (`task` on `callPath` or a
+   * catalog tool), ms. Default 10 minutes.
+   */
+  taskTimeoutMs?: number;
+  /** Most MCP tasks one session holds (working, or finished and not expired). Default 32. */
+  maxTasksPerSession?: number;
+  /** Most MCP tasks the sessions of one principal hold together (without an auth policy: every session's). Default 128. */
+  maxTasksPerPrincipal?: number;
   /** Globs (`*`, `?`): list only catalog items whose name or `<clientId><path>` matches one. */
   include?: readonly string[];
   /** Globs: leave out catalog items that match one. */
@@ -220,6 +229,11 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
       surface: config.surface,
       maxTools: config.maxTools,
       maxContentBytes: config.maxContentBytes,
+      tasks: {
+        ...(config.taskTimeoutMs === undefined ? {} : { timeoutMs: config.taskTimeoutMs }),
+        ...(config.maxTasksPerSession === undefined ? {} : { maxPerSession: config.maxTasksPerSession }),
+        ...(config.maxTasksPerPrincipal === undefined ? {} : { maxPerPrincipal: config.maxTasksPerPrincipal }),
+      },
       include: config.include,
       exclude: config.exclude,
       guide,
