@@ -28,8 +28,8 @@ import { CookieKeysError, fileKeyring } from './cookie-keys.js';
 import { NO_CORS, corsHeadersFor } from './cors.js';
 import type { ListeningInfo, ServerContext } from './feature.js';
 import { httpLimitsProblem } from './http-limits.js';
-import { SERVER_DEFAULTS, serverLimits, type MdpServerOptions } from './options.js';
-import { TENANCY_NEEDS_POLICY } from './tenancy-args.js';
+import { SERVER_DEFAULTS, serverLimits, type MdpServerOptions } from './settings/options.js';
+import { TENANCY_NEEDS_POLICY } from './settings/tenancy.js';
 import { TlsState } from './tls.js';
 
 /** Why `cookieSameSite: 'none'` is refused without TLS. */

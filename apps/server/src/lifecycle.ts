@@ -14,7 +14,7 @@ import type { ListeningInfo, ServerFeature } from './feature.js';
 import { portFallbackOf } from './cluster.js';
 import type { OwnedContext } from './context.js';
 import { bindServing, closeListener, type BindOptions, type Server } from './listener.js';
-import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
+import { SERVER_DEFAULTS, type MdpServerOptions } from './settings/options.js';
 import type { ReloadResult, TlsState } from './tls.js';
 import { advertisedAuthority, defaultServerId, serverUrls } from './urls.js';
 

@@ -34,7 +34,7 @@ import { serverLifecycle } from './lifecycle.js';
 import { createApp, createListener, servePort } from './listener.js';
 import { portClaimOf } from './port-claim.js';
 import { adminGuard, bearerGuard } from './read-route.js';
-import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
+import { SERVER_DEFAULTS, type MdpServerOptions } from './settings/options.js';
 import { peerTlsOf, type ReloadResult } from './tls.js';
 
 export type { ListeningInfo } from './feature.js';

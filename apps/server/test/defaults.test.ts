@@ -1,6 +1,6 @@
 /** SERVER_DEFAULTS come from the packages' own defaults; these are the values SPEC and --help state. */
 import { describe, expect, it } from 'vitest';
-import { SERVER_DEFAULTS } from '../src/options.js';
+import { SERVER_DEFAULTS } from '../src/settings/options.js';
 
 describe('SERVER_DEFAULTS', () => {
   it('keep the documented defaults of the packages they come from', () => {

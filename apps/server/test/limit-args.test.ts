@@ -1,8 +1,8 @@
 /** The limit flags: every limit of README "Security and limits" is a flag, an env variable and a file key. */
 import { describe, expect, it } from 'vitest';
-import { HELP, parseCliArgs } from '../src/cli-args.js';
-import { LIMIT_SETTINGS } from '../src/limit-args.js';
-import { SERVER_DEFAULTS } from '../src/options.js';
+import { HELP, parseCliArgs } from '../src/settings/cli-args.js';
+import { LIMIT_SETTINGS } from '../src/settings/limits.js';
+import { SERVER_DEFAULTS } from '../src/settings/options.js';
 
 const run = (argv: string[], env: Record<string, string> = {}) => parseCliArgs(argv, env);
 const rows = Object.entries(LIMIT_SETTINGS.settings);

@@ -4,9 +4,9 @@
  * table; the option of each setting has the setting's own name.
  */
 import { MAX_TIMER_MS } from '@mdp/core';
-import { wholeNumber } from './flag-values.js';
+import { wholeNumber } from './values.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
-import { settingGroup } from './settings.js';
+import { settingGroup } from './table.js';
 
 const count = wholeNumber(1);
 const ms = wholeNumber(1, MAX_TIMER_MS);

@@ -12,10 +12,10 @@ import {
 import { DEFAULT_PORT } from '@mdp/protocol';
 import { HTTP_LOOP_DEFAULTS } from '@mdp/transport-http-loop';
 import { WS_LIMIT_DEFAULTS } from '@mdp/transport-ws';
-import type { MdpClusterOptions } from './cluster.js';
-import type { MdpMcpOptions } from './features/mcp-http.js';
-import type { MdpStateStoreOptions } from './features/state-store.js';
-import type { MdpTlsOptions } from './tls.js';
+import type { MdpClusterOptions } from '../cluster.js';
+import type { MdpMcpOptions } from '../features/mcp-http.js';
+import type { MdpStateStoreOptions } from '../features/state-store.js';
+import type { MdpTlsOptions } from '../tls.js';
 
 /** `SameSite` of the `mdp_auth` cookie; `none` lets pages of other sites use it, and needs TLS. */
 export type CookieSameSite = 'lax' | 'strict' | 'none';
