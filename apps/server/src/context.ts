@@ -102,21 +102,9 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
     forbidden: (scope) => insufficientScopeChallenge(scope, resourceMetadata()),
   };
   const observers: Array<(record: CallRecord) => void> = [];
+  const limits = serverLimits(options);
   const router = new Router({
-    invocationTimeoutMs: options.invocationTimeoutMs ?? SERVER_DEFAULTS.invocationTimeoutMs,
-    heartbeatIntervalMs: options.heartbeatIntervalMs ?? SERVER_DEFAULTS.heartbeatIntervalMs,
-    heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? SERVER_DEFAULTS.heartbeatTimeoutMs,
-    maxPendingCalls: options.maxPendingCalls ?? SERVER_DEFAULTS.maxPendingCalls,
-    maxPathLength: options.maxPathLength ?? SERVER_DEFAULTS.maxPathLength,
-    maxPathSegments: options.maxPathSegments ?? SERVER_DEFAULTS.maxPathSegments,
-    maxCatalogPaths: options.maxCatalogPaths ?? SERVER_DEFAULTS.maxCatalogPaths,
-    maxTotalPaths: options.maxTotalPaths ?? SERVER_DEFAULTS.maxTotalPaths,
-    maxDescriptionLength: options.maxDescriptionLength ?? SERVER_DEFAULTS.maxDescriptionLength,
-    maxSchemaLength: options.maxSchemaLength ?? SERVER_DEFAULTS.maxSchemaLength,
-    maxCatalogBytes: options.maxCatalogBytes ?? SERVER_DEFAULTS.maxCatalogBytes,
-    maxTotalCatalogBytes: options.maxTotalCatalogBytes ?? SERVER_DEFAULTS.maxTotalCatalogBytes,
-    maxClientsPerAddress: options.maxClientsPerAddress ?? SERVER_DEFAULTS.maxClientsPerAddress,
-    catalogUpdatesPerMinute: options.maxCatalogUpdatesPerMinute ?? SERVER_DEFAULTS.maxCatalogUpdatesPerMinute,
+    ...limits.router,
     registerScope: gate.scopeNames.register,
     isServerId,
     logger,
@@ -126,7 +114,6 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
   });
   // Read and checked now: a bad file stops the server before anything listens.
   const tls = options.tls ? new TlsState(options.tls, logger) : undefined;
-  const limits = serverLimits(options);
   const httpProblem = httpLimitsProblem(limits.http);
   if (httpProblem) throw new RangeError(httpProblem);
   const maxMessageBytes = options.maxMessageBytes ?? SERVER_DEFAULTS.maxMessageBytes;

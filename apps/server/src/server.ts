@@ -92,7 +92,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     () => guide.text(),
   );
   const httpLoop = httpLoopFeature(ctx, {
-    longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs,
+    longPollTimeoutMs: options.httpLoopLongPollTimeoutMs ?? SERVER_DEFAULTS.httpLoopLongPollTimeoutMs,
     idleTimeoutMs: options.httpLoopIdleTimeoutMs ?? SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
     ...limits.httpLoop,
   });

@@ -10,7 +10,7 @@ describe('SERVER_DEFAULTS', () => {
       heartbeatIntervalMs: 30_000,
       heartbeatTimeoutMs: 90_000,
       maxMessageBytes: 1_048_576,
-      longPollTimeoutMs: 25_000,
+      httpLoopLongPollTimeoutMs: 25_000,
       httpLoopIdleTimeoutMs: 10_000,
     });
   });

@@ -128,7 +128,7 @@ function toServerOptions(
     heartbeatIntervalMs: values.heartbeatIntervalMs,
     heartbeatTimeoutMs: values.heartbeatTimeoutMs,
     maxMessageBytes: values.maxMessageBytes,
-    longPollTimeoutMs: values.longPollTimeoutMs,
+    httpLoopLongPollTimeoutMs: values.longPollTimeoutMs,
     drainTimeoutMs: values.drainTimeoutMs,
     clusterId: values.clusterId,
     logLevel: values.logLevel,

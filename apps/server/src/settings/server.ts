@@ -49,7 +49,7 @@ export const SERVER_SETTINGS = settingGroup({
       flag: 'long-poll-timeout-ms',
       placeholder: '<ms>',
       schema: wholeNumber(1, MAX_WAIT_MS),
-      default: SERVER_DEFAULTS.longPollTimeoutMs,
+      default: SERVER_DEFAULTS.httpLoopLongPollTimeoutMs,
       help: `default HTTP loop poll wait, at most ${MAX_WAIT_MS}`,
     },
     drainTimeoutMs: {
