@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { HeaderMap, HostApi } from '@mdp/core';
 import type { ClusterView, FeaturesView } from '@mdp/protocol';
-import type { ClusterConfigError } from './admission.js';
+import type { ClusterConfigError } from './join-rules.js';
 import type { LeaderView } from './election-driver.js';
 import type { MirrorPeer } from './mirror-proof.js';
 import type { ClusterMode } from './options.js';

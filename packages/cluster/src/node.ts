@@ -1,6 +1,6 @@
 /**
  * `createClusterNode`: one server's membership in a cluster, as wiring. Who may join is
- * `admission.ts`, when a starting node may vote is `readiness.ts`, the election `election.ts`,
+ * `join-rules.ts`, when a starting node may vote is `readiness.ts`, the election `election.ts`,
  * when a member is gone for good `departures.ts`, where clients are mirrored `upstream.ts`, and
  * host requests go through `member-host.ts`; this file feeds them what the control links and
  * discovery report and carries out what they decide.
@@ -23,7 +23,7 @@ import {
   unlinkedOnHost,
   type AdmissionEffect,
   type ClusterConfigError,
-} from './admission.js';
+} from './join-rules.js';
 import type { ClusterNode, LeaderChange } from './api.js';
 import { TimerSet } from './clock.js';
 import { fromWire, helloBuilder } from './codec.js';
