@@ -39,8 +39,8 @@ export const SAME_SITE_NONE_NEEDS_TLS =
 export interface OwnedContext extends ServerContext {
   /** Whether an auth policy guards the server. */
   readonly guarded: boolean;
-  /** The address the server binds. */
-  readonly host: string;
+  /** The address the server binds (`MdpServerOptions.host`). */
+  readonly bindHost: string;
   /** The listener's TLS (its files read and checked), or undefined for plain HTTP. */
   readonly tls: TlsState | undefined;
   /** The limits of each part of the server, defaults filled in and checked. */
@@ -79,8 +79,8 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
     ...(options.sharedClients ? { sharedClients: options.sharedClients } : {}),
     ...(options.isSharedClient ? { isShared: options.isSharedClient } : {}),
   });
-  const host = options.host ?? SERVER_DEFAULTS.host;
-  const originPolicy = originPolicyFor(host, { allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins });
+  const bindHost = options.host ?? SERVER_DEFAULTS.host;
+  const originPolicy = originPolicyFor(bindHost, { allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins });
   const cookieKeys = policy && options.cookieKeyFile !== undefined ? cookieKeyringOf(options.cookieKeyFile, logger) : undefined;
   const gate = createAuthGate(policy, {
     ...(cookieKeys ? { cookieKeys } : {}),
@@ -131,7 +131,7 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
     scopeGuard,
     canonicalUrl,
     resourceMetadata,
-    host,
+    bindHost,
     tls,
     limits,
     extractAuth: gate.extract,

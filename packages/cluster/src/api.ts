@@ -70,7 +70,7 @@ export interface ClusterNode {
    * standalone), by the leader over cluster RPC while another node leads; during an election a
    * request waits for the next leader.
    */
-  readonly host: HostApi;
+  readonly hostApi: HostApi;
   /** Timers this node holds (0 after close). */
   readonly activeTimers: number;
   /** Cluster proofs this node remembers, to accept each once (proof-memory.ts); 0 after close. */

@@ -24,7 +24,7 @@ export interface MemberHostPorts {
 }
 
 export interface MemberHost {
-  readonly host: ClusterHost;
+  readonly hostApi: ClusterHost;
   readonly rpc: ClusterRpc;
 }
 
@@ -50,6 +50,6 @@ export function createMemberHost(o: ResolvedOptions, timers: TimerSet, logger: L
   // With no leader, a node that knows no other member answers itself (routeOf).
   const alone = (): boolean => (election()?.memberCount() ?? 1) <= 1;
   const route = () => routeOf(election()?.view(), o.serverId, (id) => links()?.isUp(id) === true, alone());
-  const host = createClusterHost({ local, rpc, route, onRouteChange: ports.onRouteChange, clock: o.clock, timers, logger }, hostTimingsOf(o));
-  return { host, rpc };
+  const hostApi = createClusterHost({ local, rpc, route, onRouteChange: ports.onRouteChange, clock: o.clock, timers, logger }, hostTimingsOf(o));
+  return { hostApi, rpc };
 }

@@ -98,7 +98,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
   const linked = (id: string): boolean => run?.links.isUp(id) === true;
   /** Server ids of this cluster: the prefixes under which a mirrored client's id aliases its own. */
   const isServerId = (id: string): boolean => isClusterServerId(admission.state, id);
-  const { host, rpc } = createMemberHost(o, timers, logger, {
+  const { hostApi, rpc } = createMemberHost(o, timers, logger, {
     local: createLocalHost(o.router, { isServerId, ...(o.tenancy ? { tenancy: o.tenancy } : {}) }),
     election: () => run?.driver,
     links: () => run?.links,
@@ -156,7 +156,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     serverId: o.serverId,
     clusterId: o.clusterId,
     mode: o.mode,
-    host,
+    hostApi,
     get activeTimers() {
       return timers.size;
     },
@@ -260,7 +260,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
         run?.watch.close();
         readiness.stop();
         await proxy.close();
-        host.close();
+        hostApi.close();
         rpc.close();
         await run?.links.close();
         timers.close();
