@@ -192,8 +192,9 @@ describe('access tokens of an issuer', () => {
     expect(sessionId).not.toBe('');
     await rpc(first, { method: 'notifications/initialized' });
     const call = { method: 'tools/call', params: { name: 'callPath', arguments: { clientId: 'app', method: 'GET', path: '/status' } } };
-    expect((await (await rpc(first, { id: 2, ...call })).json()).result.isError).not.toBe(true);
-    expect((await (await rpc(refreshed, { id: 3, ...call })).json()).result.isError).not.toBe(true);
+    const result = async (response: Response) => ((await response.json()) as { result: { isError?: boolean } }).result;
+    expect((await result(await rpc(first, { id: 2, ...call }))).isError).not.toBe(true);
+    expect((await result(await rpc(refreshed, { id: 3, ...call }))).isError).not.toBe(true);
     const scopesSeen = app.calls.map((made) => (made.auth?.metadata as { scopes?: unknown } | undefined)?.scopes);
     expect(scopesSeen).toEqual([
       ['mdp:read', 'mdp:call'],
