@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import { parseAuthContext, type AuthContext } from '@mdp/protocol';
 import { AUTH_COOKIE_NAME, headersToMap, type AuthGate } from '@mdp/core';
-import type { CookieSameSite } from './options.js';
+import type { CookieSameSite } from './settings/options.js';
 
 /** Cookie lifetime, seconds (one hour). */
 export const AUTH_COOKIE_MAX_AGE_S = 3600;

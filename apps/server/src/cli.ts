@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 /** The `mdp-server` binary. */
 import { createRequire } from 'node:module';
-import { HELP, parseCliArgs } from './cli-args.js';
+import { HELP, parseCliArgs } from './settings/cli-args.js';
 import { EXIT, bindFailure, exposureWarning, usageLines } from './cli-notices.js';
 import { createMdpServer, type ListeningInfo, type MdpServer } from './server.js';
 import { announceLeadership, heldByMdp } from './cluster.js';
-import { SERVER_DEFAULTS } from './options.js';
+import { SERVER_DEFAULTS } from './settings/options.js';
 import { mcpSubcommandArgs, routeConsoleTo, serveStdio } from './mcp-command.js';
 
 // `mdp-server setup …` writes agent hosts' MCP config and exits; it never starts a server.

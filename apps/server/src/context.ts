@@ -28,8 +28,8 @@ import { CookieKeysError, fileKeyring } from './cookie-keys.js';
 import { NO_CORS, corsHeadersFor } from './cors.js';
 import type { ListeningInfo, ServerContext } from './feature.js';
 import { httpLimitsProblem } from './http-limits.js';
-import { SERVER_DEFAULTS, serverLimits, type MdpServerOptions } from './options.js';
-import { TENANCY_NEEDS_POLICY } from './tenancy-args.js';
+import { SERVER_DEFAULTS, serverLimits, type MdpServerOptions } from './settings/options.js';
+import { TENANCY_NEEDS_POLICY } from './settings/tenancy.js';
 import { TlsState } from './tls.js';
 
 /** Why `cookieSameSite: 'none'` is refused without TLS. */
@@ -39,8 +39,8 @@ export const SAME_SITE_NONE_NEEDS_TLS =
 export interface OwnedContext extends ServerContext {
   /** Whether an auth policy guards the server. */
   readonly guarded: boolean;
-  /** The address the server binds. */
-  readonly host: string;
+  /** The address the server binds (`MdpServerOptions.host`). */
+  readonly bindHost: string;
   /** The listener's TLS (its files read and checked), or undefined for plain HTTP. */
   readonly tls: TlsState | undefined;
   /** The limits of each part of the server, defaults filled in and checked. */
@@ -79,8 +79,8 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
     ...(options.sharedClients ? { sharedClients: options.sharedClients } : {}),
     ...(options.isSharedClient ? { isShared: options.isSharedClient } : {}),
   });
-  const host = options.host ?? SERVER_DEFAULTS.host;
-  const originPolicy = originPolicyFor(host, { allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins });
+  const bindHost = options.host ?? SERVER_DEFAULTS.host;
+  const originPolicy = originPolicyFor(bindHost, { allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins });
   const cookieKeys = policy && options.cookieKeyFile !== undefined ? cookieKeyringOf(options.cookieKeyFile, logger) : undefined;
   const gate = createAuthGate(policy, {
     ...(cookieKeys ? { cookieKeys } : {}),
@@ -102,21 +102,9 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
     forbidden: (scope) => insufficientScopeChallenge(scope, resourceMetadata()),
   };
   const observers: Array<(record: CallRecord) => void> = [];
+  const limits = serverLimits(options);
   const router = new Router({
-    invocationTimeoutMs: options.invocationTimeoutMs ?? SERVER_DEFAULTS.invocationTimeoutMs,
-    heartbeatIntervalMs: options.heartbeatIntervalMs ?? SERVER_DEFAULTS.heartbeatIntervalMs,
-    heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? SERVER_DEFAULTS.heartbeatTimeoutMs,
-    maxPendingCalls: options.maxPendingCalls ?? SERVER_DEFAULTS.maxPendingCalls,
-    maxPathLength: options.maxPathLength ?? SERVER_DEFAULTS.maxPathLength,
-    maxPathSegments: options.maxPathSegments ?? SERVER_DEFAULTS.maxPathSegments,
-    maxCatalogPaths: options.maxCatalogPaths ?? SERVER_DEFAULTS.maxCatalogPaths,
-    maxTotalPaths: options.maxTotalPaths ?? SERVER_DEFAULTS.maxTotalPaths,
-    maxDescriptionLength: options.maxDescriptionLength ?? SERVER_DEFAULTS.maxDescriptionLength,
-    maxSchemaLength: options.maxSchemaLength ?? SERVER_DEFAULTS.maxSchemaLength,
-    maxCatalogBytes: options.maxCatalogBytes ?? SERVER_DEFAULTS.maxCatalogBytes,
-    maxTotalCatalogBytes: options.maxTotalCatalogBytes ?? SERVER_DEFAULTS.maxTotalCatalogBytes,
-    maxClientsPerAddress: options.maxClientsPerAddress ?? SERVER_DEFAULTS.maxClientsPerAddress,
-    catalogUpdatesPerMinute: options.maxCatalogUpdatesPerMinute ?? SERVER_DEFAULTS.maxCatalogUpdatesPerMinute,
+    ...limits.router,
     registerScope: gate.scopeNames.register,
     isServerId,
     logger,
@@ -126,7 +114,6 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
   });
   // Read and checked now: a bad file stops the server before anything listens.
   const tls = options.tls ? new TlsState(options.tls, logger) : undefined;
-  const limits = serverLimits(options);
   const httpProblem = httpLimitsProblem(limits.http);
   if (httpProblem) throw new RangeError(httpProblem);
   const maxMessageBytes = options.maxMessageBytes ?? SERVER_DEFAULTS.maxMessageBytes;
@@ -144,7 +131,7 @@ export function createServerContext(options: MdpServerOptions, isServerId: (id: 
     scopeGuard,
     canonicalUrl,
     resourceMetadata,
-    host,
+    bindHost,
     tls,
     limits,
     extractAuth: gate.extract,

@@ -4,10 +4,10 @@
  * the config file). Running servers that read the file take the new key by themselves.
  */
 import { systemClock } from '@mdp/core';
-import { parseCliArgs } from './cli-args.js';
+import { parseCliArgs } from './settings/cli-args.js';
 import { EXIT, usageLines } from './cli-notices.js';
 import { rotateCookieKeyFile } from './cookie-keys.js';
-import type { Env } from './setting-sources.js';
+import type { Env } from './settings/sources.js';
 
 export const ROTATE_HELP = `Usage: mdp-server rotate-cookie-key [options]
 

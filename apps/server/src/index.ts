@@ -1,11 +1,12 @@
 export { createMdpServer } from './server.js';
 export type { ListeningInfo, MdpServer } from './server.js';
-export { COOKIE_SAME_SITE, SERVER_DEFAULTS } from './options.js';
-export type { CookieSameSite, MdpServerOptions } from './options.js';
+export { COOKIE_SAME_SITE, SERVER_DEFAULTS } from './settings/options.js';
+export type { CookieSameSite, MdpServerOptions } from './settings/options.js';
 export { TlsFileError } from './tls.js';
 export type { MdpTlsOptions, ReloadResult } from './tls.js';
-export { HELP, parseCliArgs, parseTokensFile } from './cli-args.js';
-export type { CliCommand } from './cli-args.js';
+export { parseTokensFile } from './settings/auth.js';
+export { HELP, parseCliArgs } from './settings/cli-args.js';
+export type { CliCommand } from './settings/cli-args.js';
 export type { MdpClusterOptions } from './cluster.js';
 export { StateStoreDirError } from './state-store/files.js';
 export type { MdpStateStoreOptions } from './features/state-store.js';

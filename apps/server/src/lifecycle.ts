@@ -14,7 +14,7 @@ import type { ListeningInfo, ServerFeature } from './feature.js';
 import { portFallbackOf } from './cluster.js';
 import type { OwnedContext } from './context.js';
 import { bindServing, closeListener, type BindOptions, type Server } from './listener.js';
-import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
+import { SERVER_DEFAULTS, type MdpServerOptions } from './settings/options.js';
 import type { ReloadResult, TlsState } from './tls.js';
 import { advertisedAuthority, defaultServerId, serverUrls } from './urls.js';
 
@@ -35,12 +35,12 @@ export function serverLifecycle(
   /** How to get its own port back from a member of its cluster (`portClaimOf`), if it may. */
   claim?: (port: number, serverId: string) => BindOptions['claim'],
 ): Lifecycle {
-  const { host, logger, tls } = ctx;
+  const { bindHost, logger, tls } = ctx;
   const secure = tls !== undefined;
 
   const start = (port: number): ListeningInfo => {
-    const serverId = options.serverId ?? defaultServerId(host, port);
-    const info: ListeningInfo = { host, port, serverId, secure, urls: serverUrls(advertisedAuthority(host, port, undefined), secure) };
+    const serverId = options.serverId ?? defaultServerId(bindHost, port);
+    const info: ListeningInfo = { host: bindHost, port, serverId, secure, urls: serverUrls(advertisedAuthority(bindHost, port, undefined), secure) };
     ctx.setInfo(info);
     server.on('error', (error) => logger.error('http.server_error', { error }));
     logger.info('server.listening', { url: info.urls.http, ws: info.urls.ws, serverId, authPolicy: ctx.guarded, ...(tls ? { tls: tlsSummary(tls) } : {}) });
@@ -59,8 +59,8 @@ export function serverLifecycle(
     listen() {
       const port = options.port ?? SERVER_DEFAULTS.port;
       const fallbackPorts = portFallbackOf(options.cluster, port, options.port !== undefined);
-      const serverId = options.serverId ?? defaultServerId(host, port);
-      return bindServing(server, { host, port, logger, fallbackPorts, secure, claim: port === 0 ? undefined : claim?.(port, serverId) }, start);
+      const serverId = options.serverId ?? defaultServerId(bindHost, port);
+      return bindServing(server, { host: bindHost, port, logger, fallbackPorts, secure, claim: port === 0 ? undefined : claim?.(port, serverId) }, start);
     },
     reloadTls() {
       if (!tls || !('setSecureContext' in server)) return { ok: false, error: 'the server does not use TLS' };

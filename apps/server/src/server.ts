@@ -34,7 +34,7 @@ import { serverLifecycle } from './lifecycle.js';
 import { createApp, createListener, servePort } from './listener.js';
 import { portClaimOf } from './port-claim.js';
 import { adminGuard, bearerGuard } from './read-route.js';
-import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
+import { SERVER_DEFAULTS, type MdpServerOptions } from './settings/options.js';
 import { peerTlsOf, type ReloadResult } from './tls.js';
 
 export type { ListeningInfo } from './feature.js';
@@ -75,7 +75,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   // The cluster's server ids, once the cluster feature exists (the router is made first).
   let clusterIds: (id: string) => boolean = () => false;
   const ctx = createServerContext(options, (id) => clusterIds(id));
-  const { router, logger, host, tls, limits } = ctx;
+  const { router, logger, bindHost, tls, limits } = ctx;
   const clusterId = options.clusterId ?? SERVER_DEFAULTS.clusterId;
   const { maxBufferedBytes, stallTimeoutMs } = limits.websocket;
   const backlog = { maxBufferedBytes, stallTimeoutMs };
@@ -83,16 +83,16 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   clusterIds = cluster.isServerId;
   // The guide at /SKILL.md is also the MCP bridge's resource mdp:///SKILL.md.
   const mcpHttp = options.mcp !== false && options.mcp?.http !== false;
-  const guide = guideSource(ctx, { cluster, bindHost: host, mcpHttp });
+  const guide = guideSource(ctx, { cluster, bindHost, mcpHttp });
   // The MCP bridge, the host API and the inspector share the cluster's host: on a follower it asks the leader.
   const mcp = mcpFeature(
     ctx,
     options.mcp,
-    () => cluster.host,
+    () => cluster.hostApi,
     () => guide.text(),
   );
   const httpLoop = httpLoopFeature(ctx, {
-    longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs,
+    longPollTimeoutMs: options.httpLoopLongPollTimeoutMs ?? SERVER_DEFAULTS.httpLoopLongPollTimeoutMs,
     idleTimeoutMs: options.httpLoopIdleTimeoutMs ?? SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
     ...limits.httpLoop,
   });
@@ -106,13 +106,13 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const features: readonly ServerFeature[] = [
     skillsFeature(ctx, { isServerId: cluster.isServerId, readerRefusal: skillReader, accessLog: options.accessLog ?? false }),
     httpLoop,
-    metaFeature(ctx, cluster, host),
+    metaFeature(ctx, cluster, bindHost),
     ...(ctx.accessTokens && options.accessTokens ? [accessTokensFeature(ctx, { issuer: options.accessTokens.issuer })] : []),
     authFeature(ctx, options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite),
-    hostApiFeature(ctx, cluster.host),
+    hostApiFeature(ctx, cluster.hostApi),
     guideFeature(ctx, guide),
     mcp,
-    inspectorFeature(ctx, cluster.host),
+    inspectorFeature(ctx, cluster.hostApi),
     rootFeature(ctx),
     healthFeature(ctx, cluster, probeGuard),
     websocketFeature(ctx, limits.websocket, cluster.mirrorPeer),
@@ -120,18 +120,18 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     callLogsFeature(ctx, { accessLog: options.accessLog ?? false, auditLog: options.auditLog }),
     sessionsFeature(ctx, { drainTimeoutMs: options.drainTimeoutMs ?? SERVER_DEFAULTS.drainTimeoutMs }),
     cluster,
-    defaultPortFeature(cluster, { cluster: options.cluster, host, logger, serve: (port) => servePort(httpServer, host, port) }),
+    defaultPortFeature(cluster, { cluster: options.cluster, host: bindHost, logger, serve: (port) => servePort(httpServer, bindHost, port) }),
     // After the cluster: its start subscribes to the node the cluster's start creates.
     metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard }),
     // Last: it follows the cluster node too, and closing first it writes the clients the node had.
     ...(options.stateStore ? [stateStoreFeature(ctx, options.stateStore, { cluster, clusterId, mcpHttp })] : []),
   ];
   const app = createApp(features, logger, preflightPolicy(ctx.originPolicy, skillReader));
-  const httpServer = createListener(features, app, host, logger, limits.http, tls?.listenerOptions(), beforeDispatch(ctx), ctx.scopeGuard?.unauthorized);
+  const httpServer = createListener(features, app, bindHost, logger, limits.http, tls?.listenerOptions(), beforeDispatch(ctx), ctx.scopeGuard?.unauthorized);
   const claim = portClaimOf({
     cluster: options.cluster,
     clusterId,
-    host,
+    host: bindHost,
     secure: tls !== undefined,
     tls: tls && (() => peerTlsOf(tls.current)),
     logger,

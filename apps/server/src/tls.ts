@@ -14,7 +14,7 @@ import type { ServerOptions } from 'node:https';
 import { createSecureContext } from 'node:tls';
 import type { PeerTls } from '@mdp/cluster';
 import type { Logger } from '@mdp/core';
-import { readProblem } from './setting-sources.js';
+import { readProblem } from './settings/sources.js';
 
 export interface MdpTlsOptions {
   /** Private key (PEM, not encrypted). */

@@ -1,4 +1,4 @@
-/** The sign-in flags (access-token-args.ts): what they set, and the combinations refused. */
+/** The sign-in flags (settings/access-tokens.ts): what they set, and the combinations refused. */
 import { describe, expect, it } from 'vitest';
 import { createMdpServer, parseCliArgs } from '../src/index.js';
 

@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLUSTER_DEFAULTS, DISCOVERY_DEFAULTS } from '@mdp/cluster';
 import { HELP, SERVER_DEFAULTS, parseCliArgs, type CliCommand, type MdpServerOptions } from '../src/index.js';
-import { CLI_SETTINGS } from '../src/cli-args.js';
+import { CLI_SETTINGS } from '../src/settings/cli-args.js';
 import { defaultStateDir } from '../src/cluster.js';
-import { LIMIT_SETTINGS } from '../src/limit-args.js';
-import { text, wholeNumber } from '../src/flag-values.js';
-import { envName, settingGroup, settingTable } from '../src/settings.js';
+import { LIMIT_SETTINGS, type LimitKey, limitOption } from '../src/settings/limits.js';
+import { text, wholeNumber } from '../src/settings/values.js';
+import { envName, settingGroup, settingTable } from '../src/settings/table.js';
 
 type Files = Readonly<Record<string, string>>;
 
@@ -53,7 +53,7 @@ describe('defaults', () => {
       heartbeatIntervalMs: SERVER_DEFAULTS.heartbeatIntervalMs,
       heartbeatTimeoutMs: SERVER_DEFAULTS.heartbeatTimeoutMs,
       maxMessageBytes: SERVER_DEFAULTS.maxMessageBytes,
-      longPollTimeoutMs: SERVER_DEFAULTS.longPollTimeoutMs,
+      httpLoopLongPollTimeoutMs: SERVER_DEFAULTS.httpLoopLongPollTimeoutMs,
       drainTimeoutMs: SERVER_DEFAULTS.drainTimeoutMs,
       clusterId: SERVER_DEFAULTS.clusterId,
       logLevel: SERVER_DEFAULTS.logLevel,
@@ -85,8 +85,8 @@ describe('defaults', () => {
         taskTimeoutMs: MCP_TASK_DEFAULTS.timeoutMs,
       },
       httpLoopIdleTimeoutMs: SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
-      // Every limit, at its default (limit-args.ts).
-      ...Object.fromEntries(Object.keys(LIMIT_SETTINGS.settings).map((key) => [key, SERVER_DEFAULTS[key as keyof typeof SERVER_DEFAULTS]])),
+      // Every limit, at its default (settings/limits.ts).
+      ...Object.fromEntries((Object.keys(LIMIT_SETTINGS.settings) as LimitKey[]).map((key) => [limitOption(key), SERVER_DEFAULTS[limitOption(key)]])),
     });
   });
 

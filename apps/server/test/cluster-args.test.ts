@@ -81,7 +81,7 @@ describe('cluster flags', () => {
     );
     expect(command).toMatchObject({
       kind: 'run',
-      options: { invocationTimeoutMs: 2147483647, longPollTimeoutMs: 60000, maxMessageBytes: 4294967296, maxInflightBytes: 8589934592 },
+      options: { invocationTimeoutMs: 2147483647, httpLoopLongPollTimeoutMs: 60000, maxMessageBytes: 4294967296, maxInflightBytes: 8589934592 },
     });
   });
 });

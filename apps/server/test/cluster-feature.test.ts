@@ -26,7 +26,7 @@ describe('the cluster feature', () => {
     closers.push(() => ctx.router.close());
     const feature = clusterFeature(ctx, { clusterId: 'c', cluster: undefined, authTokens: undefined });
     closers.push(() => feature.close?.());
-    const host = feature.host;
+    const host = feature.hostApi;
     let changes = 0;
     host.onChange(() => (changes += 1));
 
@@ -35,7 +35,7 @@ describe('the cluster feature', () => {
     expect((await host.listClients()).clients.map((c) => c.id)).toEqual(['early']);
 
     feature.start?.({ host: '127.0.0.1', port: 1, serverId: '127.0.0.1:1', secure: false, urls: serverUrls('127.0.0.1:1') });
-    expect(feature.host).toBe(host);
+    expect(feature.hostApi).toBe(host);
     // The switch itself is a change; after it, the node's host hears the router.
     expect(changes).toBe(2);
     const leave = register(ctx, 'late');

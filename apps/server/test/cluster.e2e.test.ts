@@ -312,7 +312,7 @@ describe('cluster of mdp servers', () => {
     client.send({ type: 'registerClient', client: descriptor('tool', [{ type: 'endpoint', method: 'POST', path: '/act' }]) });
     await mirrored;
 
-    const host = (f2.cluster as NonNullable<MdpServer['cluster']>).host;
+    const host = (f2.cluster as NonNullable<MdpServer['cluster']>).hostApi;
     const { clients } = await host.listClients({ search: 'tool' });
     expect(clients.map((c) => c.id)).toEqual([mirroredId]);
     expect((await host.listPaths({ clientId: 'tool' })).paths).toEqual([expect.objectContaining({ clientId: mirroredId, path: '/act', method: 'POST' })]);
@@ -325,7 +325,7 @@ describe('cluster of mdp servers', () => {
     const leader = await agreedLeader(group);
     const follower = group.find((s) => s !== leader) as MdpServer;
     const client = await registerBigCatalog(leader);
-    const host = (follower.cluster as NonNullable<MdpServer['cluster']>).host;
+    const host = (follower.cluster as NonNullable<MdpServer['cluster']>).hostApi;
     const paths = await walkPaths(host, 'big');
     expect(paths.size).toBe(4000);
     expect(meta(follower).leaderId).toBe(leader.info?.serverId);
@@ -345,7 +345,7 @@ describe('cluster of mdp servers', () => {
         Array.from({ length: 1100 }, (_, i) => skill(`/area${i}/skill.md`, { description: 'd'.repeat(200) })),
       ),
     );
-    const host = (follower.cluster as NonNullable<MdpServer['cluster']>).host;
+    const host = (follower.cluster as NonNullable<MdpServer['cluster']>).hostApi;
     const first = await host.listPaths({ clientId: 'big', limit: 1000 });
     expect(first.paths.length).toBeLessThan(1000);
     expect(Buffer.byteLength(JSON.stringify(first))).toBeLessThanOrEqual(maxMessageBytes);

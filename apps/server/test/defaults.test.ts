@@ -1,6 +1,6 @@
 /** SERVER_DEFAULTS come from the packages' own defaults; these are the values SPEC and --help state. */
 import { describe, expect, it } from 'vitest';
-import { SERVER_DEFAULTS } from '../src/options.js';
+import { SERVER_DEFAULTS } from '../src/settings/options.js';
 
 describe('SERVER_DEFAULTS', () => {
   it('keep the documented defaults of the packages they come from', () => {
@@ -10,7 +10,7 @@ describe('SERVER_DEFAULTS', () => {
       heartbeatIntervalMs: 30_000,
       heartbeatTimeoutMs: 90_000,
       maxMessageBytes: 1_048_576,
-      longPollTimeoutMs: 25_000,
+      httpLoopLongPollTimeoutMs: 25_000,
       httpLoopIdleTimeoutMs: 10_000,
     });
   });

@@ -8,7 +8,7 @@ import { request as httpsRequest } from 'node:https';
 import type { ClientDescriptor } from '@mdp/protocol';
 import { LoopTestClient, TestClient, loopFetch, track, until } from '@mdp/test-kit';
 import { createMdpServer, type MdpServer } from '../src/index.js';
-import type { MdpServerOptions } from '../src/options.js';
+import type { MdpServerOptions } from '../src/settings/options.js';
 
 export interface TestServer {
   server: MdpServer;

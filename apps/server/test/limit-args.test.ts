@@ -1,18 +1,18 @@
 /** The limit flags: every limit of README "Security and limits" is a flag, an env variable and a file key. */
 import { describe, expect, it } from 'vitest';
-import { HELP, parseCliArgs } from '../src/cli-args.js';
-import { LIMIT_SETTINGS } from '../src/limit-args.js';
-import { SERVER_DEFAULTS } from '../src/options.js';
+import { HELP, parseCliArgs } from '../src/settings/cli-args.js';
+import { LIMIT_SETTINGS, type LimitKey, limitOption } from '../src/settings/limits.js';
+import { SERVER_DEFAULTS } from '../src/settings/options.js';
 
 const run = (argv: string[], env: Record<string, string> = {}) => parseCliArgs(argv, env);
-const rows = Object.entries(LIMIT_SETTINGS.settings);
+const rows = Object.entries(LIMIT_SETTINGS.settings) as Array<[LimitKey, (typeof LIMIT_SETTINGS.settings)[LimitKey]]>;
 
 describe('limit flags', () => {
-  it('default to SERVER_DEFAULTS, each an option of its own name', () => {
+  it('default to SERVER_DEFAULTS, each the option limitOption names', () => {
     const defaults = run([]);
     expect(defaults.kind).toBe('run');
     if (defaults.kind !== 'run') return;
-    for (const [key] of rows) expect(defaults.options[key as keyof typeof defaults.options]).toBe(SERVER_DEFAULTS[key as keyof typeof SERVER_DEFAULTS]);
+    for (const [key] of rows) expect(defaults.options[limitOption(key)]).toBe(SERVER_DEFAULTS[limitOption(key)]);
   });
 
   it('set their options from flags and from MDP_ variables', () => {
@@ -22,7 +22,7 @@ describe('limit flags', () => {
     expect(command.kind).toBe('run');
     if (command.kind !== 'run') return;
     rows.forEach(([key], i) => {
-      expect(command.options[key as keyof typeof command.options]).toBe(60_000 + i);
+      expect(command.options[limitOption(key)]).toBe(60_000 + i);
     });
     expect(run([], { MDP_MAX_PENDING_CALLS: '7' })).toMatchObject({ options: { maxPendingCalls: 7 } });
   });
@@ -31,7 +31,7 @@ describe('limit flags', () => {
     expect(HELP).toContain('Limits (a refused peer is told why');
     for (const [key, row] of rows) {
       expect(HELP).toContain(`--${row.flag} <`);
-      expect(String(SERVER_DEFAULTS[key as keyof typeof SERVER_DEFAULTS])).toMatch(/^\d+$/);
+      expect(String(SERVER_DEFAULTS[limitOption(key)])).toMatch(/^\d+$/);
     }
     expect(rows.map(([, row]) => row.flag)).toEqual([
       'max-pending-calls',

@@ -14,7 +14,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { track } from '@mdp/test-kit';
 import { startServer } from './harness.js';
-import type { MdpServerOptions } from '../src/options.js';
+import type { MdpServerOptions } from '../src/settings/options.js';
 
 export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 

@@ -1,6 +1,6 @@
 /** The flags of operating it: --metrics-token, --access-log, --audit-log, --http-loop-idle-timeout-ms. */
 import { describe, expect, it } from 'vitest';
-import { HELP, parseCliArgs } from '../src/cli-args.js';
+import { HELP, parseCliArgs } from '../src/settings/cli-args.js';
 
 const run = (argv: string[], env: Record<string, string> = {}) => parseCliArgs(argv, env);
 

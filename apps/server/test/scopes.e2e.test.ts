@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TestClient, descriptor, endpoint, loopClient, loopFetch, skill, stopAll } from '@mdp/test-kit';
 import { registeredClient, registeredLoopClient, startServer, type TestServer } from './harness.js';
 import { startIssuer, type Issuer } from './oidc.js';
-import type { MdpServerOptions } from '../src/options.js';
+import type { MdpServerOptions } from '../src/settings/options.js';
 
 describe('scopes per action', () => {
   let issuer: Issuer;

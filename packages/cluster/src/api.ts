@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { HeaderMap, HostApi } from '@mdp/core';
 import type { ClusterView, FeaturesView } from '@mdp/protocol';
-import type { ClusterConfigError } from './admission.js';
+import type { ClusterConfigError } from './join-rules.js';
 import type { LeaderView } from './election-driver.js';
 import type { MirrorPeer } from './mirror-proof.js';
 import type { ClusterMode } from './options.js';
@@ -70,7 +70,7 @@ export interface ClusterNode {
    * standalone), by the leader over cluster RPC while another node leads; during an election a
    * request waits for the next leader.
    */
-  readonly host: HostApi;
+  readonly hostApi: HostApi;
   /** Timers this node holds (0 after close). */
   readonly activeTimers: number;
   /** Cluster proofs this node remembers, to accept each once (proof-memory.ts); 0 after close. */

@@ -1,5 +1,5 @@
 /**
- * Catalog changes anywhere in the cluster, for `onChange` of a member's host (forward.ts). While this
+ * Catalog changes anywhere in the cluster, for `onChange` of a member's host (host-routing.ts). While this
  * node answers, the router's events; while another node leads, its `listClients` polled every
  * `pollMs` (every page, one request at a time), firing when a digest of what a catalog shows changes. The first listing after a
  * subscription and the first after a change of leader fire too: a change made in between would
@@ -7,7 +7,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { MAX_LIST_LIMIT, type ListedClient } from '@mdp/protocol';
-import type { ClusterHostOptions, ClusterHostPorts, Route } from './forward.js';
+import type { ClusterHostOptions, ClusterHostPorts, Route } from './host-routing.js';
 import { decodeResult } from './rpc.js';
 
 /** Hears about catalog changes anywhere in the cluster while at least one listener is subscribed. */

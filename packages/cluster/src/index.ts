@@ -3,7 +3,7 @@ export type { BaseScheme, ProbeFailureKind, ProbeOptions, ProbeResult, ScanOptio
 export type { PeerTls, PeerTlsSource } from './tls.js';
 export { createClusterNode } from './node.js';
 export type { ClusterNode, ClusterSelf, LeaderChange } from './api.js';
-export type { ClusterConfigError } from './admission.js';
+export type { ClusterConfigError } from './join-rules.js';
 export { CLUSTER_DEFAULTS, CLUSTER_MODES } from './options.js';
 export type { ClusterMode, ClusterNodeOptions } from './options.js';
 export { DISCOVERY_DEFAULTS } from './discovery.js';

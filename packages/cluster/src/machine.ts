@@ -1,5 +1,5 @@
 /**
- * The impure shell of a pure state machine (`admission.ts`, `readiness.ts`): it holds the state,
+ * The impure shell of a pure state machine (`join-rules.ts`, `readiness.ts`): it holds the state,
  * steps it with the time of `now`, hands each result to `onResult` (which carries the effects out),
  * and, when given timers, keeps one timer at the result's `wakeAt` that feeds `tick`.
  */

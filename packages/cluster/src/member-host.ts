@@ -1,13 +1,13 @@
 /**
  * The host API of a cluster member, put together: cluster RPC (rpc.ts) answering peers from the
  * local router while this node leads and carrying its own requests to the leader, and the host
- * (forward.ts) that routes each request by the election's view and the links that are up. The node
+ * (host-routing.ts) that routes each request by the election's view and the links that are up. The node
  * feeds the RPC the frames its links receive (`rpc.receive`) and the peers they lose (`rpc.failPeer`).
  */
 import type { HostApi, Logger } from '@mdp/core';
 import type { TimerSet } from './clock.js';
 import type { ElectionDriver } from './election-driver.js';
-import { createClusterHost, routeOf, type ClusterHost } from './forward.js';
+import { createClusterHost, routeOf, type ClusterHost } from './host-routing.js';
 import type { LinkManager } from './links.js';
 import { hostTimingsOf, type ResolvedOptions } from './options.js';
 import { ClusterRpc, rpcPageBytes } from './rpc.js';
@@ -24,7 +24,7 @@ export interface MemberHostPorts {
 }
 
 export interface MemberHost {
-  readonly host: ClusterHost;
+  readonly hostApi: ClusterHost;
   readonly rpc: ClusterRpc;
 }
 
@@ -50,6 +50,6 @@ export function createMemberHost(o: ResolvedOptions, timers: TimerSet, logger: L
   // With no leader, a node that knows no other member answers itself (routeOf).
   const alone = (): boolean => (election()?.memberCount() ?? 1) <= 1;
   const route = () => routeOf(election()?.view(), o.serverId, (id) => links()?.isUp(id) === true, alone());
-  const host = createClusterHost({ local, rpc, route, onRouteChange: ports.onRouteChange, clock: o.clock, timers, logger }, hostTimingsOf(o));
-  return { host, rpc };
+  const hostApi = createClusterHost({ local, rpc, route, onRouteChange: ports.onRouteChange, clock: o.clock, timers, logger }, hostTimingsOf(o));
+  return { hostApi, rpc };
 }

@@ -1,6 +1,6 @@
 /**
  * `createClusterNode`: one server's membership in a cluster, as wiring. Who may join is
- * `admission.ts`, when a starting node may vote is `readiness.ts`, the election `election.ts`,
+ * `join-rules.ts`, when a starting node may vote is `readiness.ts`, the election `election.ts`,
  * when a member is gone for good `departures.ts`, where clients are mirrored `upstream.ts`, and
  * host requests go through `member-host.ts`; this file feeds them what the control links and
  * discovery report and carries out what they decide.
@@ -23,7 +23,7 @@ import {
   unlinkedOnHost,
   type AdmissionEffect,
   type ClusterConfigError,
-} from './admission.js';
+} from './join-rules.js';
 import type { ClusterNode, LeaderChange } from './api.js';
 import { TimerSet } from './clock.js';
 import { fromWire, helloBuilder } from './codec.js';
@@ -98,7 +98,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
   const linked = (id: string): boolean => run?.links.isUp(id) === true;
   /** Server ids of this cluster: the prefixes under which a mirrored client's id aliases its own. */
   const isServerId = (id: string): boolean => isClusterServerId(admission.state, id);
-  const { host, rpc } = createMemberHost(o, timers, logger, {
+  const { hostApi, rpc } = createMemberHost(o, timers, logger, {
     local: createLocalHost(o.router, { isServerId, ...(o.tenancy ? { tenancy: o.tenancy } : {}) }),
     election: () => run?.driver,
     links: () => run?.links,
@@ -156,7 +156,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
     serverId: o.serverId,
     clusterId: o.clusterId,
     mode: o.mode,
-    host,
+    hostApi,
     get activeTimers() {
       return timers.size;
     },
@@ -260,7 +260,7 @@ function createMember(o: ResolvedOptions, seams: NodeSeams): ClusterNode {
         run?.watch.close();
         readiness.stop();
         await proxy.close();
-        host.close();
+        hostApi.close();
         rpc.close();
         await run?.links.close();
         timers.close();

@@ -1,7 +1,7 @@
 /** Options of `createClusterNode`, their defaults (SPEC §10) and validation. */
 import type { InflightBudget, Logger, Router, Tenancy } from '@mdp/core';
 import { DEFAULT_MAX_MESSAGE_BYTES, silentLogger, urlHost } from '@mdp/core';
-import type { AdmissionConfig } from './admission.js';
+import type { AdmissionConfig } from './join-rules.js';
 import { systemClock, type Clock } from './clock.js';
 import { DISCOVERY_DEFAULTS, type DiscoveryOptions } from './discovery.js';
 import type { ElectionConfig } from './election.js';
@@ -250,7 +250,7 @@ export function settleMsOf(o: ResolvedOptions): number {
 }
 
 /**
- * Timings of the host API on a member (forward.ts): a request waits for a leader and for its answer
+ * Timings of the host API on a member (host-routing.ts): a request waits for a leader and for its answer
  * up to the RPC time-out; while someone listens for catalog changes the leader is polled every
  * heartbeat. After a change of leader, the other members' mirrors register into the new one: their
  * servers hear of it within a heartbeat, read its metadata (a probe) and connect (another
@@ -270,7 +270,7 @@ export function defaultPortUrlOf(o: ResolvedOptions): string | undefined {
   return `http://${urlHost(host)}:${startPort}`;
 }
 
-/** Admission's configuration (admission.ts) for node `o`. */
+/** Admission's configuration (join-rules.ts) for node `o`. */
 export function admissionConfigOf(o: ResolvedOptions): AdmissionConfig {
   const defaultUrl = defaultPortUrlOf(o);
   return {

@@ -38,7 +38,7 @@ export function createStandalone(o: ResolvedOptions): ClusterNode {
     onConfigError: () => () => undefined,
     proxyStatus: () => proxy?.status() ?? { state: 'idle' },
     onProxyStatus: (listener) => proxy?.onStatus(listener) ?? (() => undefined),
-    host: createLocalHost(o.router, o.tenancy ? { tenancy: o.tenancy } : {}),
+    hostApi: createLocalHost(o.router, o.tenancy ? { tenancy: o.tenancy } : {}),
     get activeTimers() {
       return timers.size;
     },

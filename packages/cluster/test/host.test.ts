@@ -53,25 +53,25 @@ describe("a follower's host", () => {
     const mirrored = mirroredId(f1.id, 'one');
     await registered(leader, mirrored);
 
-    const { clients } = await f2.node.host.listClients();
+    const { clients } = await f2.node.hostApi.listClients();
     expect(clients.map((c) => c.id).sort()).toEqual(['lead', mirrored].sort());
     expect(clients.find((c) => c.id === mirrored)).toMatchObject({ status: 'online', aliases: ['one'], connection: { mode: 'ws' } });
     // Search and progressive depth, as the leader answers them.
-    expect((await f2.node.host.listClients({ search: 'CLIENT ONE' })).clients.map((c) => c.id)).toEqual([mirrored]);
-    expect((await f2.node.host.listPaths()).paths.map((p) => `${p.clientId} ${p.path}`).sort()).toEqual([`lead /run`, `${mirrored} /run`].sort());
-    expect((await f2.node.host.listPaths({ clientId: 'one', depth: 2 })).paths.map((p) => p.path)).toEqual([SKILL, '/run']);
-    expect((await f2.node.host.listPaths({ search: 'review' })).paths).toHaveLength(2);
+    expect((await f2.node.hostApi.listClients({ search: 'CLIENT ONE' })).clients.map((c) => c.id)).toEqual([mirrored]);
+    expect((await f2.node.hostApi.listPaths()).paths.map((p) => `${p.clientId} ${p.path}`).sort()).toEqual([`lead /run`, `${mirrored} /run`].sort());
+    expect((await f2.node.hostApi.listPaths({ clientId: 'one', depth: 2 })).paths.map((p) => p.path)).toEqual([SKILL, '/run']);
+    expect((await f2.node.hostApi.listPaths({ search: 'review' })).paths).toHaveLength(2);
 
     // The id the follower listed, and the bare id (it reaches the one mirror).
-    expect(await f2.node.host.callPath({ clientId: mirrored, method: 'GET', path: SKILL })).toEqual({ ok: true, data: `one answers ${SKILL}` });
-    expect(await f2.node.host.callPath({ clientId: 'one', method: 'POST', path: '/run', body: { n: 1 } })).toEqual({ ok: true, data: 'one answers /run' });
-    expect(await f2.node.host.callPaths({ method: 'POST', path: '/run' })).toEqual({
+    expect(await f2.node.hostApi.callPath({ clientId: mirrored, method: 'GET', path: SKILL })).toEqual({ ok: true, data: `one answers ${SKILL}` });
+    expect(await f2.node.hostApi.callPath({ clientId: 'one', method: 'POST', path: '/run', body: { n: 1 } })).toEqual({ ok: true, data: 'one answers /run' });
+    expect(await f2.node.hostApi.callPaths({ method: 'POST', path: '/run' })).toEqual({
       results: expect.arrayContaining([
         { clientId: 'lead', ok: true, data: 'lead answers /run' },
         { clientId: mirrored, ok: true, data: 'one answers /run' },
       ]),
     });
-    expect(await f2.node.host.callPaths({ clientIds: ['one'], method: 'GET', path: SKILL })).toEqual({
+    expect(await f2.node.hostApi.callPaths({ clientIds: ['one'], method: 'GET', path: SKILL })).toEqual({
       results: [{ clientId: 'one', ok: true, data: `one answers ${SKILL}` }],
     });
   });
@@ -87,12 +87,15 @@ describe("a follower's host", () => {
     });
     // And one whose dotted id merely ends with "app".
     const app = attachClient(leader.router, withEndpoint('app'));
-    expect(await f2.node.host.callPath({ clientId: 'deploy', method: 'POST', path: '/run' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
-    expect(await f2.node.host.callPath({ clientId: 'com.acme.app', method: 'POST', path: '/run' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    expect(await f2.node.hostApi.callPath({ clientId: 'deploy', method: 'POST', path: '/run' })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    expect(await f2.node.hostApi.callPath({ clientId: 'com.acme.app', method: 'POST', path: '/run' })).toMatchObject({
+      ok: false,
+      error: { code: 'not_found' },
+    });
     expect([posing.calls.length, app.calls.length]).toEqual([0, 0]);
-    expect((await f2.node.host.listClients()).clients.every((c) => c.aliases.length === 0)).toBe(true);
+    expect((await f2.node.hostApi.listClients()).clients.every((c) => c.aliases.length === 0)).toBe(true);
     // A member's prefix still reaches the bare client.
-    expect(await f2.node.host.callPath({ clientId: `${f1.id}.app`, method: 'POST', path: '/run' })).toMatchObject({ ok: true });
+    expect(await f2.node.hostApi.callPath({ clientId: `${f1.id}.app`, method: 'POST', path: '/run' })).toMatchObject({ ok: true });
   });
 
   it('maps failures as the local host does: unknown client, client error, time-out, and the leader lost mid-call', async () => {
@@ -101,28 +104,28 @@ describe("a follower's host", () => {
     const mute = scriptedClient(leader.router, skillClient('mute'), () => undefined);
     await registered(leader, mirroredId(f1.id, 'broken'));
 
-    expect(await f2.node.host.callPath({ clientId: 'nobody', method: 'GET', path: SKILL })).toMatchObject({
+    expect(await f2.node.hostApi.callPath({ clientId: 'nobody', method: 'GET', path: SKILL })).toMatchObject({
       ok: false,
       source: 'server',
       error: { code: 'not_found' },
     });
-    const unknown = await f2.node.host.listPaths({ clientId: 'nobody' }).catch((e: unknown) => e);
+    const unknown = await f2.node.hostApi.listPaths({ clientId: 'nobody' }).catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(MdpError);
     expect(unknown).toMatchObject({ code: 'not_found' });
-    await expect(f2.node.host.callPaths({ method: 'DELETE', path: '/nowhere' })).rejects.toMatchObject({ code: 'not_found' });
-    expect(await f2.node.host.callPath({ clientId: 'broken', method: 'GET', path: SKILL })).toEqual({
+    await expect(f2.node.hostApi.callPaths({ method: 'DELETE', path: '/nowhere' })).rejects.toMatchObject({ code: 'not_found' });
+    expect(await f2.node.hostApi.callPath({ clientId: 'broken', method: 'GET', path: SKILL })).toEqual({
       ok: false,
       source: 'client',
       error: { code: 'handler_error', message: 'it broke' },
     });
-    expect(await f2.node.host.callPath({ clientId: 'mute', method: 'GET', path: SKILL }, { timeoutMs: 50 })).toMatchObject({
+    expect(await f2.node.hostApi.callPath({ clientId: 'mute', method: 'GET', path: SKILL }, { timeoutMs: 50 })).toMatchObject({
       ok: false,
       source: 'server',
       error: { code: 'timeout', message: expect.stringContaining('50 ms') },
     });
 
     // The call is with the leader's client when the leader dies: it may have run, so it fails.
-    const pending = f2.node.host.callPath({ clientId: 'mute', method: 'GET', path: SKILL }, { timeoutMs: 30_000 });
+    const pending = f2.node.hostApi.callPath({ clientId: 'mute', method: 'GET', path: SKILL }, { timeoutMs: 30_000 });
     await until(() => mute.calls.length === 2, 3000, 'the call to reach the client', [mute.changes.subscribe]);
     await leader.kill();
     expect(await pending).toEqual({
@@ -138,30 +141,30 @@ describe("a follower's host", () => {
     attachClient(f1.router, skillClient('one'), () => 'still here');
     const listed = mirroredId(f1.id, 'one');
     await registered(leader, listed);
-    expect((await f2.node.host.listClients()).clients.map((c) => c.id)).toContain(listed);
+    expect((await f2.node.hostApi.listClients()).clients.map((c) => c.id)).toContain(listed);
 
     await leader.kill();
-    const call = f2.node.host.callPath({ clientId: listed, method: 'GET', path: SKILL });
-    const listing = f2.node.host.listClients();
+    const call = f2.node.hostApi.callPath({ clientId: listed, method: 'GET', path: SKILL });
+    const listing = f2.node.hostApi.listClients();
     expect(await call).toEqual({ ok: true, data: 'still here' });
     await expect(listing).resolves.toEqual({ clients: expect.any(Array) });
     const survivors = live([leader, f1, f2]);
     await until(() => agreedLeader(survivors) !== undefined, CONVERGE_MS, 'the new leader agreed');
     const next = agreedLeader(survivors);
     // The new leader holds the client as itself (f1 leads) or as f1's mirror (f2 leads).
-    const after = (await f2.node.host.listClients()).clients.map((c) => c.id);
+    const after = (await f2.node.hostApi.listClients()).clients.map((c) => c.id);
     expect(after).toEqual([next === f1 ? 'one' : listed]);
   });
 
   it('hears about a client registering on another node', async () => {
     const [, f1, f2] = await trio();
     let fired = 0;
-    const off = f2.node.host.onChange(() => (fired += 1));
+    const off = f2.node.hostApi.onChange(() => (fired += 1));
     // The first listing after subscribing fires once; nothing changed yet, so nothing more.
     await until(() => fired === 1, 3000, 'the first listing');
     attachClient(f1.router, skillClient('late'));
     await until(() => fired === 2, 3000, 'the change to be heard');
-    expect((await f2.node.host.listClients()).clients.map((c) => c.id)).toEqual([mirroredId(f1.id, 'late')]);
+    expect((await f2.node.hostApi.listClients()).clients.map((c) => c.id)).toEqual([mirroredId(f1.id, 'late')]);
     off();
   });
 });
@@ -207,7 +210,7 @@ describe('cluster RPC on the wire', () => {
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const page = await f1.node.host.listClients({ limit: 1000, cursor });
+      const page = await f1.node.hostApi.listClients({ limit: 1000, cursor });
       expect(Buffer.byteLength(JSON.stringify(page))).toBeLessThan(1024 * 1024);
       ids.push(...page.clients.map((c) => c.id));
       cursor = page.nextCursor;

@@ -30,7 +30,7 @@ const members = new Map<string, Member>();
 
 afterEach(async () => {
   for (const { member, timers, router } of members.values()) {
-    member.host.close();
+    member.hostApi.close();
     member.rpc.close();
     expect(timers.size, 'timers left after close').toBe(0);
     timers.close();
@@ -71,7 +71,7 @@ describe('the host API of a member', () => {
     const f = member('F');
     member('L');
     scriptedClient(f.router, { id: 'mine', name: 'mine', paths: [] }, () => ({ ok: true, data: null }));
-    expect((await f.member.host.listClients()).clients.map((c) => c.id)).toEqual(['mine']);
+    expect((await f.member.hostApi.listClients()).clients.map((c) => c.id)).toEqual(['mine']);
     expect(f.sent).toEqual([]);
   });
 
@@ -81,7 +81,7 @@ describe('the host API of a member', () => {
     f.view = FOLLOWER;
     l.view = LEADER;
     scriptedClient(l.router, { id: 'theirs', name: 'theirs', paths: [] }, () => ({ ok: true, data: null }));
-    expect((await f.member.host.listClients()).clients.map((c) => c.id)).toEqual(['theirs']);
+    expect((await f.member.hostApi.listClients()).clients.map((c) => c.id)).toEqual(['theirs']);
     expect(f.sent).toEqual([
       expect.objectContaining({ type: 'clusterRpcRequest', method: 'listClients', clusterId: 'c', serverId: 'F', term: 7, timestamp: clock.wallNow() }),
     ]);

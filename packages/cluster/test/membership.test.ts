@@ -5,7 +5,7 @@ import { WebSocket } from 'ws';
 import type { ClusterHello } from '@mdp/protocol';
 import { Router, systemClock } from '@mdp/core';
 import { createClusterNode, type ClusterConfigError } from '../src/index.js';
-import { SECRET_REFUSAL } from '../src/admission.js';
+import { SECRET_REFUSAL } from '../src/join-rules.js';
 import { helloProof, membershipFingerprint } from '../src/membership.js';
 import { PROOFS_FULL_REFUSAL } from '../src/proof-memory.js';
 import { FAST, agreedLeader, metaDocumentOf, startCluster, startNode, until, type TestNode } from './harness.js';

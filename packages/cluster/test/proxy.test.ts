@@ -186,16 +186,16 @@ describe('mirroring in a cluster', () => {
     expect(f2.router.getClient(mirroredId(leader.id, 'local'))).toBeUndefined();
 
     // Host requests on a follower are answered by the leader.
-    const { clients } = await f2.node.host.listClients();
+    const { clients } = await f2.node.hostApi.listClients();
     expect(clients.map((c) => c.id).sort()).toEqual([mirrored, 'local'].sort());
-    const { paths } = await f2.node.host.listPaths({ depth: 2 });
+    const { paths } = await f2.node.hostApi.listPaths({ depth: 2 });
     expect(paths).toContainEqual(expect.objectContaining({ clientId: mirrored, clientName: 'client one', type: 'skill', path: SKILL }));
-    expect(await f2.node.host.callPath({ clientId: mirrored, method: 'GET', path: SKILL })).toEqual({ ok: true, data: 'from one' });
-    expect(await f2.node.host.callPath({ clientId: 'nobody', method: 'GET', path: SKILL })).toMatchObject({ ok: false, error: { code: 'not_found' } });
+    expect(await f2.node.hostApi.callPath({ clientId: mirrored, method: 'GET', path: SKILL })).toEqual({ ok: true, data: 'from one' });
+    expect(await f2.node.hostApi.callPath({ clientId: 'nobody', method: 'GET', path: SKILL })).toMatchObject({ ok: false, error: { code: 'not_found' } });
     // An answer the leader cannot serialise comes back as an error at once, and the link stays up.
     attachClient(leader.router, skillClient('deep'), () => tooDeep());
-    expect(await f2.node.host.callPath({ clientId: 'deep', method: 'GET', path: SKILL })).toMatchObject({ ok: false, error: UNSENDABLE_DATA_ERROR });
-    expect(await f2.node.host.callPath({ clientId: mirrored, method: 'GET', path: SKILL })).toEqual({ ok: true, data: 'from one' });
+    expect(await f2.node.hostApi.callPath({ clientId: 'deep', method: 'GET', path: SKILL })).toMatchObject({ ok: false, error: UNSENDABLE_DATA_ERROR });
+    expect(await f2.node.hostApi.callPath({ clientId: mirrored, method: 'GET', path: SKILL })).toEqual({ ok: true, data: 'from one' });
 
     // The leader stops: the survivors elect, and f1 mirrors into whoever leads now (unless it leads).
     await leader.stop();
@@ -203,7 +203,7 @@ describe('mirroring in a cluster', () => {
     const next = agreedLeader(nodes) as TestNode;
     if (next === f1) {
       await until(() => f1.node.proxyStatus().state === 'idle', 3000, 'f1 to stop mirroring');
-      expect(await f2.node.host.callPath({ clientId: 'one', method: 'GET', path: SKILL })).toEqual({ ok: true, data: 'from one' });
+      expect(await f2.node.hostApi.callPath({ clientId: 'one', method: 'GET', path: SKILL })).toEqual({ ok: true, data: 'from one' });
     } else {
       await until(() => next.router.getClient(mirrored) !== undefined, 5000, 'the mirror on the new leader');
       expect((await next.router.invoke(mirrored, 'GET', SKILL)).ok).toBe(true);

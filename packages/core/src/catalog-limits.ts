@@ -44,7 +44,7 @@ export interface CatalogLimits {
    * Most catalog changes (`registerClient` and `updateClientCatalog`) per session and minute; up to
    * this many may come at once, then they are allowed back at this rate.
    */
-  readonly catalogUpdatesPerMinute: number;
+  readonly maxCatalogUpdatesPerMinute: number;
 }
 
 export const CATALOG_LIMIT_DEFAULTS: CatalogLimits = Object.freeze({
@@ -59,7 +59,7 @@ export const CATALOG_LIMIT_DEFAULTS: CatalogLimits = Object.freeze({
   // 32 MiB keeps the registry under about 700 MB of heap, 850 MB of RSS, whatever it holds.
   maxTotalCatalogBytes: 32 * 1024 * 1024,
   maxClientsPerAddress: 1000,
-  catalogUpdatesPerMinute: 120,
+  maxCatalogUpdatesPerMinute: 120,
 });
 
 /** Why a catalog may not be registered, or `undefined` when it may. */

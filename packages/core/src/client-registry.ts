@@ -257,7 +257,7 @@ export class ClientRegistry {
       });
       throw new MdpError('not_ready', full);
     }
-    const perMinute = this.limits.catalogUpdatesPerMinute;
+    const perMinute = this.limits.maxCatalogUpdatesPerMinute;
     const now = this.clock.now();
     const wait = takeToken((session.catalogBucket ??= fullBucket(perMinute, now)), now, perMinute);
     if (wait > 0) {

@@ -54,22 +54,8 @@ export type RouterLimits = Required<Omit<RouterOptions, 'logger' | 'onCallEnd' |
 
 /** `options` with the defaults filled in; a number that is not positive and finite is a RangeError. */
 export function routerLimits(options: RouterOptions): RouterLimits {
-  const limits: RouterLimits = {
-    invocationTimeoutMs: options.invocationTimeoutMs ?? ROUTER_DEFAULTS.invocationTimeoutMs,
-    heartbeatIntervalMs: options.heartbeatIntervalMs ?? ROUTER_DEFAULTS.heartbeatIntervalMs,
-    heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? ROUTER_DEFAULTS.heartbeatTimeoutMs,
-    maxPendingCalls: options.maxPendingCalls ?? ROUTER_DEFAULTS.maxPendingCalls,
-    maxPathLength: options.maxPathLength ?? ROUTER_DEFAULTS.maxPathLength,
-    maxPathSegments: options.maxPathSegments ?? ROUTER_DEFAULTS.maxPathSegments,
-    maxCatalogPaths: options.maxCatalogPaths ?? ROUTER_DEFAULTS.maxCatalogPaths,
-    maxTotalPaths: options.maxTotalPaths ?? ROUTER_DEFAULTS.maxTotalPaths,
-    maxDescriptionLength: options.maxDescriptionLength ?? ROUTER_DEFAULTS.maxDescriptionLength,
-    maxSchemaLength: options.maxSchemaLength ?? ROUTER_DEFAULTS.maxSchemaLength,
-    maxCatalogBytes: options.maxCatalogBytes ?? ROUTER_DEFAULTS.maxCatalogBytes,
-    maxTotalCatalogBytes: options.maxTotalCatalogBytes ?? ROUTER_DEFAULTS.maxTotalCatalogBytes,
-    maxClientsPerAddress: options.maxClientsPerAddress ?? ROUTER_DEFAULTS.maxClientsPerAddress,
-    catalogUpdatesPerMinute: options.catalogUpdatesPerMinute ?? ROUTER_DEFAULTS.catalogUpdatesPerMinute,
-  };
+  const keys = Object.keys(ROUTER_DEFAULTS) as (keyof RouterLimits)[];
+  const limits = Object.fromEntries(keys.map((key) => [key, options[key] ?? ROUTER_DEFAULTS[key]])) as RouterLimits;
   for (const [name, value] of Object.entries(limits)) {
     if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number`);
   }

@@ -49,7 +49,7 @@ describe('catalogProblem', () => {
       maxCatalogBytes: 1_048_576,
       maxTotalCatalogBytes: 33_554_432,
       maxClientsPerAddress: 1000,
-      catalogUpdatesPerMinute: 120,
+      maxCatalogUpdatesPerMinute: 120,
     });
     expect(catalogProblem([endpoint(`/${'a'.repeat(100_000)}`)], CATALOG_LIMIT_DEFAULTS)).toMatch(/100001 characters/);
     expect(catalogProblem([endpoint('/a'.repeat(50_000))], CATALOG_LIMIT_DEFAULTS)).toMatch(/characters long/);

@@ -134,7 +134,7 @@ describe('catalog limits', () => {
   });
 
   it('refuses catalog changes over the rate with a retry time, and allows them again later', () => {
-    router = new Router({ clock, catalogUpdatesPerMinute: 2 });
+    router = new Router({ clock, maxCatalogUpdatesPerMinute: 2 });
     const { session } = connectClient(router, 'c', [endpoint('/a')]);
     session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: [endpoint('/b')] });
     const error = thrown(() => session.handle({ type: 'updateClientCatalog', clientId: 'c', paths: [endpoint('/c')] }));
@@ -147,7 +147,7 @@ describe('catalog limits', () => {
   });
 
   it('counts re-registrations against the same rate, per session', () => {
-    router = new Router({ clock, catalogUpdatesPerMinute: 1 });
+    router = new Router({ clock, maxCatalogUpdatesPerMinute: 1 });
     const { session } = connectClient(router, 'c');
     expect(() => session.handle({ type: 'registerClient', client: client('c') })).toThrow(/per minute/);
     // Another session has a rate of its own.

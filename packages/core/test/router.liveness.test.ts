@@ -40,7 +40,7 @@ describe('defaults', () => {
       maxCatalogBytes: 1_048_576,
       maxTotalCatalogBytes: 33_554_432,
       maxClientsPerAddress: 1000,
-      catalogUpdatesPerMinute: 120,
+      maxCatalogUpdatesPerMinute: 120,
     });
     expect(router.options).toEqual(ROUTER_DEFAULTS);
   });

@@ -111,7 +111,7 @@ describe('under an auth policy, a session id alone is no credential', () => {
 
 describe('catalog rate', () => {
   it('answers 429 with Retry-After and keeps the session', async () => {
-    setUp({}, { catalogUpdatesPerMinute: 1 });
+    setUp({}, { maxCatalogUpdatesPerMinute: 1 });
     const sessionId = await client.register();
     const response = await client.send(sessionId, { type: 'updateClientCatalog', clientId: 'c1', paths: [] });
     expect(response.status).toBe(429);

@@ -417,7 +417,7 @@ describe('principals', () => {
 
 describe('catalog rate', () => {
   it('closes a connection changing its catalog faster than the limit with 1013', async () => {
-    const h = await start({ router: new Router({ ...ROUTER_OPTIONS, catalogUpdatesPerMinute: 2 }) });
+    const h = await start({ router: new Router({ ...ROUTER_OPTIONS, maxCatalogUpdatesPerMinute: 2 }) });
     const socket = await client(h);
     await socket.register(descriptor('c'));
     socket.send({ type: 'updateClientCatalog', clientId: 'c', paths: [] });

@@ -7,7 +7,7 @@ import type { MiddlewareHandler } from 'hono';
 import { readBodyText, type InflightBudget } from '@mdp/core';
 import { createAuthRoutes } from '../auth-routes.js';
 import type { ServerContext, ServerFeature } from '../feature.js';
-import type { CookieSameSite } from '../options.js';
+import type { CookieSameSite } from '../settings/options.js';
 import { isLoopback } from '../urls.js';
 
 /**

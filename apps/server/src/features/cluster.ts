@@ -3,7 +3,7 @@
  * known; it takes `/mdp/cluster` upgrades and gives `/mdp/meta` its cluster view. Without cluster
  * options the node is standalone (leader of one, term 0).
  *
- * `host` is the host contract (SPEC §12) for the other features (host API, MCP), given to them when
+ * `hostApi` is the host contract (SPEC §12) for the other features (host API, MCP), given to them when
  * they are built: one stable object that answers from the router until the node starts and from the
  * node afterwards (through the leader, on a follower). Its change listeners move along.
  */
@@ -34,7 +34,7 @@ export interface ClusterFeature extends ServerFeature {
   /** Set once the server listens. */
   readonly node: ClusterNode | undefined;
   /** The host contract: the router's before the node starts, the node's after. */
-  readonly host: HostApi;
+  readonly hostApi: HostApi;
   /** The `cluster` object of the metadata document. */
   view(info: ListeningInfo): ClusterView;
   /** The `features` object of the metadata document. */
@@ -64,13 +64,13 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
   const secrets = clusterSecretsOf(options.cluster, options.authTokens);
   let node: ClusterNode | undefined;
   const refusals = new Set<string>();
-  const host = switchingHost(createLocalHost(ctx.router, { tenancy: ctx.tenancy }), ctx.logger);
+  const hostApi = switchingHost(createLocalHost(ctx.router, { tenancy: ctx.tenancy }), ctx.logger);
   return {
     name: 'cluster',
     get node() {
       return node;
     },
-    host,
+    hostApi,
     view: (info) =>
       node?.meta() ??
       standaloneClusterView(options.clusterId, info.serverId, info.urls.ws, options.cluster?.leaseDurationMs ?? CLUSTER_DEFAULTS.leaseDurationMs),
@@ -119,7 +119,7 @@ export function clusterFeature(ctx: ServerContext, options: ClusterFeatureOption
         logger: ctx.logger.child({ serverId: info.serverId }),
       });
       node.start({ wsUrl: info.urls.ws, clusterUrl: info.urls.cluster, metaUrl: info.urls.meta });
-      host.use(node.host);
+      hostApi.use(node.hostApi);
     },
     // A leader resigns while its links are still up.
     close: () => node?.close(),

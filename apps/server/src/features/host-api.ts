@@ -8,8 +8,8 @@ import type { HostApi } from '@mdp/core';
 import { createNodeHostHandler } from '@mdp/host-api';
 import type { ServerContext, ServerFeature } from '../feature.js';
 
-export function hostApiFeature(ctx: ServerContext, host: HostApi): ServerFeature {
-  const handle = createNodeHostHandler(host, {
+export function hostApiFeature(ctx: ServerContext, hostApi: HostApi): ServerFeature {
+  const handle = createNodeHostHandler(hostApi, {
     extractAuth: ctx.extractAuth,
     authorize: ctx.authorize,
     // Under a policy the caller's credential stays here (core's forwarding.ts).

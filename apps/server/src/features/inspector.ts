@@ -3,8 +3,8 @@ import type { HostApi } from '@mdp/core';
 import { createInspector } from '@mdp/inspector';
 import type { ServerContext, ServerFeature } from '../feature.js';
 
-export function inspectorFeature(ctx: ServerContext, host: HostApi): ServerFeature {
-  const inspector = createInspector(host, {
+export function inspectorFeature(ctx: ServerContext, hostApi: HostApi): ServerFeature {
+  const inspector = createInspector(hostApi, {
     extractAuth: ctx.extractAuth,
     authorize: ctx.authorize,
     // The event stream needs the admin scope (SPEC §17).

@@ -207,10 +207,10 @@ async function writeResponse(res: ServerResponse, response: Response, extra: Rea
 }
 
 /**
- * `host`: the local router's host, or (clustered) one that asks the leader; asked on each use.
+ * `hostApi`: the local router's host, or (clustered) one that asks the leader; asked on each use.
  * `guide`: the server's guide (`GET /SKILL.md`), the bridge's resource `mdp:///SKILL.md`.
  */
-export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | undefined, host: () => HostApi, guide?: () => string): McpFeature {
+export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | undefined, hostApi: () => HostApi, guide?: () => string): McpFeature {
   if (options === false) {
     return { name: 'mcp', bridge: undefined, open: () => Promise.reject(new Error('the MCP bridge is off (mcp: false)')) };
   }
@@ -223,7 +223,7 @@ export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | 
 
   const create = (module: BridgeModule): Loaded => {
     const bridge = module.createMcpBridge({
-      host: deferredHost(host),
+      host: deferredHost(hostApi),
       serverInfo: serverInfo(ctx.info()?.urls.http),
       logger: ctx.logger,
       surface: config.surface,

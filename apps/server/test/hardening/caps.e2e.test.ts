@@ -55,7 +55,7 @@ async function servedOverLoop(t: TestServer, sessionId: string, id: string): Pro
 
 describe('websocket connections', () => {
   it('past the per-address cap are answered 503 before the handshake; idle ones are closed 4408', { timeout: 20_000 }, async () => {
-    const t = await startServer({ maxWsConnections: 100, maxWsConnectionsPerAddress: 20, wsRegisterTimeoutMs: 300 });
+    const t = await startServer({ wsMaxConnections: 100, wsMaxConnectionsPerAddress: 20, wsRegisterTimeoutMs: 300 });
     const healthy = await wsClientWithSkill(t.ws, 'healthy', 'fine');
     const idle = await Promise.all(Array.from({ length: 19 }, () => TestClient.connect(t.ws)));
     const refused = await Promise.all(Array.from({ length: 5 }, () => refusedUpgrade(t.ws)));
@@ -74,7 +74,7 @@ describe('websocket connections', () => {
   });
 
   it('past the total cap are answered 503', async () => {
-    const t = await startServer({ maxWsConnections: 2 });
+    const t = await startServer({ wsMaxConnections: 2 });
     await wsClientWithSkill(t.ws, 'a');
     await TestClient.connect(t.ws);
     expect(JSON.parse((await refusedUpgrade(t.ws)).body)).toEqual({ error: 'Too many websocket connections (limit 2); try again later' });
@@ -98,7 +98,7 @@ describe('a TCP connection that never sends a byte', () => {
 
 describe('TCP connections', () => {
   it('past the cap are closed as soon as accepted, while open ones are served; freed places are taken again', { timeout: 20_000 }, async () => {
-    const t = await startServer({ maxHttpConnections: 5 });
+    const t = await startServer({ httpMaxConnections: 5 });
     const healthy = await wsClientWithSkill(t.ws, 'healthy', 'fine');
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     expect(await read(t.http, '/skills/healthy/s', { agent })).toMatchObject({ status: 200 });
@@ -126,7 +126,7 @@ describe('TCP connections', () => {
 
 describe('HTTP loop sessions', () => {
   it('past the per-address cap are answered 503 with Retry-After, while existing sessions are served', { timeout: 20_000 }, async () => {
-    const t = await startServer({ maxHttpLoopSessionsPerAddress: 10 });
+    const t = await startServer({ httpLoopMaxSessionsPerAddress: 10 });
     const sessionId = await loopClient(t, 'looped');
     const connects = await Promise.all(Array.from({ length: 12 }, () => fetch(loop(t, '/connect'), { method: 'POST' })));
     expect(connects.filter((r) => r.status === 200)).toHaveLength(9);

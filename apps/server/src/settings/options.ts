@@ -5,6 +5,7 @@ import {
   type AuthPolicy,
   type Logger,
   type LogLevel,
+  type RouterOptions,
   type ScopeNames,
   type TenancyMode,
   type TenantClient,
@@ -12,16 +13,25 @@ import {
 import { DEFAULT_PORT } from '@mdp/protocol';
 import { HTTP_LOOP_DEFAULTS } from '@mdp/transport-http-loop';
 import { WS_LIMIT_DEFAULTS } from '@mdp/transport-ws';
-import type { MdpClusterOptions } from './cluster.js';
-import type { MdpMcpOptions } from './features/mcp-http.js';
-import type { MdpStateStoreOptions } from './features/state-store.js';
-import type { MdpTlsOptions } from './tls.js';
+import type { MdpClusterOptions } from '../cluster.js';
+import type { MdpMcpOptions } from '../features/mcp-http.js';
+import type { MdpStateStoreOptions } from '../features/state-store.js';
+import type { MdpTlsOptions } from '../tls.js';
 
 /** `SameSite` of the `mdp_auth` cookie; `none` lets pages of other sites use it, and needs TLS. */
 export type CookieSameSite = 'lax' | 'strict' | 'none';
 export const COOKIE_SAME_SITE: readonly CookieSameSite[] = ['lax', 'strict', 'none'];
 
-/** Everything `createMdpServer` accepts. Every limit has a documented default. */
+/**
+ * Everything `createMdpServer` accepts. Every limit has a documented default.
+ *
+ * One rule names them: `max…` for a cap, `…Ms` for a time, and the area first for what belongs to
+ * one part of the server: `ws…` (websocket), `httpLoop…`, `http…` (every HTTP connection), as the
+ * nested `mcp`, `cluster` and `accessTokens` options and the `mcp-*`, `cluster-*` and `auth-*` flags
+ * do, e.g. `wsMaxConnections`, `httpLoopIdleTimeoutMs`. The router's times and caps, shared by every
+ * transport, have no area and keep the router's own names (`maxPendingCalls`). The flags keep the
+ * names users type (`--max-ws-connections`); limits.ts says which option each sets.
+ */
 export interface MdpServerOptions {
   /** Address to bind. Default 127.0.0.1 (loopback only). */
   host?: string;
@@ -38,7 +48,7 @@ export interface MdpServerOptions {
   /** Largest websocket frame, HTTP body (HTTP loop, host API, MCP, /mdp/auth) and cluster link frame, bytes. Default 1 MiB. */
   maxMessageBytes?: number;
   /** Default long-poll wait of the HTTP loop, ms. Default 25000. */
-  longPollTimeoutMs?: number;
+  httpLoopLongPollTimeoutMs?: number;
   /**
    * Graceful shutdown: `close()` stops taking new calls at once and gives the calls in flight this
    * long to finish, counted from the moment it is called, before it ends them with
@@ -92,9 +102,9 @@ export interface MdpServerOptions {
    * Most bytes waiting for one websocket peer; a call past it is answered 503 with Retry-After,
    * unsent, while the peer still reads. Default 8 MiB.
    */
-  maxWsBufferedBytes?: number;
+  wsMaxBufferedBytes?: number;
   /**
-   * How long a websocket peer over `maxWsBufferedBytes` may go without reading (no answer to one of
+   * How long a websocket peer over `wsMaxBufferedBytes` may go without reading (no answer to one of
    * its pending calls, no write drained), ms; then it is closed 1013, its calls fail, and its socket
    * is reset a second later. Default 5000.
    */
@@ -102,13 +112,13 @@ export interface MdpServerOptions {
   /** Time from a websocket's handshake to its first registerClient, ms; past it the socket closes 4408. Default 10000. */
   wsRegisterTimeoutMs?: number;
   /** Most websocket connections at once; more are answered 503 before the handshake. Default 10000. */
-  maxWsConnections?: number;
+  wsMaxConnections?: number;
   /** Most websocket connections from one remote address. Default 8000. */
-  maxWsConnectionsPerAddress?: number;
+  wsMaxConnectionsPerAddress?: number;
   /** Most HTTP loop sessions at once; more connects answer 503. Default 10000. */
-  maxHttpLoopSessions?: number;
+  httpLoopMaxSessions?: number;
   /** Most HTTP loop sessions from one remote address. Default 2000. */
-  maxHttpLoopSessionsPerAddress?: number;
+  httpLoopMaxSessionsPerAddress?: number;
   /** Most messages queued for one HTTP loop session; a call past it is answered 503 with Retry-After, unsent. Default 10000. */
   httpLoopMaxQueuedMessages?: number;
   /** Most bytes of JSON queued for one HTTP loop session; a call past it is answered 503 with Retry-After, unsent. Default 8 MiB. */
@@ -125,12 +135,12 @@ export interface MdpServerOptions {
    */
   httpWriteTimeoutMs?: number;
   /** Most requests waiting behind the one being answered on a connection; more answer 503 and close it. Default 8. */
-  maxPipelinedRequests?: number;
+  httpMaxPipelinedRequests?: number;
   /**
    * Most TCP connections open at once on each listening port, websockets included; a connection
    * past it is closed as soon as it is accepted, before a byte is read. Default 15000.
    */
-  maxHttpConnections?: number;
+  httpMaxConnections?: number;
   /**
    * Most bytes the node holds of messages still arriving: websocket frames (clients' and accepted
    * cluster links') and HTTP bodies being read (HTTP loop, host API, /mcp, /mdp/auth), each chunk
@@ -267,42 +277,34 @@ export interface MdpAccessTokenOptions {
   readonly cooldownMs?: number;
 }
 
+/**
+ * The default of every option, each taken from the package that owns the setting (the router's from
+ * `ROUTER_DEFAULTS`, the transports' from theirs) or stated here when the server owns it.
+ */
 export const SERVER_DEFAULTS = {
   host: '127.0.0.1',
   port: DEFAULT_PORT,
-  invocationTimeoutMs: ROUTER_DEFAULTS.invocationTimeoutMs,
-  heartbeatIntervalMs: ROUTER_DEFAULTS.heartbeatIntervalMs,
-  heartbeatTimeoutMs: ROUTER_DEFAULTS.heartbeatTimeoutMs,
+  // The router's times and limits, under the router's own names.
+  ...ROUTER_DEFAULTS,
   maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
-  longPollTimeoutMs: HTTP_LOOP_DEFAULTS.longPollTimeoutMs,
+  httpLoopLongPollTimeoutMs: HTTP_LOOP_DEFAULTS.longPollTimeoutMs,
   httpLoopIdleTimeoutMs: HTTP_LOOP_DEFAULTS.idleTimeoutMs,
   drainTimeoutMs: 5_000,
-  maxPendingCalls: ROUTER_DEFAULTS.maxPendingCalls,
-  maxPathLength: ROUTER_DEFAULTS.maxPathLength,
-  maxPathSegments: ROUTER_DEFAULTS.maxPathSegments,
-  maxCatalogPaths: ROUTER_DEFAULTS.maxCatalogPaths,
-  maxTotalPaths: ROUTER_DEFAULTS.maxTotalPaths,
-  maxDescriptionLength: ROUTER_DEFAULTS.maxDescriptionLength,
-  maxSchemaLength: ROUTER_DEFAULTS.maxSchemaLength,
-  maxCatalogBytes: ROUTER_DEFAULTS.maxCatalogBytes,
-  maxTotalCatalogBytes: ROUTER_DEFAULTS.maxTotalCatalogBytes,
-  maxClientsPerAddress: ROUTER_DEFAULTS.maxClientsPerAddress,
-  maxCatalogUpdatesPerMinute: ROUTER_DEFAULTS.catalogUpdatesPerMinute,
-  maxWsBufferedBytes: WS_LIMIT_DEFAULTS.maxBufferedBytes,
+  wsMaxBufferedBytes: WS_LIMIT_DEFAULTS.maxBufferedBytes,
   wsStallTimeoutMs: WS_LIMIT_DEFAULTS.stallTimeoutMs,
   wsRegisterTimeoutMs: WS_LIMIT_DEFAULTS.registerTimeoutMs,
-  maxWsConnections: WS_LIMIT_DEFAULTS.maxConnections,
-  maxWsConnectionsPerAddress: WS_LIMIT_DEFAULTS.maxConnectionsPerAddress,
-  maxHttpLoopSessions: HTTP_LOOP_DEFAULTS.maxSessions,
-  maxHttpLoopSessionsPerAddress: HTTP_LOOP_DEFAULTS.maxSessionsPerAddress,
+  wsMaxConnections: WS_LIMIT_DEFAULTS.maxConnections,
+  wsMaxConnectionsPerAddress: WS_LIMIT_DEFAULTS.maxConnectionsPerAddress,
+  httpLoopMaxSessions: HTTP_LOOP_DEFAULTS.maxSessions,
+  httpLoopMaxSessionsPerAddress: HTTP_LOOP_DEFAULTS.maxSessionsPerAddress,
   httpLoopMaxQueuedMessages: HTTP_LOOP_DEFAULTS.maxQueuedMessages,
   httpLoopMaxQueuedBytes: HTTP_LOOP_DEFAULTS.maxQueuedBytes,
   httpHeadersTimeoutMs: 20_000,
   httpRequestTimeoutMs: 60_000,
   httpKeepAliveTimeoutMs: 5_000,
   httpWriteTimeoutMs: 30_000,
-  maxPipelinedRequests: 8,
-  maxHttpConnections: 15_000,
+  httpMaxPipelinedRequests: 8,
+  httpMaxConnections: 15_000,
   maxInflightBytes: DEFAULT_MAX_INFLIGHT_BYTES,
   clusterId: 'mdp',
   tenancy: 'shared' as TenancyMode,
@@ -310,20 +312,27 @@ export const SERVER_DEFAULTS = {
   cookieSameSite: 'lax' as CookieSameSite,
 } as const;
 
-/** The limits of `options` for each part of the server, defaults filled in. */
+/** The router's times and limits: its options of the same name (the router fills in its own defaults). */
+export type RouterSettingKey = keyof typeof ROUTER_DEFAULTS;
+const ROUTER_KEYS = Object.keys(ROUTER_DEFAULTS) as RouterSettingKey[];
+
+/** The limits of `options` for each part of the server, defaults filled in (the router's by the router). */
 export function serverLimits(options: MdpServerOptions) {
   const d = SERVER_DEFAULTS;
+  const router: Partial<Record<RouterSettingKey, number>> = {};
+  for (const key of ROUTER_KEYS) if (options[key] !== undefined) router[key] = options[key];
   return {
+    router: router as Pick<RouterOptions, RouterSettingKey>,
     websocket: {
-      maxBufferedBytes: options.maxWsBufferedBytes ?? d.maxWsBufferedBytes,
+      maxBufferedBytes: options.wsMaxBufferedBytes ?? d.wsMaxBufferedBytes,
       stallTimeoutMs: options.wsStallTimeoutMs ?? d.wsStallTimeoutMs,
       registerTimeoutMs: options.wsRegisterTimeoutMs ?? d.wsRegisterTimeoutMs,
-      maxConnections: options.maxWsConnections ?? d.maxWsConnections,
-      maxConnectionsPerAddress: options.maxWsConnectionsPerAddress ?? d.maxWsConnectionsPerAddress,
+      maxConnections: options.wsMaxConnections ?? d.wsMaxConnections,
+      maxConnectionsPerAddress: options.wsMaxConnectionsPerAddress ?? d.wsMaxConnectionsPerAddress,
     },
     httpLoop: {
-      maxSessions: options.maxHttpLoopSessions ?? d.maxHttpLoopSessions,
-      maxSessionsPerAddress: options.maxHttpLoopSessionsPerAddress ?? d.maxHttpLoopSessionsPerAddress,
+      maxSessions: options.httpLoopMaxSessions ?? d.httpLoopMaxSessions,
+      maxSessionsPerAddress: options.httpLoopMaxSessionsPerAddress ?? d.httpLoopMaxSessionsPerAddress,
       maxQueuedMessages: options.httpLoopMaxQueuedMessages ?? d.httpLoopMaxQueuedMessages,
       maxQueuedBytes: options.httpLoopMaxQueuedBytes ?? d.httpLoopMaxQueuedBytes,
     },
@@ -332,8 +341,8 @@ export function serverLimits(options: MdpServerOptions) {
       requestTimeoutMs: options.httpRequestTimeoutMs ?? d.httpRequestTimeoutMs,
       keepAliveTimeoutMs: options.httpKeepAliveTimeoutMs ?? d.httpKeepAliveTimeoutMs,
       writeTimeoutMs: options.httpWriteTimeoutMs ?? d.httpWriteTimeoutMs,
-      maxPipelinedRequests: options.maxPipelinedRequests ?? d.maxPipelinedRequests,
-      maxConnections: options.maxHttpConnections ?? d.maxHttpConnections,
+      maxPipelinedRequests: options.httpMaxPipelinedRequests ?? d.httpMaxPipelinedRequests,
+      maxConnections: options.httpMaxConnections ?? d.httpMaxConnections,
     },
   } as const;
 }

@@ -4,10 +4,10 @@
  * `false` (`MDP_STATE_STORE=false`, `"stateStore": false`) keeps it off whatever the directory.
  */
 import { resolve } from 'node:path';
-import { DEFAULT_STATE_STORE_DIR } from './features/state-store.js';
-import { text, toggle } from './flag-values.js';
+import { DEFAULT_STATE_STORE_DIR } from '../features/state-store.js';
+import { text, toggle } from './values.js';
 import type { MdpServerOptions } from './options.js';
-import { settingGroup } from './settings.js';
+import { settingGroup } from './table.js';
 
 export const STATE_STORE_SETTINGS = settingGroup({
   title: 'State store (off by default)',

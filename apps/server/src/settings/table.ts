@@ -10,10 +10,10 @@
  *
  * and the merged values are validated by ONE valibot schema built from the rows (plus the checks
  * that compare two settings). Every issue becomes one line naming where the bad value came from.
- * Reading the sources is in setting-sources.ts; help and --print-config text in settings-text.ts.
+ * Reading the sources is in sources.ts; help and --print-config text in text.ts.
  */
 import * as v from 'valibot';
-import type { ValueSchema } from './flag-values.js';
+import type { ValueSchema } from './values.js';
 
 /** Sources of a setting besides its flag. `manifest`: the reference server's `--cluster-config` file. */
 export type SourceKind = 'env' | 'file' | 'manifest';

@@ -1,9 +1,9 @@
 /** The MCP settings of `mdp-server` and `mdp-server mcp` (SPEC §13): a group of the settings table. */
 import { MAX_TIMER_MS } from '@mdp/core';
 import { CATALOG_DEFAULTS, DEFAULT_MAX_CONTENT_BYTES, GENERIC_TOOL_NAMES, MCP_TASK_DEFAULTS, SURFACES } from '@mdp/mcp-bridge/lite';
-import type { MdpMcpOptions } from './features/mcp-http.js';
-import { list, oneOf, wholeNumber } from './flag-values.js';
-import { settingGroup } from './settings.js';
+import type { MdpMcpOptions } from '../features/mcp-http.js';
+import { list, oneOf, wholeNumber } from './values.js';
+import { settingGroup } from './table.js';
 
 export const MCP_SETTINGS = settingGroup({
   title: 'MCP (agents: Streamable HTTP at /mcp; stdio with "mdp-server mcp")',

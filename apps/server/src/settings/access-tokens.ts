@@ -5,10 +5,10 @@
  */
 import * as v from 'valibot';
 import { DEFAULT_SCOPE_NAMES, isScopeToken, type ScopeNames } from '@mdp/core';
-import { ACCESS_TOKEN_DEFAULTS } from './access-tokens.js';
-import { list, text, toggle, wholeNumber, type ValueSchema } from './flag-values.js';
+import { ACCESS_TOKEN_DEFAULTS } from '../access-tokens.js';
+import { list, text, toggle, wholeNumber, type ValueSchema } from './values.js';
 import type { MdpServerOptions } from './options.js';
-import { settingGroup } from './settings.js';
+import { settingGroup } from './table.js';
 
 /** An absolute http(s) URL. */
 function httpUrl(): ValueSchema<string> {

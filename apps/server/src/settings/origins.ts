@@ -5,9 +5,9 @@
  */
 import * as v from 'valibot';
 import { hostnameOf } from '@mdp/core';
-import { list } from './flag-values.js';
+import { list } from './values.js';
 import type { MdpServerOptions } from './options.js';
-import { settingGroup } from './settings.js';
+import { settingGroup } from './table.js';
 
 function isOrigin(text: string): boolean {
   try {

@@ -5,11 +5,11 @@
  */
 import { CLUSTER_DEFAULTS, CLUSTER_MODES, DISCOVERY_DEFAULTS } from '@mdp/cluster';
 import { MAX_TIMER_MS } from '@mdp/core';
-import { defaultStateDir, type MdpClusterOptions } from './cluster.js';
-import { clusterSecretFile } from './cluster-secret.js';
-import { list, oneOf, serverAddress, serverAddresses, text, toggle, wholeNumber } from './flag-values.js';
+import { defaultStateDir, type MdpClusterOptions } from '../cluster.js';
+import { clusterSecretFile } from '../cluster-secret.js';
+import { list, oneOf, serverAddress, serverAddresses, text, toggle, wholeNumber } from './values.js';
 import { SERVER_DEFAULTS } from './options.js';
-import { settingGroup, type SourceKind, type ValuesOf } from './settings.js';
+import { settingGroup, type SourceKind, type ValuesOf } from './table.js';
 
 const FROM: readonly SourceKind[] = ['env', 'file', 'manifest'];
 const timer = wholeNumber(1, MAX_TIMER_MS);

@@ -18,7 +18,7 @@ import {
   type AdmissionConfig,
   type AdmissionEvent,
   type AdmissionState,
-} from '../src/admission.js';
+} from '../src/join-rules.js';
 import { HELLO_MAX_AGE_MS, helloProof, membershipFingerprint, type Membership } from '../src/membership.js';
 
 const SELF = '127.0.0.1:5000';

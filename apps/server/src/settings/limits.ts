@@ -1,12 +1,12 @@
 /**
  * The limit settings of `mdp-server` (README "Security and limits"): every limit on peers, calls,
  * catalogs and HTTP connections, each a whole number with its default. A group of the settings
- * table; the option of each setting has the setting's own name.
+ * table; each sets the option of its own name, or the one limitOption names.
  */
 import { MAX_TIMER_MS } from '@mdp/core';
-import { wholeNumber } from './flag-values.js';
+import { wholeNumber } from './values.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
-import { settingGroup } from './settings.js';
+import { settingGroup } from './table.js';
 
 const count = wholeNumber(1);
 const ms = wholeNumber(1, MAX_TIMER_MS);
@@ -89,7 +89,7 @@ export const LIMIT_SETTINGS = settingGroup({
       flag: 'max-ws-buffered-bytes',
       placeholder: '<n>',
       schema: count,
-      default: SERVER_DEFAULTS.maxWsBufferedBytes,
+      default: SERVER_DEFAULTS.wsMaxBufferedBytes,
       help: 'bytes a websocket peer may leave unread; a call past it is answered 503 with Retry-After, unsent',
     },
     wsStallTimeoutMs: {
@@ -110,28 +110,28 @@ export const LIMIT_SETTINGS = settingGroup({
       flag: 'max-ws-connections',
       placeholder: '<n>',
       schema: count,
-      default: SERVER_DEFAULTS.maxWsConnections,
+      default: SERVER_DEFAULTS.wsMaxConnections,
       help: 'websocket connections; more upgrades are answered 503',
     },
     maxWsConnectionsPerAddress: {
       flag: 'max-ws-connections-per-address',
       placeholder: '<n>',
       schema: count,
-      default: SERVER_DEFAULTS.maxWsConnectionsPerAddress,
+      default: SERVER_DEFAULTS.wsMaxConnectionsPerAddress,
       help: 'websocket connections from one remote address',
     },
     maxHttpLoopSessions: {
       flag: 'max-http-loop-sessions',
       placeholder: '<n>',
       schema: count,
-      default: SERVER_DEFAULTS.maxHttpLoopSessions,
+      default: SERVER_DEFAULTS.httpLoopMaxSessions,
       help: 'HTTP loop sessions; more connects are answered 503',
     },
     maxHttpLoopSessionsPerAddress: {
       flag: 'max-http-loop-sessions-per-address',
       placeholder: '<n>',
       schema: count,
-      default: SERVER_DEFAULTS.maxHttpLoopSessionsPerAddress,
+      default: SERVER_DEFAULTS.httpLoopMaxSessionsPerAddress,
       help: 'HTTP loop sessions from one remote address',
     },
     httpLoopMaxQueuedMessages: {
@@ -180,14 +180,14 @@ export const LIMIT_SETTINGS = settingGroup({
       flag: 'max-pipelined-requests',
       placeholder: '<n>',
       schema: count,
-      default: SERVER_DEFAULTS.maxPipelinedRequests,
+      default: SERVER_DEFAULTS.httpMaxPipelinedRequests,
       help: 'requests waiting behind the one being answered on a connection; more: 503, the connection closes',
     },
     maxHttpConnections: {
       flag: 'max-http-connections',
       placeholder: '<n>',
       schema: count,
-      default: SERVER_DEFAULTS.maxHttpConnections,
+      default: SERVER_DEFAULTS.httpMaxConnections,
       help: 'TCP connections open at once per port, websockets included; more are closed as soon as accepted',
     },
     maxInflightBytes: {
@@ -207,12 +207,34 @@ export const LIMIT_SETTINGS = settingGroup({
   ],
 });
 
-/** The options the limit settings name. */
+/** The limit settings, by key (the flag in camelCase). */
 export type LimitKey = keyof typeof LIMIT_SETTINGS.settings;
 
-/** The options of the settings' values: each setting is the option of its own name. */
-export function limitOptions(values: { readonly [K in LimitKey]: number }): Pick<MdpServerOptions, LimitKey> {
-  const options: Partial<Record<LimitKey, number>> = {};
-  for (const key of Object.keys(LIMIT_SETTINGS.settings) as LimitKey[]) options[key] = values[key];
-  return options as Pick<MdpServerOptions, LimitKey>;
+/**
+ * The option of each limit whose flag was named before the rule of option names (options.ts): the
+ * area first, then `max…`. The flags keep their names; every other limit sets the option of its own
+ * name.
+ */
+const OPTION_NAMES = {
+  maxWsBufferedBytes: 'wsMaxBufferedBytes',
+  maxWsConnections: 'wsMaxConnections',
+  maxWsConnectionsPerAddress: 'wsMaxConnectionsPerAddress',
+  maxHttpLoopSessions: 'httpLoopMaxSessions',
+  maxHttpLoopSessionsPerAddress: 'httpLoopMaxSessionsPerAddress',
+  maxPipelinedRequests: 'httpMaxPipelinedRequests',
+  maxHttpConnections: 'httpMaxConnections',
+} as const satisfies Partial<Record<LimitKey, keyof MdpServerOptions>>;
+
+/** The option a limit setting sets. */
+export type LimitOption<K extends LimitKey = LimitKey> = K extends keyof typeof OPTION_NAMES ? (typeof OPTION_NAMES)[K] : K;
+
+export function limitOption<K extends LimitKey>(key: K): LimitOption<K> {
+  return ((OPTION_NAMES as Partial<Record<LimitKey, string>>)[key] ?? key) as LimitOption<K>;
+}
+
+/** The options of the settings' values. */
+export function limitOptions(values: { readonly [K in LimitKey]: number }): Pick<MdpServerOptions, LimitOption> {
+  const options: Partial<Record<LimitOption, number>> = {};
+  for (const key of Object.keys(LIMIT_SETTINGS.settings) as LimitKey[]) options[limitOption(key)] = values[key];
+  return options as Pick<MdpServerOptions, LimitOption>;
 }

@@ -3,9 +3,9 @@
  * audit logs, and the HTTP loop's idle time-out. A group of the settings table.
  */
 import { MAX_TIMER_MS } from '@mdp/core';
-import { text, toggle, wholeNumber } from './flag-values.js';
+import { text, toggle, wholeNumber } from './values.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
-import { settingGroup } from './settings.js';
+import { settingGroup } from './table.js';
 
 export const OBSERVE_SETTINGS = settingGroup({
   title: 'Operating it',

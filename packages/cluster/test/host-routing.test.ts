@@ -8,7 +8,7 @@ import { MdpError, Router, createLocalHost, createTenancy, type HostApi, type Se
 import type { ClientDescriptor, ListedClient } from '@mdp/protocol';
 import { manualClock, recordingLogger, settle, type LogRecord, type ManualClock, type Reply } from '@mdp/test-kit';
 import { TimerSet } from '../src/clock.js';
-import { RETRY_MS, createClusterHost, routeOf, type ClusterHost, type Route } from '../src/forward.js';
+import { RETRY_MS, createClusterHost, routeOf, type ClusterHost, type Route } from '../src/host-routing.js';
 import { catalogDigest } from '../src/host-watch.js';
 import { serveRpc, type RpcMethod, type RpcOutcome } from '../src/rpc.js';
 import { scriptedClient } from './harness.js';

@@ -4,9 +4,9 @@
  */
 import * as v from 'valibot';
 import { TENANCY_MODES, sharedPatternProblem } from '@mdp/core';
-import { list, oneOf } from './flag-values.js';
+import { list, oneOf } from './values.js';
 import { SERVER_DEFAULTS, type MdpServerOptions } from './options.js';
-import { settingGroup } from './settings.js';
+import { settingGroup } from './table.js';
 
 /** Client ids or globs, each one `createTenancy` takes. */
 const sharedClients = v.pipe(

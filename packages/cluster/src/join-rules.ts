@@ -1,9 +1,9 @@
 /**
- * Admission (SPEC §10): who may join, as a pure transition `step(state, event, now) → { state,
- * effects, refusal }` in the manner of `election.ts`. The node feeds in every hello a link receives
- * and every metadata document discovery finds, and carries the effects out (logs, a configuration
- * error, a new member for the election, a dial). `now` is wall-clock ms: hello timestamps come from
- * other processes' clocks.
+ * Join rules (SPEC §10), the admission of members: who may join, as a pure transition
+ * `step(state, event, now) → { state, effects, refusal }` in the manner of `election.ts`. The node
+ * feeds in every hello a link receives and every metadata document discovery finds, and carries the
+ * effects out (logs, a configuration error, a new member for the election, a dial). `now` is
+ * wall-clock ms: hello timestamps come from other processes' clocks.
  *
  *   hello ─────▶ cluster secret proven (for us, recently)? ──no──▶ refused
  *   metadata ──▶ our own endpoint or id? ──▶ only a duplicate id is reported

@@ -1,6 +1,6 @@
 /** Text made from the table of settings: the `--help` listing and the `--print-config` document. */
 import { redactUrl } from '@mdp/core';
-import { camelCase, sourceLabel, sourcesOf, type Setting, type SettingTable, type Source } from './settings.js';
+import { camelCase, sourceLabel, sourcesOf, type Setting, type SettingTable, type Source } from './table.js';
 
 /** Column where descriptions start in `--help`, and the width they wrap at. */
 const HELP_COLUMN = 35;

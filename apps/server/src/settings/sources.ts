@@ -1,11 +1,11 @@
 /**
- * The sources of settings (settings.ts), each read into a layer of raw values: the command line,
+ * The sources of settings (table.ts), each read into a layer of raw values: the command line,
  * the environment, and files in JSON with comments (the `--config` file, the `--cluster-config`
  * manifest). Nothing here validates a value; a source only says which setting it names and where.
  */
 import { parseArgs } from 'node:util';
 import { parse as parseJsonc, printParseErrorCode, type ParseError } from 'jsonc-parser';
-import { mergeLayers, sourceLabel, sourcesOf, type Layer, type RawEntry, type Resolution, type SettingTable } from './settings.js';
+import { mergeLayers, sourceLabel, sourcesOf, type Layer, type RawEntry, type Resolution, type SettingTable } from './table.js';
 
 export type LayerResult = { readonly ok: true; readonly layer: Layer } | { readonly ok: false; readonly errors: readonly string[] };
 

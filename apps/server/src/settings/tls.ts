@@ -3,10 +3,10 @@
  * `--tls-ca`) and the cookie's `SameSite`, turned into MdpServerOptions. The files are only named
  * here; the server reads them (a file it cannot use stops it with exit status 1, not 64).
  */
-import { oneOf, text, toggle } from './flag-values.js';
+import { oneOf, text, toggle } from './values.js';
 import { COOKIE_SAME_SITE, SERVER_DEFAULTS, type CookieSameSite } from './options.js';
-import { settingGroup, sourceLabel, type Source, type ValuesOf } from './settings.js';
-import type { MdpTlsOptions } from './tls.js';
+import { settingGroup, sourceLabel, type Source, type ValuesOf } from './table.js';
+import type { MdpTlsOptions } from '../tls.js';
 
 export const TLS_SETTINGS = settingGroup({
   title: 'TLS, and browser pages of other sites',
