@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { LOG_LEVELS, MAX_TIMER_MS } from '@mdp/core';
 import { MAX_WAIT_MS } from '@mdp/transport-http-loop';
 import { ACCESS_TOKEN_SETTINGS, accessTokenOptions } from './access-token-args.js';
+import { BUS_SETTINGS, busOptions, busProblems, labelOf } from './bus-args.js';
 import { CLUSTER_SETTINGS, clusterOptions, userStateDir } from './cluster-args.js';
 import { cookieKeysFile } from './cookie-keys.js';
 import { list, oneOf, text, toggle, wholeNumber } from './flag-values.js';
@@ -146,6 +147,7 @@ const GROUPS = [
   TLS_SETTINGS,
   LIMIT_SETTINGS,
   CLUSTER_SETTINGS,
+  BUS_SETTINGS,
   MCP_SETTINGS,
   OBSERVE_SETTINGS,
   STATE_STORE_SETTINGS,
@@ -222,6 +224,8 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}, readFile: R
   if (tenancy) return { kind: 'error', messages: [`${sourceLabel(sources.tenancy!, CLI_SETTINGS.rows.get('tenancy'))}: ${tenancy}`] };
   const tls = tlsSettings(values, sources);
   if (!tls.ok) return { kind: 'error', messages: tls.messages };
+  const bus = busProblems(values, sources, labelOf(sources, CLI_SETTINGS.rows));
+  if (bus.length > 0) return { kind: 'error', messages: bus };
   const access = accessTokenOptions(values);
   if (typeof access === 'string') return { kind: 'error', messages: [access] };
   return { kind: 'run', options: { ...toServerOptions(values, sources, tokens, tls), ...access } };
@@ -268,7 +272,11 @@ function toServerOptions(
     cookieSameSite: tls.cookieSameSite,
     // Used under an auth policy only: nothing is made without one.
     cookieKeyFile: cookieKeysFile(userStateDir(values)),
-    cluster: clusterOptions(values, { portGiven: sources.port?.kind !== 'default' }),
+    // A fleet on NATS runs each node standalone: no discovery, election or hub (SPEC §16).
+    cluster: values.bus
+      ? { ...clusterOptions(values, { portGiven: true }), mode: 'standalone' }
+      : clusterOptions(values, { portGiven: sources.port?.kind !== 'default' }),
+    ...(values.bus ? { bus: busOptions(values) } : {}),
     mcp: mcpOptions(values),
     ...observeOptions(values),
     ...limitOptions(values),

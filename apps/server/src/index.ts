@@ -7,5 +7,6 @@ export type { MdpTlsOptions, ReloadResult } from './tls.js';
 export { HELP, parseCliArgs, parseTokensFile } from './cli-args.js';
 export type { CliCommand } from './cli-args.js';
 export type { MdpClusterOptions } from './cluster.js';
+export type { MdpBusOptions } from './features/bus.js';
 export { StateStoreDirError } from './state-store/files.js';
 export type { MdpStateStoreOptions } from './features/state-store.js';

@@ -10,6 +10,8 @@ export { recordingLogger } from './logger.js';
 export type { LogRecord, RecordingLogger, RecordingLoggerOptions } from './logger.js';
 export { LOOP_CLIENT, LoopTestClient, loopClient, loopFetch, polledMessage } from './loop-client.js';
 export type { LoopClient, LoopFetch, LoopTestClientOptions } from './loop-client.js';
+export { NATS_SERVER_PATH, NatsServer, natsServerAvailable, warnIfNoNatsServer } from './nats-server.js';
+export type { NatsServerOptions } from './nats-server.js';
 export { PeerDirectory } from './peer-directory.js';
 export type { PeerDirectoryOptions } from './peer-directory.js';
 export { bindConsecutive, closeServer, closedPort, freePorts, listen } from './ports.js';
