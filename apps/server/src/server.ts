@@ -97,17 +97,19 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     () => cluster.host,
     () => guide.text(),
   );
+  // A fleet on NATS (SPEC §16): the other nodes' clients through the router, ours announced, and
+  // HTTP loop requests passed to the node that holds their session.
+  const bus = options.bus ? busFeature(ctx, { bus: options.bus, clusterId }) : undefined;
   const httpLoop = httpLoopFeature(ctx, {
     longPollTimeoutMs: options.longPollTimeoutMs ?? SERVER_DEFAULTS.longPollTimeoutMs,
     idleTimeoutMs: options.httpLoopIdleTimeoutMs ?? SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
     ...limits.httpLoop,
+    ...(bus ? { relay: bus.loopRelay } : {}),
   });
   // --metrics-token, or (signing teams in) a credential with the admin scope.
   const probeGuard = adminGuard(ctx, bearerGuard(options.metricsToken));
   // Which pages may read which client's skills: the skill routes and their preflights ask it.
   const skillReader = skillReaderRefusal(router, ctx.originPolicy);
-  // A fleet on NATS (SPEC §16): the other nodes' clients through the router, ours announced.
-  const bus = options.bus ? busFeature(ctx, { bus: options.bus, clusterId }) : undefined;
   // Dispatch and start run down this list; shutdown runs up it (lifecycle.ts): metrics let go of the
   // cluster, the default port is let go and the cluster resigns, then sessions drain and end so
   // pending calls fail, are logged and waiting reads answer, then the transports close their sockets.

@@ -7,7 +7,20 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import * as v from 'valibot';
 import { MetaDocumentSchema, type ClientDescriptor } from '@mdp/protocol';
-import { NatsServer, TestClient, closedPort, descriptor, endpoint, natsServerAvailable, skill, stopAll, until, warnIfNoNatsServer } from '@mdp/test-kit';
+import {
+  LoopTestClient,
+  NatsServer,
+  TestClient,
+  closedPort,
+  type LoopFetch,
+  descriptor,
+  endpoint,
+  natsServerAvailable,
+  skill,
+  stopAll,
+  until,
+  warnIfNoNatsServer,
+} from '@mdp/test-kit';
 import { createMdpServer } from '../src/index.js';
 import type { MdpServerOptions } from '../src/options.js';
 import { registeredClient, registeredLoopClient, startServer, type TestServer } from './harness.js';
@@ -218,6 +231,31 @@ describe.skipIf(!natsServerAvailable())('a fleet of nodes on NATS', () => {
         expect(await (await call(t, { clientId: id, method: 'GET', path: '/who' })).json()).toEqual({ ok: true, data: id });
       }
     }
+  });
+
+  it('serves an HTTP loop client whose requests land on any node, round-robin, with the seed statuses', async () => {
+    const [a, b] = (await nodes(2)) as [TestServer, TestServer];
+    const landed: string[] = [];
+    let next = 0;
+    // A load balancer without stickiness: each request goes to the next node.
+    const balanced: LoopFetch = (path, init) => {
+      const t = [a, b][next++ % 2] as TestServer;
+      landed.push(`${t.server.info?.serverId} ${path.replace(/\?.*/, '')}`);
+      return fetch(`${t.http}/mdp/http-loop${path}`, init);
+    };
+    const loop = await LoopTestClient.register(balanced, descriptor('roaming', [endpoint('/x')]), { waitMs: 500 });
+    loop.handler = () => 'roamed';
+    await Promise.all([sees(a, 'roaming'), sees(b, 'roaming')]);
+    for (const t of [a, b, a, b])
+      expect(await (await call(t, { clientId: 'roaming', method: 'GET', path: '/x' })).json()).toEqual({ ok: true, data: 'roamed' });
+    expect(landed.slice(0, 2)).toEqual(['node-a /connect', 'node-b /send']);
+    expect(new Set(landed.filter((line) => line.endsWith('/poll')).map((line) => line.split(' ')[0]))).toEqual(new Set(['node-a', 'node-b']));
+    // A session nobody holds: the seed's empty 404 (and 204 for disconnect) from any node.
+    const unknown = await fetch(`${b.http}/mdp/http-loop/poll?sessionId=00000000-0000-4000-8000-000000000000&waitMs=0`);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.text()).toBe('');
+    await loop.close();
+    await Promise.all([sees(a, 'roaming', false), sees(b, 'roaming', false)]);
   });
 
   it('takes HTTP loop clients of another node like websocket ones', async () => {

@@ -17,6 +17,10 @@
 import {
   announcementProblem,
   createNatsBus,
+  decodeHttpRelay,
+  decodeHttpRelayAnswer,
+  encodeHttpRelay,
+  encodeHttpRelayAnswer,
   prefixFor,
   type BusAuth,
   type BusMetrics,
@@ -26,6 +30,7 @@ import {
 } from '@mdp/bus-nats';
 import type { ClientEvent, RemoteClient, RemoteDirectory } from '@mdp/core';
 import type { ClusterView } from '@mdp/protocol';
+import type { LoopRelay, RelayedAnswer, RelayedRequest } from '@mdp/transport-http-loop';
 import type { ListeningInfo, ServerContext, ServerFeature } from '../feature.js';
 
 /** How a server joins a fleet on NATS (`--bus` and its settings). */
@@ -68,6 +73,12 @@ export interface BusFeature extends ServerFeature {
   /** The cluster object of /mdp/meta in bus mode: every node answers for every client. */
   view(standalone: ClusterView): ClusterView;
   summary(): FleetSummary | undefined;
+  /**
+   * The relay of HTTP loop requests between nodes (SPEC §16.7), given what answers the requests
+   * other nodes pass on (the transport's `answerRelayed`): sessions opened here are held on the bus,
+   * requests for others' sessions go to their holder.
+   */
+  loopRelay(answer: (request: RelayedRequest, signal: AbortSignal) => Promise<RelayedAnswer>): LoopRelay;
 }
 
 /** Why `bus` cannot run with these cluster options, or undefined: a fleet has no discovery, election or hub. */
@@ -189,6 +200,47 @@ export function busFeature(ctx: ServerContext, options: BusFeatureOptions): BusF
         reachableMemberCount: figures?.connected ? members : 1,
         quorumSize: 1,
         hasQuorum: figures?.connected === true,
+      };
+    },
+    loopRelay(answer) {
+      /** Sessions held on the bus (their release), and those being held right now. */
+      const held = new Map<string, () => void>();
+      const holding = new Set<string>();
+      const handler = async (payload: Uint8Array, signal: AbortSignal): Promise<Uint8Array> => {
+        const request = decodeHttpRelay(payload);
+        if (!request) return encodeHttpRelayAnswer({ status: 400, headers: {}, body: JSON.stringify({ error: 'Malformed relayed request' }) });
+        return encodeHttpRelayAnswer(await answer(request, signal));
+      };
+      return {
+        async hold(sessionId) {
+          holding.add(sessionId);
+          try {
+            await starting;
+            const node = bus;
+            if (!node) throw new Error('the fleet bus is not started');
+            const release = await node.holdSession(sessionId, handler);
+            // Ended while it was being held: let go at once.
+            if (holding.has(sessionId)) held.set(sessionId, release);
+            else release();
+          } finally {
+            holding.delete(sessionId);
+          }
+        },
+        release(sessionId) {
+          holding.delete(sessionId);
+          held.get(sessionId)?.();
+          held.delete(sessionId);
+        },
+        async forward(sessionId, request, { timeoutMs, signal }) {
+          const node = bus;
+          if (!node) return { ok: false, reason: 'not_ready', message: 'The fleet bus is not started', retryAfterMs: 1000 };
+          const result = await node.relayToSession(sessionId, encodeHttpRelay(request), { timeoutMs, ...(signal ? { signal } : {}) });
+          if (!result.ok) return result;
+          const decoded = decodeHttpRelayAnswer(result.payload);
+          return decoded
+            ? { ok: true, answer: decoded }
+            : { ok: false, reason: 'failed', message: 'The node holding the session sent an answer that is not one' };
+        },
       };
     },
     summary() {
