@@ -9,7 +9,7 @@
 import type { CallRecord, InvokeRoute } from '@mdp/core';
 import { ERROR_CODES } from '@mdp/protocol';
 
-export const CALL_ROUTES: readonly InvokeRoute[] = ['skill', 'host', 'mcp', 'cluster'];
+export const CALL_ROUTES: readonly InvokeRoute[] = ['skill', 'host', 'mcp', 'cluster', 'bus'];
 
 /**
  * Outcome labels: `ok`, the error codes of the protocol (`ERROR_CODES`), and `other` for codes a
@@ -35,6 +35,8 @@ function routeIndex(route: InvokeRoute): number {
       return 2;
     case 'cluster':
       return 3;
+    case 'bus':
+      return 4;
   }
 }
 

@@ -107,7 +107,9 @@ switch (command.kind) {
     const warning = exposureWarning(info.host, info.port, (options.authTokens?.length ?? 0) > 0);
     if (warning) out.write(`mdp-server: ${warning}\n`);
     // A line whenever who leads changes (this node, the leader it follows, or that it stepped down).
-    if (server.cluster) quiet = announceLeadership(server.cluster, (line) => out.write(`mdp-server: ${line}\n`));
+    // In bus mode no node leads: each joined the fleet on NATS and serves every client (SPEC §16).
+    if (server.bus) out.write(`mdp-server: bus mode, node ${server.bus.nodeId} joined the fleet on NATS (every node serves every client)\n`);
+    else if (server.cluster) quiet = announceLeadership(server.cluster, (line) => out.write(`mdp-server: ${line}\n`));
     if (stdioArgs) await serveStdio(server, stop);
     break;
   }

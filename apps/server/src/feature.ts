@@ -10,7 +10,8 @@
  *   connection ─▶ connection? of every feature (a TCP connection, before its first request)
  *   call ends ─▶ the observers features added with ctx.observeCalls (metrics, access, audit)
  *
- * Lifecycle: `start` runs in list order once the server listens. Shutdown: the listener stops
+ * Lifecycle: `start` runs in list order once the server listens, then every `started` is awaited
+ * (together) before `listen()` resolves. Shutdown: the listener stops
  * accepting, every feature's `stopping` runs (reverse list order; nothing awaited), then each
  * `close` in reverse list order (the last feature listed closes first), one after the other.
  */
@@ -112,6 +113,12 @@ export interface ServerFeature {
   upgrade?(request: IncomingMessage, socket: Duplex, head: Buffer, path: string): boolean;
   /** The server listens. Throwing aborts `listen()` (nothing half-started is left serving). */
   start?(info: ListeningInfo): void;
+  /**
+   * After every `start`: work the server must finish before it counts as started (the fleet bus
+   * connecting). `listen()` resolves once every one has; one that rejects closes the server, and
+   * `listen()` rejects with its error.
+   */
+  started?(): Promise<void>;
   /**
    * Shutdown began: stop taking new work, and start what may run while the features listed after
    * this one close (e.g. a drain whose deadline counts from now). Called once, before any `close`.

@@ -8,5 +8,6 @@ export { parseTokensFile } from './settings/auth.js';
 export { HELP, parseCliArgs } from './settings/cli-args.js';
 export type { CliCommand } from './settings/cli-args.js';
 export type { MdpClusterOptions } from './cluster.js';
+export type { MdpBusOptions } from './features/bus.js';
 export { StateStoreDirError } from './state-store/files.js';
 export type { MdpStateStoreOptions } from './features/state-store.js';

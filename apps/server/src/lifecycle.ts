@@ -5,6 +5,7 @@
  *   listen ──▶ bind (auto mode: the next free port of the range when an MDP server holds it; its own
  *              port held by a member of its cluster as a second port: asked back, port-claim.ts)
  *          ──▶ the listening line ──▶ each feature's `start`, in list order (one throws: unbound again)
+ *          ──▶ every feature's `started`, awaited together (one rejects: closed again, listen rejects)
  *   close ───▶ the listener stops accepting ──▶ each feature's `stopping`, in reverse list order
  *          ──▶ each feature's `close`, in reverse list order, one after the other ──▶ connections end
  *
@@ -55,12 +56,24 @@ export function serverLifecycle(
   };
 
   let closing: Promise<void> | undefined;
-  return {
-    listen() {
+  const lifecycle: Lifecycle = {
+    async listen() {
       const port = options.port ?? SERVER_DEFAULTS.port;
       const fallbackPorts = portFallbackOf(options.cluster, port, options.port !== undefined);
       const serverId = options.serverId ?? defaultServerId(bindHost, port);
-      return bindServing(server, { host: bindHost, port, logger, fallbackPorts, secure, claim: port === 0 ? undefined : claim?.(port, serverId) }, start);
+      const info = await bindServing(
+        server,
+        { host: bindHost, port, logger, fallbackPorts, secure, claim: port === 0 ? undefined : claim?.(port, serverId) },
+        start,
+      );
+      try {
+        await Promise.all(features.map((feature) => feature.started?.()));
+      } catch (error) {
+        await lifecycle.close();
+        ctx.setInfo(undefined);
+        throw error;
+      }
+      return info;
     },
     reloadTls() {
       if (!tls || !('setSecureContext' in server)) return { ok: false, error: 'the server does not use TLS' };
@@ -78,6 +91,7 @@ export function serverLifecycle(
       return closing;
     },
   };
+  return lifecycle;
 }
 
 /** What the listening line says of TLS. */

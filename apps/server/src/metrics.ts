@@ -8,7 +8,9 @@ import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'pr
 import { CLUSTER_ROLES, proxyMarker } from '@mdp/protocol';
 import { systemClock, type Router } from '@mdp/core';
 import type { ClusterNode } from '@mdp/cluster';
+import type { BusMetrics } from '@mdp/bus-nats';
 import type { KeySetStatus } from './access-tokens.js';
+import { busGauges } from './bus-metrics.js';
 import { CALL_OUTCOMES, CALL_ROUTES, DURATION_BUCKETS_S, type CallStats } from './call-stats.js';
 
 export interface MetricsSources {
@@ -24,6 +26,8 @@ export interface MetricsSources {
   leaderChanges(): number;
   /** The access tokens' key set, when the server takes access tokens (SPEC §17). */
   keySet?(): KeySetStatus | undefined;
+  /** The fleet bus's figures, in bus mode (SPEC §16; bus-metrics.ts). */
+  bus?(): BusMetrics | undefined;
 }
 
 export interface ServerMetrics {
@@ -255,6 +259,8 @@ export function createServerMetrics(sources: MetricsSources): ServerMetrics {
       },
     });
   }
+
+  if (sources.bus) busGauges(registers, sources.bus);
 
   return {
     contentType: registry.contentType,

@@ -8,6 +8,7 @@ import type { Hono } from 'hono';
 import type { Logger, Router } from '@mdp/core';
 import type { McpBridge } from '@mdp/mcp-bridge';
 import type { ClusterNode } from '@mdp/cluster';
+import type { NatsBus } from '@mdp/bus-nats';
 import { createServerContext } from './context.js';
 import type { ListeningInfo, ServerFeature } from './feature.js';
 import { accessTokensFeature, beforeDispatch } from './features/access-tokens.js';
@@ -19,6 +20,7 @@ import { inspectorFeature } from './features/inspector.js';
 import { metricsFeature } from './features/metrics.js';
 import { rootFeature } from './features/root.js';
 import { hostApiFeature } from './features/host-api.js';
+import { busClusterProblem, busFeature } from './features/bus.js';
 import { clusterFeature } from './features/cluster.js';
 import { defaultPortFeature } from './features/default-port.js';
 import { guideFeature, guideSource } from './features/guide.js';
@@ -51,6 +53,8 @@ export interface MdpServer {
   readonly info: ListeningInfo | undefined;
   /** This server's cluster node (standalone without `cluster` options); set once listening. */
   readonly cluster: ClusterNode | undefined;
+  /** Its fleet bus (SPEC §16), with the `bus` option; set once listening. */
+  readonly bus: NatsBus | undefined;
   /**
    * Read the TLS files again (SIGHUP): new connections get the new certificate, open ones are
    * kept. A bad file keeps the certificate in force, is logged, and comes back as the error.
@@ -72,6 +76,8 @@ export interface MdpServer {
  * StateStoreDirError for a state store directory that cannot be made or written.
  */
 export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
+  const busProblem = busClusterProblem(options);
+  if (busProblem) throw new RangeError(busProblem);
   // The cluster's server ids, once the cluster feature exists (the router is made first).
   let clusterIds: (id: string) => boolean = () => false;
   const ctx = createServerContext(options, (id) => clusterIds(id));
@@ -91,10 +97,14 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     () => cluster.hostApi,
     () => guide.text(),
   );
+  // A fleet on NATS (SPEC §16): the other nodes' clients through the router, ours announced, and
+  // HTTP loop requests passed to the node that holds their session.
+  const bus = options.bus ? busFeature(ctx, { bus: options.bus, clusterId }) : undefined;
   const httpLoop = httpLoopFeature(ctx, {
     longPollTimeoutMs: options.httpLoopLongPollTimeoutMs ?? SERVER_DEFAULTS.httpLoopLongPollTimeoutMs,
     idleTimeoutMs: options.httpLoopIdleTimeoutMs ?? SERVER_DEFAULTS.httpLoopIdleTimeoutMs,
     ...limits.httpLoop,
+    ...(bus ? { relay: bus.loopRelay } : {}),
   });
   // --metrics-token, or (signing teams in) a credential with the admin scope.
   const probeGuard = adminGuard(ctx, bearerGuard(options.metricsToken));
@@ -106,7 +116,7 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   const features: readonly ServerFeature[] = [
     skillsFeature(ctx, { isServerId: cluster.isServerId, readerRefusal: skillReader, accessLog: options.accessLog ?? false }),
     httpLoop,
-    metaFeature(ctx, cluster, bindHost),
+    metaFeature(ctx, cluster, bindHost, bus),
     ...(ctx.accessTokens && options.accessTokens ? [accessTokensFeature(ctx, { issuer: options.accessTokens.issuer })] : []),
     authFeature(ctx, options.cookieSameSite ?? SERVER_DEFAULTS.cookieSameSite),
     hostApiFeature(ctx, cluster.hostApi),
@@ -114,15 +124,17 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     mcp,
     inspectorFeature(ctx, cluster.hostApi),
     rootFeature(ctx),
-    healthFeature(ctx, cluster, probeGuard),
+    healthFeature(ctx, cluster, probeGuard, bus),
     websocketFeature(ctx, limits.websocket, cluster.mirrorPeer),
     clientLogFeature(ctx),
     callLogsFeature(ctx, { accessLog: options.accessLog ?? false, auditLog: options.auditLog }),
+    // Before the sessions: it closes after them, so that drained calls may still cross the bus.
+    ...(bus ? [bus] : []),
     sessionsFeature(ctx, { drainTimeoutMs: options.drainTimeoutMs ?? SERVER_DEFAULTS.drainTimeoutMs }),
     cluster,
     defaultPortFeature(cluster, { cluster: options.cluster, host: bindHost, logger, serve: (port) => servePort(httpServer, bindHost, port) }),
     // After the cluster: its start subscribes to the node the cluster's start creates.
-    metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard }),
+    metricsFeature(ctx, { cluster, httpLoop, guard: probeGuard, bus }),
     // Last: it follows the cluster node too, and closing first it writes the clients the node had.
     ...(options.stateStore ? [stateStoreFeature(ctx, options.stateStore, { cluster, clusterId, mcpHttp })] : []),
   ];
@@ -147,6 +159,9 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
     },
     get cluster() {
       return cluster.node;
+    },
+    get bus() {
+      return bus?.bus;
     },
     get mcp() {
       return mcp.bridge;

@@ -129,7 +129,7 @@ describe('mdp-server CLI', () => {
     [['--port', '-1'], {}, /^mdp-server: --port must be a whole number from 0 to 65535, got "-1"$/],
     [['--invocation-timeout-ms', '-5'], {}, /^mdp-server: --invocation-timeout-ms must be a whole number from 1 to 2147483647, got "-5"$/],
     [['--log-level', 'loud'], {}, /^mdp-server: --log-level must be one of/],
-    [['--bogus'], {}, /^mdp-server: unknown option --bogus$/],
+    [['--frobnicate'], {}, /^mdp-server: unknown option --frobnicate$/],
     [['stray'], {}, /^mdp-server: unexpected argument "stray"/],
     [[], { MDP_PORT: 'x' }, /^mdp-server: MDP_PORT \(environment\) must be a whole number/],
     [['--config', join(tmpdir(), 'no-such-mdp-config.json')], {}, /^mdp-server: cannot read .*no-such-mdp-config\.json \(--config\): no such file$/],

@@ -58,18 +58,26 @@ export interface ServerArgs {
 }
 
 export function spawnServer(a: ServerArgs): Proc {
-  const args = [
+  return spawnCli(a.port, [
     ...(a.nodeArgs ?? []),
     CLI,
     ...['--port', a.port, '--cluster-id', a.clusterId, '--discover-start-port', a.rangeStart, '--discover-attempts', a.rangeSize].map(String),
     ...['--cluster-state-dir', a.stateDir, '--log-level', 'info'],
     ...(a.extra ?? []),
-  ];
+  ]);
+}
+
+/** `mdp-server` on `port` with `args` and nothing else (no discovery range: a node of a fleet on NATS). */
+export function spawnPlain(port: number, stateDir: string, args: readonly string[]): Proc {
+  return spawnCli(port, [CLI, '--port', String(port), '--cluster-state-dir', stateDir, '--log-level', 'info', ...args]);
+}
+
+function spawnCli(port: number, args: readonly string[]): Proc {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   const proc: Proc = {
     child,
-    port: a.port,
+    port,
     stdout: '',
     logs: [],
     changes: new EventEmitter(),

@@ -35,8 +35,11 @@ export interface CallHandle {
   readonly requestId: string;
 }
 
-/** The surface a call came through: a skill route, the host API, the MCP bridge, a cluster peer. */
-export type InvokeRoute = 'skill' | 'host' | 'mcp' | 'cluster';
+/**
+ * The surface a call came through: a skill route, the host API, the MCP bridge, a cluster peer, or
+ * another node of the fleet calling this node's client for one of its callers (SPEC §16).
+ */
+export type InvokeRoute = 'skill' | 'host' | 'mcp' | 'cluster' | 'bus';
 
 /** A call that ended, as `RouterOptions.onCallEnd` sees it. */
 export interface CallRecord {

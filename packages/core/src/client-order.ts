@@ -1,6 +1,7 @@
 /**
- * The registered clients in listing order (listing.ts): their ids sorted by position key, kept up
- * to date from the router's client events, so that a page finds where its cursor left off with a
+ * The registered clients in listing order (listing.ts), this node's and those of the fleet's other
+ * nodes (remote.ts): their ids sorted by position key, kept up to date from the router's client
+ * changes, so that a page finds where its cursor left off with a
  * binary search instead of sorting every client each time. Also which clients mirror which bare id
  * (the `aliases` of a listed client, SPEC §12), so that a page works them out for its own clients
  * without looking at all the others.
@@ -11,14 +12,14 @@
 import { proxyMarker, type ClientDescriptor } from '@mdp/protocol';
 import type { IsServerId } from './aliases.js';
 import { compareKeys, positionKey } from './listing.js';
-import type { ClientEvent } from './router.js';
 
 /** What the index needs of the router. */
 export interface ClientSource {
-  /** Every registered client's id and descriptor. */
-  clients(): Iterable<{ readonly id: string; readonly descriptor: ClientDescriptor }>;
-  get(id: string): { readonly descriptor: ClientDescriptor } | undefined;
-  onClientEvent(listener: (event: ClientEvent) => void): () => void;
+  /** Every registered client's id and descriptor (none for a remote client: it has no mirrors). */
+  clients(): Iterable<{ readonly id: string; readonly descriptor?: ClientDescriptor | undefined }>;
+  get(id: string): { readonly descriptor?: ClientDescriptor | undefined } | undefined;
+  /** Tells of each id whose holder or catalog changed. */
+  onChange(listener: (id: string) => void): () => void;
 }
 
 export class ClientOrder {
@@ -45,7 +46,7 @@ export class ClientOrder {
 
   /** Follow the source from now on; returns the unsubscribe. */
   follow(): () => void {
-    return this.source.onClientEvent((event) => this.apply(event));
+    return this.source.onChange((id) => this.apply(id));
   }
 
   get size(): number {
@@ -89,8 +90,7 @@ export class ClientOrder {
     return [marker.clientId];
   }
 
-  private apply(event: ClientEvent): void {
-    const id = event.type === 'unregistered' ? event.clientId : event.client.id;
+  private apply(id: string): void {
     // The router is the truth: an id replaced by a newer session is still registered.
     const current = this.source.get(id);
     if (current) {

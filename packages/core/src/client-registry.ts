@@ -11,7 +11,7 @@ import { CatalogTotals, type Counted } from './catalog-totals.js';
 import type { Clock } from './clock.js';
 import { MdpError } from './errors.js';
 import type { Logger } from './logger.js';
-import { mirrorOutranks, registrationRefusal, trustedMirror, type MirrorOwner } from './ownership.js';
+import { mirrorOutranks, registrationRefusal, trustedMirror, type MirrorOwner, type Registrant } from './ownership.js';
 import { PathIndex } from './path-index.js';
 import { DEFAULT_SCOPE_NAMES, missingScope, type ScopeNames } from './scopes.js';
 import type { RouterLimits } from './router-options.js';
@@ -38,6 +38,8 @@ export interface ClientInfo {
   readonly principal: string | undefined;
   /** The `Origin` of the web page that registered it; `undefined` for other programs. */
   readonly origin: string | undefined;
+  /** The fleet node that holds it, when that is another node (SPEC §16, remote.ts); `undefined` here. */
+  readonly node?: string | undefined;
 }
 
 export type ClientEvent =
@@ -67,6 +69,13 @@ export interface RegistryHooks {
   /** Fail the calls waiting on `session` for `clientId` (its client went away). */
   failCalls(session: Session, clientId: string, reason: string): void;
   emit(event: ClientEvent): void;
+  /**
+   * Who holds `clientId` on another node of the fleet (SPEC §16), when no session here does: an id
+   * stays its principal's fleet-wide. Undefined outside a fleet.
+   */
+  remoteHolder?(clientId: string): Registrant | undefined;
+  /** Why the fleet cannot carry this client (its id is too long to announce), or undefined. */
+  fleetProblem?(clientId: string, principal: string | undefined): string | undefined;
 }
 
 export interface ClientRegistryOptions {
@@ -128,14 +137,17 @@ export class ClientRegistry {
         details: { scope: lacking },
       });
     }
+    const fleetProblem = this.hooks.fleetProblem?.(descriptor.id, session.principal);
+    if (fleetProblem !== undefined) throw new MdpError('bad_request', fleetProblem);
     const holder = this.clients.get(descriptor.id);
-    // An id belongs to whoever registered it first (here, or on the member that mirrors it here):
-    // under an auth policy the credential's principal, without one the page's origin; a session
-    // without a principal (a local program, no policy) replaces any, as SPEC §4 says (ownership.ts).
+    // An id belongs to whoever registered it first (here, on the member that mirrors it here, or on
+    // another node of the fleet): under an auth policy the credential's principal, without one the
+    // page's origin; a session without a principal (a local program, no policy) replaces any, as
+    // SPEC §4 says (ownership.ts).
     const refusal = registrationRefusal({
       descriptor,
       registrant: session,
-      holder: holder && holder.session !== session ? holder.session : undefined,
+      holder: holder ? (holder.session !== session ? holder.session : undefined) : this.hooks.remoteHolder?.(descriptor.id),
       mirrors: this.mirrorOwners(descriptor.id, session),
       isServerId: this.isServerId,
     });

@@ -1,8 +1,10 @@
 /**
  * The host contract (SPEC §12): what programs and agents need — list clients, list paths, call a
  * path, call a path on many clients — as one interface. `createLocalHost` answers it from this
- * process' router; a cluster follower answers it through its leader with the same interface, so
- * the host API, the MCP bridge and the inspector never know which one they hold.
+ * process' router, which in a fleet (SPEC §16) reaches the clients of the other nodes as well (their
+ * catalogs fetched for the page that lists them); a cluster follower answers it through its leader
+ * with the same interface, so the host API, the MCP bridge and the inspector never know which one
+ * they hold.
  */
 import {
   MAX_JSON_DEPTH,
@@ -26,6 +28,7 @@ import { NO_SERVER_IDS, baseId, resolveClientId, type IsServerId } from './alias
 import { ClientOrder } from './client-order.js';
 import { MdpError } from './errors.js';
 import {
+  LISTING_DEFAULTS,
   PageBuilder,
   ScanBudget,
   clientsCursor,
@@ -45,7 +48,7 @@ import {
   type PathsPosition,
 } from './listing.js';
 import type { AuthContext } from '@mdp/protocol';
-import type { CallSignal, ClientEvent, ClientInfo, InvokeOutcome, InvokeRoute, Router } from './router.js';
+import type { CallSignal, ClientInfo, InvokeOutcome, InvokeRoute, LocatedClient, Router } from './router.js';
 import { SHARED_TENANCY, type Tenancy, type Viewer } from './tenancy.js';
 
 /** In-process extras of a call; they never travel over the wire. */
@@ -254,8 +257,15 @@ export interface LocalHostOptions {
   readonly tenancy?: Tenancy;
 }
 
+/**
+ * What tenancy reads of a client: its id, its principal, and (for this node's clients) its
+ * descriptor, whose proxy marker names a mirror's bare id. A `ClientInfo` is one, and so is what
+ * `Router.locate` says of a client of another node.
+ */
+export type SeenClient = Pick<LocatedClient, 'id' | 'principal' | 'descriptor'>;
+
 /** What `viewer` sees of the router's clients, or `undefined` for everything. */
-type Seen = ((info: ClientInfo) => boolean) | undefined;
+type Seen = ((client: SeenClient) => boolean) | undefined;
 
 /**
  * Which of the router's clients `viewer` sees under `tenancy` (tenancy.ts), or `undefined` when it
@@ -264,8 +274,18 @@ type Seen = ((info: ClientInfo) => boolean) | undefined;
  */
 export function clientsSeenBy(tenancy: Tenancy, viewer: Viewer | undefined, isServerId: IsServerId = NO_SERVER_IDS): Seen {
   const test = tenancy.seenBy(viewer);
-  return test && ((info) => test({ id: info.id, principal: info.principal, bareId: baseId(info.descriptor, isServerId) }));
+  return (
+    test && ((client) => test({ id: client.id, principal: client.principal, bareId: client.descriptor ? baseId(client.descriptor, isServerId) : client.id }))
+  );
 }
+
+/**
+ * Most catalogs of other nodes' clients one page fetches ahead of building itself (SPEC §16): a
+ * page that would need more ends early, with a cursor.
+ */
+export const REMOTE_PAGE_FETCHES = 256;
+/** Catalogs of other nodes' clients a `callPaths` without `clientIds` fetches at once. */
+const REMOTE_FETCHES_AT_ONCE = 32;
 
 /** The host contract answered from `router`. */
 export function createLocalHost(router: Router, options: LocalHostOptions = {}): HostApi {
@@ -277,17 +297,18 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
     const all = router.listClients();
     return (seen ? all.filter(seen) : all).map((c) => c.descriptor);
   };
-  /** Whether `id` is registered and seen. */
+  /** Whether `id` is registered (here or on another node of the fleet) and seen. */
   const hasFor =
     (seen: Seen) =>
     (id: string): boolean => {
-      if (!seen) return router.hasClient(id);
-      const info = router.getClient(id);
-      return info !== undefined && seen(info);
+      if (!seen && router.hasClient(id)) return true;
+      const found = router.locate(id);
+      return found !== undefined && (!seen || seen(found));
     };
   /**
    * The registered id `requested` reaches, or the MdpError saying why none. `clients` lists the
-   * candidates for an alias, only when `requested` is not registered as it is.
+   * candidates for an alias, only when `requested` is not registered as it is: this node's clients
+   * (a fleet has no cluster, hence no aliases, and listing another node's would fetch its catalogs).
    */
   const resolve = (requested: string, seen: Seen, clients: () => Iterable<ClientDescriptor> = () => described(seen)): string | MdpError => {
     const found = resolveClientId(requested, hasFor(seen), clients, isServerId);
@@ -332,9 +353,12 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
   const ordered = (): ClientOrder => {
     if (!order) {
       order = new ClientOrder({
-        clients: () => router.listClients(),
-        get: (id) => router.getClient(id),
-        onClientEvent: (listener) => router.onClientEvent(listener),
+        clients: function* () {
+          yield* router.listClients();
+          for (const id of router.remoteClientIds()) yield { id };
+        },
+        get: (id) => router.getClient(id) ?? (router.locate(id) ? {} : undefined),
+        onChange: (listener) => router.onClientChange(listener),
       });
       order.follow();
     }
@@ -350,24 +374,34 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
     async listClients(request = {}, listOptions = {}) {
       const after = request.cursor === undefined ? undefined : parseClientsCursor(request.cursor).client;
       await pageTurn();
-      const clients = ordered();
       const bounds = pageBounds(request, listOptions);
+      const seen = seenBy(listOptions.viewer);
+      const start = (clients: ClientOrder): number => {
+        const at = after === undefined ? 0 : clients.lowerBound(after);
+        return at < clients.size && clients.keyAt(at) === after ? at + 1 : at;
+      };
+      // The catalogs of other nodes' clients this page may list, fetched first (the walk below is
+      // synchronous: the order cannot change under it).
+      const ahead = ordered();
+      const fetched = await fetchAhead(router, ahead, seen, start(ahead), ahead.size, request.search === undefined ? bounds.limit : REMOTE_PAGE_FETCHES);
+      const clients = ordered();
       const page = new PageBuilder<ListedClient>(bounds.limit, bounds.maxBytes, bounds.maxItemBytes, shortClient);
       const budget = new ScanBudget(limits);
       const match = searchFor(request.search, budget);
-      const seen = seenBy(listOptions.viewer);
       const has = hasFor(seen);
       const seek = seeker(router, clients, seen, clients.size);
       let last = after;
       let moved = false; // something was looked at: the page may end (every page makes progress)
-      let at = after === undefined ? 0 : clients.lowerBound(after);
-      if (at < clients.size && clients.keyAt(at) === after) at++;
+      let at = start(clients);
       // Unseen clients are stepped over: they cost no budget, and no cursor names one.
       for (at = seek(at); at < clients.size && !page.full; at = seek(at + 1)) {
         if (moved && budget.spent()) break;
+        const id = clients.idAt(at);
+        const info = router.getClient(id) ?? fetched.get(id) ?? undefined;
+        // Another node's client whose catalog was not fetched ahead: the next page has it.
+        if (info === undefined && moved && !fetched.has(id) && router.locate(id) !== undefined) break;
         moved = true;
         budget.entry();
-        const info = router.getClient(clients.idAt(at));
         if (info && isListable(info.descriptor) && (!match || clientMatches(info, match, budget))) {
           const { client, bytes } = listed(info, clients.aliasesOf(info, isServerId, has, seen && ((id) => has(id))));
           if (!page.add(client, bytes)) break;
@@ -380,7 +414,6 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
     async listPaths(request = {}, listOptions = {}) {
       const after = request.cursor === undefined ? undefined : parsePathsCursor(request.cursor);
       await pageTurn();
-      const clients = ordered();
       const seen = seenBy(listOptions.viewer);
       let only: string | undefined;
       if (request.clientId !== undefined) {
@@ -389,20 +422,30 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
         only = id;
       }
       const bounds = pageBounds(request, listOptions);
+      /** The clients to walk, [from, to): one (clientId) or all, from the cursor's client on. */
+      const range = (clients: ClientOrder): { from: number; to: number } => {
+        let from = 0;
+        let to = clients.size;
+        if (only !== undefined) {
+          const key = positionKey(only);
+          from = clients.lowerBound(key);
+          to = from < clients.size && clients.keyAt(from) === key ? from + 1 : from;
+        }
+        if (after) from = Math.max(from, clients.lowerBound(after.client));
+        return { from, to };
+      };
+      // The catalogs of other nodes' clients this page may walk, fetched first (the walk below is
+      // synchronous: the order cannot change under it).
+      const ahead = ordered();
+      const aheadRange = range(ahead);
+      const fetched = await fetchAhead(router, ahead, seen, aheadRange.from, aheadRange.to, request.search === undefined ? bounds.limit : REMOTE_PAGE_FETCHES);
+      const clients = ordered();
+      const { from, to } = range(clients);
       const page = new PageBuilder<ListedPath>(bounds.limit, bounds.maxBytes, bounds.maxItemBytes, shortPath);
       const budget = new ScanBudget(limits);
       const match = searchFor(request.search, budget);
       // Progressive disclosure: without a search or a depth, only the first level is listed.
       const depth = request.depth ?? (match ? Infinity : 1);
-      // The clients to walk, [from, to): one (clientId) or all, from the cursor's client on.
-      let from = 0;
-      let to = clients.size;
-      if (only !== undefined) {
-        const key = positionKey(only);
-        from = clients.lowerBound(key);
-        to = from < clients.size && clients.keyAt(from) === key ? from + 1 : from;
-      }
-      if (after) from = Math.max(from, clients.lowerBound(after.client));
       // Unseen clients are stepped over: they cost no budget, and no cursor names one.
       const seek = seeker(router, clients, seen, to);
       // Where the page ends: after path `lastPath` of the client at `lastClient` (-1: all of its
@@ -414,7 +457,13 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
       let more = false;
       walk: for (let c = seek(from); c < to; c = seek(c + 1)) {
         const key = clients.keyAt(c);
-        const info = router.getClient(clients.idAt(c));
+        const id = clients.idAt(c);
+        const info = router.getClient(id) ?? fetched.get(id) ?? undefined;
+        // Another node's client whose catalog was not fetched ahead: the next page has it.
+        if (info === undefined && moved && !fetched.has(id) && router.locate(id) !== undefined) {
+          more = true;
+          break;
+        }
         const sorted = info && isListable(info.descriptor) ? sortedPaths(info.paths) : [];
         let p = 0;
         if (after && key === after.client)
@@ -468,12 +517,14 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
 
     async callPaths(request, options = {}) {
       const seen = seenBy(options.viewer);
-      const ids =
-        request.clientIds ??
-        router
+      const ids = request.clientIds ?? [
+        ...router
           .listClients()
           .filter((c) => (!seen || seen(c)) && router.findTarget(c.id, request.method, request.path) !== undefined)
-          .map((c) => c.id);
+          .map((c) => c.id),
+        // No wait outside a fleet: the calls go out in the same turn as the request.
+        ...(router.inFleet ? await remoteHolders(router, seen, request.method, request.path) : []),
+      ];
       if (ids.length === 0) throw new MdpError('not_found', `No connected client has ${request.method} ${request.path}`);
       if (options.maxTargets !== undefined && ids.length > options.maxTargets) {
         throw new MdpError(
@@ -502,7 +553,7 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
 
     onChange(listener, viewer) {
       const seen = seenBy(viewer);
-      return router.onClientEvent(seen ? changesSeen(router, seen, listener) : () => listener());
+      return router.onClientChange(seen ? changesSeen(router, seen, listener) : () => listener());
     },
   };
 }
@@ -516,27 +567,81 @@ function seeker(router: Router, clients: ClientOrder, seen: Seen, to: number): (
   return (from) => {
     let at = from;
     for (; at < to; at++) {
-      const info = router.getClient(clients.idAt(at));
-      if (info && seen(info)) break;
+      const found = router.locate(clients.idAt(at));
+      if (found && seen(found)) break;
     }
     return at;
   };
 }
 
 /**
- * A client event listener that calls `listener` only for clients `seen` lets through: one that
- * comes, changes or leaves while seen, or stops being seen (its id now held by another principal).
+ * The catalogs of the fleet's other nodes' clients that a page walking `clients` from `from` (to
+ * `to`) may list: those of the first `count` such clients `seen` lets through (at most
+ * {@link REMOTE_PAGE_FETCHES}), fetched at once. `null` for one whose catalog cannot be had now
+ * (its node does not answer): the page leaves it out. Empty outside a fleet.
  */
-function changesSeen(router: Router, seen: (info: ClientInfo) => boolean, listener: () => void): (event: ClientEvent) => void {
+async function fetchAhead(router: Router, clients: ClientOrder, seen: Seen, from: number, to: number, count: number): Promise<Map<string, ClientInfo | null>> {
+  const fetched = new Map<string, ClientInfo | null>();
+  if (!router.inFleet) return fetched;
+  const wanted: string[] = [];
+  const most = Math.min(count, REMOTE_PAGE_FETCHES);
+  // Bounded like a page's scan: the walk below steps over this node's clients and unseen ones.
+  for (let at = from, looked = 0; at < to && wanted.length < most && looked < LISTING_DEFAULTS.scanEntries; at++, looked++) {
+    const id = clients.idAt(at);
+    if (router.hasClient(id)) continue;
+    const found = router.locate(id);
+    if (found && (!seen || seen(found))) wanted.push(id);
+  }
+  const infos = await Promise.all(wanted.map((id) => Promise.resolve(router.describe(id)).catch(() => undefined)));
+  for (let i = 0; i < wanted.length; i++) fetched.set(wanted[i] as string, infos[i] ?? null);
+  return fetched;
+}
+
+/**
+ * A client change listener that calls `listener` only for clients `seen` lets through: one that
+ * comes, changes or leaves while seen, or stops being seen (its id now held by another principal),
+ * on this node or another of the fleet.
+ */
+function changesSeen(router: Router, seen: (client: SeenClient) => boolean, listener: () => void): (clientId: string) => void {
   // The ids seen now, so that their leaving is heard (a removal names only the id).
   const ids = new Set<string>();
   for (const info of router.listClients()) if (seen(info)) ids.add(info.id);
-  return (event) => {
-    if (event.type === 'unregistered') {
-      if (ids.delete(event.clientId)) listener();
-    } else if (seen(event.client)) {
-      ids.add(event.client.id);
+  for (const id of router.remoteClientIds()) {
+    const found = router.locate(id);
+    if (found && seen(found)) ids.add(id);
+  }
+  return (clientId) => {
+    const found = router.locate(clientId);
+    if (found && seen(found)) {
+      ids.add(clientId);
       listener();
-    } else if (ids.delete(event.client.id)) listener();
+    } else if (ids.delete(clientId)) listener();
   };
+}
+
+/**
+ * The clients of the fleet's other nodes that `seen` lets through and whose catalog has
+ * `method path`: their catalogs fetched (cached by digest), {@link REMOTE_FETCHES_AT_ONCE} at a
+ * time. One whose node does not answer is left out, as it could not be called either.
+ */
+async function remoteHolders(router: Router, seen: Seen, method: CallPathsRequest['method'], path: string): Promise<string[]> {
+  const candidates: string[] = [];
+  for (const id of router.remoteClientIds()) {
+    const found = router.locate(id);
+    if (found && (!seen || seen(found))) candidates.push(id);
+  }
+  const has = new Array<boolean>(candidates.length).fill(false);
+  let next = 0;
+  const work = async (): Promise<void> => {
+    while (next < candidates.length) {
+      const at = next++;
+      try {
+        has[at] = (await router.locateTarget(candidates[at] as string, method, path)) !== undefined;
+      } catch {
+        has[at] = false;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(REMOTE_FETCHES_AT_ONCE, candidates.length) }, work));
+  return candidates.filter((_, at) => has[at]);
 }

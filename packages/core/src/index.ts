@@ -53,13 +53,17 @@ export type {
   InvokeOptions,
   InvokeOutcome,
   InvokeRoute,
+  LocatedClient,
+  Maybe,
   RouterOptions,
   SessionEvent,
 } from './router.js';
-export { FANOUT_BODY_FACTOR, clientsSeenBy, createLocalHost, fanoutTargets, viewedBy } from './host.js';
+export { RemoteCallHandle, RemoteClients, originOfPrincipal, remoteClientInfo } from './remote.js';
+export type { RemoteChange, RemoteClient, RemoteDirectory, RemoteInvocation } from './remote.js';
+export { FANOUT_BODY_FACTOR, REMOTE_PAGE_FETCHES, clientsSeenBy, createLocalHost, fanoutTargets, viewedBy } from './host.js';
 export { LISTING_DEFAULTS, collectPages, nextTurn, positionKey } from './listing.js';
 export type { ListOptions, ListingLimits } from './listing.js';
-export type { CallOptions, HostApi, LocalHostOptions } from './host.js';
+export type { CallOptions, HostApi, LocalHostOptions, SeenClient } from './host.js';
 export { NO_SERVER_IDS, resolveClientId } from './aliases.js';
 export { MAX_SHARED_PATTERN_CHARS, SHARED_TENANCY, TENANCY_MODES, createTenancy, sharedPatternProblem } from './tenancy.js';
 export type { Tenancy, TenancyMode, TenancyOptions, TenantClient, Viewer, Visibility } from './tenancy.js';

@@ -1,4 +1,8 @@
-/** The router's two event streams, clients and sessions, with listeners that may throw (logged). */
+/**
+ * The router's event streams, with listeners that may throw (logged): clients of this node,
+ * sessions, and client changes by id wherever the client lives (this node's events and those of the
+ * fleet's other nodes, remote.ts).
+ */
 import type { ClientEvent } from './client-registry.js';
 import type { Logger } from './logger.js';
 import type { Session } from './session.js';
@@ -12,6 +16,7 @@ export type SessionEvent = { readonly type: 'open'; readonly session: Session } 
 export class RouterEvents {
   private readonly clientListeners = new Set<(event: ClientEvent) => void>();
   private readonly sessionListeners = new Set<(event: SessionEvent) => void>();
+  private readonly changeListeners = new Set<(clientId: string) => void>();
 
   constructor(private readonly logger: Logger) {}
 
@@ -25,10 +30,27 @@ export class RouterEvents {
     return () => this.sessionListeners.delete(listener);
   }
 
+  /** Any client id whose holder or catalog changed, here or on another node. */
+  onChange(listener: (clientId: string) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
   emitClient(event: ClientEvent): void {
     for (const listener of this.clientListeners) {
       try {
         listener(event);
+      } catch (error) {
+        this.logger.error('client_event.listener_failed', { error });
+      }
+    }
+    if (this.changeListeners.size > 0) this.emitChange(event.type === 'unregistered' ? event.clientId : event.client.id);
+  }
+
+  emitChange(clientId: string): void {
+    for (const listener of [...this.changeListeners]) {
+      try {
+        listener(clientId);
       } catch (error) {
         this.logger.error('client_event.listener_failed', { error });
       }

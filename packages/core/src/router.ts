@@ -8,10 +8,14 @@
  *   client-registry.ts  registered clients, ids, catalogs and their totals, mirrors
  *   call-table.ts       calls in flight: dispatch, answers, time-outs, cancel, drain
  *   router-events.ts    client and session events
+ *   remote.ts           clients of the fleet's other nodes (SPEC §16), when a directory is attached
  *
  * A call's path: `invoke` resolves the target in the client's path index (registry), `dispatch`
  * sends a `callClient` on the client's session and keeps the call (call table) until the session's
- * `callClientResult`, its time-out, its caller's abort or the session's end settles it.
+ * `callClientResult`, its time-out, its caller's abort or the session's end settles it. A client
+ * that no session here holds but another node of the fleet does goes through `RemoteClients`
+ * instead, behind the same methods (`invoke`, `dispatch`, `cancel`, `locate…`): the ways in never
+ * know where a client lives. A client of this node wins over a remote one of the same id.
  */
 import { concretePathProblem, type AuthContext, type ClientToServerMessage, type EndpointMethod } from '@mdp/protocol';
 import { NO_SERVER_IDS } from './aliases.js';
@@ -25,6 +29,7 @@ import { RouterEvents, type SessionEvent } from './router-events.js';
 import { routerLimits, type RouterLimits, type RouterOptions } from './router-options.js';
 import { SESSION_CLOSE, Session, deliver, type SessionOwner, type SessionTransport } from './session.js';
 import { SessionTable } from './session-table.js';
+import { RemoteCallHandle, RemoteClients, originOfPrincipal, type RemoteDirectory } from './remote.js';
 
 export { ROUTER_DEFAULTS } from './router-options.js';
 export type { RouterOptions } from './router-options.js';
@@ -32,6 +37,21 @@ export { PendingCall, Session } from './session.js';
 export type { CallHandle, CallRecord, CallSignal, InvokeOptions, InvokeOutcome, InvokeRoute } from './call-table.js';
 export type { ClientEvent, ClientInfo } from './client-registry.js';
 export type { SessionEvent } from './router-events.js';
+
+/**
+ * A client wherever it lives, without a remote one's catalog: what ownership, tenancy and the
+ * readers' origin checks need. `descriptor` only for a client of this node; `node` only for another's.
+ */
+export interface LocatedClient {
+  readonly id: string;
+  readonly principal: string | undefined;
+  readonly origin: string | undefined;
+  readonly descriptor?: ClientInfo['descriptor'];
+  readonly node?: string | undefined;
+}
+
+/** A value now, or later (a remote client's catalog is fetched from its node). */
+export type Maybe<T> = T | Promise<T>;
 
 export class Router implements SessionOwner {
   readonly options: RouterLimits;
@@ -41,6 +61,8 @@ export class Router implements SessionOwner {
   private readonly sessions: SessionTable;
   private readonly registry: ClientRegistry;
   private readonly calls: CallTable;
+  private remoteClients: RemoteClients | undefined;
+  private readonly onCallEnd: RouterOptions['onCallEnd'];
 
   constructor(options: RouterOptions = {}) {
     this.options = routerLimits(options);
@@ -48,6 +70,7 @@ export class Router implements SessionOwner {
     const logger = (this.logger = options.logger ?? silentLogger);
     const clock = (this.clock = options.clock ?? systemClock);
     this.events = new RouterEvents(logger);
+    this.onCallEnd = options.onCallEnd;
     this.calls = new CallTable({ limits, clock, logger, onCallEnd: options.onCallEnd });
     this.sessions = new SessionTable({ limits, clock, logger, expire: (session) => this.closeSession(session, SESSION_CLOSE.expired) });
     this.registry = new ClientRegistry({
@@ -60,6 +83,11 @@ export class Router implements SessionOwner {
         closeSession: (session, why) => this.closeSession(session, why),
         failCalls: (session, clientId, reason) => this.calls.failSession(session, clientId, reason),
         emit: (event) => this.events.emitClient(event),
+        remoteHolder: (clientId) => {
+          const held = this.remoteClients?.get(clientId);
+          return held && { principal: held.principal, peer: undefined };
+        },
+        fleetProblem: (clientId, principal) => this.remoteClients?.registrationProblem(clientId, principal),
       },
     });
   }
@@ -168,11 +196,21 @@ export class Router implements SessionOwner {
     return this.registry.clients.get(clientId)?.index.resolveSkillRead(name);
   }
 
-  /** Resolve and invoke; a target that does not resolve ends as `not_found`. */
+  /**
+   * Resolve and invoke; a target that does not resolve ends as `not_found`. A client of another node
+   * of the fleet is called there (its node resolves the path).
+   */
   invoke(clientId: string, method: EndpointMethod, path: string, options: InvokeOptions = {}): Promise<InvokeOutcome> {
+    const remote = this.remoteOf(clientId);
+    if (remote) return remote.invoke(clientId, method, path, options);
+    return this.invokeHere(clientId, method, path, options);
+  }
+
+  /** {@link invoke} on this node's clients only: how a node answers a call another node sent it. */
+  invokeHere(clientId: string, method: EndpointMethod, path: string, options: InvokeOptions = {}): Promise<InvokeOutcome> {
     const target = this.findTarget(clientId, method, path);
     if (!target) return Promise.resolve(this.calls.notFound(clientId, method, path, options));
-    return this.invokeTarget(clientId, target, options);
+    return new Promise((resolve) => this.calls.dispatch(clientId, this.registry.clients.get(clientId)?.session, target, options, resolve));
   }
 
   /** Send a callClient for a resolved target and wait for its outcome. Never rejects, never hangs. */
@@ -187,7 +225,10 @@ export class Router implements SessionOwner {
    * handle costs nothing per call where an AbortSignal would cost a controller and a listener.)
    */
   dispatch(clientId: string, target: ResolvedTarget, options: InvokeOptions, done: (outcome: InvokeOutcome) => void): CallHandle | undefined {
-    return this.calls.dispatch(clientId, this.registry.clients.get(clientId)?.session, target, options, done);
+    const session = this.registry.clients.get(clientId)?.session;
+    const remote = session ? undefined : this.remoteOf(clientId);
+    if (remote) return remote.dispatch(clientId, target.method, target.path, options, done);
+    return this.calls.dispatch(clientId, session, target, options, done);
   }
 
   /**
@@ -196,7 +237,16 @@ export class Router implements SessionOwner {
    * Idempotent; a call that already ended is left alone.
    */
   cancel(call: CallHandle): void {
-    this.calls.cancel(call);
+    if (call instanceof RemoteCallHandle) call.cancel();
+    else this.calls.cancel(call);
+  }
+
+  /**
+   * A handle for a wait ahead of a call (a remote client's catalog being fetched) that
+   * {@link cancel} ends like a call: pass its `signal` to the call that follows.
+   */
+  waitHandle(): RemoteCallHandle {
+    return new RemoteCallHandle();
   }
 
   get pendingCount(): number {
@@ -211,8 +261,51 @@ export class Router implements SessionOwner {
   // ------------------------------------------------------------------------------------------
   // Listings and events
 
+  /** Whether a session of this node holds `clientId` (see {@link locate} for the whole fleet). */
   hasClient(clientId: string): boolean {
     return this.registry.clients.has(clientId);
+  }
+
+  /** Who holds `clientId`: a session here, or another node of the fleet; undefined when none. */
+  locate(clientId: string): LocatedClient | undefined {
+    const record = this.registry.clients.get(clientId);
+    if (record) return clientInfo(record);
+    const remote = this.remoteClients?.get(clientId);
+    return remote && { id: remote.id, principal: remote.principal, origin: originOfPrincipal(remote.principal), node: remote.node };
+  }
+
+  /**
+   * A client and its catalog wherever it lives: now for one of this node, once its catalog is
+   * fetched for one of another node. Rejects (MdpError `not_ready`, `transport_error`, `timeout`)
+   * only when that node cannot be asked.
+   */
+  describe(clientId: string): Maybe<ClientInfo | undefined> {
+    const local = this.getClient(clientId);
+    if (local) return local;
+    const remote = this.remoteOf(clientId);
+    return remote ? remote.catalog(clientId).then((found) => found?.info) : undefined;
+  }
+
+  /** {@link findTarget} wherever the client lives (see {@link describe}). */
+  locateTarget(clientId: string, method: EndpointMethod, path: string): Maybe<ResolvedTarget | undefined> {
+    if (this.registry.clients.has(clientId)) return this.findTarget(clientId, method, path);
+    const remote = this.remoteOf(clientId);
+    if (!remote || concretePathProblem(path) !== undefined) return undefined;
+    return remote.catalog(clientId).then((found) => found?.index.resolve(method, path));
+  }
+
+  /** {@link findSkillRead} wherever the client lives (see {@link describe}). */
+  locateSkillRead(clientId: string, name: string): Maybe<ResolvedTarget | undefined> {
+    if (this.registry.clients.has(clientId)) return this.findSkillRead(clientId, name);
+    const remote = this.remoteOf(clientId);
+    return remote ? remote.catalog(clientId).then((found) => found?.index.resolveSkillRead(name)) : undefined;
+  }
+
+  /** The clients of the fleet's other nodes (none outside a fleet), without those of this node. */
+  *remoteClientIds(): Iterable<string> {
+    const remote = this.remoteClients;
+    if (!remote) return;
+    for (const client of remote.list()) if (!this.registry.clients.has(client.id)) yield client.id;
   }
 
   getClient(clientId: string): ClientInfo | undefined {
@@ -239,6 +332,70 @@ export class Router implements SessionOwner {
   }
 
   /**
+   * Subscribe to changes of any client, here or on another node of the fleet, by id: it came,
+   * changed its catalog, moved or left ({@link locate} tells which). Returns the unsubscribe.
+   */
+  onClientChange(listener: (clientId: string) => void): () => void {
+    return this.events.onChange(listener);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The fleet
+
+  /**
+   * Reach the clients of a fleet's other nodes through `directory` (remote.ts, SPEC §16). Returns
+   * the detach, which ends the remote calls in flight. One directory at a time.
+   */
+  attachRemote(directory: RemoteDirectory): () => void {
+    if (this.remoteClients) throw new Error('A remote directory is attached already');
+    const remote = new RemoteClients(directory, {
+      clock: this.clock,
+      logger: this.logger,
+      invocationTimeoutMs: this.options.invocationTimeoutMs,
+      onCallEnd: this.onCallEnd,
+    });
+    this.remoteClients = remote;
+    const off = directory.onChange((changes) => {
+      for (const change of changes) this.events.emitChange(change.clientId);
+    });
+    return () => {
+      off();
+      if (this.remoteClients !== remote) return;
+      this.remoteClients = undefined;
+      remote.close();
+    };
+  }
+
+  /** Whether a fleet directory is attached ({@link attachRemote}). */
+  get inFleet(): boolean {
+    return this.remoteClients !== undefined;
+  }
+
+  /** Calls this node sent to clients of other nodes and still waits for. */
+  get remotePendingCount(): number {
+    return this.remoteClients?.pendingCount ?? 0;
+  }
+
+  /**
+   * Close the session of this node's client `clientId` from the server side: a newer registration
+   * of the id on another node replaced it (`replaced`, SPEC §4.3 fleet-wide), or it is held there
+   * by its owner (`heldByAnother`). Returns whether there was one.
+   */
+  closeClient(clientId: string, why: 'replaced' | 'heldByAnother'): boolean {
+    const record = this.registry.clients.get(clientId);
+    if (!record) return false;
+    this.logger.info('client.replaced_remotely', { clientId, sessionId: record.session.id, why });
+    this.closeSession(record.session, SESSION_CLOSE[why]);
+    return true;
+  }
+
+  /** The remote part, when `clientId` is no client of this node but another node's. */
+  private remoteOf(clientId: string): RemoteClients | undefined {
+    const remote = this.remoteClients;
+    return remote && !this.registry.clients.has(clientId) && remote.get(clientId) !== undefined ? remote : undefined;
+  }
+
+  /**
    * Subscribe to sessions opening and ending (whoever ends them: the transport, a replacement, the
    * liveness sweep, shutdown). Returns the unsubscribe. What a listener throws is logged.
    */
@@ -255,12 +412,14 @@ export class Router implements SessionOwner {
    * is left. Idempotent.
    */
   drain(): Promise<void> {
-    return this.calls.drain();
+    const remote = this.remoteClients?.drain();
+    return remote ? Promise.all([this.calls.drain(), remote]).then(() => undefined) : this.calls.drain();
   }
 
   /** Close every session (pending calls fail) and stop the liveness timer. Idempotent. */
   async close(): Promise<void> {
     void this.calls.drain(); // no new call from here on
+    this.remoteClients?.close();
     this.sessions.closed = true;
     for (const session of [...this.sessions]) this.closeSession(session, SESSION_CLOSE.shutdown);
     this.sessions.close();

@@ -11,14 +11,16 @@ import {
   httpStatusOf,
   resolveClientId,
   retryAfterHeader,
+  serializeError,
   type CallHandle,
-  type ClientInfo,
   type CredentialForwarding,
   type InvokeOutcome,
   type IsServerId,
+  type Maybe,
   type ResolvedTarget,
   type Router,
   type ScopeGuard,
+  type SeenClient,
 } from '@mdp/core';
 import { parseSkillRoute, rawSkillRoute } from './route.js';
 
@@ -81,7 +83,7 @@ export interface SkillReadOptions {
    * unknown client: the seed's empty 404 with `MDP-Error-Code: unknown_client`, exactly as for an
    * id nobody holds, and nothing is sent to it. Default: every reader sees every client.
    */
-  visibleTo?: (auth: AuthContext | undefined) => ((client: ClientInfo) => boolean) | undefined;
+  visibleTo?: (auth: AuthContext | undefined) => ((client: SeenClient) => boolean) | undefined;
 }
 
 export const DEFAULT_SKILL_CONTENT_TYPE = 'text/markdown; charset=utf-8';
@@ -132,7 +134,54 @@ export function readSkill(
     respond(read);
     return undefined;
   }
-  const { clientId, target } = read;
+  if ('pending' in read) return readLater(router, request, options, read, respond, signal);
+  return dispatchRead(router, request, options, read.clientId, read.target, respond, signal);
+}
+
+/**
+ * A read of a client of another node of the fleet (SPEC §16): its catalog is fetched from there
+ * (cached by digest) before the read goes on as for a client of this node. The handle returned ends
+ * the wait, and the call after it, when the reader goes away (`router.cancel`).
+ */
+function readLater(
+  router: Router,
+  request: SkillReadRequest,
+  options: SkillReadOptions,
+  read: PendingRead,
+  respond: (response: SkillReadResponse) => void,
+  signal: AbortSignal | undefined,
+): CallHandle {
+  const wait = router.waitHandle();
+  const onAbort = (): void => router.cancel(wait);
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const finish = (response: SkillReadResponse): void => {
+    signal?.removeEventListener('abort', onAbort);
+    respond(response);
+  };
+  read.pending.then(
+    (target) => {
+      if (!target) {
+        finish(read.miss());
+        return;
+      }
+      const refused = readerRefused(request, read.clientId, options);
+      if (refused) finish(refused);
+      else dispatchRead(router, request, options, read.clientId, target, finish, wait.signal);
+    },
+    (error: unknown) => finish(answerTo({ ok: false, source: 'server', error: serializeError(error) }, read.clientId, undefined)),
+  );
+  return wait;
+}
+
+function dispatchRead(
+  router: Router,
+  request: SkillReadRequest,
+  options: SkillReadOptions,
+  clientId: string,
+  target: ResolvedTarget,
+  respond: (response: SkillReadResponse) => void,
+  signal: AbortSignal | undefined,
+): CallHandle | undefined {
   const forwarding = options.forwarding ?? (options.authorize ? FORWARD_WITHOUT_CREDENTIAL : FORWARD_AS_IS);
   return router.dispatch(
     clientId,
@@ -150,12 +199,22 @@ export function readSkill(
   );
 }
 
-/** The skill a request reads and on which client, or the response that ends it without a call. */
+/** A read whose skill is being looked up in a remote client's catalog; `miss` answers when there is none. */
+interface PendingRead {
+  readonly clientId: string;
+  readonly pending: Promise<ResolvedTarget | undefined>;
+  readonly miss: () => SkillReadResponse;
+}
+
+/**
+ * The skill a request reads and on which client, the response that ends it without a call, or
+ * (for a client of another node of the fleet) the lookup to wait for.
+ */
 function resolveRead(
   router: Router,
   request: SkillReadRequest,
   options: SkillReadOptions,
-): { readonly clientId: string; readonly target: ResolvedTarget } | SkillReadResponse {
+): { readonly clientId: string; readonly target: ResolvedTarget } | SkillReadResponse | PendingRead {
   if (request.method === 'OPTIONS') return preflight(request, options);
   if (options.authorize && !options.authorize(request.auth))
     return options.scopeGuard ? { ...UNAUTHORIZED, headers: { ...UNAUTHORIZED.headers, 'www-authenticate': options.scopeGuard.unauthorized() } } : UNAUTHORIZED;
@@ -172,8 +231,13 @@ function resolveRead(
   if (!raw) return empty(404);
   // Under tenancy, the clients this reader sees: any other is not there for it.
   const seen = options.visibleTo?.(request.auth);
-  const seenTarget = (clientId: string, skillPath: string): ResolvedTarget | undefined => {
+  const seenTarget = (clientId: string, skillPath: string): Maybe<ResolvedTarget | undefined> => {
     const target = router.findSkillRead(clientId, skillPath);
+    if (target === undefined && !router.hasClient(clientId)) {
+      // Perhaps a client of another node: looked up there once the reader may see it.
+      const remote = router.inFleet ? router.locate(clientId) : undefined;
+      return remote && (!seen || seen(remote)) ? router.locateSkillRead(clientId, skillPath) : undefined;
+    }
     if (!target || !seen) return target;
     const client = router.getClient(clientId);
     return client && seen(client) ? target : undefined;
@@ -183,13 +247,23 @@ function resolveRead(
   const plain = !request.pathname.includes('%');
   if (plain) {
     const target = seenTarget(raw.clientId, raw.skillPath);
+    if (target instanceof Promise) return { clientId: raw.clientId, pending: target, miss: () => missOf(router, request, options, seen) };
     if (target) return readerRefused(request, raw.clientId, options) ?? { clientId: raw.clientId, target };
   }
   const route = parseSkillRoute(request.pathname);
   if (!route) return empty(404);
   if (!route.ok) return json(400, { error: route.error });
   const target = plain ? undefined : seenTarget(route.clientId, route.skillPath);
+  if (target instanceof Promise) return { clientId: route.clientId, pending: target, miss: () => missOf(router, request, options, seen) };
   if (target) return readerRefused(request, route.clientId, options) ?? { clientId: route.clientId, target };
+  return missOf(router, request, options, seen);
+}
+
+/** The answer to a read that found no skill: 400 for a malformed route, else the seed's empty 404. */
+function missOf(router: Router, request: SkillReadRequest, options: SkillReadOptions, seen: ((client: SeenClient) => boolean) | undefined): SkillReadResponse {
+  const route = parseSkillRoute(request.pathname);
+  if (!route) return empty(404);
+  if (!route.ok) return json(400, { error: route.error });
   const missed = notFoundResponse(notFound(router, route.clientId, route.skillPath, options.isServerId, seen));
   // Still the seed's 404; a page of another site is not even told that.
   return options.readerRefusal?.(request.headers, route.clientId) === undefined ? missed : { ...missed, readerRefused: true };
@@ -258,9 +332,9 @@ function notFound(
   clientId: string,
   skillPath: string,
   isServerId: IsServerId | undefined,
-  seen: ((client: ClientInfo) => boolean) | undefined,
+  seen: ((client: SeenClient) => boolean) | undefined,
 ): SkillMiss {
-  const client = router.getClient(clientId);
+  const client = router.locate(clientId);
   if (client && (!seen || seen(client))) {
     const tried = skillPathCandidates(skillPath);
     return {
@@ -331,7 +405,7 @@ function textHeadersFor(declared: string | undefined): Readonly<Record<string, s
 // A throw here would leave the read hanging: the router has already let go of the call.
 const UNSENDABLE_DATA: SkillReadResponse = json(502, { error: UNSENDABLE_DATA_ERROR });
 
-function answerTo(outcome: InvokeOutcome, clientId: string, target: ResolvedTarget): SkillReadResponse {
+function answerTo(outcome: InvokeOutcome, clientId: string, target: ResolvedTarget | undefined): SkillReadResponse {
   try {
     return responseTo(outcome, clientId, target);
   } catch {
@@ -339,10 +413,10 @@ function answerTo(outcome: InvokeOutcome, clientId: string, target: ResolvedTarg
   }
 }
 
-function responseTo(outcome: InvokeOutcome, clientId: string, target: ResolvedTarget): SkillReadResponse {
+function responseTo(outcome: InvokeOutcome, clientId: string, target: ResolvedTarget | undefined): SkillReadResponse {
   if (outcome.ok) {
     if (typeof outcome.data === 'string') {
-      const declared = target.descriptor.type === 'skill' ? target.descriptor.contentType : undefined;
+      const declared = target?.descriptor.type === 'skill' ? target.descriptor.contentType : undefined;
       const headers = textHeadersFor(declared);
       if (!headers) {
         const message = `Client declared a contentType that is not a valid HTTP header value: ${JSON.stringify(declared)}`;
@@ -354,7 +428,7 @@ function responseTo(outcome: InvokeOutcome, clientId: string, target: ResolvedTa
   }
   // The client left between resolution and invocation: the seed's 404, empty, like any other miss.
   if (outcome.error.code === 'not_found' && outcome.source !== 'client') {
-    return notFoundResponse({ code: 'unknown_client', clientId, skillPath: target.path, message: outcome.error.message });
+    return notFoundResponse({ code: 'unknown_client', clientId, skillPath: target?.path ?? '', message: outcome.error.message });
   }
   // 502 when the client answered ok:false or went away, 504 on time-out.
   const status = httpStatusOf(outcome.error, outcome.source);

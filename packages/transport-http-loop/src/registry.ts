@@ -32,6 +32,8 @@ export interface LoopSessionRegistryOptions {
   readonly sessionLimits: AdmissionLimits;
   /** Bounds of each session's queue: past either the session ends. */
   readonly queueLimits: MailboxLimits;
+  /** Told once of each session that leaves (ended, closed by core): a fleet stops holding it. */
+  readonly onForget?: ((sessionId: string) => void) | undefined;
 }
 
 export class LoopSessionRegistry {
@@ -39,6 +41,7 @@ export class LoopSessionRegistry {
   private readonly idle: IdleWatch;
   private readonly admission: Admission;
   private readonly queueLimits: MailboxLimits;
+  private readonly onForget: ((sessionId: string) => void) | undefined;
   /** The long-poll time-outs of every session's mailbox. */
   private readonly waits = pollDeadlines();
 
@@ -65,6 +68,7 @@ export class LoopSessionRegistry {
     );
     this.admission = new Admission(options.sessionLimits, 'HTTP loop sessions');
     this.queueLimits = options.queueLimits;
+    this.onForget = options.onForget;
   }
 
   get size(): number {
@@ -195,5 +199,12 @@ export class LoopSessionRegistry {
     this.entries.delete(entry.session.id);
     this.idle.remove(entry.idle);
     this.admission.release(entry.address);
+    if (this.onForget) {
+      try {
+        this.onForget(entry.session.id);
+      } catch (error) {
+        this.logger.error('session.forget_failed', { sessionId: entry.session.id, error });
+      }
+    }
   }
 }

@@ -11,7 +11,8 @@
  * Later calls name their session by header `x-mdp-session-id` or query `sessionId`; a missing or
  * unknown session is 404 with an empty body, a malformed request 400 `{error}`. Under an auth policy
  * a session id alone is no credential: every later call must carry an accepted credential of the
- * principal that connected, or it is 401 and the session is left as it was.
+ * principal that connected, or it is 401 and the session is left as it was. In a fleet (`relay`) a
+ * request for a session this node does not hold is passed to the node that does (relay.ts).
  */
 import {
   INTERNAL_ERROR as INTERNAL,
@@ -27,8 +28,10 @@ import {
 } from '@mdp/core';
 import { parseClientMessage, type AuthContext, type ClientToServerMessage, type ParseResult } from '@mdp/protocol';
 import type { PollConnection, TakeResult } from './mailbox.js';
+import { RELAY_POLL_HEADER, RELAY_POLL_MARGIN_MS, RELAY_TIMEOUT_MS, relayHeaders, type LoopRelay, type RelayedRequest } from './relay.js';
 import type { LoopSession, LoopSessionRegistry } from './registry.js';
-import { SESSION_ID_QUERY, readSessionId } from './session-id.js';
+import { SESSION_ID_HEADER, SESSION_ID_QUERY, readSessionId } from './session-id.js';
+import { randomUUID } from 'node:crypto';
 import { resolveWaitMs } from './wait.js';
 
 /** What the routes need of a request. Everything costly is a method, called only when needed. */
@@ -49,6 +52,8 @@ export interface LoopRequest {
   remoteAddress(): string | undefined;
   /** Whether the request came over TLS; a session connected so is listed as secure. */
   readonly secure: boolean;
+  /** It came from another node of the fleet (relay.ts): it is answered here or not at all. */
+  readonly relayed?: boolean;
 }
 
 /** What the adapters write. `body` is JSON text, or absent for an empty body. */
@@ -76,6 +81,8 @@ export interface LoopRoutesOptions {
   readonly scopesOf?: ((auth: AuthContext | undefined) => Scopes) | undefined;
   /** True once the transport is closed: connects get 503. */
   readonly isClosed: () => boolean;
+  /** In a fleet: reach the sessions other nodes hold, and let them reach ours (relay.ts). */
+  readonly relay?: LoopRelay | undefined;
 }
 
 export interface LoopRoutes {
@@ -131,7 +138,7 @@ function parseMessage(input: unknown): ParseResult<ClientToServerMessage> {
 }
 
 export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
-  const { registry, logger, longPollTimeoutMs, maxBodyBytes, extractAuth, authorize, principalOf, scopesOf, isClosed } = options;
+  const { registry, logger, longPollTimeoutMs, maxBodyBytes, extractAuth, authorize, principalOf, scopesOf, isClosed, relay } = options;
 
   /**
    * The session a request names and the request's transport auth, or the response refusing it.
@@ -170,6 +177,12 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
       const opened = registry.open(auth, principal, request.remoteAddress(), request.secure, origin);
       if (typeof opened === 'string') return error(503, opened, RETRY_SOON);
       if (authorize && scopesOf) opened.session.scopes = scopesOf(auth);
+      // In a fleet, answer once every node can reach the session: the next request may land anywhere.
+      if (relay) {
+        await relay.hold(opened.session.id).catch((caught: unknown) => {
+          logger.warn('session.not_held', { sessionId: opened.session.id, error: (caught as Error).message });
+        });
+      }
       return { status: 200, body: JSON.stringify({ sessionId: opened.session.id }) };
     } catch (caught) {
       if (caught instanceof MdpError && caught.code === 'not_ready') return SHUTTING_DOWN;
@@ -257,6 +270,78 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     };
   };
 
+  /**
+   * A request for session `sessionId`, which this node does not hold: passed to the node that does
+   * (relay.ts). A credential the policy refuses is 401 here, as for a local session; the holder
+   * checks the rest. Nobody holds it: 404 with an empty body (a disconnect: 204).
+   */
+  const relayed = async (path: '/send' | '/poll' | '/disconnect', request: LoopRequest, sessionId: string, via: LoopRelay): Promise<LoopResponse> => {
+    const headers = request.headers();
+    if (authorize && !authorize(extractAuth(headers))) return UNAUTHORIZED;
+    let body = '';
+    if (path === '/send') {
+      const read = await request.readBody(maxBodyBytes);
+      if (!read.ok) return unread(read);
+      body = read.text;
+    }
+    const passed: Record<string, string> = { ...relayHeaders(headers), [SESSION_ID_HEADER]: sessionId };
+    let target: string = path;
+    let timeoutMs = RELAY_TIMEOUT_MS;
+    let pollId: string | undefined;
+    if (path === '/poll') {
+      // The wait is settled here, so that the holder waits exactly as long as this node does.
+      const waitMs = resolveWaitMs(request.query('waitMs')?.[0], longPollTimeoutMs);
+      target = `/poll?waitMs=${waitMs}`;
+      timeoutMs = waitMs + RELAY_POLL_MARGIN_MS;
+      pollId = randomUUID();
+      passed[RELAY_POLL_HEADER] = pollId;
+    }
+    const internal = (what: string): RelayedRequest => ({ method: 'POST', target: what, headers: { [RELAY_POLL_HEADER]: pollId as string }, body: '' });
+    const cut = new AbortController();
+    // The client went away while its poll waited there: that poll takes nothing now.
+    const stop = pollId
+      ? request.connection()?.onGone(() => {
+          cut.abort();
+          void via.forward(sessionId, internal('/abandon'), { timeoutMs: RELAY_TIMEOUT_MS });
+        })
+      : undefined;
+    let outcome: Awaited<ReturnType<LoopRelay['forward']>>;
+    try {
+      outcome = await via.forward(sessionId, { method: request.method, target, headers: passed, body }, { timeoutMs, signal: cut.signal });
+    } finally {
+      stop?.();
+    }
+    if (!outcome.ok) {
+      if (cut.signal.aborted) return EMPTY_204;
+      logger.debug('relay.failed', { sessionId, path, reason: outcome.reason, message: outcome.message });
+      switch (outcome.reason) {
+        case 'unknown':
+          return path === '/disconnect' ? EMPTY_204 : EMPTY_404;
+        case 'not_ready':
+          return error(503, outcome.message, { 'retry-after': String(retryAfterSeconds(outcome.retryAfterMs)) });
+        case 'timeout':
+          return error(504, outcome.message);
+        case 'too_large':
+          return error(413, outcome.message);
+        default:
+          return error(502, outcome.message);
+      }
+    }
+    const { answer } = outcome;
+    const response: LoopResponse = { status: answer.status, ...(answer.body === '' ? {} : { body: answer.body }), headers: answer.headers };
+    if (!pollId || answer.status !== 200) return response;
+    // The message rides on this response: when it cannot be written, the holder queues it again.
+    return { ...response, onLost: () => void via.forward(sessionId, internal('/requeue'), { timeoutMs: RELAY_TIMEOUT_MS }) };
+  };
+
+  /** The session a request for `path` names, when another node must answer it (in a fleet, not held here). */
+  const elsewhere = (path: string, request: LoopRequest): string | undefined => {
+    if (!relay || request.relayed) return undefined;
+    if (path !== '/send' && path !== '/poll' && path !== '/disconnect') return undefined;
+    const id = readSessionId(request.sessionHeader, request.query(SESSION_ID_QUERY));
+    return id.kind === 'ok' && registry.get(id.id) === undefined ? id.id : undefined;
+  };
+
   const disconnect = (request: LoopRequest): LoopResponse => {
     const looked = lookup(request);
     // An unknown or missing session is gone already: 204, as for a known one.
@@ -273,6 +358,10 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     disconnect,
     handle(path, request) {
       const { method } = request;
+      const remote = relay && (method === 'POST' || method === 'GET') ? elsewhere(path, request) : undefined;
+      if (remote !== undefined && relay && (path === '/poll' ? method === 'GET' : method === 'POST')) {
+        return relayed(path as '/send' | '/poll' | '/disconnect', request, remote, relay);
+      }
       switch (path) {
         case '/poll':
           return method === 'GET' || method === 'HEAD' ? poll(request) : EMPTY_404;

@@ -19,6 +19,7 @@ import {
 import type { AuthContext } from '@mdp/protocol';
 import { createNodeHandler, type NodeExtraHeaders, type NodeHandler } from './node-adapter.js';
 import { LoopSessionRegistry } from './registry.js';
+import { RELAY_POLL_HEADER, RelayedLoopRequest, RelayedPolls, type LoopRelay, type RelayedAnswer, type RelayedRequest } from './relay.js';
 import { createLoopRoutes, type LoopRoutes } from './routes.js';
 
 export interface HttpLoopOptions {
@@ -76,6 +77,12 @@ export interface HttpLoopOptions {
    * Default: a budget of this transport's own, 64 MiB.
    */
   inflight?: InflightBudget;
+  /**
+   * In a fleet (SPEC §16.7): requests for sessions another node holds go there, and every session
+   * opened here is held for the others before `/connect` answers. Answer what other nodes pass on
+   * with `answerRelayed`. Default: none (a session unknown here is 404).
+   */
+  relay?: LoopRelay;
   logger?: Logger;
 }
 
@@ -103,6 +110,12 @@ export interface HttpLoopTransport {
   readonly queuedMessages: number;
   /** Whether the idle watch holds a timer; false once closed. */
   readonly idleTimerArmed: boolean;
+  /**
+   * Answer a request another node of the fleet passed on for a session held here (relay.ts), as if
+   * it had come straight in; `signal` aborts when that node gives up on it. Never relayed again: a
+   * session no longer here is 404.
+   */
+  answerRelayed(request: RelayedRequest, signal: AbortSignal): Promise<RelayedAnswer>;
   /** End every session (pending calls fail) and answer waiting polls. Idempotent. */
   close(): Promise<void>;
 }
@@ -150,7 +163,9 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
       perAddress: options.maxSessionsPerAddress ?? HTTP_LOOP_DEFAULTS.maxSessionsPerAddress,
     },
     queueLimits,
+    onForget: options.relay ? (id) => options.relay?.release(id) : undefined,
   });
+  const polls = new RelayedPolls();
   let closed = false;
   const routes = createLoopRoutes({
     registry,
@@ -162,6 +177,7 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
     principalOf: options.principalOf,
     scopesOf: options.scopesOf,
     isClosed: () => closed,
+    relay: options.relay,
   });
 
   const transport: HttpLoopTransport = {
@@ -174,6 +190,30 @@ export function createHttpLoopTransport(router: Router, options: HttpLoopOptions
     },
     get idleTimerArmed() {
       return registry.idleTimerArmed;
+    },
+    async answerRelayed(request, signal) {
+      const mark = request.target.indexOf('?');
+      const path = mark < 0 ? request.target : request.target.slice(0, mark);
+      const pollId = request.headers[RELAY_POLL_HEADER];
+      if (request.method === 'POST' && (path === '/abandon' || path === '/requeue')) {
+        if (pollId !== undefined) {
+          if (path === '/abandon') polls.abandon(pollId);
+          else polls.requeue(pollId);
+        }
+        return { status: 204, headers: {}, body: '' };
+      }
+      const poll = path === '/poll' ? pollId : undefined;
+      let putBack: (() => void) | undefined;
+      try {
+        const response = await routes.handle(path, new RelayedLoopRequest(request, polls.connection(poll, signal)));
+        putBack = response.onLost;
+        return { status: response.status, headers: { ...response.headers }, body: response.body ?? '' };
+      } catch (error) {
+        logger.error('request.failed', { path, relayed: true, error });
+        return { status: 500, headers: {}, body: JSON.stringify({ error: 'Internal error' }) };
+      } finally {
+        polls.ended(poll, putBack);
+      }
     },
     async close() {
       if (closed) return;

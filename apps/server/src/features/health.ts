@@ -5,11 +5,15 @@
 import type { ServerFeature } from '../feature.js';
 import type { ServerContext } from '../feature.js';
 import { readRoute, type ReadGuard } from '../read-route.js';
+import type { BusFeature } from './bus.js';
 import type { ClusterFeature } from './cluster.js';
 
 /** Why the server is not ready, or `undefined` when it is. */
-export function notReadyReason(ctx: ServerContext, cluster: ClusterFeature): string | undefined {
+export function notReadyReason(ctx: ServerContext, cluster: ClusterFeature, bus?: BusFeature): string | undefined {
   if (!ctx.info()) return 'not listening';
+  // In a fleet (SPEC §16) a node without the bus reaches only its own clients.
+  const fleet = bus?.notReady();
+  if (fleet) return fleet;
   const node = cluster.node;
   if (!node) return 'cluster not started';
   if (node.meta().leaderId === '') return 'no cluster leader known';
@@ -19,19 +23,21 @@ export function notReadyReason(ctx: ServerContext, cluster: ClusterFeature): str
   return undefined;
 }
 
-export function healthFeature(ctx: ServerContext, cluster: ClusterFeature, guard: ReadGuard): ServerFeature {
+export function healthFeature(ctx: ServerContext, cluster: ClusterFeature, guard: ReadGuard, bus?: BusFeature): ServerFeature {
   return {
     name: 'health',
     routes(app) {
       readRoute(app, '/healthz', guard, (c) => c.json({ status: 'ok' }, 200, { 'cache-control': 'no-store' }));
       readRoute(app, '/readyz', guard, (c) => {
-        const reason = notReadyReason(ctx, cluster);
+        const reason = notReadyReason(ctx, cluster, bus);
         if (reason) return c.json({ ready: false, reason }, 503, { 'cache-control': 'no-store' });
         const view = cluster.node!.meta();
         const keySet = ctx.accessTokens?.status();
         // A key set that could not be fetched again: cached keys still verify, so still ready, but said.
         const auth = keySet ? { auth: { keySet: keySet.state, ...(keySet.error !== undefined ? { keySetError: keySet.error } : {}) } } : {};
-        return c.json({ ready: true, role: view.role, term: view.term, leaderId: view.leaderId, ...auth }, 200, { 'cache-control': 'no-store' });
+        const figures = bus?.metrics();
+        const fleet = figures ? { bus: { connected: figures.connected, nodes: figures.nodes, remoteClients: figures.remoteClients } } : {};
+        return c.json({ ready: true, role: view.role, term: view.term, leaderId: view.leaderId, ...auth, ...fleet }, 200, { 'cache-control': 'no-store' });
       });
     },
   };

@@ -1,5 +1,5 @@
 /** The HTTP loop (SPEC §6) at `/mdp/http-loop/*`, answered on node's request without Hono. */
-import { createHttpLoopTransport } from '@mdp/transport-http-loop';
+import { createHttpLoopTransport, type HttpLoopTransport, type LoopRelay, type RelayedAnswer, type RelayedRequest } from '@mdp/transport-http-loop';
 import type { ServerContext, ServerFeature } from '../feature.js';
 
 const PREFIX = '/mdp/http-loop/';
@@ -15,6 +15,11 @@ export interface HttpLoopFeatureOptions {
   /** Bounds of one session's queue: a call past either is refused (503), the session goes on. */
   readonly maxQueuedMessages: number;
   readonly maxQueuedBytes: number;
+  /**
+   * In a fleet (SPEC §16.7): makes the relay of HTTP loop requests between nodes, given what
+   * answers the requests other nodes pass on (the bus feature's `loopRelay`).
+   */
+  readonly relay?: ((answer: (request: RelayedRequest, signal: AbortSignal) => Promise<RelayedAnswer>) => LoopRelay) | undefined;
 }
 
 export interface HttpLoopFeature extends ServerFeature {
@@ -23,7 +28,8 @@ export interface HttpLoopFeature extends ServerFeature {
 }
 
 export function httpLoopFeature(ctx: ServerContext, options: HttpLoopFeatureOptions): HttpLoopFeature {
-  const transport = createHttpLoopTransport(ctx.router, {
+  const { relay, ...limits } = options;
+  const transport: HttpLoopTransport = createHttpLoopTransport(ctx.router, {
     maxBodyBytes: ctx.maxMessageBytes,
     extractAuth: ctx.extractAuth,
     authorize: ctx.authorize,
@@ -32,7 +38,8 @@ export function httpLoopFeature(ctx: ServerContext, options: HttpLoopFeatureOpti
     scopesOf: ctx.gate.scopesOf,
     extraHeaders: ctx.corsFor,
     inflight: ctx.inflight,
-    ...options,
+    ...limits,
+    ...(relay ? { relay: relay((request, signal) => transport.answerRelayed(request, signal)) } : {}),
     logger: ctx.logger,
   });
   return {

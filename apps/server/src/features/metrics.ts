@@ -8,6 +8,7 @@ import { CallStats } from '../call-stats.js';
 import type { ServerContext, ServerFeature } from '../feature.js';
 import { createServerMetrics } from '../metrics.js';
 import { readRoute, type ReadGuard } from '../read-route.js';
+import type { BusFeature } from './bus.js';
 import type { ClusterFeature } from './cluster.js';
 import type { HttpLoopFeature } from './http-loop.js';
 
@@ -16,6 +17,8 @@ export interface MetricsFeatureOptions {
   readonly httpLoop: HttpLoopFeature;
   /** Who may scrape; `undefined` lets everyone. */
   readonly guard: ReadGuard;
+  /** The fleet bus, in bus mode: its figures join the scrape. */
+  readonly bus?: BusFeature | undefined;
 }
 
 export function metricsFeature(ctx: ServerContext, options: MetricsFeatureOptions): ServerFeature {
@@ -50,6 +53,7 @@ export function metricsFeature(ctx: ServerContext, options: MetricsFeatureOption
     cluster: () => options.cluster.node,
     leaderChanges: () => leaderChanges,
     ...(ctx.accessTokens ? { keySet: () => ctx.accessTokens?.status() } : {}),
+    ...(options.bus ? { bus: () => options.bus?.metrics() } : {}),
   });
 
   return {

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { cookieKeysFile } from '../cookie-keys.js';
 import { ACCESS_TOKEN_SETTINGS, accessTokenOptions } from './access-tokens.js';
 import { AUTH_SETTINGS, tokensOf } from './auth.js';
+import { BUS_SETTINGS, busOptions, busProblems, labelOf } from './bus.js';
 import { CLUSTER_SETTINGS, clusterOptions, userStateDir } from './cluster.js';
 import { CONFIG_SETTINGS } from './config.js';
 import { LIMIT_SETTINGS, limitOptions } from './limits.js';
@@ -33,6 +34,7 @@ const GROUPS = [
   TLS_SETTINGS,
   LIMIT_SETTINGS,
   CLUSTER_SETTINGS,
+  BUS_SETTINGS,
   MCP_SETTINGS,
   OBSERVE_SETTINGS,
   STATE_STORE_SETTINGS,
@@ -109,6 +111,8 @@ export function parseCliArgs(argv: readonly string[], env: Env = {}, readFile: R
   if (tenancy) return { kind: 'error', messages: [`${sourceLabel(sources.tenancy!, CLI_SETTINGS.rows.get('tenancy'))}: ${tenancy}`] };
   const tls = tlsSettings(values, sources);
   if (!tls.ok) return { kind: 'error', messages: tls.messages };
+  const bus = busProblems(values, sources, labelOf(sources, CLI_SETTINGS.rows));
+  if (bus.length > 0) return { kind: 'error', messages: bus };
   const access = accessTokenOptions(values);
   if (typeof access === 'string') return { kind: 'error', messages: [access] };
   return { kind: 'run', options: { ...toServerOptions(values, sources, tokens, tls), ...access } };
@@ -139,7 +143,11 @@ function toServerOptions(
     cookieSameSite: tls.cookieSameSite,
     // Used under an auth policy only: nothing is made without one.
     cookieKeyFile: cookieKeysFile(userStateDir(values)),
-    cluster: clusterOptions(values, { portGiven: sources.port?.kind !== 'default' }),
+    // A fleet on NATS runs each node standalone: no discovery, election or hub (SPEC §16).
+    cluster: values.bus
+      ? { ...clusterOptions(values, { portGiven: true }), mode: 'standalone' }
+      : clusterOptions(values, { portGiven: sources.port?.kind !== 'default' }),
+    ...(values.bus ? { bus: busOptions(values) } : {}),
     mcp: mcpOptions(values),
     ...observeOptions(values),
     ...limitOptions(values),

@@ -14,6 +14,7 @@ import { DEFAULT_PORT } from '@mdp/protocol';
 import { HTTP_LOOP_DEFAULTS } from '@mdp/transport-http-loop';
 import { WS_LIMIT_DEFAULTS } from '@mdp/transport-ws';
 import type { MdpClusterOptions } from '../cluster.js';
+import type { MdpBusOptions } from '../features/bus.js';
 import type { MdpMcpOptions } from '../features/mcp-http.js';
 import type { MdpStateStoreOptions } from '../features/state-store.js';
 import type { MdpTlsOptions } from '../tls.js';
@@ -247,6 +248,12 @@ export interface MdpServerOptions {
    * cannot be used throws `StateStoreDirError`. Default: none.
    */
   stateStore?: MdpStateStoreOptions;
+  /**
+   * Join a fleet on NATS (SPEC §16): every node lists, reads and calls the clients of every other,
+   * and takes HTTP loop requests for their sessions. Excludes the cluster's discovery and election:
+   * `cluster` must be absent or `standalone`. `listen()` rejects when the bus cannot start. Default: none.
+   */
+  bus?: MdpBusOptions;
   /** Log level when no logger is given. Default `info`. */
   logLevel?: LogLevel;
   logger?: Logger;
