@@ -68,7 +68,7 @@ async function nodes(count: number, options: MdpServerOptions = {}): Promise<Tes
 function sees(t: TestServer, clientId: string, present = true): Promise<unknown> {
   return until(
     (change) => t.server.router.onClientChange(change),
-    () => (t.server.router.locate(clientId) !== undefined) === present,
+    () => (t.server.router.fleet.locate(clientId) !== undefined) === present,
     { ...BOUND, what: `${t.server.info?.serverId} to ${present ? 'see' : 'lose'} ${clientId}` },
   );
 }
@@ -143,7 +143,7 @@ describe.skipIf(!natsServerAvailable())('a fleet of nodes on NATS', () => {
     expect(await first.closed).toEqual({ code: 4000, reason: 'Replaced by newer client session' });
     await until(
       (change) => a.server.router.onClientChange(change),
-      () => a.server.router.locate('twin')?.node === 'node-b',
+      () => a.server.router.fleet.locate('twin')?.node === 'node-b',
       BOUND,
     );
     expect(await (await call(a, { clientId: 'twin', method: 'GET', path: '/who' })).json()).toEqual({ ok: true, data: 'b' });

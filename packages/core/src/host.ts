@@ -302,7 +302,7 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
     (seen: Seen) =>
     (id: string): boolean => {
       if (!seen && router.hasClient(id)) return true;
-      const found = router.locate(id);
+      const found = router.fleet.locate(id);
       return found !== undefined && (!seen || seen(found));
     };
   /**
@@ -355,9 +355,9 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
       order = new ClientOrder({
         clients: function* () {
           yield* router.listClients();
-          for (const id of router.remoteClientIds()) yield { id };
+          for (const id of router.fleet.remoteClientIds()) yield { id };
         },
-        get: (id) => router.getClient(id) ?? (router.locate(id) ? {} : undefined),
+        get: (id) => router.getClient(id) ?? (router.fleet.locate(id) ? {} : undefined),
         onChange: (listener) => router.onClientChange(listener),
       });
       order.follow();
@@ -399,7 +399,7 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
         const id = clients.idAt(at);
         const info = router.getClient(id) ?? fetched.get(id) ?? undefined;
         // Another node's client whose catalog was not fetched ahead: the next page has it.
-        if (info === undefined && moved && !fetched.has(id) && router.locate(id) !== undefined) break;
+        if (info === undefined && moved && !fetched.has(id) && router.fleet.locate(id) !== undefined) break;
         moved = true;
         budget.entry();
         if (info && isListable(info.descriptor) && (!match || clientMatches(info, match, budget))) {
@@ -460,7 +460,7 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
         const id = clients.idAt(c);
         const info = router.getClient(id) ?? fetched.get(id) ?? undefined;
         // Another node's client whose catalog was not fetched ahead: the next page has it.
-        if (info === undefined && moved && !fetched.has(id) && router.locate(id) !== undefined) {
+        if (info === undefined && moved && !fetched.has(id) && router.fleet.locate(id) !== undefined) {
           more = true;
           break;
         }
@@ -523,7 +523,7 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
           .filter((c) => (!seen || seen(c)) && router.findTarget(c.id, request.method, request.path) !== undefined)
           .map((c) => c.id),
         // No wait outside a fleet: the calls go out in the same turn as the request.
-        ...(router.inFleet ? await remoteHolders(router, seen, request.method, request.path) : []),
+        ...(router.fleet.attached ? await remoteHolders(router, seen, request.method, request.path) : []),
       ];
       if (ids.length === 0) throw new MdpError('not_found', `No connected client has ${request.method} ${request.path}`);
       if (options.maxTargets !== undefined && ids.length > options.maxTargets) {
@@ -567,7 +567,7 @@ function seeker(router: Router, clients: ClientOrder, seen: Seen, to: number): (
   return (from) => {
     let at = from;
     for (; at < to; at++) {
-      const found = router.locate(clients.idAt(at));
+      const found = router.fleet.locate(clients.idAt(at));
       if (found && seen(found)) break;
     }
     return at;
@@ -582,17 +582,17 @@ function seeker(router: Router, clients: ClientOrder, seen: Seen, to: number): (
  */
 async function fetchAhead(router: Router, clients: ClientOrder, seen: Seen, from: number, to: number, count: number): Promise<Map<string, ClientInfo | null>> {
   const fetched = new Map<string, ClientInfo | null>();
-  if (!router.inFleet) return fetched;
+  if (!router.fleet.attached) return fetched;
   const wanted: string[] = [];
   const most = Math.min(count, REMOTE_PAGE_FETCHES);
   // Bounded like a page's scan: the walk below steps over this node's clients and unseen ones.
   for (let at = from, looked = 0; at < to && wanted.length < most && looked < LISTING_DEFAULTS.scanEntries; at++, looked++) {
     const id = clients.idAt(at);
     if (router.hasClient(id)) continue;
-    const found = router.locate(id);
+    const found = router.fleet.locate(id);
     if (found && (!seen || seen(found))) wanted.push(id);
   }
-  const infos = await Promise.all(wanted.map((id) => Promise.resolve(router.describe(id)).catch(() => undefined)));
+  const infos = await Promise.all(wanted.map((id) => Promise.resolve(router.fleet.describe(id)).catch(() => undefined)));
   for (let i = 0; i < wanted.length; i++) fetched.set(wanted[i] as string, infos[i] ?? null);
   return fetched;
 }
@@ -606,12 +606,12 @@ function changesSeen(router: Router, seen: (client: SeenClient) => boolean, list
   // The ids seen now, so that their leaving is heard (a removal names only the id).
   const ids = new Set<string>();
   for (const info of router.listClients()) if (seen(info)) ids.add(info.id);
-  for (const id of router.remoteClientIds()) {
-    const found = router.locate(id);
+  for (const id of router.fleet.remoteClientIds()) {
+    const found = router.fleet.locate(id);
     if (found && seen(found)) ids.add(id);
   }
   return (clientId) => {
-    const found = router.locate(clientId);
+    const found = router.fleet.locate(clientId);
     if (found && seen(found)) {
       ids.add(clientId);
       listener();
@@ -626,8 +626,8 @@ function changesSeen(router: Router, seen: (client: SeenClient) => boolean, list
  */
 async function remoteHolders(router: Router, seen: Seen, method: CallPathsRequest['method'], path: string): Promise<string[]> {
   const candidates: string[] = [];
-  for (const id of router.remoteClientIds()) {
-    const found = router.locate(id);
+  for (const id of router.fleet.remoteClientIds()) {
+    const found = router.fleet.locate(id);
     if (found && (!seen || seen(found))) candidates.push(id);
   }
   const has = new Array<boolean>(candidates.length).fill(false);
@@ -636,7 +636,7 @@ async function remoteHolders(router: Router, seen: Seen, method: CallPathsReques
     while (next < candidates.length) {
       const at = next++;
       try {
-        has[at] = (await router.locateTarget(candidates[at] as string, method, path)) !== undefined;
+        has[at] = (await router.fleet.locateTarget(candidates[at] as string, method, path)) !== undefined;
       } catch {
         has[at] = false;
       }

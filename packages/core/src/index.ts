@@ -60,6 +60,8 @@ export type {
 } from './router.js';
 export { RemoteCallHandle, RemoteClients, originOfPrincipal, remoteClientInfo } from './remote.js';
 export type { RemoteChange, RemoteClient, RemoteDirectory, RemoteInvocation } from './remote.js';
+export { Whereabouts } from './whereabouts.js';
+export type { LocalClients } from './whereabouts.js';
 export { FANOUT_BODY_FACTOR, REMOTE_PAGE_FETCHES, clientsSeenBy, createLocalHost, fanoutTargets, viewedBy } from './host.js';
 export { LISTING_DEFAULTS, collectPages, nextTurn, positionKey } from './listing.js';
 export type { ListOptions, ListingLimits } from './listing.js';

@@ -1,7 +1,7 @@
 /**
  * Clients that live on another node of a fleet (SPEC §16): the one seam through which the router
  * reaches them. Core defines what it needs of a fleet directory ({@link RemoteDirectory}); a server
- * in bus mode adapts its bus to it and hands it to `Router.attachRemote`. Core never imports a bus.
+ * in bus mode adapts its bus to it and hands it to `router.fleet.attach` (whereabouts.ts). Core never imports a bus.
  *
  *   way in (skill route, host API, MCP, inspector, callPaths)
  *      │

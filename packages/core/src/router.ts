@@ -1,21 +1,22 @@
 /**
  * The router (SPEC §4): the one object transports and hosts hold. Transport-agnostic: transports
  * open a session with a SessionTransport, feed it parsed messages and report when the connection
- * ends. It composes four parts and owns the order in which they act:
+ * ends. It composes these parts and owns the order in which they act:
  *
  *   session.ts          a connection, its pending calls and late answers
  *   session-table.ts    the open sessions and the liveness sweep
  *   client-registry.ts  registered clients, ids, catalogs and their totals, mirrors
  *   call-table.ts       calls in flight: dispatch, answers, time-outs, cancel, drain
  *   router-events.ts    client and session events
- *   remote.ts           clients of the fleet's other nodes (SPEC §16), when a directory is attached
+ *   client-messages.ts  what each message of a client does
+ *   whereabouts.ts      where a client lives: here, or on another node of the fleet (SPEC §16, remote.ts)
  *
  * A call's path: `invoke` resolves the target in the client's path index (registry), `dispatch`
  * sends a `callClient` on the client's session and keeps the call (call table) until the session's
  * `callClientResult`, its time-out, its caller's abort or the session's end settles it. A client
  * that no session here holds but another node of the fleet does goes through `RemoteClients`
- * instead, behind the same methods (`invoke`, `dispatch`, `cancel`, `locate…`): the ways in never
- * know where a client lives. A client of this node wins over a remote one of the same id.
+ * instead, behind the same methods (`invoke`, `dispatch`, `cancel`; lookups in `fleet`): the ways in
+ * never know where a client lives. A client of this node wins over a remote one of the same id.
  */
 import { concretePathProblem, type AuthContext, type ClientToServerMessage, type EndpointMethod } from '@mdp/protocol';
 import { NO_SERVER_IDS } from './aliases.js';
@@ -27,9 +28,11 @@ import { silentLogger, type Logger } from './logger.js';
 import type { ResolvedTarget } from './path-index.js';
 import { RouterEvents, type SessionEvent } from './router-events.js';
 import { routerLimits, type RouterLimits, type RouterOptions } from './router-options.js';
-import { SESSION_CLOSE, Session, deliver, type SessionOwner, type SessionTransport } from './session.js';
+import { SESSION_CLOSE, Session, type SessionOwner, type SessionTransport } from './session.js';
 import { SessionTable } from './session-table.js';
-import { RemoteCallHandle, RemoteClients, originOfPrincipal, type RemoteDirectory } from './remote.js';
+import { handleClientMessage, type MessageParts } from './client-messages.js';
+import { RemoteCallHandle } from './remote.js';
+import { Whereabouts } from './whereabouts.js';
 
 export { ROUTER_DEFAULTS } from './router-options.js';
 export type { RouterOptions } from './router-options.js';
@@ -37,21 +40,7 @@ export { PendingCall, Session } from './session.js';
 export type { CallHandle, CallRecord, CallSignal, InvokeOptions, InvokeOutcome, InvokeRoute } from './call-table.js';
 export type { ClientEvent, ClientInfo } from './client-registry.js';
 export type { SessionEvent } from './router-events.js';
-
-/**
- * A client wherever it lives, without a remote one's catalog: what ownership, tenancy and the
- * readers' origin checks need. `descriptor` only for a client of this node; `node` only for another's.
- */
-export interface LocatedClient {
-  readonly id: string;
-  readonly principal: string | undefined;
-  readonly origin: string | undefined;
-  readonly descriptor?: ClientInfo['descriptor'];
-  readonly node?: string | undefined;
-}
-
-/** A value now, or later (a remote client's catalog is fetched from its node). */
-export type Maybe<T> = T | Promise<T>;
+export type { LocatedClient, Maybe } from './whereabouts.js';
 
 export class Router implements SessionOwner {
   readonly options: RouterLimits;
@@ -61,8 +50,9 @@ export class Router implements SessionOwner {
   private readonly sessions: SessionTable;
   private readonly registry: ClientRegistry;
   private readonly calls: CallTable;
-  private remoteClients: RemoteClients | undefined;
-  private readonly onCallEnd: RouterOptions['onCallEnd'];
+  private readonly parts: MessageParts;
+  /** Where clients live: lookups that span the fleet once a directory is attached (`fleet.attach`). */
+  readonly fleet: Whereabouts;
 
   constructor(options: RouterOptions = {}) {
     this.options = routerLimits(options);
@@ -70,7 +60,6 @@ export class Router implements SessionOwner {
     const logger = (this.logger = options.logger ?? silentLogger);
     const clock = (this.clock = options.clock ?? systemClock);
     this.events = new RouterEvents(logger);
-    this.onCallEnd = options.onCallEnd;
     this.calls = new CallTable({ limits, clock, logger, onCallEnd: options.onCallEnd });
     this.sessions = new SessionTable({ limits, clock, logger, expire: (session) => this.closeSession(session, SESSION_CLOSE.expired) });
     this.registry = new ClientRegistry({
@@ -83,17 +72,17 @@ export class Router implements SessionOwner {
         closeSession: (session, why) => this.closeSession(session, why),
         failCalls: (session, clientId, reason) => this.calls.failSession(session, clientId, reason),
         emit: (event) => this.events.emitClient(event),
-        remoteHolder: (clientId) => {
-          const held = this.remoteClients?.get(clientId);
-          return held && { principal: held.principal, peer: undefined };
-        },
-        fleetProblem: (clientId, principal) => this.remoteClients?.registrationProblem(clientId, principal),
+        remoteHolder: (clientId) => this.fleet.remoteHolder(clientId),
+        fleetProblem: (clientId, principal) => this.fleet.registrationProblem(clientId, principal),
       },
     });
+    this.parts = { calls: this.calls, registry: this.registry, clock, logger };
+    const { invocationTimeoutMs } = limits;
+    this.fleet = new Whereabouts(this, { clock, logger, invocationTimeoutMs, onCallEnd: options.onCallEnd, changed: (id) => this.events.emitChange(id) });
   }
 
   // ------------------------------------------------------------------------------------------
-  // Sessions
+  // Sessions and their messages
 
   /**
    * Open a session for one connection. `principal` names who opened it: under an auth policy
@@ -115,9 +104,7 @@ export class Router implements SessionOwner {
 
   /** Open sessions by transport kind. Walks every session: for a scrape, not for a hot path. */
   sessionCounts(): Map<string, number> {
-    const counts = new Map<string, number>();
-    for (const session of this.sessions) counts.set(session.transport.kind, (counts.get(session.transport.kind) ?? 0) + 1);
-    return counts;
+    return this.sessions.countsByKind();
   }
 
   /** End a session: its client goes away and its pending calls fail at once. Idempotent. */
@@ -147,31 +134,22 @@ export class Router implements SessionOwner {
     this.endSession(session, why.reason);
   }
 
-  // ------------------------------------------------------------------------------------------
-  // Messages
+  /**
+   * Close the session of this node's client `clientId` from the server side: a newer registration
+   * of the id on another node replaced it (`replaced`, SPEC §4.3 fleet-wide), or it is held there
+   * by its owner (`heldByAnother`). Returns whether there was one.
+   */
+  closeClient(clientId: string, why: 'replaced' | 'heldByAnother'): boolean {
+    const record = this.registry.clients.get(clientId);
+    if (!record) return false;
+    this.logger.info('client.replaced_remotely', { clientId, sessionId: record.session.id, why });
+    this.closeSession(record.session, SESSION_CLOSE[why]);
+    return true;
+  }
 
+  /** Act on a message of `session` (client-messages.ts). */
   handleMessage(session: Session, message: ClientToServerMessage): void {
-    if (session.closed) throw new MdpError('transport_error', 'Session is closed');
-    session.lastSeen = this.clock.wallNow();
-    switch (message.type) {
-      case 'callClientResult':
-        this.calls.answer(session, message);
-        return;
-      case 'registerClient':
-        this.registry.register(session, message.client, message.auth);
-        return;
-      case 'updateClientCatalog':
-        this.registry.updateCatalog(session, message.clientId, message.paths);
-        return;
-      case 'unregisterClient':
-        if (session.client && session.client.id === message.clientId) this.registry.remove(session.client, 'client unregistered');
-        return;
-      case 'ping':
-        deliver(session, { type: 'pong', timestamp: message.timestamp ?? this.clock.wallNow() }, this.logger);
-        return;
-      case 'pong':
-        return;
-    }
+    handleClientMessage(this.parts, session, message);
   }
 
   /** See {@link Session.refuseCall}. */
@@ -201,9 +179,8 @@ export class Router implements SessionOwner {
    * of the fleet is called there (its node resolves the path).
    */
   invoke(clientId: string, method: EndpointMethod, path: string, options: InvokeOptions = {}): Promise<InvokeOutcome> {
-    const remote = this.remoteOf(clientId);
-    if (remote) return remote.invoke(clientId, method, path, options);
-    return this.invokeHere(clientId, method, path, options);
+    const remote = this.fleet.remoteOf(clientId);
+    return remote ? remote.invoke(clientId, method, path, options) : this.invokeHere(clientId, method, path, options);
   }
 
   /** {@link invoke} on this node's clients only: how a node answers a call another node sent it. */
@@ -226,7 +203,7 @@ export class Router implements SessionOwner {
    */
   dispatch(clientId: string, target: ResolvedTarget, options: InvokeOptions, done: (outcome: InvokeOutcome) => void): CallHandle | undefined {
     const session = this.registry.clients.get(clientId)?.session;
-    const remote = session ? undefined : this.remoteOf(clientId);
+    const remote = session ? undefined : this.fleet.remoteOf(clientId);
     if (remote) return remote.dispatch(clientId, target.method, target.path, options, done);
     return this.calls.dispatch(clientId, session, target, options, done);
   }
@@ -241,14 +218,6 @@ export class Router implements SessionOwner {
     else this.calls.cancel(call);
   }
 
-  /**
-   * A handle for a wait ahead of a call (a remote client's catalog being fetched) that
-   * {@link cancel} ends like a call: pass its `signal` to the call that follows.
-   */
-  waitHandle(): RemoteCallHandle {
-    return new RemoteCallHandle();
-  }
-
   get pendingCount(): number {
     return this.calls.size;
   }
@@ -261,51 +230,9 @@ export class Router implements SessionOwner {
   // ------------------------------------------------------------------------------------------
   // Listings and events
 
-  /** Whether a session of this node holds `clientId` (see {@link locate} for the whole fleet). */
+  /** Whether a session of this node holds `clientId` (see `fleet.locate` for the whole fleet). */
   hasClient(clientId: string): boolean {
     return this.registry.clients.has(clientId);
-  }
-
-  /** Who holds `clientId`: a session here, or another node of the fleet; undefined when none. */
-  locate(clientId: string): LocatedClient | undefined {
-    const record = this.registry.clients.get(clientId);
-    if (record) return clientInfo(record);
-    const remote = this.remoteClients?.get(clientId);
-    return remote && { id: remote.id, principal: remote.principal, origin: originOfPrincipal(remote.principal), node: remote.node };
-  }
-
-  /**
-   * A client and its catalog wherever it lives: now for one of this node, once its catalog is
-   * fetched for one of another node. Rejects (MdpError `not_ready`, `transport_error`, `timeout`)
-   * only when that node cannot be asked.
-   */
-  describe(clientId: string): Maybe<ClientInfo | undefined> {
-    const local = this.getClient(clientId);
-    if (local) return local;
-    const remote = this.remoteOf(clientId);
-    return remote ? remote.catalog(clientId).then((found) => found?.info) : undefined;
-  }
-
-  /** {@link findTarget} wherever the client lives (see {@link describe}). */
-  locateTarget(clientId: string, method: EndpointMethod, path: string): Maybe<ResolvedTarget | undefined> {
-    if (this.registry.clients.has(clientId)) return this.findTarget(clientId, method, path);
-    const remote = this.remoteOf(clientId);
-    if (!remote || concretePathProblem(path) !== undefined) return undefined;
-    return remote.catalog(clientId).then((found) => found?.index.resolve(method, path));
-  }
-
-  /** {@link findSkillRead} wherever the client lives (see {@link describe}). */
-  locateSkillRead(clientId: string, name: string): Maybe<ResolvedTarget | undefined> {
-    if (this.registry.clients.has(clientId)) return this.findSkillRead(clientId, name);
-    const remote = this.remoteOf(clientId);
-    return remote ? remote.catalog(clientId).then((found) => found?.index.resolveSkillRead(name)) : undefined;
-  }
-
-  /** The clients of the fleet's other nodes (none outside a fleet), without those of this node. */
-  *remoteClientIds(): Iterable<string> {
-    const remote = this.remoteClients;
-    if (!remote) return;
-    for (const client of remote.list()) if (!this.registry.clients.has(client.id)) yield client.id;
   }
 
   getClient(clientId: string): ClientInfo | undefined {
@@ -333,66 +260,10 @@ export class Router implements SessionOwner {
 
   /**
    * Subscribe to changes of any client, here or on another node of the fleet, by id: it came,
-   * changed its catalog, moved or left ({@link locate} tells which). Returns the unsubscribe.
+   * changed its catalog, moved or left (`fleet.locate` tells which). Returns the unsubscribe.
    */
   onClientChange(listener: (clientId: string) => void): () => void {
     return this.events.onChange(listener);
-  }
-
-  // ------------------------------------------------------------------------------------------
-  // The fleet
-
-  /**
-   * Reach the clients of a fleet's other nodes through `directory` (remote.ts, SPEC §16). Returns
-   * the detach, which ends the remote calls in flight. One directory at a time.
-   */
-  attachRemote(directory: RemoteDirectory): () => void {
-    if (this.remoteClients) throw new Error('A remote directory is attached already');
-    const remote = new RemoteClients(directory, {
-      clock: this.clock,
-      logger: this.logger,
-      invocationTimeoutMs: this.options.invocationTimeoutMs,
-      onCallEnd: this.onCallEnd,
-    });
-    this.remoteClients = remote;
-    const off = directory.onChange((changes) => {
-      for (const change of changes) this.events.emitChange(change.clientId);
-    });
-    return () => {
-      off();
-      if (this.remoteClients !== remote) return;
-      this.remoteClients = undefined;
-      remote.close();
-    };
-  }
-
-  /** Whether a fleet directory is attached ({@link attachRemote}). */
-  get inFleet(): boolean {
-    return this.remoteClients !== undefined;
-  }
-
-  /** Calls this node sent to clients of other nodes and still waits for. */
-  get remotePendingCount(): number {
-    return this.remoteClients?.pendingCount ?? 0;
-  }
-
-  /**
-   * Close the session of this node's client `clientId` from the server side: a newer registration
-   * of the id on another node replaced it (`replaced`, SPEC §4.3 fleet-wide), or it is held there
-   * by its owner (`heldByAnother`). Returns whether there was one.
-   */
-  closeClient(clientId: string, why: 'replaced' | 'heldByAnother'): boolean {
-    const record = this.registry.clients.get(clientId);
-    if (!record) return false;
-    this.logger.info('client.replaced_remotely', { clientId, sessionId: record.session.id, why });
-    this.closeSession(record.session, SESSION_CLOSE[why]);
-    return true;
-  }
-
-  /** The remote part, when `clientId` is no client of this node but another node's. */
-  private remoteOf(clientId: string): RemoteClients | undefined {
-    const remote = this.remoteClients;
-    return remote && !this.registry.clients.has(clientId) && remote.get(clientId) !== undefined ? remote : undefined;
   }
 
   /**
@@ -412,14 +283,14 @@ export class Router implements SessionOwner {
    * is left. Idempotent.
    */
   drain(): Promise<void> {
-    const remote = this.remoteClients?.drain();
+    const remote = this.fleet.drain();
     return remote ? Promise.all([this.calls.drain(), remote]).then(() => undefined) : this.calls.drain();
   }
 
   /** Close every session (pending calls fail) and stop the liveness timer. Idempotent. */
   async close(): Promise<void> {
     void this.calls.drain(); // no new call from here on
-    this.remoteClients?.close();
+    this.fleet.close();
     this.sessions.closed = true;
     for (const session of [...this.sessions]) this.closeSession(session, SESSION_CLOSE.shutdown);
     this.sessions.close();

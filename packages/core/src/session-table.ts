@@ -44,6 +44,13 @@ export class SessionTable {
     return this.sessions.values();
   }
 
+  /** Open sessions by transport kind. Walks every session: for a scrape, not for a hot path. */
+  countsByKind(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const session of this.sessions) counts.set(session.transport.kind, (counts.get(session.transport.kind) ?? 0) + 1);
+    return counts;
+  }
+
   /** Watch `session`; the sweep runs only while there are sessions, so an idle router holds no timer. */
   add(session: Session): void {
     this.sessions.add(session);

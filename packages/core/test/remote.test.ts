@@ -24,7 +24,7 @@ beforeEach(() => {
   a = new Router({ clock: clockA, onCallEnd: (record) => records.push(record) });
   b = new Router({ clock: clockB });
   directory = new PeerDirectory(b, { notReady: (message, retryAfterMs) => new MdpError('not_ready', message, { details: { retryAfterMs } }) });
-  detach = a.attachRemote(directory);
+  detach = a.fleet.attach(directory);
 });
 
 afterEach(async () => {
@@ -85,13 +85,13 @@ describe('calls', () => {
     await flush();
     expect(call.outcome).toMatchObject({ ok: false, source: 'server', error: { code: 'transport_error' } });
     expect(b.pendingCount).toBe(0);
-    expect(a.remotePendingCount).toBe(0);
+    expect(a.fleet.pendingCount).toBe(0);
     expect(onB.transport.calls).toHaveLength(1);
   });
 
   it('cancel a dispatched remote call by its handle', async () => {
     connectClient(b, 'printer', [endpoint('/jobs')]);
-    const target = await a.locateTarget('printer', 'GET', '/jobs');
+    const target = await a.fleet.locateTarget('printer', 'GET', '/jobs');
     expect(target).toMatchObject({ path: '/jobs', method: 'GET' });
     let outcome: InvokeOutcome | undefined;
     const handle = a.dispatch('printer', target as NonNullable<typeof target>, {}, (o) => (outcome = o));
@@ -110,7 +110,7 @@ describe('calls', () => {
       source: 'server',
       error: { code: 'not_ready', message: 'bus down', details: { retryAfterMs: 2000 } },
     });
-    await expect(a.describe('printer')).rejects.toMatchObject({ code: 'not_ready' });
+    await expect(a.fleet.describe('printer')).rejects.toMatchObject({ code: 'not_ready' });
   });
 
   it("go to this node's client when both nodes hold the id (until the replacement rule settles it)", async () => {
@@ -119,10 +119,10 @@ describe('calls', () => {
     const onA = connectClient(a, 'twin', [endpoint('/who')]);
     answering(onA, () => 'a');
     expect(await a.invoke('twin', 'GET', '/who')).toEqual({ ok: true, data: 'a' });
-    expect(a.locate('twin')?.node).toBeUndefined();
+    expect(a.fleet.locate('twin')?.node).toBeUndefined();
     onA.session.end();
     expect(await a.invoke('twin', 'GET', '/who')).toEqual({ ok: true, data: 'b' });
-    expect(a.locate('twin')?.node).toBe('node-b');
+    expect(a.fleet.locate('twin')?.node).toBe('node-b');
   });
 
   it('answer for another node only with its own clients (invokeHere never goes back out)', async () => {
@@ -162,19 +162,24 @@ describe('lookups', () => {
   it('fetch a catalog once per descriptor and resolve skills in it', async () => {
     connectClient(b, 'docs', [skill('/guide/skill.md'), endpoint('/x')]);
     expect(a.hasClient('docs')).toBe(false);
-    expect(a.locate('docs')).toEqual({ id: 'docs', principal: undefined, origin: undefined, node: 'node-b' });
-    expect(await a.locateSkillRead('docs', '/guide')).toMatchObject({ path: '/guide/skill.md' });
-    expect(await a.locateTarget('docs', 'GET', '/x')).toMatchObject({ path: '/x' });
-    expect(await a.locateTarget('docs', 'GET', '/y')).toBeUndefined();
-    expect(await a.locateTarget('docs', 'GET', 'no-slash')).toBeUndefined();
-    expect(await a.describe('docs')).toMatchObject({ id: 'docs', node: 'node-b', transportKind: 'fake', paths: [{ path: '/guide/skill.md' }, { path: '/x' }] });
-    expect(a.locateSkillRead('nobody', '/guide')).toBeUndefined();
+    expect(a.fleet.locate('docs')).toEqual({ id: 'docs', principal: undefined, origin: undefined, node: 'node-b' });
+    expect(await a.fleet.locateSkillRead('docs', '/guide')).toMatchObject({ path: '/guide/skill.md' });
+    expect(await a.fleet.locateTarget('docs', 'GET', '/x')).toMatchObject({ path: '/x' });
+    expect(await a.fleet.locateTarget('docs', 'GET', '/y')).toBeUndefined();
+    expect(await a.fleet.locateTarget('docs', 'GET', 'no-slash')).toBeUndefined();
+    expect(await a.fleet.describe('docs')).toMatchObject({
+      id: 'docs',
+      node: 'node-b',
+      transportKind: 'fake',
+      paths: [{ path: '/guide/skill.md' }, { path: '/x' }],
+    });
+    expect(a.fleet.locateSkillRead('nobody', '/guide')).toBeUndefined();
   });
 
   it("read a page's origin from the principal another node announces", () => {
     const page = connect(b, { principal: 'origin:https://app.example' });
     page.session.handle({ type: 'registerClient', client: client('page') });
-    expect(a.locate('page')?.origin).toBe('https://app.example');
+    expect(a.fleet.locate('page')?.origin).toBe('https://app.example');
   });
 
   it('hear changes of remote clients by id', () => {
@@ -190,13 +195,13 @@ describe('lookups', () => {
 
   it('detach forgets the other nodes', () => {
     connectClient(b, 'c1');
-    expect(a.inFleet).toBe(true);
+    expect(a.fleet.attached).toBe(true);
     detach();
     detach = () => undefined;
-    expect(a.inFleet).toBe(false);
-    expect(a.locate('c1')).toBeUndefined();
-    expect(() => a.attachRemote(directory)).not.toThrow();
-    expect(() => a.attachRemote(directory)).toThrow(/attached already/);
+    expect(a.fleet.attached).toBe(false);
+    expect(a.fleet.locate('c1')).toBeUndefined();
+    expect(() => a.fleet.attach(directory)).not.toThrow();
+    expect(() => a.fleet.attach(directory)).toThrow(/attached already/);
   });
 });
 

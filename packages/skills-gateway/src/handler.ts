@@ -151,7 +151,7 @@ function readLater(
   respond: (response: SkillReadResponse) => void,
   signal: AbortSignal | undefined,
 ): CallHandle {
-  const wait = router.waitHandle();
+  const wait = router.fleet.waitHandle();
   const onAbort = (): void => router.cancel(wait);
   signal?.addEventListener('abort', onAbort, { once: true });
   const finish = (response: SkillReadResponse): void => {
@@ -235,8 +235,8 @@ function resolveRead(
     const target = router.findSkillRead(clientId, skillPath);
     if (target === undefined && !router.hasClient(clientId)) {
       // Perhaps a client of another node: looked up there once the reader may see it.
-      const remote = router.inFleet ? router.locate(clientId) : undefined;
-      return remote && (!seen || seen(remote)) ? router.locateSkillRead(clientId, skillPath) : undefined;
+      const remote = router.fleet.attached ? router.fleet.locate(clientId) : undefined;
+      return remote && (!seen || seen(remote)) ? router.fleet.locateSkillRead(clientId, skillPath) : undefined;
     }
     if (!target || !seen) return target;
     const client = router.getClient(clientId);
@@ -334,7 +334,7 @@ function notFound(
   isServerId: IsServerId | undefined,
   seen: ((client: SeenClient) => boolean) | undefined,
 ): SkillMiss {
-  const client = router.locate(clientId);
+  const client = router.fleet.locate(clientId);
   if (client && (!seen || seen(client))) {
     const tried = skillPathCandidates(skillPath);
     return {

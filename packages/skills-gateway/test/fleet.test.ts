@@ -17,7 +17,7 @@ beforeEach(() => {
   a = new Router({ invocationTimeoutMs: 60_000 });
   b = new Router({ invocationTimeoutMs: 60_000 });
   directory = new PeerDirectory(b, { notReady: (message, retryAfterMs) => new MdpError('not_ready', message, { details: { retryAfterMs } }) });
-  a.attachRemote(directory);
+  a.fleet.attach(directory);
 });
 
 afterEach(async () => {

@@ -171,7 +171,7 @@ export function busFeature(ctx: ServerContext, options: BusFeatureOptions): BusF
         },
       );
       bus = made;
-      undo.push(router.attachRemote(directoryOf(made)));
+      undo.push(router.fleet.attach(directoryOf(made)));
       undo.push(router.onClientEvent(announce));
       for (const client of router.listClients()) announce({ type: 'registered', client });
     },

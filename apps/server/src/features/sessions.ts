@@ -22,7 +22,7 @@ export function sessionsFeature(ctx: ServerContext, options: SessionsFeatureOpti
     stopping() {
       const { router, logger } = ctx;
       // Calls sent to clients of other nodes of a fleet are callers' calls too (SPEC §16).
-      const pending = router.pendingCount + router.remotePendingCount;
+      const pending = router.pendingCount + router.fleet.pendingCount;
       // From now on no new call is taken, also while the features listed after this one close.
       const idle = router.drain();
       if (options.drainTimeoutMs <= 0 || pending === 0) return;
@@ -31,7 +31,7 @@ export function sessionsFeature(ctx: ServerContext, options: SessionsFeatureOpti
         idle,
         new Promise<void>((resolve) => {
           deadline = setTimeout(() => {
-            logger.info('server.drain_deadline', { pending: router.pendingCount + router.remotePendingCount });
+            logger.info('server.drain_deadline', { pending: router.pendingCount + router.fleet.pendingCount });
             resolve();
           }, options.drainTimeoutMs);
         }),

@@ -34,7 +34,7 @@ export function skillReaderRefusal(router: Router, policy: OriginPolicy): SkillR
       return undefined;
     }
     // The opaque origin (`null`) is no page's own: any site can send it from a sandboxed iframe.
-    return origin !== undefined && !isOpaqueOrigin(origin) && router.locate(clientId)?.origin === origin ? undefined : problem;
+    return origin !== undefined && !isOpaqueOrigin(origin) && router.fleet.locate(clientId)?.origin === origin ? undefined : problem;
   };
 }
 
