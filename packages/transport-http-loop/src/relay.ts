@@ -8,6 +8,7 @@
  *   session not here ──forward──────────────────────▶ answerRelayed ─▶ the same routes
  *     nobody holds it: 404 empty (disconnect: 204)     (a relayed request is never relayed again)
  *   poll: its client goes away ──/abandon <poll id>──▶ the waiting poll takes nothing
+ *                                                      (answered already: its message is put back)
  *   poll: 200 written, lost  ───/requeue <poll id>──▶ the message back at the head of the queue
  *
  * `x-mdp-relay-poll` names a relayed poll between the two nodes; clients' own `x-mdp-relay-*`
@@ -172,10 +173,15 @@ export class RelayedPolls {
     this.delivered.set(pollId, { at: now, putBack });
   }
 
-  /** The relaying node's client went away while the poll waited. */
+  /**
+   * The relaying node's client went away before the poll's answer reached it. Still waiting: the
+   * poll takes nothing. Answered already (the answer crossed the abandon and was dropped there):
+   * its message was never written, so it goes back to the head of the queue.
+   */
   abandon(pollId: string): void {
     const poll = this.waiting.get(pollId);
     if (poll) this.gone(poll);
+    else this.requeue(pollId);
   }
 
   /** The relaying node could not write the message to its client: it goes back to the head of the queue. */

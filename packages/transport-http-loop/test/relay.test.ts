@@ -229,6 +229,22 @@ describe('RelayedPolls (the holder side)', () => {
     expect(polls.size).toBe(0);
   });
 
+  it('puts back the message of a poll its relaying node abandoned after it was answered', () => {
+    // The holder answered 200, but the relaying node's client went away before that answer came:
+    // the relaying node drops it and says /abandon, not /requeue. The message must not be lost.
+    const polls = new RelayedPolls();
+    let putBack = 0;
+    polls.connection('p1', new AbortController().signal);
+    polls.ended('p1', () => putBack++);
+    polls.abandon('p1');
+    expect(putBack).toBe(1);
+    // Once: a later requeue or abandon of the same poll puts nothing back again.
+    polls.requeue('p1');
+    polls.abandon('p1');
+    expect(putBack).toBe(1);
+    expect(polls.size).toBe(0);
+  });
+
   it('puts a delivered message back once when asked within 30 s, and forgets it after', () => {
     let now = 0;
     const polls = new RelayedPolls(() => now);
