@@ -7,8 +7,8 @@
  *   node A (request lands)                          node B (holds the session)
  *   session not here ──forward──────────────────────▶ answerRelayed ─▶ the same routes
  *     nobody holds it: 404 empty (disconnect: 204)     (a relayed request is never relayed again)
- *   poll: its client goes away ──/abandon <poll id>──▶ the waiting poll takes nothing
- *                                                      (answered already: its message is put back)
+ *   poll: its client goes away,  ──/abandon <poll id>──▶ the waiting poll takes nothing
+ *     or no answer came back                           (answered already: its message is put back)
  *   poll: 200 written, lost  ───/requeue <poll id>──▶ the message back at the head of the queue
  *
  * `x-mdp-relay-poll` names a relayed poll between the two nodes; clients' own `x-mdp-relay-*`

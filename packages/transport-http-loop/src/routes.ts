@@ -314,6 +314,11 @@ export function createLoopRoutes(options: LoopRoutesOptions): LoopRoutes {
     if (!outcome.ok) {
       if (cut.signal.aborted) return EMPTY_204;
       logger.debug('relay.failed', { sessionId, path, reason: outcome.reason, message: outcome.message });
+      // The holder may have answered this poll (with a message) after this node gave up on it, or
+      // with an answer that did not arrive: it takes nothing, or puts back what it took.
+      if (pollId && (outcome.reason === 'timeout' || outcome.reason === 'failed' || outcome.reason === 'too_large')) {
+        void via.forward(sessionId, internal('/abandon'), { timeoutMs: RELAY_TIMEOUT_MS });
+      }
       switch (outcome.reason) {
         case 'unknown':
           return path === '/disconnect' ? EMPTY_204 : EMPTY_404;

@@ -36,6 +36,8 @@ interface FleetState {
   readonly changes?: Changes;
   /** The holders' answers, by target, as they came. */
   readonly answered?: string[];
+  /** Polls time out on the relaying node although their holder answers them (a slow bus or holder). */
+  late?: boolean;
 }
 
 function fleetRelay(self: () => Node, state: FleetState): LoopRelay {
@@ -60,6 +62,7 @@ function fleetRelay(self: () => Node, state: FleetState): LoopRelay {
       const answered = holder.transport.answerRelayed(request, new AbortController().signal).then((answer): RelayOutcome => {
         state.answered?.push(`${request.target} ${answer.status}`);
         state.changes?.emit();
+        if (state.late && request.target.startsWith('/poll')) return { ok: false, reason: 'timeout', message: 'No answer within 5000 ms' };
         return { ok: true, answer };
       });
       return Promise.race([answered, cut]);
@@ -181,6 +184,27 @@ describe('a session held by another node', () => {
     expect(message.type).toBe('callClient');
     await send(a, sessionId, { type: 'callClientResult', requestId: message.requestId, ok: true, data: 1 });
     expect(await outcome).toEqual({ ok: true, data: 1 });
+  });
+
+  it('keeps the message of a poll its holder answered after the relaying node gave up on it', async () => {
+    const changes = new Changes();
+    const state: FleetState = { down: false, forwarded: [], changes, answered: [], late: true };
+    const a = await node(state);
+    const b = await node(state);
+    const sessionId = await connect(a);
+    await send(a, sessionId, { type: 'registerClient', client: descriptor('app', [endpoint('/x')]) });
+    const outcome = a.router.invoke('app', 'GET', '/x');
+    // The holder hands the call to the poll, but its answer comes too late for node B: 504.
+    const late = await poll(b, sessionId, 1000);
+    expect(late.status).toBe(504);
+    expect(state.answered).toContain('/poll?waitMs=1000 200');
+    await until(changes.subscribe, () => state.forwarded.includes('POST /abandon'), { timeoutMs: 2000, what: 'the holder told' });
+    const next = await poll(a, sessionId, 1000);
+    expect(next.status).toBe(200);
+    const { message } = (await next.json()) as { message: { type: string; requestId: string } };
+    expect(message.type).toBe('callClient');
+    await send(a, sessionId, { type: 'callClientResult', requestId: message.requestId, ok: true, data: 2 });
+    expect(await outcome).toEqual({ ok: true, data: 2 });
   });
 
   it('never relays a relayed request again', async () => {
