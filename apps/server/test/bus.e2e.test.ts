@@ -172,6 +172,22 @@ describe.skipIf(!natsServerAvailable())('a fleet of nodes on NATS', () => {
     expect(moved.wasOpened).toBe(true);
   });
 
+  it('lets a page read its own client of another node under an auth policy, as on its node', async () => {
+    const [a, b] = (await nodes(2, { authTokens: ['token-one'] })) as [TestServer, TestServer];
+    const one = { authorization: 'Bearer token-one' };
+    const page = await registeredClient(a, descriptor('page-client', [skill('/s/skill.md')]), { ...one, origin: 'https://app.example' });
+    page.handler = () => 'from the page';
+    await sees(b, 'page-client');
+    for (const t of [a, b]) {
+      const own = await fetch(`${t.http}/skills/page-client/s`, { headers: { ...one, origin: 'https://app.example' } });
+      expect([t.server.info?.serverId, own.status, await own.text()]).toEqual([t.server.info?.serverId, 200, 'from the page']);
+      const other = await fetch(`${t.http}/skills/page-client/s`, { headers: { ...one, origin: 'https://other.example' } });
+      expect(other.status).toBe(403);
+    }
+    expect(b.server.router.fleet.locate('page-client')?.origin).toBe('https://app.example');
+    expect(page.calls).toHaveLength(2);
+  });
+
   it('says bus mode in /mdp/meta (the seed schema holds), /readyz and /metrics', async () => {
     const [a, b] = (await nodes(2)) as [TestServer, TestServer];
     await registeredClient(a, descriptor('seen', [endpoint('/x')]));

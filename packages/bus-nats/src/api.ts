@@ -20,6 +20,8 @@ export interface LocalClient {
   readonly transport: string;
   readonly secure: boolean;
   readonly authSource: string;
+  /** The `Origin` of the web page that registered it; undefined for other programs. */
+  readonly origin?: string | undefined;
 }
 
 export interface IncomingCallOptions {

@@ -357,6 +357,7 @@ class NatsBusNode implements NatsBus {
         transport: client.transport,
         secure: client.secure,
         authSource: client.authSource,
+        origin: client.origin,
       },
     });
   }

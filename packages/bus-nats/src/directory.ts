@@ -52,6 +52,11 @@ export interface Announcement {
   readonly transport: string;
   readonly secure: boolean;
   readonly authSource: string;
+  /**
+   * The `Origin` of the web page that registered it (a page of that origin may read its skills,
+   * with or without an auth policy); undefined for other programs, or when longer than the bus takes.
+   */
+  readonly origin?: string | undefined;
 }
 
 /** What this node's side of core gives when a client registers or changes its catalog. */

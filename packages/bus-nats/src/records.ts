@@ -11,6 +11,8 @@ import { idToken } from './subjects.js';
 const VERSION = 1;
 
 const Text = (max: number) => v.pipe(v.string(), v.maxLength(max));
+/** Longest page origin an announcement carries, bytes; a longer one is not announced. */
+export const MAX_ORIGIN_BYTES = 2048;
 const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(4096));
 
 const BeatSchema = v.object({
@@ -31,6 +33,7 @@ const AnnouncementSchema = v.object({
   tr: Text(64),
   s: v.boolean(),
   a: Text(64),
+  o: v.optional(Text(MAX_ORIGIN_BYTES)),
 });
 
 export function encodeBeat(beat: NodeBeat): string {
@@ -56,6 +59,7 @@ export function encodeAnnouncement(a: Announcement): string {
     tr: a.transport,
     s: a.secure,
     a: a.authSource,
+    ...(a.origin !== undefined && Buffer.byteLength(a.origin) <= MAX_ORIGIN_BYTES ? { o: a.origin } : {}),
   });
 }
 
@@ -85,6 +89,7 @@ export function decodeAnnouncement(key: string, text: string): Announcement | un
     transport: share(o.tr),
     secure: o.s,
     authSource: share(o.a),
+    ...(o.o === undefined ? {} : { origin: share(o.o) }),
   };
 }
 

@@ -58,7 +58,7 @@ export type {
   RouterOptions,
   SessionEvent,
 } from './router.js';
-export { RemoteCallHandle, RemoteClients, originOfPrincipal, remoteClientInfo } from './remote.js';
+export { RemoteCallHandle, RemoteClients, originOfPrincipal, remoteClientInfo, remoteOrigin } from './remote.js';
 export type { RemoteChange, RemoteClient, RemoteDirectory, RemoteInvocation } from './remote.js';
 export { Whereabouts } from './whereabouts.js';
 export type { LocalClients } from './whereabouts.js';

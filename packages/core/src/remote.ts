@@ -45,6 +45,11 @@ export interface RemoteClient {
   readonly transport: string;
   readonly secure: boolean;
   readonly authSource: string;
+  /**
+   * The `Origin` of the web page that registered it, as its node announced it (under an auth policy
+   * too); when absent, the one its principal names without a policy ({@link originOfPrincipal}).
+   */
+  readonly origin?: string | undefined;
 }
 
 export interface RemoteChange {
@@ -129,9 +134,14 @@ export function remoteClientInfo(client: RemoteClient, descriptor: ClientDescrip
     lastSeen: client.registeredAt,
     secure: client.secure,
     principal: client.principal,
-    origin: originOfPrincipal(client.principal),
+    origin: remoteOrigin(client),
     node: client.node,
   };
+}
+
+/** The page origin of a remote client: announced by its node, or else the one its principal names. */
+export function remoteOrigin(client: Pick<RemoteClient, 'principal' | 'origin'>): string | undefined {
+  return client.origin ?? originOfPrincipal(client.principal);
 }
 
 /**

@@ -10,7 +10,7 @@ import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
 import type { ResolvedTarget } from './path-index.js';
 import type { CallRecord } from './call-table.js';
-import { RemoteCallHandle, RemoteClients, originOfPrincipal, type RemoteDirectory } from './remote.js';
+import { RemoteCallHandle, RemoteClients, remoteOrigin, type RemoteDirectory } from './remote.js';
 
 /**
  * A client wherever it lives, without a remote one's catalog: what ownership, tenancy and the
@@ -104,7 +104,7 @@ export class Whereabouts {
     const info = this.local.getClient(clientId);
     if (info) return info;
     const remote = this.remoteClients?.get(clientId);
-    return remote && { id: remote.id, principal: remote.principal, origin: originOfPrincipal(remote.principal), node: remote.node };
+    return remote && { id: remote.id, principal: remote.principal, origin: remoteOrigin(remote), node: remote.node };
   }
 
   /**

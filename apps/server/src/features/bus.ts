@@ -124,6 +124,7 @@ export function busFeature(ctx: ServerContext, options: BusFeatureOptions): BusF
         transport: client.transportKind,
         secure: client.secure,
         authSource: client.authSource,
+        origin: client.origin,
       });
     } catch (error) {
       // Refused before it registered (registrationProblem); anything else is a bug worth a line.
@@ -280,6 +281,7 @@ function remoteOf(client: BusClient | undefined): RemoteClient | undefined {
     transport: client.transport,
     secure: client.secure,
     authSource: client.authSource,
+    origin: client.origin,
   };
 }
 
