@@ -195,7 +195,15 @@ describe.skipIf(!natsServerAvailable())('a fleet of nodes on NATS', () => {
     const meta = (await (await fetch(`${b.http}/mdp/meta`)).json()) as Record<string, unknown>;
     expect(v.safeParse(MetaDocumentSchema, meta).success).toBe(true);
     expect(meta.fleet).toEqual({ bus: 'nats', prefix: `fleet${fleet}`, nodeId: 'node-b', connected: true, nodes: 1 });
-    expect(meta.cluster).toMatchObject({ role: 'leader', leaderId: 'node-b', membershipFingerprint: `nats-bus:fleet${fleet}`, knownMemberCount: 2 });
+    expect(meta.cluster).toMatchObject({
+      role: 'leader',
+      leaderId: 'node-b',
+      membershipFingerprint: `nats-bus:fleet${fleet}`,
+      knownMemberCount: 2,
+      reachableMemberCount: 2,
+      quorumSize: 2,
+      hasQuorum: true,
+    });
     const ready = await fetch(`${b.http}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ ready: true, bus: { connected: true, nodes: 1, remoteClients: 1 } });
@@ -226,6 +234,11 @@ describe.skipIf(!natsServerAvailable())('a fleet of nodes on NATS', () => {
     const ready = await fetch(`${b.http}/readyz`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toEqual({ ready: false, reason: 'fleet bus (NATS) not connected' });
+    // Cut off, it reaches only itself: no majority of the nodes it knew, in the seed's own terms.
+    const cut = (await (await fetch(`${b.http}/mdp/meta`)).json()) as { cluster: Record<string, unknown> };
+    expect(v.safeParse(MetaDocumentSchema, cut).success).toBe(true);
+    expect(cut.cluster.reachableMemberCount).toBe(1);
+    expect(cut.cluster.hasQuorum).toBe((cut.cluster.reachableMemberCount as number) >= (cut.cluster.quorumSize as number));
 
     const up = Promise.all([busOf(a, true), busOf(b, true)]);
     await nats.start();

@@ -193,14 +193,18 @@ export function busFeature(ctx: ServerContext, options: BusFeatureOptions): BusF
     view(standalone) {
       const figures = bus?.metrics();
       const members = 1 + (figures?.nodes ?? 0);
+      const reachable = figures?.connected ? members : 1;
+      // The seed's fields keep their meaning: a majority of the nodes known, and whether those this
+      // node reaches make one (a node cut off from NATS reaches only itself).
+      const quorumSize = Math.floor(members / 2) + 1;
       return {
         ...standalone,
         // Each node answers for every client of the fleet: each is its own leader, and none is a hub.
         membershipFingerprint: `nats-bus:${prefix}`,
         knownMemberCount: members,
-        reachableMemberCount: figures?.connected ? members : 1,
-        quorumSize: 1,
-        hasQuorum: figures?.connected === true,
+        reachableMemberCount: reachable,
+        quorumSize,
+        hasQuorum: reachable >= quorumSize,
       };
     },
     loopRelay(answer) {
