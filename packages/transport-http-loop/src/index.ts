@@ -1,4 +1,5 @@
-export { HTTP_LOOP_DEFAULTS, createHttpLoopTransport } from './transport.js';
+export { HTTP_LOOP_DEFAULTS } from './defaults.js';
+export { createHttpLoopTransport } from './transport.js';
 export type { HttpLoopOptions, HttpLoopTransport } from './transport.js';
 export type { NodeExtraHeaders, NodeHandler } from './node-adapter.js';
 export { MAX_WAIT_MS, resolveWaitMs } from './wait.js';

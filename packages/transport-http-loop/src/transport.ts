@@ -6,7 +6,6 @@
  */
 import {
   DEFAULT_MAX_INFLIGHT_BYTES,
-  DEFAULT_MAX_MESSAGE_BYTES,
   InflightBudget,
   MAX_TIMER_MS,
   extractTransportAuth,
@@ -17,6 +16,7 @@ import {
   type Scopes,
 } from '@mdp/core';
 import type { AuthContext } from '@mdp/protocol';
+import { HTTP_LOOP_DEFAULTS } from './defaults.js';
 import { createNodeHandler, type NodeExtraHeaders, type NodeHandler } from './node-adapter.js';
 import { LoopSessionRegistry } from './registry.js';
 import { RELAY_POLL_HEADER, RelayedLoopRequest, RelayedPolls, type LoopRelay, type RelayedAnswer, type RelayedRequest } from './relay.js';
@@ -85,16 +85,6 @@ export interface HttpLoopOptions {
   relay?: LoopRelay;
   logger?: Logger;
 }
-
-export const HTTP_LOOP_DEFAULTS = {
-  longPollTimeoutMs: 25_000,
-  maxBodyBytes: DEFAULT_MAX_MESSAGE_BYTES,
-  maxSessions: 10_000,
-  maxSessionsPerAddress: 2_000,
-  maxQueuedMessages: 10_000,
-  maxQueuedBytes: 8 * 1024 * 1024,
-  idleTimeoutMs: 10_000,
-} as const;
 
 export interface HttpLoopTransport {
   /**

@@ -46,6 +46,7 @@ import {
   type Session,
 } from '@mdp/core';
 import { WS_CLOSE, closeFor } from './close-codes.js';
+import { WS_LIMIT_DEFAULTS } from './defaults.js';
 import { WsConnection, type ConnectionContext } from './connection.js';
 
 export interface WebSocketTransportOptions {
@@ -112,15 +113,6 @@ export interface WebSocketTransport {
   /** Close every socket (1001) and stop accepting. Idempotent. */
   close(): Promise<void>;
 }
-
-/** Defaults of the limits above. */
-export const WS_LIMIT_DEFAULTS = {
-  maxBufferedBytes: 8 * 1024 * 1024,
-  stallTimeoutMs: 5_000,
-  registerTimeoutMs: 10_000,
-  maxConnections: 10_000,
-  maxConnectionsPerAddress: 8_000,
-} as const;
 
 /**
  * How long a peer closed for not reading has to read up to the close frame before its socket is
