@@ -28,26 +28,10 @@ import { createHash } from 'node:crypto';
 import * as v from 'valibot';
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
 import { isLoopbackHost, scopesOfClaims, systemClock, type Logger } from '@mdp/core';
+import { ACCESS_TOKEN_DEFAULTS } from './access-token-defaults.js';
 
 /** The algorithms a token may be signed with: asymmetric only (no `none`, no HMAC). */
 export const ASYMMETRIC_ALGORITHMS = Object.freeze(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519']);
-
-export const ACCESS_TOKEN_DEFAULTS = {
-  /** Clock skew allowed on `exp` and `nbf`, s. */
-  clockSkewS: 60,
-  /** Longest token looked at, characters: longer ones are refused unread. */
-  maxTokenChars: 8192,
-  /** Verified tokens remembered, entries (the oldest goes first). */
-  maxCached: 10_000,
-  /** How long one verification is trusted at most, ms, even when the token lives longer. */
-  maxCacheMs: 5 * 60_000,
-  /** Background refresh of the key set, ms. */
-  refreshIntervalMs: 10 * 60_000,
-  /** Least time between two fetches of the key set for unknown `kid`s (jose's cooldown), ms. */
-  cooldownMs: 30_000,
-  /** Time-out of one fetch (discovery or key set), ms. */
-  fetchTimeoutMs: 5000,
-} as const;
 
 export interface AccessTokenOptions {
   /** The issuer (`iss`) tokens must name; its OIDC discovery document names the key set unless `jwksUrl` is given. */

@@ -1,12 +1,15 @@
 #!/usr/bin/env node
-/** The `mdp-server` binary. */
-import { createRequire } from 'node:module';
+/**
+ * The `mdp-server` binary. It imports at start only what reading the command line needs: the
+ * server, the cluster and MCP are imported by the command that runs them, so `--version`, `--help`
+ * and a usage error answer without loading them (in the bundle, `dist/cli.js`, they are chunks).
+ */
 import { HELP, parseCliArgs } from './settings/cli-args.js';
 import { EXIT, bindFailure, exposureWarning, usageLines } from './cli-notices.js';
-import { createMdpServer, type ListeningInfo, type MdpServer } from './server.js';
-import { announceLeadership, heldByMdp } from './cluster.js';
-import { SERVER_DEFAULTS } from './settings/options.js';
 import { mcpSubcommandArgs, routeConsoleTo, serveStdio } from './mcp-command.js';
+import { SERVER_DEFAULTS } from './settings/options.js';
+import type { ListeningInfo, MdpServer } from './server.js';
+import { SERVER_VERSION } from './version.js';
 
 // `mdp-server setup …` writes agent hosts' MCP config and exits; it never starts a server.
 if (process.argv[2] === 'setup') process.exit(await (await import('./setup/index.js')).setupMain(process.argv.slice(3), import.meta.url));
@@ -27,12 +30,10 @@ switch (command.kind) {
     process.stdout.write(`${HELP}\n`);
     process.exit(EXIT.ok);
     break;
-  case 'version': {
-    const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
-    process.stdout.write(`mdp-server ${pkg.version}\n`);
+  case 'version':
+    process.stdout.write(`mdp-server ${SERVER_VERSION}\n`);
     process.exit(EXIT.ok);
     break;
-  }
   case 'print-config':
     process.stdout.write(command.text);
     process.exit(EXIT.ok);
@@ -42,6 +43,7 @@ switch (command.kind) {
     process.exit(EXIT.usage);
     break;
   case 'run': {
+    const [{ createMdpServer }, { announceLeadership, heldByMdp }] = await Promise.all([import('./server.js'), import('./cluster.js')]);
     // stdout and stderr carry information, not the service: when whoever read them goes away (a
     // closed pipe: EPIPE), writes are dropped and the server keeps serving instead of crashing on
     // an unhandled 'error' event.

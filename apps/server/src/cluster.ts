@@ -2,12 +2,13 @@
  * The server's side of @mdp/cluster (SPEC §10): cluster options, the node built once the server
  * listens, the default-port fallback of `auto` mode and the startup line that says who leads.
  */
-import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import { DISCOVERY_DEFAULTS, createClusterNode, probeMeta, type ClusterMode, type ClusterNode, type DiscoveryOptions, type PeerTlsSource } from '@mdp/cluster';
 import { urlHost, type InflightBudget, type Logger, type Router, type Tenancy } from '@mdp/core';
 import { loadOrCreateClusterSecret } from './cluster-secret.js';
 import { isLoopback } from './urls.js';
+
+export { defaultStateDir } from './state-dir.js';
 
 export interface MdpClusterOptions {
   /** `standalone`, `auto` or `proxy-required`. Default `auto` (without a `cluster` option a server runs standalone). */
@@ -152,18 +153,6 @@ export function clusterAuthProblem(options: {
   if (!(options.authPolicy || options.accessTokens) || !cluster || (cluster.mode ?? 'auto') === 'standalone') return undefined;
   if (cluster.secret || cluster.secretFile || usableTokens(options.authTokens).length > 0) return undefined;
   return 'an authPolicy (or accessTokens) without authTokens needs cluster.secret (or cluster.secretFile): cluster peers prove membership with it';
-}
-
-/**
- * The CLI's default `stateDir`: `$XDG_STATE_HOME/mdp-server`, else `~/.local/state/mdp-server`.
- * Per user, not shared: a term and vote are one user's servers' business, and a directory in /tmp
- * made by one user is an EACCES for the next. The cluster package creates it with mode 0700.
- */
-export function defaultStateDir(env: Readonly<Record<string, string | undefined>> = process.env): string {
-  const xdg = env.XDG_STATE_HOME;
-  // The XDG base directory spec: a relative path is invalid and ignored.
-  const base = xdg && isAbsolute(xdg) ? xdg : join(env.HOME || homedir(), '.local', 'state');
-  return join(base, 'mdp-server');
 }
 
 export function stateFileOf(dir: string, clusterId: string, serverId: string): string {

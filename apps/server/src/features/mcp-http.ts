@@ -10,7 +10,6 @@
  * cost a server no agent talks to a third more CPU per host call (bench `host-call`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AuthContext } from '@mdp/protocol';
 import {
   INTERNAL_ERROR,
@@ -27,6 +26,7 @@ import {
 import type { McpBridge, McpHttpHandler } from '@mdp/mcp-bridge';
 import { jsonRpcError, type SurfaceMode } from '@mdp/mcp-bridge/lite';
 import type { ServerContext, ServerFeature } from '../feature.js';
+import { SERVER_VERSION } from '../version.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -86,7 +86,7 @@ function serverInfo(http: string | undefined) {
   return {
     name: 'mdp-server',
     title: 'MDP server',
-    version,
+    version: SERVER_VERSION,
     icons: [{ src: ICON, mimeType: 'image/svg+xml', sizes: ['any'] }],
     ...(http === undefined ? {} : { websiteUrl: `${http}/mdp/inspector` }),
   };
@@ -94,8 +94,6 @@ function serverInfo(http: string | undefined) {
 
 /** The bridge cannot be had now: the server is not listening yet, or is shutting down (503). */
 class Unavailable extends Error {}
-
-const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 /**
  * A host that asks `get` for the real one on every use, so that the feature may be listed before

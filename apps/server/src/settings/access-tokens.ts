@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import { DEFAULT_SCOPE_NAMES, isScopeToken, type ScopeNames } from '@mdp/core';
-import { ACCESS_TOKEN_DEFAULTS } from '../access-tokens.js';
+import { ACCESS_TOKEN_DEFAULTS } from '../access-token-defaults.js';
 import { list, text, toggle, wholeNumber, type ValueSchema } from './values.js';
 import type { MdpServerOptions } from './options.js';
 import { settingGroup } from './table.js';

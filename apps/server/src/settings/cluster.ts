@@ -5,8 +5,9 @@
  */
 import { CLUSTER_DEFAULTS, CLUSTER_MODES, DISCOVERY_DEFAULTS } from '@mdp/cluster';
 import { MAX_TIMER_MS } from '@mdp/core';
-import { defaultStateDir, type MdpClusterOptions } from '../cluster.js';
+import type { MdpClusterOptions } from '../cluster.js';
 import { clusterSecretFile } from '../cluster-secret.js';
+import { defaultStateDir } from '../state-dir.js';
 import { list, oneOf, serverAddress, serverAddresses, text, toggle, wholeNumber } from './values.js';
 import { SERVER_DEFAULTS } from './options.js';
 import { settingGroup, type SourceKind, type ValuesOf } from './table.js';
