@@ -1,7 +1,9 @@
 /**
  * The MCP SDK is loaded when an agent first comes, not at start: its schemas are a heap every major
  * GC walks, which cost a server no agent talks to a third more CPU per host call (bench
- * `host-call`). A resolve hook in the real binary records every module of the SDK it loads.
+ * `host-call`). A load hook in the real binary records every module of the SDK it loads: a file of
+ * the SDK itself, or a file of the bundled binary (`dist/cli.js` and its chunks) that holds one, as
+ * esbuild names each bundled module in a comment with its path.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,14 +21,16 @@ afterEach(async () => {
   dir = undefined;
 });
 
-/** An `--import` module that registers a resolve hook appending every SDK module it resolves to `log`. */
+/** An `--import` module that registers a load hook appending every SDK module loaded (path per line) to `log`. */
 function recorderSource(log: string): string {
   const hooks = `
 import { appendFileSync } from 'node:fs';
-export async function resolve(specifier, context, next) {
-  const resolved = await next(specifier, context);
-  if (resolved.url.includes('/@modelcontextprotocol/sdk/')) appendFileSync(${JSON.stringify(log)}, resolved.url + '\\n');
-  return resolved;
+const SDK = /[^\\s'"]*\\/@modelcontextprotocol\\/sdk\\/[^\\s'"]+/g;
+export async function load(url, context, next) {
+  const loaded = await next(url, context);
+  const found = url.includes('/@modelcontextprotocol/sdk/') ? [url] : String(loaded.source ?? '').match(SDK) ?? [];
+  if (found.length > 0) appendFileSync(${JSON.stringify(log)}, found.join('\\n') + '\\n');
+  return loaded;
 }`;
   return `import { register } from 'node:module';\nregister('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hooks)}));\n`;
 }

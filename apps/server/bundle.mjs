@@ -1,0 +1,131 @@
+/**
+ * The bundled binary, the last step of `pnpm build` (after tsc): `src/cli.ts` and everything it
+ * imports — the workspace packages and the npm dependencies — as `dist/cli.js`, with the parts that
+ * only some commands need (the server, the MCP bridge and its SDK, `setup`, `rotate-cookie-key`) in
+ * chunks under `dist/bundle/` that the command imports when it runs. It replaces tsc's `dist/cli.js`
+ * (the launcher, systemd unit, container and agent hosts' entries all name that file); every other
+ * file of `dist/` stays tsc's, and `dist/index.js` (the library) still imports its dependencies.
+ *
+ * Why: node resolves, reads and compiles each module file on its own, and the unbundled binary is
+ * about 500 of them before `mdp-server mcp` can answer `initialize` (README, "Start-up").
+ *
+ * Source maps are kept (`*.js.map`, with the TypeScript sources of this package and of the
+ * workspace packages, read through their own maps): `node --enable-source-maps dist/cli.js` gives
+ * stack traces in the sources.
+ */
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const dist = join(here, 'dist');
+const chunks = join(dist, 'bundle');
+const { version } = JSON.parse(readFileSync(join(here, 'package.json'), 'utf8'));
+
+/**
+ * `@mdp/inspector` reads its page scripts from `../dist/page/` beside its own module and marked's
+ * ES module build through its own `require.resolve`; in a chunk both would point at nothing. The
+ * chunk reads them from `dist/bundle/inspector/` instead, where they are copied. Each replaced
+ * expression must be found exactly once, so a change in the inspector fails the build, not a page.
+ */
+const inspectorAssets = {
+  name: 'inspector-assets',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]inspector[\\/]dist[\\/]assets\.js$/ }, (args) => {
+      let source = readFileSync(args.path, 'utf8');
+      const replacements = [
+        ["new URL('../dist/page/', import.meta.url)", "new URL('./inspector/page/', import.meta.url)"],
+        ["createRequire(import.meta.url).resolve('marked')", "fileURLToPath(new URL('./inspector/marked.js', import.meta.url))"],
+      ];
+      for (const [from, to] of replacements) {
+        if (source.split(from).length !== 2) throw new Error(`bundle.mjs: ${args.path} no longer has exactly one ${from}`);
+        source = source.replace(from, to);
+      }
+      const into = join(chunks, 'inspector');
+      mkdirSync(join(into, 'page'), { recursive: true });
+      const page = join(dirname(args.path), 'page');
+      for (const file of readdirSync(page).filter((name) => name.endsWith('.js'))) copyFileSync(join(page, file), join(into, 'page', file));
+      copyFileSync(createRequire(args.path).resolve('marked'), join(into, 'marked.js'));
+      return { contents: source, loader: 'js', resolveDir: dirname(args.path) };
+    });
+  },
+};
+
+/** What the two builds share. */
+const common = {
+  absWorkingDir: here,
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  // Dependencies that ship both: their ES module build (jsonc-parser's UMD one hides its requires).
+  mainFields: ['module', 'main'],
+  sourcemap: true,
+  metafile: true,
+  logLevel: 'warning',
+  minify: !!process.env.MIN,
+  define: { MDP_SERVER_VERSION: JSON.stringify(version) },
+  // CommonJS dependencies (ws, prom-client, ajv…) call `require` for node's modules.
+  banner: { js: "import { createRequire as __mdpCreateRequire } from 'node:module';\nconst require = __mdpCreateRequire(import.meta.url);" },
+};
+
+/**
+ * What the binary imports only when a command needs it: each an entry of the second build, in
+ * `dist/bundle/<name>.js`. `@mdp/mcp-bridge` is one too, so that the stdio session (cli.ts →
+ * mcp-command.ts) and `/mcp` (server.ts) load the one same copy.
+ */
+const LATER = {
+  server: { from: 'src/cli.ts', specifier: './server.js', entry: 'src/server.ts' },
+  cluster: { from: 'src/cli.ts', specifier: './cluster.js', entry: 'src/cluster.ts' },
+  setup: { from: 'src/cli.ts', specifier: './setup/index.js', entry: 'src/setup/index.ts' },
+  'cookie-key-command': { from: 'src/cli.ts', specifier: './cookie-key-command.js', entry: 'src/cookie-key-command.ts' },
+  'mcp-bridge': { from: 'src/mcp-command.ts', specifier: '@mdp/mcp-bridge', entry: '@mdp/mcp-bridge' },
+};
+
+/** In the first build, the imports of {@link LATER} become imports of the second build's files. */
+const later = {
+  name: 'later',
+  setup(b) {
+    b.onResolve({ filter: /.*/ }, (args) => {
+      const name = Object.keys(LATER).find((key) => LATER[key].specifier === args.path && args.importer === join(here, LATER[key].from));
+      return name === undefined ? undefined : { path: `./bundle/${name}.js`, external: true };
+    });
+  },
+};
+
+rmSync(chunks, { recursive: true, force: true });
+// Two builds, not one with code splitting: esbuild puts in the chunks a file needs every module a
+// package's index re-exports if any other entry uses it, and the command line's settings import
+// the packages' indexes (for their defaults), which would load the whole server at start.
+const start = await build({ ...common, entryPoints: { cli: 'src/cli.ts' }, outdir: dist, plugins: [later] });
+const rest = await build({
+  ...common,
+  entryPoints: Object.fromEntries(Object.entries(LATER).map(([name, { entry }]) => [name, entry])),
+  outdir: chunks,
+  splitting: true,
+  chunkNames: 'chunk-[hash]',
+  plugins: [inspectorAssets],
+});
+
+// Each import the first build left for the second must name one of its files.
+for (const output of Object.values(start.metafile.outputs)) {
+  for (const { path, external } of output.imports) {
+    if (external && path.startsWith('./bundle/') && !rest.metafile.outputs[`dist/${path.slice(2)}`])
+      throw new Error(`bundle.mjs: dist/cli.js imports ${path}, which the second build did not make`);
+  }
+}
+// The inspector's chunk must sit in dist/bundle/, where its files were copied.
+const inspectorChunk = Object.entries(rest.metafile.outputs).find(([, output]) =>
+  Object.keys(output.inputs).some((input) => /inspector[\\/]dist[\\/]assets\.js$/.test(input)),
+);
+if (!inspectorChunk || relative(chunks, join(here, inspectorChunk[0])).startsWith('..')) {
+  throw new Error(`bundle.mjs: the inspector's assets are in ${inspectorChunk?.[0] ?? 'no output'}, not in dist/bundle/`);
+}
+if (process.env.MDP_BUNDLE_META) {
+  writeFileSync(
+    process.env.MDP_BUNDLE_META,
+    JSON.stringify({ inputs: { ...start.metafile.inputs, ...rest.metafile.inputs }, outputs: { ...start.metafile.outputs, ...rest.metafile.outputs } }),
+  );
+}
