@@ -65,7 +65,6 @@ const common = {
   sourcemap: true,
   metafile: true,
   logLevel: 'warning',
-  minify: !!process.env.MIN,
   define: { MDP_SERVER_VERSION: JSON.stringify(version) },
   // CommonJS dependencies (ws, prom-client, ajv…) call `require` for node's modules.
   banner: { js: "import { createRequire as __mdpCreateRequire } from 'node:module';\nconst require = __mdpCreateRequire(import.meta.url);" },

@@ -6,7 +6,7 @@
  */
 import { HELP, parseCliArgs } from './settings/cli-args.js';
 import { EXIT, bindFailure, exposureWarning, usageLines } from './cli-notices.js';
-import { mcpSubcommandArgs, routeConsoleTo, serveStdio } from './mcp-command.js';
+import { loadMcpBridge, mcpSubcommandArgs, routeConsoleTo, serveStdio } from './mcp-command.js';
 import { SERVER_DEFAULTS } from './settings/options.js';
 import type { ListeningInfo, MdpServer } from './server.js';
 import { SERVER_VERSION } from './version.js';
@@ -43,6 +43,8 @@ switch (command.kind) {
     process.exit(EXIT.usage);
     break;
   case 'run': {
+    // The stdio session's bridge loads alongside the server (serveStdio awaits it, and its failure).
+    if (stdioArgs) loadMcpBridge().catch(() => undefined);
     const [{ createMdpServer }, { announceLeadership, heldByMdp }] = await Promise.all([import('./server.js'), import('./cluster.js')]);
     // stdout and stderr carry information, not the service: when whoever read them goes away (a
     // closed pipe: EPIPE), writes are dropped and the server keeps serving instead of crashing on

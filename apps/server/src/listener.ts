@@ -8,7 +8,6 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import { createServer as createHttpsServer, type Server as HttpsServer, type ServerOptions as HttpsOptions } from 'node:https';
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { getRequestListener } from '@hono/node-server';
 import { Hono } from 'hono';
 import { INTERNAL_ERROR, type Logger } from '@mdp/core';
 import { originForm } from '@mdp/skills-gateway';
@@ -68,6 +67,34 @@ export function oversizedTokenAnswer(challenge: string): string {
   return `HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nWWW-Authenticate: ${challenge}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
 }
 
+type RequestListener = (request: IncomingMessage, response: ServerResponse) => Promise<void>;
+
+/**
+ * `app` as a node request listener (@hono/node-server), loaded by the first request that reaches
+ * Hono. At its import that package subclasses the global `Request`, which makes node load its fetch
+ * implementation (undici), tens of milliseconds of start-up that a server whose requests all take
+ * the features' fast paths (and `mdp-server mcp`, before an agent asks anything) never needs.
+ */
+function honoListener(app: Hono, host: string, logger: Logger): RequestListener {
+  let listener: RequestListener | undefined;
+  let loading: Promise<RequestListener> | undefined;
+  return async (request, response) => {
+    if (listener === undefined) {
+      loading ??= import('@hono/node-server').then(({ getRequestListener }) => getRequestListener(app.fetch, { hostname: host }));
+      try {
+        listener = await loading;
+      } catch (error) {
+        loading = undefined;
+        logger.error('http.unhandled_error', { method: request.method, path: request.url?.split('?')[0], error });
+        if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ error: INTERNAL_ERROR.message }));
+        return;
+      }
+    }
+    return listener(request, response);
+  };
+}
+
 /**
  * The Hono app of every feature's routes: CORS first (`preflight`: how a preflight is answered),
  * a plain 500 for what they throw, an empty 404.
@@ -111,7 +138,7 @@ export function createListener(
   const fast = features.filter((f) => f.handle !== undefined);
   const upgraders = features.filter((f) => f.upgrade !== undefined);
   const connectors = features.filter((f) => f.connection !== undefined);
-  const serveWithHono = getRequestListener(app.fetch, { hostname: host });
+  const serveWithHono = honoListener(app, host, logger);
   const connections = new ConnectionTracker<Socket>();
   const dispatch = (request: IncomingMessage, response: ServerResponse): void => {
     if (request.method !== 'OPTIONS') {

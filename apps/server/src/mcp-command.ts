@@ -23,11 +23,21 @@ export function mcpSubcommandArgs(argv: readonly string[]): string[] | undefined
   return argv[0] === 'mcp' ? argv.slice(1) : undefined;
 }
 
+let bridgeModule: Promise<typeof import('@mdp/mcp-bridge')> | undefined;
+
+/**
+ * Start loading the MCP bridge and its SDK, or the load already started. `mdp-server mcp` starts it
+ * with the server's own, so that the SDK's modules load while the server binds and its cluster
+ * looks around, instead of after. A plain `mdp-server` never loads them until an agent comes to /mcp.
+ */
+export function loadMcpBridge(): Promise<typeof import('@mdp/mcp-bridge')> {
+  bridgeModule ??= import('@mdp/mcp-bridge');
+  return bridgeModule;
+}
+
 /** Serve the stdio session; `stop` runs once it has ended (stdin closed, or the agent hung up). */
 export async function serveStdio(server: MdpServer, stop: (reason: string) => void): Promise<void> {
-  const bridge = await server.openMcp();
-  // Loaded only here: a plain `mdp-server` never loads the MCP SDK until an agent comes to /mcp.
-  const { connectStdio } = await import('@mdp/mcp-bridge');
+  const [bridge, { connectStdio }] = await Promise.all([server.openMcp(), loadMcpBridge()]);
   const session = await connectStdio(bridge);
   void session.closed.then(() => stop('stdin closed'));
 }
