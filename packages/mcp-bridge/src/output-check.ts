@@ -5,10 +5,20 @@
  * structured content that lies. Validators are the SDK's own (Ajv), compiled once per schema.
  */
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import type { JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { JsonObject } from './schema-text.js';
 
 let ajv: AjvJsonSchemaValidator | undefined;
+
+/**
+ * The JSON Schema validator of every session's SDK `Server` (which checks with it only what an agent
+ * answers to an elicitation): the one Ajv of this module, made on first use. The SDK's default is a
+ * new Ajv per `Server`, whose meta-schema compiles when the session opens: milliseconds of CPU for
+ * every session, and of the start of `mdp-server mcp`, for a check the bridge never asks for.
+ */
+export const SESSION_VALIDATOR: jsonSchemaValidator = {
+  getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema),
+};
 /** Compiled validators by schema JSON (null: it does not compile); bounded, schemas come from clients. */
 const compiled = new Map<string, JsonSchemaValidator<unknown> | null>();
 const COMPILED_MAX = 512;

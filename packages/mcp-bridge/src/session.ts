@@ -48,7 +48,7 @@ import { base64Bytes, decodeMediaString, isBinaryType } from './content.js';
 import { callGenericTool, GENERIC_TOOLS, isGenericTool, runsAsTask, TASK_SUPPORT } from './generic-tools.js';
 import { audible, callFailedMessage, parseLevel, type LogLevel, type LogMessage } from './logging.js';
 import { jsonBytes, mcpPage } from './pages.js';
-import { compiles, outputProblem } from './output-check.js';
+import { SESSION_VALIDATOR, compiles, outputProblem } from './output-check.js';
 import { progressReporter } from './progress.js';
 import { promptCall } from './prompt-input.js';
 import { SERVER_GUIDE_URI, parseResourceUri } from './resource-uri.js';
@@ -269,6 +269,7 @@ export function createSession(ctx: SessionContext): BridgeSession {
     // The SDK's own tasks/get, tasks/result, tasks/list and tasks/cancel read and write this store.
     taskStore: ctx.tasks,
     defaultTaskPollInterval: ctx.tasks.limits.pollIntervalMs,
+    jsonSchemaValidator: SESSION_VALIDATOR,
   });
   /** The agent's threshold; none until it asks: a session that never set a level hears no log messages. */
   let level: LogLevel | undefined;
