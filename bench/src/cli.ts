@@ -10,7 +10,7 @@ import { describeMachine, machineInfo } from './machine.js';
 import { LoadGenerator } from './load-generator.js';
 import { killAllNow, stopAll } from './proc.js';
 import { summarizeProfileDir } from './profile.js';
-import { compare, renderTables, summarize } from './report.js';
+import { coldStartMisses, compare, renderTables, summarize } from './report.js';
 import { runScenario, type RunRecord } from './runner.js';
 import { FULL_SIZES, SCENARIO_NAMES, SMOKE_SIZES, scenarios, type Scenario, type Sizes } from './scenarios.js';
 
@@ -27,6 +27,7 @@ Options:
   --warmup <s>          seconds of unmeasured warm-up per subject and load (default 2)
   --catalog-clients <n> clients in the catalog scenario (default ${FULL_SIZES.catalogClients})
   --idle-clients <n>    clients in the idle-memory scenario (default ${FULL_SIZES.idleClients})
+  --starts <n>          cold starts of each command in the cold-start scenario (default ${FULL_SIZES.coldStarts})
   --smoke               tiny sizes, one short round: checks that everything runs
   --profile             run every server under --cpu-prof and print where its time goes
                         (profiling slows them: figures of a profiled run are not comparable)
@@ -77,6 +78,7 @@ function parseOptions(argv: string[]): Options {
         warmup: { type: 'string' },
         'catalog-clients': { type: 'string' },
         'idle-clients': { type: 'string' },
+        starts: { type: 'string' },
         smoke: { type: 'boolean' },
         profile: { type: 'boolean' },
         'server-node-arg': { type: 'string', multiple: true },
@@ -98,6 +100,7 @@ function parseOptions(argv: string[]): Options {
     ...base,
     catalogClients: Math.round(positive('catalog-clients', values['catalog-clients'], base.catalogClients)),
     idleClients: Math.round(positive('idle-clients', values['idle-clients'], base.idleClients)),
+    coldStarts: Math.round(positive('starts', values.starts, base.coldStarts)),
   };
   const all = scenarios(sizes);
   const wanted = (values.scenario ?? []).flatMap((s) => s.split(',')).filter(Boolean);
@@ -126,6 +129,7 @@ function timeLimitMs(options: Options): number {
     else if (s.kind === 'memory') ms += options.rounds * s.subjects.reduce((sum, spec) => sum + 10_000 + spec.population.clients * 10, 0);
     else if (s.kind === 'scan') ms += s.scanners.length * (run + 5_000);
     else if (s.kind === 'listing') ms += s.cases.length * (s.walkers.length * run + 120_000);
+    else if (s.kind === 'cold-start') ms += s.subjects.length * (s.starts + 1) * 10_000;
     else ms += s.subjects.length * (run + 5_000);
   }
   return 3 * ms + 120_000;
@@ -185,7 +189,7 @@ async function main(): Promise<number> {
   }
   const errors = rows.reduce((sum, r) => sum + r.errors, 0);
   if (errors > 0) return 1;
-  if (options.strict && comparisons.some((c) => c.pass === false)) return 2;
+  if (options.strict && (comparisons.some((c) => c.pass === false) || coldStartMisses(options.scenarios, rows).length > 0)) return 2;
   return 0;
 }
 

@@ -33,6 +33,8 @@ export interface SummaryRow {
   readonly loopP99: number | undefined;
   readonly turnMax: number | undefined;
   readonly turnP99: number | undefined;
+  /** Cold start only: median over rounds of the start's excess over the floor's. */
+  readonly overFloorMs: number | undefined;
 }
 
 export interface ComparisonResult {
@@ -41,8 +43,10 @@ export interface ComparisonResult {
   readonly load: string;
   readonly a: string;
   readonly b: string;
+  /** Taken off a before dividing, per round. */
+  readonly minus: string | undefined;
   readonly metric: ComparisonMetric;
-  /** Median over rounds of a_round / b_round; for `rssPeakBytes`, the peak of a's run / the peak of b's. */
+  /** Median over rounds of a_round / b_round (or (a_round − minus_round) / b_round); for `rssPeakBytes`, the peak of a's run / the peak of b's. */
   readonly ratio: number;
   readonly target: number | undefined;
   readonly pass: boolean | undefined;
@@ -89,6 +93,7 @@ export function summarize(records: readonly RunRecord[]): SummaryRow[] {
       loopP99: first.loopP99 === undefined ? undefined : m((r) => r.loopP99),
       turnMax: first.turnMax === undefined ? undefined : m((r) => r.turnMax),
       turnP99: first.turnP99 === undefined ? undefined : m((r) => r.turnP99),
+      overFloorMs: first.overFloorMs === undefined ? undefined : m((r) => r.overFloorMs),
     };
   });
 }
@@ -96,7 +101,7 @@ export function summarize(records: readonly RunRecord[]): SummaryRow[] {
 export function compare(scenarios: readonly Scenario[], records: readonly RunRecord[]): ComparisonResult[] {
   const results: ComparisonResult[] = [];
   for (const scenario of scenarios) {
-    const defaultMetric: ComparisonMetric = scenario.kind === 'memory' ? 'bytesPerConn' : 'cpuUsPerOp';
+    const defaultMetric: ComparisonMetric = scenario.kind === 'memory' ? 'bytesPerConn' : scenario.kind === 'cold-start' ? 'p50' : 'cpuUsPerOp';
     // Comparisons belong to a case (read scenarios) or to the whole scenario.
     const comparisonsOf = (caseLabel: string): readonly ComparisonSpec[] =>
       scenario.kind === 'read' ? (scenario.cases.find((c) => c.label === caseLabel)?.comparisons ?? []) : scenario.comparisons;
@@ -111,7 +116,8 @@ export function compare(scenarios: readonly Scenario[], records: readonly RunRec
       for (const c of comparisonsOf(caseLabel)) {
         const as = runs.filter((r) => r.subject === c.a);
         const bs = runs.filter((r) => r.subject === c.b);
-        if (as.length === 0 || bs.length === 0) continue;
+        const minus = c.minus === undefined ? [] : runs.filter((r) => r.subject === c.minus);
+        if (as.length === 0 || bs.length === 0 || (c.minus !== undefined && minus.length === 0)) continue;
         const metric = c.metric ?? defaultMetric;
         // A peak is the server's over its whole run, not a round's: the largest against the largest.
         const peak = (list: RunRecord[]): number => Math.max(...list.map((r) => r.rssPeakBytes));
@@ -121,7 +127,8 @@ export function compare(scenarios: readonly Scenario[], records: readonly RunRec
             : median(
                 as.map((a) => {
                   const b = bs.find((r) => r.round === a.round);
-                  return b ? (a[metric] ?? Number.NaN) / (b[metric] ?? Number.NaN) : Number.NaN;
+                  const off = c.minus === undefined ? 0 : (minus.find((r) => r.round === a.round)?.[metric] ?? Number.NaN);
+                  return b ? ((a[metric] ?? Number.NaN) - off) / (b[metric] ?? Number.NaN) : Number.NaN;
                 }),
               );
         results.push({
@@ -130,6 +137,7 @@ export function compare(scenarios: readonly Scenario[], records: readonly RunRec
           load,
           a: c.a,
           b: c.b,
+          minus: c.minus,
           metric,
           ratio,
           target: c.target,
@@ -145,6 +153,7 @@ const METRIC_NAMES: Record<ComparisonMetric, string> = {
   cpuUsPerOp: 'server CPU per op',
   bytesPerConn: 'bytes per connection',
   rssPeakBytes: 'server RSS peak',
+  p50: 'median time',
 };
 
 const fixed = (value: number | undefined, digits: number): string => (value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits));
@@ -154,6 +163,23 @@ const mb = (bytes: number): string => fixed(bytes / (1024 * 1024), 1);
 function table(header: string[], rows: string[][]): string {
   const line = (cells: string[]): string => `| ${cells.join(' | ')} |`;
   return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+const coldStartPass = (row: SummaryRow, targetMs: number): boolean => Number.isFinite(row.p50) && row.p50 <= targetMs && row.errors === 0;
+
+/** Cold-start commands whose median start missed its target (for `--strict`). */
+export function coldStartMisses(scenarios: readonly Scenario[], rows: readonly SummaryRow[]): string[] {
+  return scenarios.flatMap((scenario) =>
+    scenario.kind !== 'cold-start'
+      ? []
+      : scenario.subjects
+          .filter((subject) => subject.targetMs !== undefined)
+          .filter((subject) => {
+            const row = rows.find((r) => r.scenario === scenario.name && r.subject === subject.label);
+            return row !== undefined && !coldStartPass(row, subject.targetMs as number);
+          })
+          .map((subject) => subject.label),
+  );
 }
 
 export function renderTables(scenarios: readonly Scenario[], rows: readonly SummaryRow[], comparisons: readonly ComparisonResult[]): string {
@@ -199,6 +225,30 @@ export function renderTables(scenarios: readonly Scenario[], rows: readonly Summ
             mb(r.rssBytes),
             String(r.errors),
           ]),
+        ),
+      );
+    } else if (scenario.kind === 'cold-start') {
+      out.push(
+        table(
+          ['command', 'done when', 'starts', 'median ms', 'over node alone ms', 'CPU ms', 'target', 'result', 'errors'],
+          scenario.subjects.flatMap((subject) => {
+            const r = mine.find((row) => row.subject === subject.label);
+            if (!r) return [];
+            const target = subject.targetMs;
+            return [
+              [
+                subject.label,
+                subject.start.until === 'exit' ? 'exits' : 'initialize answered',
+                String(r.rounds),
+                fixed(r.p50, 0),
+                subject === scenario.subjects[0] ? '–' : fixed(r.overFloorMs, 0),
+                fixed(r.cpuUsPerOp / 1000, 0),
+                target === undefined ? '–' : `≤ ${target} ms`,
+                target === undefined ? 'info' : coldStartPass(r, target) ? 'pass' : 'FAIL',
+                String(r.errors),
+              ],
+            ];
+          }),
         ),
       );
     } else if (scenario.kind === 'memory') {
@@ -249,7 +299,7 @@ export function renderTables(scenarios: readonly Scenario[], rows: readonly Summ
           c.scenario,
           c.caseLabel,
           c.load,
-          `${c.a} / ${c.b}`,
+          c.minus === undefined ? `${c.a} / ${c.b}` : `(${c.a} − ${c.minus}) / ${c.b}`,
           METRIC_NAMES[c.metric],
           fixed(c.ratio, 2) + '×',
           c.target === undefined ? '–' : `≤ ${c.target}×`,

@@ -7,8 +7,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LoadGenerator } from './load-generator.js';
 import type { ReadCase, Scenario } from './scenarios.js';
 import { join } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { coldStart, type StartCommand } from './cold-start.js';
 import { runScans } from './scan.js';
-import { ClientProcess, RunningServer, Subject, churn, profileSlug, type ServerOptions, type SubjectSpec } from './subjects.js';
+import { BARE_MCP_STDIO, ClientProcess, RunningServer, Subject, churn, mdpServerCli, profileSlug, type ServerOptions, type SubjectSpec } from './subjects.js';
 
 export interface RunOptions {
   readonly rounds: number;
@@ -65,6 +68,8 @@ export interface RunRecord {
   /** Listing only: the CPU time the server spent between two ticks of a 1 ms timer, largest and p99, ms (its longest turns). */
   readonly turnMax?: number;
   readonly turnP99?: number;
+  /** Cold start only: this start's time over the same round's start of the scenario's floor (node alone), ms. */
+  readonly overFloorMs?: number;
 }
 
 function serverOptions(options: RunOptions, ...names: string[]): ServerOptions {
@@ -173,6 +178,64 @@ async function memoryRun(spec: SubjectSpec, options: RunOptions): Promise<Omit<R
   }
 }
 
+type ColdStartScenario = Extract<Scenario, { kind: 'cold-start' }>;
+
+/**
+ * Cold starts: every subject once unmeasured (the files into the OS's cache), then `starts` rounds
+ * of one start each, in alternating order. A start's time is also taken relative to the floor's
+ * start of the same round, which the machine's load shifts alike. Each start of the binary runs in
+ * a scratch directory of its own, with its own state directory, removed after.
+ */
+async function runColdStarts(scenario: ColdStartScenario, options: RunOptions): Promise<RunRecord[]> {
+  const scratch = mkdtempSync(join(tmpdir(), 'mdp-bench-cold-'));
+  const commandOf = (subject: ColdStartScenario['subjects'][number]): StartCommand => {
+    const { program, args, until } = subject.start;
+    if (program === 'node') return { args: ['-e', ''], until, cwd: scratch };
+    if (program === 'bare-mcp-stdio') return { args: [BARE_MCP_STDIO, ...args], until, cwd: scratch };
+    const state = ['mcp'].includes(args[0] ?? '') ? ['--cluster-state-dir', join(scratch, 'state')] : [];
+    return { args: [...(options.server.nodeArgs ?? []), mdpServerCli(), ...args, ...state], until, cwd: scratch };
+  };
+  const records: RunRecord[] = [];
+  try {
+    for (const subject of scenario.subjects) {
+      const warm = await coldStart(commandOf(subject));
+      if (warm.error) options.log(`  ${subject.label}: ${warm.error}`);
+    }
+    const floor = scenario.subjects[0]?.label;
+    for (let round = 0; round < scenario.starts; round++) {
+      const figures = new Map<string, Awaited<ReturnType<typeof coldStart>>>();
+      for (const subject of alternate(scenario.subjects, round)) figures.set(subject.label, await coldStart(commandOf(subject)));
+      const floorMs = floor === undefined ? Number.NaN : (figures.get(floor)?.wallMs ?? Number.NaN);
+      for (const subject of scenario.subjects) {
+        const { wallMs, cpuMs, error } = figures.get(subject.label) as Awaited<ReturnType<typeof coldStart>>;
+        records.push({
+          scenario: scenario.name,
+          caseLabel: `${scenario.starts} starts`,
+          load: 'c1',
+          subject: subject.label,
+          round,
+          ops: 1,
+          opsPerSec: Number.NaN,
+          p50: wallMs,
+          p99: Number.NaN,
+          errors: error ? 1 : 0,
+          lastError: error,
+          cpuUsPerOp: cpuMs * 1000,
+          rssBytes: Number.NaN,
+          rssPeakBytes: Number.NaN,
+          overFloorMs: wallMs - floorMs,
+        });
+      }
+      options.log(
+        `  round ${round + 1}/${scenario.starts}: ${scenario.subjects.map((s) => `${s.label} ${figures.get(s.label)?.wallMs.toFixed(0)} ms`).join(', ')}`,
+      );
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  return records;
+}
+
 type ListingScenario = Extract<Scenario, { kind: 'listing' }>;
 
 /**
@@ -256,6 +319,7 @@ async function runListing(scenario: ListingScenario, walker: LoadGenerator, opti
 export async function runScenario(scenario: Scenario, loadgen: LoadGenerator, options: RunOptions): Promise<RunRecord[]> {
   options.log(`${scenario.name}: ${scenario.title}`);
   if (scenario.kind === 'listing') return runListing(scenario, loadgen, options);
+  if (scenario.kind === 'cold-start') return runColdStarts(scenario, options);
   if (scenario.kind === 'read') {
     const records: RunRecord[] = [];
     for (const readCase of scenario.cases) records.push(...(await runReadCase(scenario.name, readCase, loadgen, options)));

@@ -26,6 +26,8 @@ export interface Sizes {
   readonly listingDescriptionBytes: number;
   /** Listing: walkers at once while /mdp/meta is timed. */
   readonly listingWalkers: number;
+  /** Cold starts of each command (medians over them). */
+  readonly coldStarts: number;
 }
 
 export const FULL_SIZES: Sizes = {
@@ -43,6 +45,7 @@ export const FULL_SIZES: Sizes = {
   listingBigPaths: 62,
   listingDescriptionBytes: 16_000,
   listingWalkers: 4,
+  coldStarts: 10,
 };
 
 /** Tiny sizes for the smoke test: every code path, no meaningful figures. */
@@ -59,19 +62,23 @@ export const SMOKE_SIZES: Sizes = {
   listingBigPaths: 2,
   listingDescriptionBytes: 10_000,
   listingWalkers: 2,
+  coldStarts: 1,
 };
 
 /**
  * What a comparison divides: server CPU per operation (the default of read, registration and scan
- * scenarios), RSS growth per connection (the default of memory scenarios), or the server's RSS peak
- * over its whole run (registration, warm-up and every round).
+ * scenarios), RSS growth per connection (the default of memory scenarios), the server's RSS peak
+ * over its whole run (registration, warm-up and every round), or the median latency (the time of a
+ * start, the default of cold starts).
  */
-export type ComparisonMetric = 'cpuUsPerOp' | 'bytesPerConn' | 'rssPeakBytes';
+export type ComparisonMetric = 'cpuUsPerOp' | 'bytesPerConn' | 'rssPeakBytes' | 'p50';
 
 export interface ComparisonSpec {
-  /** Subject labels: the ratio is a / b. */
+  /** Subject labels: the ratio is a / b, or (a − minus) / b. */
   readonly a: string;
   readonly b: string;
+  /** What is taken off a before dividing (per round): a's cost beyond this subject's. */
+  readonly minus?: string;
   /** Default: the scenario kind's. */
   readonly metric?: ComparisonMetric;
   /** Pass when the ratio is at most this; no target means the ratio is reported only. */
@@ -132,7 +139,32 @@ export type Scenario =
       readonly fromPort: number;
       readonly toPort: number;
       readonly comparisons: readonly ComparisonSpec[];
+    }
+  | {
+      readonly name: string;
+      readonly kind: 'cold-start';
+      readonly title: string;
+      /** Measured starts of each subject, in alternating order round by round. */
+      readonly starts: number;
+      /** The first is the floor: each start is also reported as its excess over that round's floor. */
+      readonly subjects: readonly ColdStartSubject[];
+      readonly comparisons: readonly ComparisonSpec[];
     };
+
+/** What one cold start runs: node alone, the mdp-server binary, or the bare SDK stdio server. */
+export interface StartSpec {
+  readonly program: 'node' | 'mdp' | 'bare-mcp-stdio';
+  readonly args: readonly string[];
+  /** Done at exit (status 0), or once `initialize` is answered on stdout. */
+  readonly until: 'exit' | 'initialize';
+}
+
+export interface ColdStartSubject {
+  readonly label: string;
+  readonly start: StartSpec;
+  /** Pass when the median start takes at most this, ms. */
+  readonly targetMs?: number;
+}
 
 const MDP = 'mdp-server';
 const population = (clients: number, skills = 1): Population => ({ prefix: 'c', clients, skills });
@@ -237,19 +269,27 @@ function hostCallCase(): ReadCase {
 
 /**
  * MCP calls (issue 16): `tools/call` of the generic `callPath` tool over Streamable HTTP, on one MCP
- * session, against the host call of the same endpoint: the MCP layer's cost on top of the host API.
+ * session, against the host call of the same endpoint: the MCP layer's cost on top of the host API;
+ * and that cost against the MCP SDK's own for a tools/call (issue 33), the floor of any server on it.
  */
 function mcpCallCase(): ReadCase {
   const hostCall = 'host call';
   const mcpCall = 'mcp call';
+  const bareSdk = 'bare SDK mcp call';
   return {
     label: '1 client',
     subjects: [
       { label: hostCall, server: 'mdp', transport: 'ws', population: { ...population(1), via: 'host-call' } },
       { label: mcpCall, server: 'mdp', transport: 'ws', population: { ...population(1), via: 'mcp-call' } },
+      // The SDK alone (servers/bare-mcp.ts): a tools/call answered with a constant, no relay.
+      { label: bareSdk, server: 'bare-mcp', transport: 'none', population: { ...population(1), via: 'mcp-call' } },
     ],
     loads: [{ concurrency: 32 }],
-    comparisons: [{ a: mcpCall, b: hostCall, target: 2.5 }],
+    comparisons: [
+      { a: mcpCall, b: hostCall, target: 2.5 },
+      // Issue 33: what MCP adds to a host call, against what the SDK alone costs for a tools/call.
+      { a: mcpCall, minus: hostCall, b: bareSdk, target: 1.2 },
+    ],
   };
 }
 
@@ -273,6 +313,35 @@ function jwtReadCase(): ReadCase {
     comparisons: [
       { a: jwt, b: token, target: 1.1 },
       { a: token, b: open },
+    ],
+  };
+}
+
+/**
+ * Cold starts (issue 33): what an agent's host waits for when it launches `mdp-server mcp`, and
+ * `--version` and `--help`, against node alone and the MCP SDK alone on stdio. The `mcp` target is
+ * half the reference server's stdio start as issue 33 states it (0.25 s; the reference is not
+ * available to the bench).
+ */
+function coldStartScenario(sizes: Sizes): Scenario {
+  const mcp = (...extra: string[]): StartSpec => ({ program: 'mdp', args: ['mcp', '--port', '0', ...extra], until: 'initialize' });
+  return {
+    name: 'cold-start',
+    kind: 'cold-start',
+    title: 'Cold start: a new process until it answers initialize on stdio, or exits',
+    starts: sizes.coldStarts,
+    subjects: [
+      { label: 'node alone', start: { program: 'node', args: [], until: 'exit' } },
+      { label: 'mdp-server --version', start: { program: 'mdp', args: ['--version'], until: 'exit' }, targetMs: 100 },
+      { label: 'mdp-server --help', start: { program: 'mdp', args: ['--help'], until: 'exit' }, targetMs: 100 },
+      { label: 'bare SDK, stdio', start: { program: 'bare-mcp-stdio', args: [], until: 'initialize' } },
+      { label: 'mdp-server mcp', start: mcp('--cluster-mode', 'standalone'), targetMs: 125 },
+      // As agents' hosts launch it (auto mode: it looks for a hub on the machine), on a free port.
+      { label: 'mdp-server mcp, auto mode', start: mcp('--cluster-id', 'bench-cold-start'), targetMs: 125 },
+    ],
+    comparisons: [
+      { a: 'mdp-server mcp', b: 'bare SDK, stdio', metric: 'p50' },
+      { a: 'mdp-server --version', b: 'node alone', metric: 'p50' },
     ],
   };
 }
@@ -376,6 +445,7 @@ export function scenarios(sizes: Sizes): Scenario[] {
       skills: sizes.registrationSkills,
       comparisons: [{ a: MDP, b: 'bare ws' }],
     },
+    coldStartScenario(sizes),
   ];
 }
 
@@ -390,4 +460,5 @@ export const SCENARIO_NAMES = [
   'discovery',
   'listing',
   'registration',
+  'cold-start',
 ] as const;

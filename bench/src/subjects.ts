@@ -13,7 +13,7 @@ import { Child } from './proc.js';
 import type { ProcessUsage } from './probe.js';
 import { BENCH_AUDIENCE, startBenchIssuer, type BenchIssuer } from './issuer.js';
 
-export type ServerKind = 'mdp' | 'bare-http' | 'bare-relay' | 'bare-loop' | 'bare-ws' | 'bare-pages';
+export type ServerKind = 'mdp' | 'bare-http' | 'bare-relay' | 'bare-loop' | 'bare-ws' | 'bare-pages' | 'bare-mcp';
 export type ClientTransport = 'ws' | 'loop' | 'none';
 
 /** What one column of a comparison is: which server, reached how, by how many clients. */
@@ -45,7 +45,11 @@ const SCRIPTS: Record<Exclude<ServerKind, 'mdp'>, string> = {
   'bare-loop': here('./servers/bare-loop.js'),
   'bare-ws': here('./servers/bare-ws.js'),
   'bare-pages': here('./servers/bare-pages.js'),
+  'bare-mcp': here('./servers/bare-mcp.js'),
 };
+
+/** The bare MCP SDK server on stdio (cold starts). */
+export const BARE_MCP_STDIO = here('./servers/bare-mcp-stdio.js');
 
 export interface ServerOptions {
   /** Write a V8 CPU profile of the server process into this directory when it exits. */
