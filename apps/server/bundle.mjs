@@ -1,17 +1,18 @@
 /**
- * The bundled binary, the last step of `pnpm build` (after tsc): `src/cli.ts` and everything it
- * imports — the workspace packages and the npm dependencies — as `dist/cli.js`, with the parts that
- * only some commands need (the server, the MCP bridge and its SDK, `setup`, `rotate-cookie-key`) in
- * chunks under `dist/bundle/` that the command imports when it runs. It replaces tsc's `dist/cli.js`
- * (the launcher, systemd unit, container and agent hosts' entries all name that file); every other
- * file of `dist/` stays tsc's, and `dist/index.js` (the library) still imports its dependencies.
+ * The bundled binary, the last step of `pnpm build` (after tsc): `src/cli.ts` and what reading the
+ * command line needs, as `dist/cli.js`, and what only some commands need (the server, the MCP bridge
+ * and its SDK, `setup`, `rotate-cookie-key`), with the workspace packages and npm dependencies they
+ * import, as `dist/bundle/<name>.js` and shared chunks, imported when a command runs. It replaces
+ * tsc's `dist/cli.js` (the launcher, the systemd unit, the container and agents' hosts' entries
+ * name that file); every other file of `dist/` stays tsc's, and `dist/index.js` (the library) still
+ * imports its dependencies.
  *
- * Why: node resolves, reads and compiles each module file on its own, and the unbundled binary is
- * about 500 of them before `mdp-server mcp` can answer `initialize` (README, "Start-up").
+ * Why: node resolves, reads and compiles each module file on its own, and the unbundled binary was
+ * about 500 of them before `mdp-server mcp` could answer `initialize` (README, "Start-up").
  *
  * Source maps are kept (`*.js.map`, with the TypeScript sources of this package and of the
- * workspace packages, read through their own maps): `node --enable-source-maps dist/cli.js` gives
- * stack traces in the sources.
+ * workspace packages, read through their own maps, and their text): `node --enable-source-maps
+ * dist/cli.js` gives stack traces in the sources, wherever the binary was copied.
  */
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

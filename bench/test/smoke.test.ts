@@ -17,6 +17,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 interface Row {
   readonly subject: string;
   readonly load: string;
+  readonly p50: number;
   readonly p99: number;
   readonly max?: number;
   readonly largestPage?: number;
@@ -34,7 +35,7 @@ interface Report {
   // A ratio that is not a finite number (a division by zero) is null in JSON.
   readonly comparisons: ReadonlyArray<{
     readonly ratio: number | null;
-    readonly metric: 'cpuUsPerOp' | 'bytesPerConn' | 'rssPeakBytes';
+    readonly metric: 'cpuUsPerOp' | 'bytesPerConn' | 'rssPeakBytes' | 'p50';
     readonly a: string;
     readonly b: string;
   }>;
@@ -74,6 +75,7 @@ describe('pnpm bench --smoke', () => {
       'bare relay, 1 client',
       'bare relay, 20 clients, reads to 5',
     ],
+    'mcp-call': ['host call', 'mcp call', 'bare SDK mcp call'],
     'idle-memory': ['mdp-server', 'bare ws'],
     discovery: ['scanRange', 'bare connect'],
     registration: ['mdp-server', 'bare ws'],
@@ -95,6 +97,23 @@ describe('pnpm bench --smoke', () => {
         expect(row.largestPage).toBeGreaterThan(0);
       }
     }
+  });
+
+  it('cold-start completes with zero errors and times every command', { timeout: 120_000 }, async () => {
+    const { code, stderr, report } = await runBench('cold-start');
+    expect(code, stderr.slice(-2000)).toBe(0);
+    const rows = report?.rows ?? [];
+    expect(rows.map((r) => r.subject).sort()).toEqual(
+      ['node alone', 'mdp-server --version', 'mdp-server --help', 'bare SDK, stdio', 'mdp-server mcp', 'mdp-server mcp, auto mode'].sort(),
+    );
+    for (const row of rows) {
+      expect(row.errors, row.subject).toBe(0);
+      expect(row.p50, row.subject).toBeGreaterThan(0);
+    }
+    expect(report?.comparisons.map((c) => [c.a, c.b, Number.isFinite(c.ratio)])).toEqual([
+      ['mdp-server mcp', 'bare SDK, stdio', true],
+      ['mdp-server --version', 'node alone', true],
+    ]);
   });
 
   for (const [scenario, expected] of Object.entries(subjects)) {
