@@ -4,7 +4,6 @@
  * server, the cluster and MCP are imported by the command that runs them, so `--version`, `--help`
  * and a usage error answer without loading them (in the bundle, `dist/cli.js`, they are chunks).
  */
-import { HELP, parseCliArgs } from './settings/cli-args.js';
 import { EXIT, bindFailure, exposureWarning, usageLines } from './cli-notices.js';
 import { loadMcpBridge, mcpSubcommandArgs, routeConsoleTo, serveStdio } from './mcp-command.js';
 import { SERVER_DEFAULTS } from './settings/options.js';
@@ -22,6 +21,13 @@ if (process.argv[2] === 'rotate-cookie-key') {
 }
 
 const argv = process.argv.slice(2);
+// `mdp-server --version` alone (what hosts and scripts run to check the binary) is what the settings
+// would answer, without building them: the settings table and its schemas are most of the rest.
+if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
+  process.stdout.write(`mdp-server ${SERVER_VERSION}\n`);
+  process.exit(EXIT.ok);
+}
+const { HELP, parseCliArgs } = await import('./settings/cli-args.js');
 // `mdp-server mcp …`: the same server, with MCP on stdin/stdout (so nothing else goes to stdout).
 const stdioArgs = mcpSubcommandArgs(argv);
 const command = parseCliArgs(stdioArgs ?? argv, process.env, undefined, stdioArgs ? 'mcp' : undefined);
