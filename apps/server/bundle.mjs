@@ -54,6 +54,22 @@ const inspectorAssets = {
   },
 };
 
+/**
+ * npm packages' own source maps are not followed: some name sources their package does not ship
+ * (the MCP SDK's name its `src/*.ts`), which would leave the bundle's map with sources it cannot
+ * show. Their bundled code maps to their published JavaScript instead, which the map carries.
+ */
+const publishedSources = {
+  name: 'published-sources',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, (args) => ({
+      contents: readFileSync(args.path, 'utf8').replace(/^\/\/# sourceMappingURL=.*$/gm, ''),
+      loader: 'js',
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
+
 /** What the two builds share. */
 const common = {
   absWorkingDir: here,
@@ -99,14 +115,14 @@ rmSync(chunks, { recursive: true, force: true });
 // Two builds, not one with code splitting: esbuild puts in the chunks a file needs every module a
 // package's index re-exports if any other entry uses it, and the command line's settings import
 // the packages' indexes (for their defaults), which would load the whole server at start.
-const start = await build({ ...common, entryPoints: { cli: 'src/cli.ts' }, outdir: dist, plugins: [later] });
+const start = await build({ ...common, entryPoints: { cli: 'src/cli.ts' }, outdir: dist, plugins: [later, publishedSources] });
 const rest = await build({
   ...common,
   entryPoints: Object.fromEntries(Object.entries(LATER).map(([name, { entry }]) => [name, entry])),
   outdir: chunks,
   splitting: true,
   chunkNames: 'chunk-[hash]',
-  plugins: [inspectorAssets],
+  plugins: [inspectorAssets, publishedSources],
 });
 
 // Each import the first build left for the second must name one of its files.
