@@ -28,7 +28,8 @@ import {
 } from './api.js';
 import { DescriptorCache } from './descriptor-cache.js';
 import { Directory, directoryConfig, type DirectoryEffect, type DirectoryEvent, type RemoteClient } from './directory.js';
-import { BUS_DEFAULTS, ENVELOPE_BYTES, MIN_SERVER_PAYLOAD, connectionOptions, optionsProblem, type NatsBusOptions } from './options.js';
+import { BUS_DEFAULTS } from './defaults.js';
+import { ENVELOPE_BYTES, MIN_SERVER_PAYLOAD, connectionOptions, optionsProblem, type NatsBusOptions } from './options.js';
 import {
   CallEnvelopeSchema,
   CancelSchema,

@@ -12,7 +12,8 @@ export type {
   RelayResult,
   SessionRelayHandler,
 } from './api.js';
-export { BUS_DEFAULTS, ENVELOPE_BYTES, MIN_SERVER_PAYLOAD, optionsProblem } from './options.js';
+export { BUS_DEFAULTS } from './defaults.js';
+export { ENVELOPE_BYTES, MIN_SERVER_PAYLOAD, optionsProblem } from './options.js';
 export type { BusAuth, BusTls, NatsBusOptions } from './options.js';
 export { DIRECTORY_DEFAULTS, Directory, directoryConfig } from './directory.js';
 export type { Announcement, DirectoryConfig, DirectoryEffect, DirectoryEvent, KeyState, LocalAnnouncement, NodeBeat, RemoteClient } from './directory.js';

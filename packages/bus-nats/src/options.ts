@@ -4,9 +4,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { credsAuthenticator, type ConnectionOptions } from '@nats-io/transport-node';
-import { DEFAULT_MAX_MESSAGE_BYTES, type Clock, type Logger } from '@mdp/core';
-import { DIRECTORY_DEFAULTS } from './directory.js';
+import type { Clock, Logger } from '@mdp/core';
+import { BUS_DEFAULTS } from './defaults.js';
 import { prefixProblem } from './subjects.js';
+
+/** Also here, beside the options it is the defaults of (defaults.ts keeps it apart from the NATS client). */
+export { BUS_DEFAULTS };
 
 export interface BusAuth {
   /** A NATS credentials file (JWT and NKey seed), as `nsc` writes it. */
@@ -57,17 +60,6 @@ export interface NatsBusOptions {
   /** Random source for the incarnation id (tests). Default crypto. */
   readonly incarnation?: string;
 }
-
-export const BUS_DEFAULTS = {
-  prefix: 'mdp',
-  ttlMs: DIRECTORY_DEFAULTS.ttlMs,
-  maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
-  callTimeoutMs: 15_000,
-  requestTimeoutMs: 10_000,
-  replicas: 1,
-  reconnectWaitMs: 1000,
-  connectTimeoutMs: 10_000,
-} as const;
 
 /** Bytes allowed around a message in a bus body (ids, path, query, headers, auth of a call). */
 export const ENVELOPE_BYTES = 64 * 1024;
