@@ -59,6 +59,15 @@ it('--version and --help answer from dist/cli.js alone, without loading a chunk 
   expect(await loaded()).toEqual(['cli.js', 'cli.js']);
 });
 
+it('dist/cli.js holds of npm packages only those the settings need', async () => {
+  // What every command loads: a package index re-exported into it (ws, the NATS client, jose…)
+  // makes every start pay for it. A new one here is either needed to read the command line, or a
+  // default that should move to a module of its own (as WS_LIMIT_DEFAULTS and BUS_DEFAULTS did).
+  const { sources } = JSON.parse(await readFile(`${CLI}.map`, 'utf8')) as { sources: string[] };
+  const packages = new Set(sources.flatMap((source) => /node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?((?:@[^/]+\/)?[^/]+)\//.exec(source)?.[1] ?? []));
+  expect([...packages].sort()).toEqual(['jsonc-parser', 'valibot']);
+});
+
 it('mdp-server mcp answers initialize with the package version, and loads the bridge from dist/bundle/', async () => {
   const { args, loaded } = await recorder();
   const child = spawn(process.execPath, [...args, CLI, 'mcp', '--port', '0', '--cluster-mode', 'standalone', '--log-level', 'warn'], {
