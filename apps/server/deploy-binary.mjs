@@ -2,7 +2,7 @@
  * `pnpm --filter @mdp/server run deploy-binary DIR`: the `mdp-server` binary alone in a new folder,
  * from the bundle `pnpm build` makes (bundle.mjs): `bin/`, `dist/cli.js` and `dist/bundle/` with
  * their source maps, `LICENSE`, `README.md`, and a `package.json` without dependencies, since the
- * bundle holds every module the binary runs. About 8 MiB where `pnpm deploy --prod` makes 35 MiB:
+ * bundle holds every module the binary runs. About 10 MiB where `pnpm deploy --prod` makes 39 MiB:
  * that one also installs what `createMdpServer` (the library, `dist/index.js`) imports.
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
