@@ -17,6 +17,11 @@ export interface SpawnOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Working directory; default the bench's own. */
   readonly cwd?: string;
+  /**
+   * Run `script` as an executable of its own (nats-server), not as a node script: no IPC channel,
+   * so no RPC; its lines are watched on stdout and stderr alike.
+   */
+  readonly executable?: boolean;
 }
 
 export class Child {
@@ -24,6 +29,8 @@ export class Child {
   private nextId = 1;
   private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private stdoutBuffer = '';
+  /** Lines of an executable's stderr (nats-server logs there). */
+  private stderrBuffer = '';
   private stderrTail = '';
   private readonly lineWatchers = new Set<(line: string) => void>();
   readonly exited: Promise<number | null>;
@@ -34,24 +41,25 @@ export class Child {
     args: readonly string[],
     options: SpawnOptions = {},
   ) {
-    this.proc = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      env: options.env ?? process.env,
-      cwd: options.cwd,
-    });
+    this.proc = options.executable
+      ? spawn(script, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env, cwd: options.cwd })
+      : spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
+          stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+          env: options.env ?? process.env,
+          cwd: options.cwd,
+        });
     live.add(this);
     // Always drain both pipes: a server blocked on a full stderr pipe would measure nothing.
     this.proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stdoutBuffer += chunk;
-      let nl;
-      while ((nl = this.stdoutBuffer.indexOf('\n')) >= 0) {
-        const line = this.stdoutBuffer.slice(0, nl);
-        this.stdoutBuffer = this.stdoutBuffer.slice(nl + 1);
-        for (const watcher of this.lineWatchers) watcher(line);
-      }
+      this.stdoutBuffer = this.emitLines(this.stdoutBuffer);
     });
     this.proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stderrTail = (this.stderrTail + chunk).slice(-TAIL_BYTES);
+      if (options.executable) {
+        this.stderrBuffer += chunk;
+        this.stderrBuffer = this.emitLines(this.stderrBuffer);
+      }
     });
     this.proc.on('message', (message: unknown) => {
       const reply = message as RpcReply;
@@ -75,6 +83,18 @@ export class Child {
         resolve(code);
       });
     });
+  }
+
+  /** Hand each whole line of `buffer` to the line watchers; returns what is left after the last newline. */
+  private emitLines(buffer: string): string {
+    let rest = buffer;
+    let nl;
+    while ((nl = rest.indexOf('\n')) >= 0) {
+      const line = rest.slice(0, nl);
+      rest = rest.slice(nl + 1);
+      for (const watcher of this.lineWatchers) watcher(line);
+    }
+    return rest;
   }
 
   get pid(): number {
@@ -104,7 +124,7 @@ export class Child {
     });
   }
 
-  /** Wait for a stdout line matching `pattern`; resolves with the match. */
+  /** Wait for a stdout line (an executable's: stdout or stderr) matching `pattern`; resolves with the match. */
   waitForLine(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
     return new Promise((resolve, reject) => {
       let settled = false;
@@ -126,6 +146,12 @@ export class Child {
       this.lineWatchers.add(watcher);
       void this.exited.then(() => finish(() => reject(new Error(`${this.name} exited before printing ${pattern}${this.describeTail()}`))));
     });
+  }
+
+  /** SIGKILL at once (a crash), and wait until it has exited. */
+  async kill(): Promise<void> {
+    if (this.running) this.proc.kill('SIGKILL');
+    await this.exited;
   }
 
   /** SIGTERM, then SIGKILL after the grace period. Idempotent. */

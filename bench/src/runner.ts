@@ -7,6 +7,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LoadGenerator } from './load-generator.js';
 import type { ReadCase, Scenario } from './scenarios.js';
 import { join } from 'node:path';
+import { runFleetRead, runFleetScale } from './fleet.js';
+import { natsServerMissing } from './nats.js';
 import { runScans } from './scan.js';
 import { ClientProcess, RunningServer, Subject, churn, profileSlug, type ServerOptions, type SubjectSpec } from './subjects.js';
 
@@ -65,6 +67,22 @@ export interface RunRecord {
   /** Listing only: the CPU time the server spent between two ticks of a 1 ms timer, largest and p99, ms (its longest turns). */
   readonly turnMax?: number;
   readonly turnP99?: number;
+  /** Fleet read: the NATS server's CPU per read, and the nodes' and its together, µs. */
+  readonly busCpuUsPerOp?: number;
+  readonly fleetCpuUsPerOp?: number;
+  /** Fleet scale: clients of other nodes in the measured node's directory, and its heap per one (after full GCs), bytes. */
+  readonly remoteClients?: number;
+  readonly heapBytesPerRemote?: number;
+  /** Fleet scale: from the last registration to the measured node's directory holding every client, ms. */
+  readonly catchUpMs?: number;
+  /**
+   * Fleet scale: from SIGKILL of a node to no other node listing its clients, ms (the answer of
+   * the first listing without them); how long before it the last listing that had them was sent,
+   * ms (the resolution); the bus TTL, ms.
+   */
+  readonly agreeMs?: number;
+  readonly agreeStepMs?: number;
+  readonly ttlMs?: number;
 }
 
 function serverOptions(options: RunOptions, ...names: string[]): ServerOptions {
@@ -253,9 +271,21 @@ async function runListing(scenario: ListingScenario, walker: LoadGenerator, opti
   return records;
 }
 
+/** Why a scenario cannot run on this machine (the fleet's need nats-server), or undefined. */
+export function scenarioSkipReason(scenario: Scenario): string | undefined {
+  return scenario.kind === 'fleet-read' || scenario.kind === 'fleet-scale' ? natsServerMissing() : undefined;
+}
+
 export async function runScenario(scenario: Scenario, loadgen: LoadGenerator, options: RunOptions): Promise<RunRecord[]> {
   options.log(`${scenario.name}: ${scenario.title}`);
+  const skip = scenarioSkipReason(scenario);
+  if (skip) {
+    options.log(`  SKIPPED: ${skip}`);
+    return [];
+  }
   if (scenario.kind === 'listing') return runListing(scenario, loadgen, options);
+  if (scenario.kind === 'fleet-read') return runFleetRead(scenario, loadgen, options);
+  if (scenario.kind === 'fleet-scale') return runFleetScale(scenario, options);
   if (scenario.kind === 'read') {
     const records: RunRecord[] = [];
     for (const readCase of scenario.cases) records.push(...(await runReadCase(scenario.name, readCase, loadgen, options)));

@@ -26,6 +26,12 @@ export interface Sizes {
   readonly listingDescriptionBytes: number;
   /** Listing: walkers at once while /mdp/meta is timed. */
   readonly listingWalkers: number;
+  /** Fleet read: websocket clients spread over the fleet's nodes. */
+  readonly fleetReadClients: number;
+  /** Fleet scale: websocket clients spread over the fleet's nodes. */
+  readonly fleetScaleClients: number;
+  /** Fleet scenarios: the bus TTL of every node (`--bus-ttl-ms`), ms. */
+  readonly fleetTtlMs: number;
 }
 
 export const FULL_SIZES: Sizes = {
@@ -43,6 +49,10 @@ export const FULL_SIZES: Sizes = {
   listingBigPaths: 62,
   listingDescriptionBytes: 16_000,
   listingWalkers: 4,
+  fleetReadClients: 48,
+  fleetScaleClients: 20_000,
+  // The server's default (BUS_DEFAULTS.ttlMs): what a dead node's clients take to leave every view.
+  fleetTtlMs: 5000,
 };
 
 /** Tiny sizes for the smoke test: every code path, no meaningful figures. */
@@ -59,14 +69,19 @@ export const SMOKE_SIZES: Sizes = {
   listingBigPaths: 2,
   listingDescriptionBytes: 10_000,
   listingWalkers: 2,
+  fleetReadClients: 6,
+  fleetScaleClients: 30,
+  // The smallest the bus takes: the smoke waits for a dead node's clients to leave.
+  fleetTtlMs: 1000,
 };
 
 /**
  * What a comparison divides: server CPU per operation (the default of read, registration and scan
- * scenarios), RSS growth per connection (the default of memory scenarios), or the server's RSS peak
- * over its whole run (registration, warm-up and every round).
+ * scenarios; in a fleet, summed over its nodes), RSS growth per connection (the default of memory
+ * scenarios), the server's RSS peak over its whole run (registration, warm-up and every round), or
+ * a fleet's CPU per operation with the NATS server's added.
  */
-export type ComparisonMetric = 'cpuUsPerOp' | 'bytesPerConn' | 'rssPeakBytes';
+export type ComparisonMetric = 'cpuUsPerOp' | 'bytesPerConn' | 'rssPeakBytes' | 'fleetCpuUsPerOp';
 
 export interface ComparisonSpec {
   /** Subject labels: the ratio is a / b. */
@@ -123,6 +138,38 @@ export type Scenario =
       readonly comparisons: readonly ComparisonSpec[];
     }
   | {
+      /**
+       * A fleet (SPEC §16): one nats-server and `nodes` mdp-server processes on it, websocket
+       * clients spread over the nodes; each load sends its reads to the node that holds the client,
+       * to another one, or to any. Every load runs on the same fleet, alternating round by round.
+       */
+      readonly name: string;
+      readonly kind: 'fleet-read';
+      readonly title: string;
+      readonly nodes: number;
+      readonly clients: number;
+      readonly concurrency: number;
+      readonly ttlMs: number;
+      readonly loads: ReadonlyArray<{ readonly label: string; readonly sendTo: 'holder' | 'other' | 'any' }>;
+      readonly comparisons: readonly ComparisonSpec[];
+    }
+  | {
+      /**
+       * A fleet at scale: `clients` websocket clients over `nodes` nodes. The first node's heap per
+       * client of the others (its directory), and, after SIGKILL of the last node, how long until
+       * no other node lists its clients. A fresh fleet per round.
+       */
+      readonly name: string;
+      readonly kind: 'fleet-scale';
+      readonly title: string;
+      readonly nodes: number;
+      readonly clients: number;
+      readonly ttlMs: number;
+      /** Heap per remote client the directory should stay under, bytes (issue 32: 1 KB). */
+      readonly heapTargetBytes: number;
+      readonly comparisons: readonly ComparisonSpec[];
+    }
+  | {
       readonly name: string;
       readonly kind: 'scan';
       readonly title: string;
@@ -135,6 +182,9 @@ export type Scenario =
     };
 
 const MDP = 'mdp-server';
+const FLEET_LOCAL = 'local read';
+const FLEET_REMOTE = 'remote read';
+const FLEET_ANY = 'read to any node';
 const population = (clients: number, skills = 1): Population => ({ prefix: 'c', clients, skills });
 
 function wsReadCase(clients: number, loads: LoadSpec[]): ReadCase {
@@ -365,6 +415,37 @@ export function scenarios(sizes: Sizes): Scenario[] {
       comparisons: [],
     },
     {
+      // Issue 32: a call for a client of another node is one NATS request to it; what does that cost
+      // the fleet against a read on the node that holds the client?
+      name: 'fleet-read',
+      kind: 'fleet-read',
+      title: `Fleet on NATS: skill reads of ${sizes.fleetReadClients} websocket clients over 3 nodes, sent to the holder, to another node, to any node`,
+      nodes: 3,
+      clients: sizes.fleetReadClients,
+      concurrency: 32,
+      ttlMs: sizes.fleetTtlMs,
+      loads: [
+        { label: FLEET_LOCAL, sendTo: 'holder' },
+        { label: FLEET_REMOTE, sendTo: 'other' },
+        { label: FLEET_ANY, sendTo: 'any' },
+      ],
+      comparisons: [
+        { a: FLEET_REMOTE, b: FLEET_LOCAL, target: 2 },
+        { a: FLEET_ANY, b: FLEET_LOCAL },
+        { a: FLEET_REMOTE, b: FLEET_LOCAL, metric: 'fleetCpuUsPerOp' },
+      ],
+    },
+    {
+      name: 'fleet-scale',
+      kind: 'fleet-scale',
+      title: `Fleet on NATS at scale: ${sizes.fleetScaleClients.toLocaleString('en-US')} websocket clients over 3 nodes, then one node killed`,
+      nodes: 3,
+      clients: sizes.fleetScaleClients,
+      ttlMs: sizes.fleetTtlMs,
+      heapTargetBytes: 1024,
+      comparisons: [],
+    },
+    {
       name: 'registration',
       kind: 'registration',
       title: `Registration rate: connect, register ${sizes.registrationSkills} skills, confirm, close`,
@@ -390,4 +471,6 @@ export const SCENARIO_NAMES = [
   'discovery',
   'listing',
   'registration',
+  'fleet-read',
+  'fleet-scale',
 ] as const;
