@@ -106,6 +106,8 @@ function parseOptions(argv: string[]): Options {
     idleClients: Math.round(positive('idle-clients', values['idle-clients'], base.idleClients)),
     fleetScaleClients: Math.round(positive('fleet-clients', values['fleet-clients'], base.fleetScaleClients)),
   };
+  // Each of the three nodes holds at least one client: the killed node's must leave every listing.
+  if (sizes.fleetScaleClients < 3) fail(`--fleet-clients must be at least 3 (one per node), got ${sizes.fleetScaleClients}`);
   const all = scenarios(sizes);
   const wanted = (values.scenario ?? []).flatMap((s) => s.split(',')).filter(Boolean);
   for (const name of wanted) if (!all.some((s) => s.name === name)) fail(`unknown scenario ${JSON.stringify(name)}`);
