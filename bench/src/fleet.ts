@@ -342,9 +342,18 @@ async function fleetScaleRound(scenario: FleetScaleScenario, options: RunOptions
     // SIGKILL: the node says nothing; every other node must notice its silence (its TTL). Each
     // survivor's first listed client tells whether any of the dead node's is still listed (they
     // come first); when none is, a whole search listing confirms it.
+    const deadlineMs = 3 * scenario.ttlMs + 30_000;
+    // Each survivor also logs when its directory takes the node for dead (`bus.node_down`, with its
+    // wall-clock time): the moment itself, which the listings see a poll later.
+    const nodeDown = new RegExp(`^(?=.*"event":"bus\\.node_down")(?=.*"peer":${JSON.stringify(`bench-node-${dying.name}`)})`);
+    const downAt = survivors.map((node) =>
+      node.server.child
+        .waitForLine(nodeDown, deadlineMs, 'stderr')
+        .then((match) => Date.parse((JSON.parse(match.input ?? '{}') as { time?: string }).time ?? '')),
+    );
+    const killedWall = Date.now();
     const killedAt = performance.now();
     const killed = dying.server.child.kill();
-    const deadlineMs = 3 * scenario.ttlMs + 30_000;
     const agreed = await Promise.all(
       survivors.map(async (node) => {
         let lastListedAt = killedAt;
@@ -366,11 +375,13 @@ async function fleetScaleRound(scenario: FleetScaleScenario, options: RunOptions
     );
     await killed;
     const agreeMs = Math.max(...agreed.map((a) => a.ms));
+    const nodeDownMs = Math.max(...(await Promise.all(downAt)).map((at) => at - killedWall));
     const after = await fleet.clientErrors(new Set([dying]));
     const errors = after.errors + dyingBefore.errors;
     options.log(
       `    node ${dying.name} killed: its ${expected} clients gone from every other node's listing after ${agreeMs.toFixed(0)} ms ` +
-        `(${agreed.map((a, k) => `node ${survivors[k]?.name} ${a.ms.toFixed(0)} ms, ±${a.stepMs.toFixed(0)}`).join('; ')})`,
+        `(${agreed.map((a, k) => `node ${survivors[k]?.name} ${a.ms.toFixed(0)} ms, ±${a.stepMs.toFixed(0)}`).join('; ')}); ` +
+        `the last survivor logged bus.node_down ${nodeDownMs} ms after the kill`,
     );
     return {
       scenario: scenario.name,
@@ -393,6 +404,7 @@ async function fleetScaleRound(scenario: FleetScaleScenario, options: RunOptions
       catchUpMs,
       agreeMs,
       agreeStepMs: Math.max(...agreed.map((a) => a.stepMs)),
+      nodeDownMs,
       ttlMs: scenario.ttlMs,
     };
   } finally {

@@ -67,8 +67,9 @@ export class NatsProcess {
       cwd: dir,
     });
     try {
-      const ready = child.waitForLine(/Server is ready/, START_TIMEOUT_MS);
-      const match = await child.waitForLine(/Listening for client connections on 127\.0\.0\.1:(\d+)/, START_TIMEOUT_MS);
+      // It logs to stderr.
+      const ready = child.waitForLine(/Server is ready/, START_TIMEOUT_MS, 'stderr');
+      const match = await child.waitForLine(/Listening for client connections on 127\.0\.0\.1:(\d+)/, START_TIMEOUT_MS, 'stderr');
       await ready;
       return new NatsProcess(child, Number(match[1]), dir);
     } catch (error) {

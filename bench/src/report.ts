@@ -42,6 +42,7 @@ export interface SummaryRow {
   readonly catchUpMs: number | undefined;
   readonly agreeMs: number | undefined;
   readonly agreeStepMs: number | undefined;
+  readonly nodeDownMs: number | undefined;
   readonly ttlMs: number | undefined;
 }
 
@@ -107,6 +108,7 @@ export function summarize(records: readonly RunRecord[]): SummaryRow[] {
       // The slowest round: the time to agree is a bound.
       agreeMs: first.agreeMs === undefined ? undefined : Math.max(...runs.map((r) => r.agreeMs ?? Number.NaN)),
       agreeStepMs: first.agreeStepMs === undefined ? undefined : m((r) => r.agreeStepMs),
+      nodeDownMs: first.nodeDownMs === undefined ? undefined : Math.max(...runs.map((r) => r.nodeDownMs ?? Number.NaN)),
       ttlMs: first.ttlMs,
     };
   });
@@ -298,6 +300,7 @@ export function renderTables(
             'directory caught up ms',
             'agreed after SIGKILL ms',
             '± ms (poll step)',
+            'bus.node_down logged ms',
             'bus TTL ms',
             'RSS MB',
             'errors',
@@ -313,6 +316,7 @@ export function renderTables(
             whole(r.catchUpMs),
             whole(r.agreeMs),
             whole(r.agreeStepMs),
+            whole(r.nodeDownMs),
             whole(r.ttlMs),
             mb(r.rssBytes),
             String(r.errors),

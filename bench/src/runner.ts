@@ -82,6 +82,8 @@ export interface RunRecord {
    */
   readonly agreeMs?: number;
   readonly agreeStepMs?: number;
+  /** Fleet scale: from SIGKILL to the last survivor's `bus.node_down` log line (its directory took the node for dead), ms. */
+  readonly nodeDownMs?: number;
   readonly ttlMs?: number;
 }
 
