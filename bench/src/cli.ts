@@ -135,7 +135,7 @@ function timeLimitMs(options: Options): number {
     else if (s.kind === 'memory') ms += options.rounds * s.subjects.reduce((sum, spec) => sum + 10_000 + spec.population.clients * 10, 0);
     else if (s.kind === 'scan') ms += s.scanners.length * (run + 5_000);
     else if (s.kind === 'listing') ms += s.cases.length * (s.walkers.length * run + 120_000);
-    else if (s.kind === 'fleet-read') ms += 60_000 + 2 * options.warmupMs + s.loads.length * run + s.clients * 30;
+    else if (s.kind === 'fleet-read') ms += 60_000 + 2 * options.warmupMs + s.concurrencies.length * s.destinations.length * run + s.clients * 30;
     else if (s.kind === 'fleet-scale') ms += Math.min(options.rounds, FLEET_SCALE_MAX_ROUNDS) * (180_000 + 3 * s.ttlMs + s.clients * 15);
     else ms += s.subjects.length * (run + 5_000);
   }

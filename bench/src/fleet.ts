@@ -217,19 +217,18 @@ export async function runFleetRead(scenario: FleetReadScenario, loadgen: LoadGen
     await fleet.waitForDirectories(fleet.nodes, fleet.nodes, 60_000);
     options.log(`    ${fleet.total} clients connected, registered and in every node's directory in ${(performance.now() - started).toFixed(0)} ms`);
     const caseLabel = `${scenario.clients} clients, ${scenario.nodes} nodes`;
-    const loadLabel = `c${scenario.concurrency}`;
     const fleetLoad = (sendTo: 'holder' | 'other' | 'any') => ({
       nodes: fleet.nodes.map((node) => ({ port: node.server.port, population: node.population })),
       sendTo,
     });
     const first = fleet.nodes[0] as FleetNode;
-    const run = async (sendTo: 'holder' | 'other' | 'any', durationMs: number, seed: number) => {
+    const run = async (sendTo: 'holder' | 'other' | 'any', concurrency: number, durationMs: number, seed: number) => {
       const before = await fleet.clientErrors();
       const [u0, b0] = [await fleet.usage(), fleet.nats.cpuUs()];
       const result = await loadgen.run({
         port: first.server.port,
         population: first.population,
-        concurrency: scenario.concurrency,
+        concurrency,
         durationMs,
         seed,
         fleet: fleetLoad(sendTo),
@@ -254,23 +253,24 @@ export async function runFleetRead(scenario: FleetReadScenario, loadgen: LoadGen
       };
     };
     // Three processes to warm up, each taking a third of the reads: first reads to any node (every
-    // path on every node), then each load.
-    const warmups: Array<{ label: string; sendTo: 'holder' | 'other' | 'any'; ms: number }> = [
-      { label: 'reads to any node', sendTo: 'any', ms: 2 * options.warmupMs },
-      ...scenario.loads.map((load) => ({ ...load, ms: options.warmupMs })),
-    ];
-    for (const warmup of warmups) {
-      const warm = await run(warmup.sendTo, warmup.ms, 1_000_003);
-      if (warm.errors > 0) options.log(`  warm-up of ${warmup.label}: ${warm.errors} errors (${warm.lastError})`);
-    }
-    for (let round = 0; round < options.rounds; round++) {
-      for (const load of alternate(scenario.loads, round)) {
-        const figures = await run(load.sendTo, options.durationMs, round + 1);
-        records.push({ scenario: scenario.name, caseLabel, load: loadLabel, subject: load.label, round, ...figures });
-        options.log(
-          `  round ${round + 1}/${options.rounds} ${load.label}: ${figures.opsPerSec.toFixed(0)} req/s, ` +
-            `${figures.cpuUsPerOp.toFixed(1)} µs/req on the nodes + ${figures.busCpuUsPerOp.toFixed(1)} on NATS, ${figures.errors} errors`,
-        );
+    // path on every node), then each destination at each concurrency before its rounds.
+    const warm = async (label: string, sendTo: 'holder' | 'other' | 'any', concurrency: number, ms: number): Promise<void> => {
+      const figures = await run(sendTo, concurrency, ms, 1_000_003);
+      if (figures.errors > 0) options.log(`  warm-up of ${label} at c${concurrency}: ${figures.errors} errors (${figures.lastError})`);
+    };
+    await warm('reads to any node', 'any', Math.max(...scenario.concurrencies), 2 * options.warmupMs);
+    for (const concurrency of scenario.concurrencies) {
+      const loadLabel = `c${concurrency}`;
+      for (const destination of scenario.destinations) await warm(destination.label, destination.sendTo, concurrency, options.warmupMs);
+      for (let round = 0; round < options.rounds; round++) {
+        for (const destination of alternate(scenario.destinations, round)) {
+          const figures = await run(destination.sendTo, concurrency, options.durationMs, round + 1);
+          records.push({ scenario: scenario.name, caseLabel, load: loadLabel, subject: destination.label, round, ...figures });
+          options.log(
+            `  ${loadLabel} round ${round + 1}/${options.rounds} ${destination.label}: ${figures.opsPerSec.toFixed(0)} req/s, ` +
+              `${figures.cpuUsPerOp.toFixed(1)} µs/req on the nodes + ${figures.busCpuUsPerOp.toFixed(1)} on NATS, ${figures.errors} errors`,
+          );
+        }
       }
     }
   } finally {

@@ -140,17 +140,18 @@ export type Scenario =
   | {
       /**
        * A fleet (SPEC §16): one nats-server and `nodes` mdp-server processes on it, websocket
-       * clients spread over the nodes; each load sends its reads to the node that holds the client,
-       * to another one, or to any. Every load runs on the same fleet, alternating round by round.
+       * clients spread over the nodes; reads go to the node that holds the client, to another one,
+       * or to any, alternating round by round on the same fleet, at each concurrency.
        */
       readonly name: string;
       readonly kind: 'fleet-read';
       readonly title: string;
       readonly nodes: number;
       readonly clients: number;
-      readonly concurrency: number;
+      /** Each a load of its own (closed loops at once), every destination alternating within it. */
+      readonly concurrencies: readonly number[];
       readonly ttlMs: number;
-      readonly loads: ReadonlyArray<{ readonly label: string; readonly sendTo: 'holder' | 'other' | 'any' }>;
+      readonly destinations: ReadonlyArray<{ readonly label: string; readonly sendTo: 'holder' | 'other' | 'any' }>;
       readonly comparisons: readonly ComparisonSpec[];
     }
   | {
@@ -419,12 +420,14 @@ export function scenarios(sizes: Sizes): Scenario[] {
       // the fleet against a read on the node that holds the client?
       name: 'fleet-read',
       kind: 'fleet-read',
-      title: `Fleet on NATS: skill reads of ${sizes.fleetReadClients} websocket clients over 3 nodes, sent to the holder, to another node, to any node`,
+      title: `Fleet on NATS: skill reads of ${sizes.fleetReadClients} websocket clients over 3 nodes, sent to the holder, to another node, to any node; concurrency 32 and 1`,
       nodes: 3,
       clients: sizes.fleetReadClients,
-      concurrency: 32,
+      // 32 readers batch work into each wake-up of a node; 1 reader is the bare round trip, each
+      // read alone, whatever the destination.
+      concurrencies: [32, 1],
       ttlMs: sizes.fleetTtlMs,
-      loads: [
+      destinations: [
         { label: FLEET_LOCAL, sendTo: 'holder' },
         { label: FLEET_REMOTE, sendTo: 'other' },
         { label: FLEET_ANY, sendTo: 'any' },
