@@ -191,6 +191,7 @@ export function checks(scenarios: readonly Scenario[], rows: readonly SummaryRow
       };
       check(`heap per remote client on ${row.subject} (median)`, row.heapBytesPerRemote, 'B', scenario.heapTargetBytes);
       check('SIGKILL of a node → no other node lists its clients (slowest round)', row.agreeMs, 'ms', row.ttlMs ?? scenario.ttlMs);
+      check('SIGKILL of a node → every other node logged bus.node_down (slowest round)', row.nodeDownMs, 'ms', row.ttlMs ?? scenario.ttlMs);
     }
   }
   return results;

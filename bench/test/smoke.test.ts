@@ -128,7 +128,7 @@ describe('pnpm bench --smoke', () => {
       expect(row.remoteClients).toBe(20);
       expect(Number.isFinite(row.heapBytesPerRemote)).toBe(true);
       expect(row.agreeMs).toBeGreaterThan(0);
-      expect(report?.checks?.map((c) => c.what)).toHaveLength(2);
+      expect(report?.checks?.map((c) => c.what)).toHaveLength(3);
     },
   );
 
