@@ -399,6 +399,8 @@ async function fleetScaleRound(scenario: FleetScaleScenario, options: RunOptions
         .waitForLine(nodeDown, deadlineMs, 'stderr')
         .then((match) => Date.parse((JSON.parse(match.input ?? '{}') as { time?: string }).time ?? '')),
     );
+    // How long the survivors' event loops stall while they take the node's clients out.
+    await Promise.all(survivors.map(async (node) => Promise.all([node.server.startLoopDelay(), node.server.startTurnCpu()])));
     const killedWall = Date.now();
     const killedAt = performance.now();
     const killed = dying.server.child.kill();
@@ -413,6 +415,7 @@ async function fleetScaleRound(scenario: FleetScaleScenario, options: RunOptions
       }),
     );
     await killed;
+    const stalls = await Promise.all(survivors.map(async (node) => ({ loop: await node.server.loopDelay(), turn: await node.server.turnCpu() })));
     const agreeMs = Math.max(...agreed.map((a) => a.ms));
     const nodeDownMs = Math.max(...(await Promise.all(downAt)).map((at) => at - killedWall));
     const after = await fleet.clientErrors(new Set([dying]));
@@ -420,7 +423,8 @@ async function fleetScaleRound(scenario: FleetScaleScenario, options: RunOptions
     options.log(
       `    node ${dying.name} killed: its ${expected} clients gone from every other node's listing after ${agreeMs.toFixed(0)} ms ` +
         `(${agreed.map((a, k) => `node ${survivors[k]?.name} ${a.ms.toFixed(0)} ms, ±${a.stepMs.toFixed(0)}`).join('; ')}); ` +
-        `the last survivor logged bus.node_down ${nodeDownMs} ms after the kill`,
+        `the last survivor logged bus.node_down ${nodeDownMs} ms after the kill; survivors' longest turn ` +
+        `${stalls.map((x) => `${x.turn.maxMs.toFixed(0)} ms CPU (loop delay ${x.loop.maxMs.toFixed(0)} ms)`).join(', ')}`,
     );
     return {
       scenario: scenario.name,
@@ -444,6 +448,8 @@ async function fleetScaleRound(scenario: FleetScaleScenario, options: RunOptions
       agreeMs,
       agreeStepMs: Math.max(...agreed.map((a) => a.stepMs)),
       nodeDownMs,
+      loopMax: Math.max(...stalls.map((x) => x.loop.maxMs)),
+      turnMax: Math.max(...stalls.map((x) => x.turn.maxMs)),
       ttlMs: scenario.ttlMs,
     };
   } finally {
