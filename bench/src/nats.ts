@@ -1,7 +1,7 @@
 /**
  * The real `nats-server` of the fleet scenarios (Debian's package, as the fleet tests use it):
  * JetStream on, 127.0.0.1, a port of its own choosing (`-p -1`), its store in a scratch directory
- * removed when it stops. Tracked like every bench process (proc.ts), so it never outlives a run.
+ * removed when it exits. Tracked like every bench process (proc.ts), so it never outlives a run.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -55,7 +55,6 @@ export class NatsProcess {
   private constructor(
     readonly child: Child,
     readonly port: number,
-    private readonly dir: string,
   ) {}
 
   static async start(label: string): Promise<NatsProcess> {
@@ -66,15 +65,17 @@ export class NatsProcess {
       executable: true,
       cwd: dir,
     });
+    // The store goes with the process, however it ends (stopped, killed by the bench's own stop on
+    // Ctrl-C or its time limit, or a failed start).
+    void child.exited.then(() => rmSync(dir, { recursive: true, force: true }));
     try {
       // It logs to stderr.
       const ready = child.waitForLine(/Server is ready/, START_TIMEOUT_MS, 'stderr');
       const match = await child.waitForLine(/Listening for client connections on 127\.0\.0\.1:(\d+)/, START_TIMEOUT_MS, 'stderr');
       await ready;
-      return new NatsProcess(child, Number(match[1]), dir);
+      return new NatsProcess(child, Number(match[1]));
     } catch (error) {
       await child.stop();
-      rmSync(dir, { recursive: true, force: true });
       throw error;
     }
   }
@@ -88,8 +89,8 @@ export class NatsProcess {
     return procCpuUs(this.child.pid);
   }
 
+  /** Stop it; its store is removed once it has exited. */
   async stop(): Promise<void> {
     await this.child.stop();
-    rmSync(this.dir, { recursive: true, force: true });
   }
 }
