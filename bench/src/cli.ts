@@ -10,8 +10,9 @@ import { describeMachine, machineInfo } from './machine.js';
 import { LoadGenerator } from './load-generator.js';
 import { killAllNow, stopAll } from './proc.js';
 import { summarizeProfileDir } from './profile.js';
-import { coldStartMisses, compare, renderTables, summarize } from './report.js';
-import { runScenario, type RunRecord } from './runner.js';
+import { FLEET_SCALE_MAX_ROUNDS } from './fleet.js';
+import { checks, coldStartMisses, compare, renderTables, summarize } from './report.js';
+import { runScenario, scenarioSkipReason, type RunRecord } from './runner.js';
 import { FULL_SIZES, SCENARIO_NAMES, SMOKE_SIZES, scenarios, type Scenario, type Sizes } from './scenarios.js';
 
 const HELP = `Usage: pnpm bench [-- options]
@@ -28,13 +29,17 @@ Options:
   --catalog-clients <n> clients in the catalog scenario (default ${FULL_SIZES.catalogClients})
   --idle-clients <n>    clients in the idle-memory scenario (default ${FULL_SIZES.idleClients})
   --starts <n>          cold starts of each command in the cold-start scenario (default ${FULL_SIZES.coldStarts})
+  --fleet-clients <n>   clients over the 3 nodes of the fleet-scale scenario (default
+                        ${FULL_SIZES.fleetScaleClients}); the fleet scenarios need nats-server
+                        (/usr/sbin/nats-server or NATS_SERVER=<path>) and are skipped without it.
+                        fleet-scale runs at most ${FLEET_SCALE_MAX_ROUNDS} rounds (a fresh fleet each)
   --smoke               tiny sizes, one short round: checks that everything runs
   --profile             run every server under --cpu-prof and print where its time goes
                         (profiling slows them: figures of a profiled run are not comparable)
   --server-node-arg <a> pass a node flag to every server process (repeatable), e.g.
                         --server-node-arg=--perf-basic-prof for perf record
   --json <file>         also write every run and the summary as JSON
-  --strict              exit 2 when a ratio misses its target
+  --strict              exit 2 when a ratio or a figure misses its target
   -h, --help            show this help
 
 Exit status: 0 done, 1 errors in some run or the bench failed, 2 a target missed (with --strict).`;
@@ -79,6 +84,7 @@ function parseOptions(argv: string[]): Options {
         'catalog-clients': { type: 'string' },
         'idle-clients': { type: 'string' },
         starts: { type: 'string' },
+        'fleet-clients': { type: 'string' },
         smoke: { type: 'boolean' },
         profile: { type: 'boolean' },
         'server-node-arg': { type: 'string', multiple: true },
@@ -101,7 +107,10 @@ function parseOptions(argv: string[]): Options {
     catalogClients: Math.round(positive('catalog-clients', values['catalog-clients'], base.catalogClients)),
     idleClients: Math.round(positive('idle-clients', values['idle-clients'], base.idleClients)),
     coldStarts: Math.round(positive('starts', values.starts, base.coldStarts)),
+    fleetScaleClients: Math.round(positive('fleet-clients', values['fleet-clients'], base.fleetScaleClients)),
   };
+  // Each of the three nodes holds at least one client: the killed node's must leave every listing.
+  if (sizes.fleetScaleClients < 3) fail(`--fleet-clients must be at least 3 (one per node), got ${sizes.fleetScaleClients}`);
   const all = scenarios(sizes);
   const wanted = (values.scenario ?? []).flatMap((s) => s.split(',')).filter(Boolean);
   for (const name of wanted) if (!all.some((s) => s.name === name)) fail(`unknown scenario ${JSON.stringify(name)}`);
@@ -130,6 +139,8 @@ function timeLimitMs(options: Options): number {
     else if (s.kind === 'scan') ms += s.scanners.length * (run + 5_000);
     else if (s.kind === 'listing') ms += s.cases.length * (s.walkers.length * run + 120_000);
     else if (s.kind === 'cold-start') ms += s.subjects.length * (s.starts + 1) * 10_000;
+    else if (s.kind === 'fleet-read') ms += 60_000 + 2 * options.warmupMs + s.concurrencies.length * s.destinations.length * run + s.clients * 30;
+    else if (s.kind === 'fleet-scale') ms += Math.min(options.rounds, FLEET_SCALE_MAX_ROUNDS) * (180_000 + 3 * s.ttlMs + s.clients * 15);
     else ms += s.subjects.length * (run + 5_000);
   }
   return 3 * ms + 120_000;
@@ -173,9 +184,15 @@ async function main(): Promise<number> {
 
   const rows = summarize(records);
   const comparisons = compare(options.scenarios, records);
+  const checked = checks(options.scenarios, rows);
+  const skipped = options.scenarios.flatMap((s) => {
+    const reason = scenarioSkipReason(s);
+    return reason === undefined ? [] : [{ scenario: s.name, reason }];
+  });
   process.stdout.write(`\n## Bench figures\n\n${describeMachine(machine)}\n`);
   process.stdout.write(`${options.rounds} rounds × ${options.durationMs / 1000} s per run, medians over rounds\n\n`);
-  process.stdout.write(`${renderTables(options.scenarios, rows, comparisons)}\n`);
+  for (const { scenario, reason } of skipped) process.stdout.write(`SKIPPED ${scenario}: ${reason}\n\n`);
+  process.stdout.write(`${renderTables(options.scenarios, rows, comparisons, checked)}\n`);
 
   if (options.profileDir) {
     mkdirSync(options.profileDir, { recursive: true });
@@ -184,12 +201,13 @@ async function main(): Promise<number> {
   if (options.json) {
     writeFileSync(
       options.json,
-      `${JSON.stringify({ machine, options: { ...options, scenarios: options.scenarios.map((s) => s.name) }, records, rows, comparisons }, null, 2)}\n`,
+      `${JSON.stringify({ machine, options: { ...options, scenarios: options.scenarios.map((s) => s.name) }, records, rows, comparisons, checks: checked, skipped }, null, 2)}\n`,
     );
   }
   const errors = rows.reduce((sum, r) => sum + r.errors, 0);
   if (errors > 0) return 1;
-  if (options.strict && (comparisons.some((c) => c.pass === false) || coldStartMisses(options.scenarios, rows).length > 0)) return 2;
+  if (options.strict && (comparisons.some((c) => c.pass === false) || checked.some((c) => !c.pass) || coldStartMisses(options.scenarios, rows).length > 0))
+    return 2;
   return 0;
 }
 

@@ -23,6 +23,18 @@ export interface LoadArgs {
   readonly concurrency: number;
   readonly durationMs: number;
   readonly seed?: number;
+  /** A fleet: the targets are every node's clients instead of `population`, each read sent by `sendTo`. */
+  readonly fleet?: FleetLoad;
+}
+
+/**
+ * The load of a fleet (the fleet scenarios): every node with the clients it holds, and which node
+ * each read goes to: the one holding its client (a local read), one of the others, picked at random
+ * per read (a remote read), or any node at random (what a load balancer in front does).
+ */
+export interface FleetLoad {
+  readonly nodes: ReadonlyArray<{ readonly port: number; readonly population: Population }>;
+  readonly sendTo: 'holder' | 'other' | 'any';
 }
 
 export interface LoadResult {
@@ -43,6 +55,8 @@ interface Target {
   readonly body: string | (() => string) | undefined;
   readonly headers: Readonly<Record<string, string>> | undefined;
   readonly succeeded: (body: string) => boolean;
+  /** Fleet loads: the index of the node that holds the target's client. */
+  readonly holder?: number;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -131,10 +145,40 @@ async function targetsOf(population: Population, agent: Agent, port: number): Pr
   return targets;
 }
 
+/** Every node's clients as targets, each marked with the node that holds it. */
+async function fleetTargets(fleet: FleetLoad, agent: Agent): Promise<Target[]> {
+  const targets: Target[] = [];
+  for (const [holder, node] of fleet.nodes.entries()) {
+    if ((node.population.via ?? 'skill') === 'mcp-call') throw new Error('a fleet load reads skills or calls the host API, not MCP (one session per node)');
+    for (const target of await targetsOf(node.population, agent, node.port)) targets.push({ ...target, holder });
+  }
+  return targets;
+}
+
+/** The port each read of a fleet load goes to (`FleetLoad.sendTo`); `port` without a fleet. */
+function portPicker(args: LoadArgs, random: () => number): (target: Target) => number {
+  const fleet = args.fleet;
+  if (!fleet) return () => args.port;
+  const ports = fleet.nodes.map((node) => node.port);
+  const n = ports.length;
+  if (n === 0) throw new Error('a fleet load needs nodes');
+  if (fleet.sendTo === 'other' && n < 2) throw new Error('a remote read needs at least two nodes');
+  switch (fleet.sendTo) {
+    case 'holder':
+      return (target) => ports[target.holder ?? 0] as number;
+    case 'other':
+      return (target) => ports[((target.holder ?? 0) + 1 + (random() % (n - 1))) % n] as number;
+    case 'any':
+      return () => ports[random() % n] as number;
+  }
+}
+
 export async function runLoad(args: LoadArgs): Promise<LoadResult> {
   const random = xorshift(args.seed ?? 1);
+  // maxSockets counts per host:port: a fleet load may hold `concurrency` sockets to each node.
   const agent = new Agent({ keepAlive: true, maxSockets: args.concurrency, maxFreeSockets: args.concurrency });
-  const targets = await targetsOf(args.population, agent, args.port);
+  const targets = args.fleet ? await fleetTargets(args.fleet, agent) : await targetsOf(args.population, agent, args.port);
+  const portOf = portPicker(args, random);
   const samples = new SampleBuffer();
   let requests = 0;
   let errors = 0;
@@ -146,6 +190,7 @@ export async function runLoad(args: LoadArgs): Promise<LoadResult> {
     if (performance.now() >= deadline) return resolve();
     const target = targets.length === 1 ? (targets[0] as Target) : (targets[random() % targets.length] as Target);
     const { method, path } = target;
+    const port = portOf(target);
     const t0 = performance.now();
     let settled = false;
     const settle = (error: string | undefined): void => {
@@ -160,7 +205,7 @@ export async function runLoad(args: LoadArgs): Promise<LoadResult> {
       }
       loop(resolve);
     };
-    const req = request({ agent, host: '127.0.0.1', port: args.port, path, method, headers: target.headers }, (res) => {
+    const req = request({ agent, host: '127.0.0.1', port, path, method, headers: target.headers }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));

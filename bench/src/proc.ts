@@ -17,6 +17,8 @@ export interface SpawnOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Working directory; default the bench's own. */
   readonly cwd?: string;
+  /** Run `script` as an executable of its own (nats-server), not as a node script: no IPC channel, so no RPC. */
+  readonly executable?: boolean;
 }
 
 export class Child {
@@ -24,8 +26,10 @@ export class Child {
   private nextId = 1;
   private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   private stdoutBuffer = '';
+  /** The partial last line of stderr (server logs, nats-server's). */
+  private stderrBuffer = '';
   private stderrTail = '';
-  private readonly lineWatchers = new Set<(line: string) => void>();
+  private readonly lineWatchers = { stdout: new Set<(line: string) => void>(), stderr: new Set<(line: string) => void>() };
   readonly exited: Promise<number | null>;
 
   constructor(
@@ -34,24 +38,28 @@ export class Child {
     args: readonly string[],
     options: SpawnOptions = {},
   ) {
-    this.proc = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-      env: options.env ?? process.env,
-      cwd: options.cwd,
-    });
+    this.proc = options.executable
+      ? spawn(script, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env, cwd: options.cwd })
+      : spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
+          stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+          env: options.env ?? process.env,
+          cwd: options.cwd,
+        });
     live.add(this);
     // Always drain both pipes: a server blocked on a full stderr pipe would measure nothing.
     this.proc.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stdoutBuffer += chunk;
-      let nl;
-      while ((nl = this.stdoutBuffer.indexOf('\n')) >= 0) {
-        const line = this.stdoutBuffer.slice(0, nl);
-        this.stdoutBuffer = this.stdoutBuffer.slice(nl + 1);
-        for (const watcher of this.lineWatchers) watcher(line);
-      }
+      this.stdoutBuffer = this.emitLines(this.stdoutBuffer, this.lineWatchers.stdout);
     });
     this.proc.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stderrTail = (this.stderrTail + chunk).slice(-TAIL_BYTES);
+      // Lines are split only while someone waits for one (a server's logs can be many); otherwise
+      // only the partial line at the end is kept, for a watcher that starts before it ends.
+      if (this.lineWatchers.stderr.size > 0) this.stderrBuffer = this.emitLines(this.stderrBuffer + chunk, this.lineWatchers.stderr);
+      else {
+        const nl = chunk.lastIndexOf('\n');
+        this.stderrBuffer = (nl >= 0 ? chunk.slice(nl + 1) : this.stderrBuffer + chunk).slice(-TAIL_BYTES);
+      }
     });
     this.proc.on('message', (message: unknown) => {
       const reply = message as RpcReply;
@@ -75,6 +83,18 @@ export class Child {
         resolve(code);
       });
     });
+  }
+
+  /** Hand each whole line of `buffer` to `watchers`; returns what is left after the last newline. */
+  private emitLines(buffer: string, watchers: ReadonlySet<(line: string) => void>): string {
+    let rest = buffer;
+    let nl;
+    while ((nl = rest.indexOf('\n')) >= 0) {
+      const line = rest.slice(0, nl);
+      rest = rest.slice(nl + 1);
+      for (const watcher of watchers) watcher(line);
+    }
+    return rest;
   }
 
   get pid(): number {
@@ -104,15 +124,19 @@ export class Child {
     });
   }
 
-  /** Wait for a stdout line matching `pattern`; resolves with the match. */
-  waitForLine(pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+  /**
+   * Wait for a line matching `pattern` on stdout (or stderr: an executable's logs, a server's JSON
+   * log lines), printed from now on; resolves with the match.
+   */
+  waitForLine(pattern: RegExp, timeoutMs: number, stream: 'stdout' | 'stderr' = 'stdout'): Promise<RegExpMatchArray> {
+    const watchers = this.lineWatchers[stream];
     return new Promise((resolve, reject) => {
       let settled = false;
       const finish = (settle: () => void): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        this.lineWatchers.delete(watcher);
+        watchers.delete(watcher);
         settle();
       };
       const watcher = (line: string): void => {
@@ -123,9 +147,15 @@ export class Child {
         () => finish(() => reject(new Error(`${this.name} did not print ${pattern} within ${timeoutMs} ms${this.describeTail()}`))),
         timeoutMs,
       );
-      this.lineWatchers.add(watcher);
+      watchers.add(watcher);
       void this.exited.then(() => finish(() => reject(new Error(`${this.name} exited before printing ${pattern}${this.describeTail()}`))));
     });
+  }
+
+  /** SIGKILL at once (a crash), and wait until it has exited. */
+  async kill(): Promise<void> {
+    if (this.running) this.proc.kill('SIGKILL');
+    await this.exited;
   }
 
   /** SIGTERM, then SIGKILL after the grace period. Idempotent. */

@@ -35,6 +35,17 @@ export interface SummaryRow {
   readonly turnP99: number | undefined;
   /** Cold start only: median over rounds of the start's excess over the floor's. */
   readonly overFloorMs: number | undefined;
+  /** Fleet read (medians over rounds). */
+  readonly busCpuUsPerOp: number | undefined;
+  readonly fleetCpuUsPerOp: number | undefined;
+  /** Fleet scale (medians over rounds, but `agreeMs`: the largest, a bound). */
+  readonly remoteClients: number | undefined;
+  readonly heapBytesPerRemote: number | undefined;
+  readonly catchUpMs: number | undefined;
+  readonly agreeMs: number | undefined;
+  readonly agreeStepMs: number | undefined;
+  readonly nodeDownMs: number | undefined;
+  readonly ttlMs: number | undefined;
 }
 
 export interface ComparisonResult {
@@ -94,6 +105,16 @@ export function summarize(records: readonly RunRecord[]): SummaryRow[] {
       turnMax: first.turnMax === undefined ? undefined : m((r) => r.turnMax),
       turnP99: first.turnP99 === undefined ? undefined : m((r) => r.turnP99),
       overFloorMs: first.overFloorMs === undefined ? undefined : m((r) => r.overFloorMs),
+      busCpuUsPerOp: first.busCpuUsPerOp === undefined ? undefined : m((r) => r.busCpuUsPerOp),
+      fleetCpuUsPerOp: first.fleetCpuUsPerOp === undefined ? undefined : m((r) => r.fleetCpuUsPerOp),
+      remoteClients: first.remoteClients,
+      heapBytesPerRemote: first.heapBytesPerRemote === undefined ? undefined : m((r) => r.heapBytesPerRemote),
+      catchUpMs: first.catchUpMs === undefined ? undefined : m((r) => r.catchUpMs),
+      // The slowest round: the time to agree is a bound.
+      agreeMs: first.agreeMs === undefined ? undefined : Math.max(...runs.map((r) => r.agreeMs ?? Number.NaN)),
+      agreeStepMs: first.agreeStepMs === undefined ? undefined : m((r) => r.agreeStepMs),
+      nodeDownMs: first.nodeDownMs === undefined ? undefined : Math.max(...runs.map((r) => r.nodeDownMs ?? Number.NaN)),
+      ttlMs: first.ttlMs,
     };
   });
 }
@@ -154,7 +175,36 @@ const METRIC_NAMES: Record<ComparisonMetric, string> = {
   bytesPerConn: 'bytes per connection',
   rssPeakBytes: 'server RSS peak',
   p50: 'median time',
+  fleetCpuUsPerOp: 'CPU per op, nodes + NATS',
 };
+
+/** A figure held against an absolute target (not a ratio): the fleet's memory and time to agree. */
+export interface CheckResult {
+  readonly scenario: string;
+  readonly caseLabel: string;
+  readonly what: string;
+  readonly value: number;
+  readonly unit: string;
+  readonly target: number;
+  readonly pass: boolean;
+}
+
+export function checks(scenarios: readonly Scenario[], rows: readonly SummaryRow[]): CheckResult[] {
+  const results: CheckResult[] = [];
+  for (const scenario of scenarios) {
+    if (scenario.kind !== 'fleet-scale') continue;
+    for (const row of rows.filter((r) => r.scenario === scenario.name)) {
+      const check = (what: string, value: number | undefined, unit: string, target: number): void => {
+        const v = value ?? Number.NaN;
+        results.push({ scenario: scenario.name, caseLabel: row.caseLabel, what, value: v, unit, target, pass: Number.isFinite(v) && v <= target });
+      };
+      check(`heap per remote client on ${row.subject} (median)`, row.heapBytesPerRemote, 'B', scenario.heapTargetBytes);
+      check('SIGKILL of a node → no other node lists its clients (slowest round)', row.agreeMs, 'ms', row.ttlMs ?? scenario.ttlMs);
+      check('SIGKILL of a node → every other node logged bus.node_down (slowest round)', row.nodeDownMs, 'ms', row.ttlMs ?? scenario.ttlMs);
+    }
+  }
+  return results;
+}
 
 const fixed = (value: number | undefined, digits: number): string => (value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits));
 const whole = (value: number | undefined): string => (value === undefined || !Number.isFinite(value) ? '–' : Math.round(value).toLocaleString('en-US'));
@@ -182,7 +232,12 @@ export function coldStartMisses(scenarios: readonly Scenario[], rows: readonly S
   );
 }
 
-export function renderTables(scenarios: readonly Scenario[], rows: readonly SummaryRow[], comparisons: readonly ComparisonResult[]): string {
+export function renderTables(
+  scenarios: readonly Scenario[],
+  rows: readonly SummaryRow[],
+  comparisons: readonly ComparisonResult[],
+  checked: readonly CheckResult[] = [],
+): string {
   const out: string[] = [];
   for (const scenario of scenarios) {
     const mine = rows.filter((r) => r.scenario === scenario.name);
@@ -251,6 +306,76 @@ export function renderTables(scenarios: readonly Scenario[], rows: readonly Summ
           }),
         ),
       );
+    } else if (scenario.kind === 'fleet-read') {
+      out.push(
+        table(
+          [
+            'case',
+            'load',
+            'reads sent to',
+            'req/s',
+            'p50 ms',
+            'p99 ms',
+            'errors',
+            'CPU µs/req, 3 nodes',
+            'NATS CPU µs/req',
+            'nodes + NATS µs/req',
+            'RSS MB, 3 nodes',
+          ],
+          mine.map((r) => [
+            r.caseLabel,
+            r.load,
+            r.subject,
+            whole(r.opsPerSec),
+            fixed(r.p50, 3),
+            fixed(r.p99, 3),
+            String(r.errors),
+            fixed(r.cpuUsPerOp, 1),
+            fixed(r.busCpuUsPerOp, 1),
+            fixed(r.fleetCpuUsPerOp, 1),
+            mb(r.rssBytes),
+          ]),
+        ),
+      );
+    } else if (scenario.kind === 'fleet-scale') {
+      out.push(
+        table(
+          [
+            'clients',
+            'measured',
+            'remote clients',
+            'heap B/remote client',
+            'RSS B/remote client',
+            'registrations/s',
+            'CPU µs/registration, 3 nodes',
+            'directory caught up ms',
+            'agreed after SIGKILL ms',
+            '± ms (poll step)',
+            'bus.node_down logged ms',
+            'survivors: longest turn CPU ms / loop delay max ms',
+            'bus TTL ms',
+            'RSS MB',
+            'errors',
+          ],
+          mine.map((r) => [
+            r.caseLabel,
+            r.subject,
+            whole(r.remoteClients),
+            whole(r.heapBytesPerRemote),
+            whole(r.bytesPerConn),
+            whole(r.opsPerSec),
+            fixed(r.cpuUsPerOp, 1),
+            whole(r.catchUpMs),
+            whole(r.agreeMs),
+            whole(r.agreeStepMs),
+            whole(r.nodeDownMs),
+            `${whole(r.turnMax)} / ${whole(r.loopMax)}`,
+            whole(r.ttlMs),
+            mb(r.rssBytes),
+            String(r.errors),
+          ]),
+        ),
+      );
     } else if (scenario.kind === 'memory') {
       out.push(
         table(
@@ -305,6 +430,16 @@ export function renderTables(scenarios: readonly Scenario[], rows: readonly Summ
           c.target === undefined ? '–' : `≤ ${c.target}×`,
           c.pass === undefined ? 'info' : c.pass ? 'pass' : 'FAIL',
         ]),
+      ),
+    );
+    out.push('');
+  }
+  if (checked.length > 0) {
+    out.push('### Targets', '');
+    out.push(
+      table(
+        ['scenario', 'case', 'figure', 'value', 'target', 'result'],
+        checked.map((c) => [c.scenario, c.caseLabel, c.what, `${whole(c.value)} ${c.unit}`, `≤ ${whole(c.target)} ${c.unit}`, c.pass ? 'pass' : 'FAIL']),
       ),
     );
     out.push('');

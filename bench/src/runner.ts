@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { coldStart, type StartCommand } from './cold-start.js';
+import { runFleetRead, runFleetScale } from './fleet.js';
+import { natsServerMissing } from './nats.js';
 import { runScans } from './scan.js';
 import { BARE_MCP_STDIO, ClientProcess, RunningServer, Subject, churn, mdpServerCli, profileSlug, type ServerOptions, type SubjectSpec } from './subjects.js';
 
@@ -70,6 +72,24 @@ export interface RunRecord {
   readonly turnP99?: number;
   /** Cold start only: this start's time over the same round's start of the scenario's floor (node alone), ms. */
   readonly overFloorMs?: number;
+  /** Fleet read: the NATS server's CPU per read, and the nodes' and its together, µs. */
+  readonly busCpuUsPerOp?: number;
+  readonly fleetCpuUsPerOp?: number;
+  /** Fleet scale: clients of other nodes in the measured node's directory, and its heap per one (after full GCs), bytes. */
+  readonly remoteClients?: number;
+  readonly heapBytesPerRemote?: number;
+  /** Fleet scale: from the last registration to the measured node's directory holding every client, ms. */
+  readonly catchUpMs?: number;
+  /**
+   * Fleet scale: from SIGKILL of a node to no other node listing its clients, ms (the answer of
+   * the first listing without them); how long before it the last listing that had them was sent,
+   * ms (the resolution); the bus TTL, ms.
+   */
+  readonly agreeMs?: number;
+  readonly agreeStepMs?: number;
+  /** Fleet scale: from SIGKILL to the last survivor's `bus.node_down` log line (its directory took the node for dead), ms. */
+  readonly nodeDownMs?: number;
+  readonly ttlMs?: number;
 }
 
 function serverOptions(options: RunOptions, ...names: string[]): ServerOptions {
@@ -316,10 +336,22 @@ async function runListing(scenario: ListingScenario, walker: LoadGenerator, opti
   return records;
 }
 
+/** Why a scenario cannot run on this machine (the fleet's need nats-server), or undefined. */
+export function scenarioSkipReason(scenario: Scenario): string | undefined {
+  return scenario.kind === 'fleet-read' || scenario.kind === 'fleet-scale' ? natsServerMissing() : undefined;
+}
+
 export async function runScenario(scenario: Scenario, loadgen: LoadGenerator, options: RunOptions): Promise<RunRecord[]> {
   options.log(`${scenario.name}: ${scenario.title}`);
+  const skip = scenarioSkipReason(scenario);
+  if (skip) {
+    options.log(`  SKIPPED: ${skip}`);
+    return [];
+  }
   if (scenario.kind === 'listing') return runListing(scenario, loadgen, options);
   if (scenario.kind === 'cold-start') return runColdStarts(scenario, options);
+  if (scenario.kind === 'fleet-read') return runFleetRead(scenario, loadgen, options);
+  if (scenario.kind === 'fleet-scale') return runFleetScale(scenario, options);
   if (scenario.kind === 'read') {
     const records: RunRecord[] = [];
     for (const readCase of scenario.cases) records.push(...(await runReadCase(scenario.name, readCase, loadgen, options)));

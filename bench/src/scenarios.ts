@@ -28,6 +28,12 @@ export interface Sizes {
   readonly listingWalkers: number;
   /** Cold starts of each command (medians over them). */
   readonly coldStarts: number;
+  /** Fleet read: websocket clients spread over the fleet's nodes. */
+  readonly fleetReadClients: number;
+  /** Fleet scale: websocket clients spread over the fleet's nodes. */
+  readonly fleetScaleClients: number;
+  /** Fleet scenarios: the bus TTL of every node (`--bus-ttl-ms`), ms. */
+  readonly fleetTtlMs: number;
 }
 
 export const FULL_SIZES: Sizes = {
@@ -46,6 +52,10 @@ export const FULL_SIZES: Sizes = {
   listingDescriptionBytes: 16_000,
   listingWalkers: 4,
   coldStarts: 10,
+  fleetReadClients: 48,
+  fleetScaleClients: 20_000,
+  // The server's default (BUS_DEFAULTS.ttlMs): what a dead node's clients take to leave every view.
+  fleetTtlMs: 5000,
 };
 
 /** Tiny sizes for the smoke test: every code path, no meaningful figures. */
@@ -63,15 +73,20 @@ export const SMOKE_SIZES: Sizes = {
   listingDescriptionBytes: 10_000,
   listingWalkers: 2,
   coldStarts: 1,
+  fleetReadClients: 6,
+  fleetScaleClients: 30,
+  // The smallest the bus takes: the smoke waits for a dead node's clients to leave.
+  fleetTtlMs: 1000,
 };
 
 /**
  * What a comparison divides: server CPU per operation (the default of read, registration and scan
- * scenarios), RSS growth per connection (the default of memory scenarios), the server's RSS peak
- * over its whole run (registration, warm-up and every round), or the median latency (the time of a
+ * scenarios; in a fleet, summed over its nodes), RSS growth per connection (the default of memory
+ * scenarios), the server's RSS peak over its whole run (registration, warm-up and every round), a
+ * fleet's CPU per operation with the NATS server's added, or the median latency (the time of a
  * start, the default of cold starts).
  */
-export type ComparisonMetric = 'cpuUsPerOp' | 'bytesPerConn' | 'rssPeakBytes' | 'p50';
+export type ComparisonMetric = 'cpuUsPerOp' | 'bytesPerConn' | 'rssPeakBytes' | 'fleetCpuUsPerOp' | 'p50';
 
 export interface ComparisonSpec {
   /** Subject labels: the ratio is a / b, or (a − minus) / b. */
@@ -130,6 +145,39 @@ export type Scenario =
       readonly comparisons: readonly ComparisonSpec[];
     }
   | {
+      /**
+       * A fleet (SPEC §16): one nats-server and `nodes` mdp-server processes on it, websocket
+       * clients spread over the nodes; reads go to the node that holds the client, to another one,
+       * or to any, alternating round by round on the same fleet, at each concurrency.
+       */
+      readonly name: string;
+      readonly kind: 'fleet-read';
+      readonly title: string;
+      readonly nodes: number;
+      readonly clients: number;
+      /** Each a load of its own (closed loops at once), every destination alternating within it. */
+      readonly concurrencies: readonly number[];
+      readonly ttlMs: number;
+      readonly destinations: ReadonlyArray<{ readonly label: string; readonly sendTo: 'holder' | 'other' | 'any' }>;
+      readonly comparisons: readonly ComparisonSpec[];
+    }
+  | {
+      /**
+       * A fleet at scale: `clients` websocket clients over `nodes` nodes. The first node's heap per
+       * client of the others (its directory), and, after SIGKILL of the last node, how long until
+       * no other node lists its clients. A fresh fleet per round.
+       */
+      readonly name: string;
+      readonly kind: 'fleet-scale';
+      readonly title: string;
+      readonly nodes: number;
+      readonly clients: number;
+      readonly ttlMs: number;
+      /** Heap per remote client the directory should stay under, bytes (issue 32: 1 KB). */
+      readonly heapTargetBytes: number;
+      readonly comparisons: readonly ComparisonSpec[];
+    }
+  | {
       readonly name: string;
       readonly kind: 'scan';
       readonly title: string;
@@ -167,6 +215,9 @@ export interface ColdStartSubject {
 }
 
 const MDP = 'mdp-server';
+const FLEET_LOCAL = 'local read';
+const FLEET_REMOTE = 'remote read';
+const FLEET_ANY = 'read to any node';
 const population = (clients: number, skills = 1): Population => ({ prefix: 'c', clients, skills });
 
 function wsReadCase(clients: number, loads: LoadSpec[]): ReadCase {
@@ -434,6 +485,39 @@ export function scenarios(sizes: Sizes): Scenario[] {
       comparisons: [],
     },
     {
+      // Issue 32: a call for a client of another node is one NATS request to it; what does that cost
+      // the fleet against a read on the node that holds the client?
+      name: 'fleet-read',
+      kind: 'fleet-read',
+      title: `Fleet on NATS: skill reads of ${sizes.fleetReadClients} websocket clients over 3 nodes, sent to the holder, to another node, to any node; concurrency 32 and 1`,
+      nodes: 3,
+      clients: sizes.fleetReadClients,
+      // 32 readers batch work into each wake-up of a node; 1 reader is the bare round trip, each
+      // read alone, whatever the destination.
+      concurrencies: [32, 1],
+      ttlMs: sizes.fleetTtlMs,
+      destinations: [
+        { label: FLEET_LOCAL, sendTo: 'holder' },
+        { label: FLEET_REMOTE, sendTo: 'other' },
+        { label: FLEET_ANY, sendTo: 'any' },
+      ],
+      comparisons: [
+        { a: FLEET_REMOTE, b: FLEET_LOCAL, target: 2 },
+        { a: FLEET_ANY, b: FLEET_LOCAL },
+        { a: FLEET_REMOTE, b: FLEET_LOCAL, metric: 'fleetCpuUsPerOp' },
+      ],
+    },
+    {
+      name: 'fleet-scale',
+      kind: 'fleet-scale',
+      title: `Fleet on NATS at scale: ${sizes.fleetScaleClients.toLocaleString('en-US')} websocket clients over 3 nodes, then one node killed`,
+      nodes: 3,
+      clients: sizes.fleetScaleClients,
+      ttlMs: sizes.fleetTtlMs,
+      heapTargetBytes: 1024,
+      comparisons: [],
+    },
+    {
       name: 'registration',
       kind: 'registration',
       title: `Registration rate: connect, register ${sizes.registrationSkills} skills, confirm, close`,
@@ -461,4 +545,6 @@ export const SCENARIO_NAMES = [
   'listing',
   'registration',
   'cold-start',
+  'fleet-read',
+  'fleet-scale',
 ] as const;
