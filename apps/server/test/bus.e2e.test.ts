@@ -17,6 +17,7 @@ import {
   endpoint,
   natsServerAvailable,
   skill,
+  recordingLogger,
   stopAll,
   until,
   warnIfNoNatsServer,
@@ -216,6 +217,30 @@ describe.skipIf(!natsServerAvailable())('a fleet of nodes on NATS', () => {
     await sees(b, 'far');
     expect(await (await call(b, { clientId: 'far', method: 'GET', path: '/x' })).json()).toEqual({ ok: true, data: 'ok' });
     expect((await fetch(`${b.http}/readyz`)).status).toBe(200);
+  });
+
+  it('on shutdown, drains the calls it sent to other nodes before it ends them', async () => {
+    const logger = recordingLogger();
+    const [a, b] = (await nodes(2, { drainTimeoutMs: 10_000, logger: logger.logger })) as [TestServer, TestServer];
+    const slow = await registeredClient(a, descriptor('slow', [endpoint('/x')]));
+    let answer: (data: string) => void = () => undefined;
+    const called = new Promise<void>((arrived) => {
+      slow.handler = () =>
+        new Promise((resolve) => {
+          answer = resolve;
+          arrived();
+        });
+    });
+    await sees(b, 'slow');
+    const pending = call(b, { clientId: 'slow', method: 'GET', path: '/x' });
+    await called;
+    const draining = logger.next('server.draining');
+    const closing = b.server.close();
+    // Shutdown began with this call in flight: it is waited for, not ended.
+    expect(await draining).toMatchObject({ pending: 1 });
+    answer('late');
+    expect(await (await pending).json()).toEqual({ ok: true, data: 'late' });
+    await closing;
   });
 
   it('carries hostile client ids to their own client only', async () => {

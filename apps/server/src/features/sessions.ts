@@ -21,7 +21,8 @@ export function sessionsFeature(ctx: ServerContext, options: SessionsFeatureOpti
     name: 'sessions',
     stopping() {
       const { router, logger } = ctx;
-      const pending = router.pendingCount;
+      // Calls sent to clients of other nodes of a fleet are callers' calls too (SPEC §16).
+      const pending = router.pendingCount + router.remotePendingCount;
       // From now on no new call is taken, also while the features listed after this one close.
       const idle = router.drain();
       if (options.drainTimeoutMs <= 0 || pending === 0) return;
@@ -30,7 +31,7 @@ export function sessionsFeature(ctx: ServerContext, options: SessionsFeatureOpti
         idle,
         new Promise<void>((resolve) => {
           deadline = setTimeout(() => {
-            logger.info('server.drain_deadline', { pending: router.pendingCount });
+            logger.info('server.drain_deadline', { pending: router.pendingCount + router.remotePendingCount });
             resolve();
           }, options.drainTimeoutMs);
         }),
