@@ -205,25 +205,54 @@ export async function kill(proc: Proc): Promise<void> {
   await proc.exited;
 }
 
+/** Where a {@link ReconnectingClient} is connected: its URL and the how-manieth connection it is. */
+export interface ClientConnection {
+  readonly url: string;
+  readonly number: number;
+}
+
+export interface ReconnectingClientOptions {
+  /** First wait before a new attempt, ms, doubled up to `maxBackoffMs`. Default 1000 (the SDK's). */
+  readonly backoffMs?: number;
+  /** Default 8000 (the SDK's). */
+  readonly maxBackoffMs?: number;
+  /**
+   * Send a websocket ping this often and give the connection up (to try again, the next URL) when
+   * no pong came back since the last one, ms: a server that stopped answering (SIGSTOP) is left
+   * the way a dead one is. Default: off, as the SDK.
+   */
+  readonly pingEveryMs?: number;
+}
+
 /**
- * An MDP client the way the reference client SDK behaves with reconnect on: one websocket URL;
- * when the connection drops it tries again after 1 s, doubling up to 8 s, and registers its client
- * again on every new connection. Each call is answered with `answer(path)`.
+ * An MDP client the way the reference client SDK behaves with reconnect on: when the connection
+ * drops it tries again after 1 s, doubling up to 8 s, and registers its client again on every new
+ * connection. Given several URLs (the nodes of a fleet), each new attempt goes to the next one;
+ * with `pingEveryMs`, a connection whose server stops answering pings is given up too.
+ * Each call is answered with `answer(path, connection)` (an answer of a connection that closed
+ * meanwhile is dropped).
  */
 export class ReconnectingClient {
   private socket: WebSocket | undefined;
-  private backoffMs = 1000;
+  private readonly urls: readonly string[];
+  private nextUrl = 0;
+  private backoffMs: number;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   /** Connections that opened (and registered). */
   connections = 0;
+  /** The open connection, if any. */
+  current: ClientConnection | undefined;
   private readonly waiters: (() => void)[] = [];
 
   constructor(
-    private readonly url: string,
+    url: string | readonly string[],
     private readonly client: ClientDescriptor,
-    private readonly answer: (path: string) => string,
+    private readonly answer: (path: string, connection: ClientConnection) => string | Promise<string>,
+    private readonly options: ReconnectingClientOptions = {},
   ) {
+    this.urls = typeof url === 'string' ? [url] : url;
+    this.backoffMs = options.backoffMs ?? 1000;
     this.connect();
   }
 
@@ -234,27 +263,46 @@ export class ReconnectingClient {
 
   private connect(): void {
     if (this.stopped) return;
-    const socket = new WebSocket(this.url);
+    const url = this.urls[this.nextUrl++ % this.urls.length] as string;
+    const socket = new WebSocket(url);
     this.socket = socket;
+    let connection: ClientConnection | undefined;
+    let liveness: NodeJS.Timeout | undefined;
     socket.on('open', () => {
-      this.backoffMs = 1000;
+      if (this.options.pingEveryMs !== undefined) {
+        let answered = true;
+        socket.on('pong', () => (answered = true));
+        liveness = setInterval(() => {
+          if (!answered) socket.terminate();
+          answered = false;
+          socket.ping();
+        }, this.options.pingEveryMs);
+      }
+      this.backoffMs = this.options.backoffMs ?? 1000;
       this.connections += 1;
+      connection = { url, number: this.connections };
+      this.current = connection;
       socket.send(JSON.stringify({ type: 'registerClient', client: this.client }));
       for (const resolve of this.waiters.splice(0)) resolve();
     });
     socket.on('message', (data) => {
       const message = JSON.parse(String(data)) as { type: string; requestId?: string; path?: string; timestamp?: number };
-      if (message.type === 'callClient') {
-        socket.send(JSON.stringify({ type: 'callClientResult', requestId: message.requestId, ok: true, data: this.answer(message.path ?? '') }));
+      if (message.type === 'callClient' && connection) {
+        void Promise.resolve(this.answer(message.path ?? '', connection)).then((answer) => {
+          if (socket.readyState === WebSocket.OPEN)
+            socket.send(JSON.stringify({ type: 'callClientResult', requestId: message.requestId, ok: true, data: answer }));
+        });
       } else if (message.type === 'ping') {
         socket.send(JSON.stringify({ type: 'pong', timestamp: message.timestamp }));
       }
     });
     socket.on('error', () => undefined);
     socket.on('close', () => {
+      clearInterval(liveness);
+      if (this.current === connection) this.current = undefined;
       if (this.stopped) return;
       this.timer = setTimeout(() => this.connect(), this.backoffMs);
-      this.backoffMs = Math.min(8000, this.backoffMs * 2);
+      this.backoffMs = Math.min(this.options.maxBackoffMs ?? 8000, this.backoffMs * 2);
     });
   }
 

@@ -89,9 +89,23 @@ export class Bucket {
     return { kind: 'put', revision: entry.revision, node: announcement.node, incarnation: announcement.incarnation };
   }
 
+  /** The bucket's stream now: how many messages it holds and the sequence of its last one. */
+  async streamState(): Promise<StreamState> {
+    const { state } = (await this.kv.status()).streamInfo;
+    return { messages: state.messages, lastSeq: state.last_seq };
+  }
+
   /**
    * Deliver the last value of every key, then every change, to `onEntry`; `onSynced` once the
    * snapshot is in (at once for an empty bucket). `onEnd` when the watch ends by itself.
+   *
+   * The snapshot is in once every message the stream holds has been delivered: the stream's last
+   * sequence, asked after an entry came, is one delivered before it was asked (see
+   * {@link SnapshotSync}). The `pending` count of each delivery cannot tell when writes replace
+   * keys between the consumer's creation and their delivery (as every node rewrites its keys right
+   * after NATS comes back): nats-server 2.9 then counts too many after the last entry (the node
+   * stayed not ready until the next write) or none long before it (the directory took the keys and
+   * nodes not yet delivered for gone).
    */
   async watch(onEntry: (entry: WatchedEntry) => void, onSynced: () => void, onEnd: (error: unknown) => void): Promise<Watch> {
     const prefix = `$KV.${this.name}.`;
@@ -103,21 +117,28 @@ export class Bucket {
       deliver_prefix: `${this.deliverPrefix}.${nuid.next()}`,
     });
     const info = await consumer.info(true);
-    let synced = false;
-    const sync = (): void => {
-      if (synced) return;
-      synced = true;
-      onSynced();
+    let stopped = false;
+    const snapshot = new SnapshotSync();
+    const act = (action: SnapshotAction): void => {
+      if (stopped || action.type === 'none') return;
+      if (action.type === 'synced') {
+        onSynced();
+        return;
+      }
+      const { upTo } = action;
+      this.streamState().then(
+        (state) => act(snapshot.checked(upTo, state)),
+        () => act(snapshot.checked(upTo, undefined)),
+      );
     };
-    if (info.num_pending === 0) sync();
+    act(snapshot.created(info.num_pending));
     const messages = await consumer.consume({
       callback: (m: JsMsg) => {
         const operation = (m.headers?.get('KV-Operation') || 'PUT') as WatchedEntry['operation'];
         onEntry({ key: m.subject.slice(prefix.length), operation, value: m.data, revision: m.seq });
-        if (m.info.pending === 0) sync();
+        act(snapshot.delivered(m.seq));
       },
     });
-    let stopped = false;
     void messages.closed().then(
       (result) => {
         if (!stopped) onEnd(result instanceof Error ? result : undefined);
@@ -132,5 +153,82 @@ export class Bucket {
         void Promise.resolve(messages.stop()).catch(() => undefined);
       },
     };
+  }
+}
+
+/** A bucket's stream as `streamState()` reads it. */
+export interface StreamState {
+  readonly messages: number;
+  readonly lastSeq: number;
+}
+
+/** What a watch does next about its snapshot: nothing, say it is in, or ask the stream's state. */
+export type SnapshotAction = { readonly type: 'none' } | { readonly type: 'synced' } | { readonly type: 'check'; readonly upTo: number };
+
+const NOTHING: SnapshotAction = { type: 'none' };
+/** Failed questions in a row asked again before the next delivery. */
+const MAX_FAILED_QUESTIONS = 3;
+const SYNCED: SnapshotAction = { type: 'synced' };
+
+/**
+ * When a watch's snapshot is in, as a pure state machine. A consumer that starts with nothing
+ * pending is in at once. Otherwise, after each delivery, the stream's state is asked (one question
+ * at a time; deliveries meanwhile ask again once it is answered): the snapshot is in when the
+ * stream is empty or its last sequence is one delivered before the question went out. Then every
+ * key it holds has been delivered at its latest value; a value replaced under the consumer before
+ * its delivery is no gap, since what replaced it has a higher sequence and came before the answer
+ * said so. (Against the last sequence alone, sent after the question, a key replaced meanwhile
+ * could be missing from the view for a moment and the directory would drop it.)
+ */
+export class SnapshotSync {
+  private synced = false;
+  /** Highest stream sequence delivered. */
+  private highest = 0;
+  private asking = false;
+  /** Something was delivered while a question was out. */
+  private again = false;
+  /** Questions failed in a row. */
+  private failures = 0;
+
+  /** The consumer exists with `pending` messages to deliver. */
+  created(pending: number): SnapshotAction {
+    if (pending === 0) return this.sync();
+    return this.ask();
+  }
+
+  /** An entry with stream sequence `seq` was delivered. */
+  delivered(seq: number): SnapshotAction {
+    this.highest = Math.max(this.highest, seq);
+    this.failures = 0;
+    return this.ask();
+  }
+
+  /** The answer to a question sent after `upTo` was delivered: the stream's state, or undefined when it failed. */
+  checked(upTo: number, state: StreamState | undefined): SnapshotAction {
+    this.asking = false;
+    if (this.synced) return NOTHING;
+    if (state && (state.messages === 0 || state.lastSeq <= upTo)) return this.sync();
+    // A failed question is asked again a few times (a JetStream request times out after seconds):
+    // no delivery may come to ask it.
+    this.failures = state ? 0 : this.failures + 1;
+    if (!this.again && (state || this.failures > MAX_FAILED_QUESTIONS)) return NOTHING;
+    return this.ask();
+  }
+
+  private ask(): SnapshotAction {
+    if (this.synced) return NOTHING;
+    if (this.asking) {
+      this.again = true;
+      return NOTHING;
+    }
+    this.asking = true;
+    this.again = false;
+    return { type: 'check', upTo: this.highest };
+  }
+
+  private sync(): SnapshotAction {
+    if (this.synced) return NOTHING;
+    this.synced = true;
+    return SYNCED;
   }
 }
