@@ -156,15 +156,18 @@ describe.each([
     await expect(w.client.subscribeResource({ uri: 'mdp://todo/status' })).rejects.toMatchObject({ code: -32602 });
     await w.client.subscribeResource({ uri: 'mdp://todo/docs/skill.md' });
     await w.client.subscribeResource({ uri: 'mdp://notes/notes/skill.md' });
+    // The list_changed notifications may come before or after resources/updated: count from before the change.
+    const resourcesBefore = w.notes.counts.resources;
     w.socket.send({ type: 'updateClientCatalog', clientId: 'todo', paths: [...todo.paths, { type: 'skill', path: '/more/skill.md' }] });
     expect(await updated.next()).toBe('mdp://todo/docs/skill.md');
     // Changed, not gone: its new skill is listed.
-    await w.notes.reach('resources', w.notes.counts.resources + 1);
+    await w.notes.reach('resources', resourcesBefore + 1);
     expect((await w.client.listResources()).resources.map((r) => r.uri)).toContain('mdp://todo/more/skill.md');
+    const toolsBefore = w.notes.counts.tools;
     await w.loop.close();
     expect(await updated.next()).toBe('mdp://notes/notes/skill.md');
     // Once the listing no longer holds it (the tools list changes), its skills are not there to subscribe to.
-    await w.notes.reach('tools', w.notes.counts.tools + 1);
+    await w.notes.reach('tools', toolsBefore + 1);
     await expect(w.client.subscribeResource({ uri: 'mdp://notes/notes/skill.md' })).rejects.toMatchObject({
       code: -32002,
       message: expect.stringContaining('no client "notes"'),
