@@ -10,16 +10,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '@mdp/core';
 import { MIRROR_PROOF_HEADER } from '@mdp/cluster';
-import { createMdpServer, type MdpServer } from '../src/index.js';
-import { TestClient, descriptor, freePorts, skill, stopAll, track } from '@mdp/test-kit';
-import { TEST_CLUSTER_TIMING, clientChange } from './harness.js';
+import type { MdpServer } from '../src/index.js';
+import { TestClient, descriptor, skill, stopAll, track } from '@mdp/test-kit';
+import { TEST_CLUSTER_TIMING, clientChange, startTwoServerCluster } from './harness.js';
 
-const servers: MdpServer[] = [];
-
-afterEach(async () => {
-  await stopAll();
-  for (const server of servers.splice(0)) await server.close();
-});
+afterEach(stopAll);
 
 // The first election follows discovery at once; a lease of seconds keeps the leader where it is for
 // a whole test, even when a loaded machine holds a server's event loop for a while.
@@ -31,34 +26,8 @@ const endpoint = (method: 'GET' | 'POST', path: string) => ({ type: 'endpoint' a
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
-async function twoServerCluster(authTokens: string[] | undefined, secret?: string): Promise<{ leader: MdpServer; follower: MdpServer }> {
-  const ports = await freePorts(2);
-  const group = ports.map((port) =>
-    createMdpServer({
-      host: '127.0.0.1',
-      port,
-      logLevel: 'silent',
-      clusterId: 'client-ids',
-      ...(authTokens ? { authTokens } : {}),
-      cluster: { ...FAST, ...(secret ? { secret } : {}), discovery: { startPort: ports[0] as number, attempts: 2, intervalMs: 150, probeTimeoutMs: 200 } },
-    }),
-  );
-  servers.push(...group);
-  await Promise.all(group.map((s) => s.listen()));
-  const leader = await new Promise<MdpServer>((resolve) => {
-    const check = (): void => {
-      const leaders = group.filter((s) => s.cluster?.meta().role === 'leader');
-      const only = leaders[0];
-      if (leaders.length === 1 && only && group.every((s) => s.cluster?.meta().leaderId === only.info?.serverId)) {
-        for (const off of offs) off();
-        resolve(only);
-      }
-    };
-    const offs = group.map((s) => (s.cluster as NonNullable<MdpServer['cluster']>).onLeaderChange(check));
-    check();
-  });
-  return { leader, follower: group.find((s) => s !== leader) as MdpServer };
-}
+const twoServerCluster = (authTokens: string[] | undefined, secret?: string) =>
+  startTwoServerCluster({ clusterId: 'client-ids', ...(authTokens ? { authTokens } : {}) }, { ...FAST, ...(secret ? { secret } : {}) });
 
 /** A's client `app` on the follower, once the leader holds its mirror. */
 async function ownerOnFollower(leader: MdpServer, follower: MdpServer, headers: Record<string, string>): Promise<TestClient> {

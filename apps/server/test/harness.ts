@@ -6,8 +6,9 @@ import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { ClientDescriptor } from '@mdp/protocol';
-import { LoopTestClient, TestClient, loopFetch, track, until } from '@mdp/test-kit';
+import { LoopTestClient, TestClient, freePorts, loopFetch, track, until } from '@mdp/test-kit';
 import { createMdpServer, type MdpServer } from '../src/index.js';
+import type { MdpClusterOptions } from '../src/cluster.js';
 import type { MdpServerOptions } from '../src/settings/options.js';
 
 export interface TestServer {
@@ -113,3 +114,33 @@ export const TEST_CLUSTER_TIMING = {
   electionTimeoutMinMs: 1000,
   electionTimeoutMaxMs: 1500,
 } as const;
+
+/**
+ * Two in-process servers on loopback that find each other (discovery over their two ports) and
+ * agree on a leader; both are stopped by `stopAll`. `cluster` should hold a lease long enough that
+ * the leader stays for a whole test on a loaded machine.
+ */
+export async function startTwoServerCluster(options: MdpServerOptions, cluster: MdpClusterOptions): Promise<{ leader: MdpServer; follower: MdpServer }> {
+  const ports = await freePorts(2);
+  const group = ports.map((port) =>
+    createMdpServer({
+      host: '127.0.0.1',
+      port,
+      logLevel: 'silent',
+      ...options,
+      cluster: { ...cluster, discovery: { startPort: ports[0] as number, attempts: 2, intervalMs: 150, probeTimeoutMs: 200 } },
+    }),
+  );
+  for (const server of group) track(server);
+  await Promise.all(group.map((s) => s.listen()));
+  const leader = await until(
+    group.map((s) => (listener: () => void) => (s.cluster as NonNullable<MdpServer['cluster']>).onLeaderChange(listener)),
+    () => {
+      const leaders = group.filter((s) => s.cluster?.meta().role === 'leader');
+      const only = leaders[0];
+      return leaders.length === 1 && only !== undefined && group.every((s) => s.cluster?.meta().leaderId === only.info?.serverId) ? only : undefined;
+    },
+    { timeoutMs: 15_000, what: 'an agreed leader' },
+  );
+  return { leader, follower: group.find((s) => s !== leader) as MdpServer };
+}

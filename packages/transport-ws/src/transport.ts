@@ -280,10 +280,12 @@ export function createWebSocketTransport(router: Router, options: WebSocketTrans
     ws.on('error', onWsError);
     const inbound = countInboundFrames(socket, inflight, ws, evictInflight);
     const auth = extractAuth(request.headers);
-    if (options.authorize && !options.authorize(auth)) return refuse(ws, WS_CLOSE.unauthorized, 'Unauthorized');
     // A mirror link proves its member with or without a policy: the hub keeps the ids it mirrors
-    // for their owner either way (without one, so that no page of another site shadows them).
+    // for their owner either way (without one, so that no page of another site shadows them). Under
+    // a policy the proof (the cluster secret's, accepted once) is the link's credential: a cluster
+    // signed in by access tokens alone has no token of its own to present.
     const peer = options.peerOf?.(request.headers);
+    if (options.authorize && peer === undefined && !options.authorize(auth)) return refuse(ws, WS_CLOSE.unauthorized, 'Unauthorized');
     const origin = request.headers.origin;
     // Without a policy a page's ids are its origin's, and a program's (no Origin) the machine's; a
     // mirror link's are those of the client it mirrors (a page's origin, or the machine).

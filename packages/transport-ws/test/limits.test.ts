@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { Router, type InvokeOutcome, type Session } from '@mdp/core';
-import { descriptor, manualClock, recordingLogger, refusedUpgrade, skill } from '@mdp/test-kit';
+import { TestClient, descriptor, manualClock, recordingLogger, refusedUpgrade, skill } from '@mdp/test-kit';
 import { HOLD_FROM, WS_CLOSE, WS_LIMIT_DEFAULTS, createWebSocketTransport } from '../src/index.js';
 import { ROUTER_OPTIONS, harnessPerTest, type Harness } from './helpers.js';
 
@@ -402,6 +402,21 @@ describe('principals', () => {
       ['member-1', 'owner'],
       [undefined, 'origin:http://evil.example'],
     ]);
+  });
+
+  it('takes a proven mirror link without a credential under a policy, and nothing else', async () => {
+    const peerOf = (headers: Record<string, string | readonly string[] | undefined>) =>
+      headers['x-proof'] === 'good' ? { serverId: 'member-1', principal: 'owner' } : undefined;
+    const h = await start({ transport: { ...auth, peerOf } });
+    // A cluster signed in by access tokens alone: its links carry the secret's proof, no token.
+    const link = await client(h, { 'x-proof': 'good' });
+    await link.register(descriptor('member-1.app'));
+    expect(h.sessions.opened.map((s) => [s.peer, s.principal])).toEqual([['member-1', 'owner']]);
+    const forged = await TestClient.connect(h.url, { headers: { 'x-proof': 'bad' } });
+    expect(await forged.closed).toEqual({ code: WS_CLOSE.unauthorized, reason: 'Unauthorized' });
+    const bare = await TestClient.connect(h.url);
+    expect(await bare.closed).toEqual({ code: WS_CLOSE.unauthorized, reason: 'Unauthorized' });
+    expect(h.sessions.opened).toHaveLength(1);
   });
 
   it("lets the same principal's new connection replace the old one (4000)", async () => {
