@@ -145,12 +145,19 @@ export class Mirror {
     ws.on('open', () =>
       this.guard(() => {
         if (this.ws !== ws) return;
-        this.failures = 0;
         this.registered = this.sendOn(ws, { type: 'registerClient', client: mirroredDescriptor(this.options.serverId, this.descriptor, this.registeredAt) });
         logger.info('proxy.mirror_registered', { clientId: this.localId, upstreamId: this.upstreamId, wsUrl: redactUrl(wsUrl) });
       }),
     );
-    ws.on('message', (data, isBinary) => this.guard(() => this.receive(ws, data, isBinary)));
+    ws.on('message', (data, isBinary) =>
+      this.guard(() => {
+        // The hub spoke on this link, so it took it: the next loss waits the shortest time again.
+        // An open alone says nothing: a hub that refuses (4401, 4403) opens and closes at once,
+        // and must not be dialled every `reconnectMinMs` for ever.
+        if (this.ws === ws) this.failures = 0;
+        this.receive(ws, data, isBinary);
+      }),
+    );
     ws.on('error', (error) => logger.debug('proxy.mirror_error', { clientId: this.localId, error: error.message }));
     ws.on('close', (code, reason) =>
       this.guard(() => {
@@ -159,7 +166,9 @@ export class Mirror {
         this.ws = undefined;
         this.registered = false;
         if (this.stopped) return;
-        const level = code === CLOSE_CODES.replaced ? 'warn' : 'info';
+        // A replacement or a refusal is a configuration to fix (two mirrors of one id, a hub that
+        // does not take this member's credential or proof), not a restart of the hub.
+        const level = code === CLOSE_CODES.replaced || code === CLOSE_CODES.unauthorized || code === CLOSE_CODES.clientIdTaken ? 'warn' : 'info';
         logger[level]('proxy.mirror_dropped', { clientId: this.localId, code, reason: reason.toString() });
         this.scheduleReconnect();
       }),
