@@ -3,7 +3,7 @@
  * plus relays for HTTP loop sessions, status events and figures. Core keeps its local path; a
  * client it does not hold locally is looked up here.
  */
-import type { InvokeOutcome } from '@mdp/core';
+import type { CallSignal, InvokeOutcome } from '@mdp/core';
 import type { ClientDescriptor } from '@mdp/protocol';
 import type { RemoteClient } from './directory.js';
 import type { RemoteCall } from './protocol.js';
@@ -28,7 +28,7 @@ export interface IncomingCallOptions {
   /** Time the client has to answer, ms: the caller's time-out. */
   readonly timeoutMs: number;
   /** Aborted when the caller gives up or the bus closes. */
-  readonly signal: AbortSignal;
+  readonly signal: CallSignal;
 }
 
 /** What the node does for requests that other nodes send it. Core implements these. */
@@ -49,8 +49,8 @@ export interface BusHandlers {
 export interface OutgoingOptions {
   /** Time to wait for the answer, ms. */
   readonly timeoutMs?: number;
-  /** The caller went away: the request ends at once (and a call is cancelled on its node). */
-  readonly signal?: AbortSignal;
+  /** The caller went away: the request ends at once (and a call is cancelled on its node). An AbortSignal will do. */
+  readonly signal?: CallSignal;
 }
 
 /** How a relay ended. `unknown`: nobody holds the session (or the node is gone): answer 404. */

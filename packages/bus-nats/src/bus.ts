@@ -12,7 +12,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { connect, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { MdpError, silentLogger, systemClock, type Clock, type InvokeOutcome, type Logger } from '@mdp/core';
+import { CallCancel, MdpError, silentLogger, systemClock, type CallSignal, type Clock, type InvokeOutcome, type Logger } from '@mdp/core';
 import type { ClientDescriptor } from '@mdp/protocol';
 import {
   LATENCY_BUCKETS_MS,
@@ -31,12 +31,12 @@ import { Directory, directoryConfig, type DirectoryEffect, type DirectoryEvent, 
 import { BUS_DEFAULTS } from './defaults.js';
 import { ENVELOPE_BYTES, MIN_SERVER_PAYLOAD, connectionOptions, optionsProblem, type NatsBusOptions } from './options.js';
 import {
-  CallEnvelopeSchema,
   CancelSchema,
   CatalogAnswerSchema,
   CatalogRequestSchema,
-  OutcomeSchema,
+  decodeCallEnvelope,
   decodeJson,
+  decodeOutcome,
   descriptorDigest,
   encodeJson,
   serverFailure,
@@ -101,10 +101,8 @@ class NatsBusNode implements NatsBus {
   private readonly changeListeners = new Set<(changes: readonly DirectoryChange[]) => void>();
   private readonly writeQueue: Array<() => Promise<void>> = [];
   private writesInFlight = 0;
-  /** Outgoing calls by the node they went to, to fail them when it leaves. */
-  private readonly outgoing = new Map<string, Set<AbortController>>();
-  /** Incoming calls and relays being answered, by cancel id. */
-  private readonly incoming = new Map<string, AbortController>();
+  /** Incoming calls and relays being answered, by cancel id (calls get a CallCancel: no AbortController each). */
+  private readonly incoming = new Map<string, AbortController | CallCancel>();
   private readonly sessions = new Map<string, Subscription>();
   private readonly descriptors = new DescriptorCache();
   private counters = { reconnects: 0, requestsSent: 0, requestsFailed: 0, requestsServed: 0, latencySum: 0, latencyCount: 0 };
@@ -195,8 +193,7 @@ class NatsBusNode implements NatsBus {
     }
     for (const watch of this.watches) watch.stop();
     this.watches = [];
-    for (const controllers of this.outgoing.values()) for (const controller of controllers) controller.abort();
-    this.outgoing.clear();
+    this.wire?.abortNode(undefined);
     for (const controller of this.incoming.values()) controller.abort();
     this.incoming.clear();
     this.wire?.close();
@@ -481,8 +478,7 @@ class NatsBusNode implements NatsBus {
         return;
       case 'nodeDown':
         this.log.info('bus.node_down', { peer: effect.node });
-        for (const controller of this.outgoing.get(effect.node) ?? []) controller.abort(new NodeGone(effect.node));
-        this.outgoing.delete(effect.node);
+        this.wire?.abortNode(effect.node);
         this.emit({ type: 'nodeDown', node: effect.node });
         return;
     }
@@ -558,11 +554,11 @@ class NatsBusNode implements NatsBus {
     const subject = this.names.toNode(entry.node, 'call', clientId);
     try {
       const answer = await this.requestToNode(entry.node, subject, body, timeoutMs + CALL_GRACE_MS, options.signal);
-      const outcome = decodeJson(OutcomeSchema, answer);
+      const outcome = decodeOutcome(answer);
       if (!outcome) return serverFailure('transport_error', `Node ${JSON.stringify(entry.node)} sent an answer that is not a call outcome`);
       return outcome.ok ? { ok: true, data: outcome.data } : { ok: false, error: outcome.error, source: outcome.source };
     } catch (error) {
-      if (error instanceof WireError && error.kind === 'aborted' && !(options.signal?.aborted ?? false)) {
+      if (error instanceof WireError && error.kind === 'node_gone') {
         return serverFailure('transport_error', `Node ${JSON.stringify(entry.node)} left the fleet during the call`);
       }
       if (error instanceof WireError && error.kind === 'aborted') {
@@ -576,25 +572,11 @@ class NatsBusNode implements NatsBus {
     }
   }
 
-  /** A request to `node` that fails at once when the directory sees the node leave. */
-  private async requestToNode(node: string, subject: string, body: Uint8Array, timeoutMs: number, signal?: AbortSignal): Promise<Uint8Array> {
+  /** A request to `node` that fails at once (`node_gone`) when the directory sees the node leave. */
+  private requestToNode(node: string, subject: string, body: Uint8Array, timeoutMs: number, signal?: CallSignal): Promise<Uint8Array> {
     const wire = this.wire;
-    if (!wire) throw new WireError('not_connected', 'not started');
-    const controller = new AbortController();
-    const onAbort = (): void => controller.abort(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    if (signal?.aborted) controller.abort(signal.reason);
-    let set = this.outgoing.get(node);
-    if (!set) this.outgoing.set(node, (set = new Set()));
-    set.add(controller);
-    try {
-      return await wire.request(subject, body, timeoutMs, controller.signal);
-    } finally {
-      signal?.removeEventListener('abort', onAbort);
-      const current = this.outgoing.get(node);
-      current?.delete(controller);
-      if (current?.size === 0) this.outgoing.delete(node);
-    }
+    if (!wire) return Promise.reject(new WireError('not_connected', 'not started'));
+    return wire.request(subject, body, timeoutMs, signal, node);
   }
 
   /** Why no request can go out now (`not_ready`, with when to try again), or undefined. */
@@ -694,8 +676,10 @@ class NatsBusNode implements NatsBus {
           return { ok: false, reason: 'not_ready', message: 'The fleet bus (NATS) was lost; try again shortly', retryAfterMs: this.retryAfterMs() };
         case 'too_large':
           return { ok: false, reason: 'too_large', message: (error as Error).message };
+        case 'node_gone':
+          return { ok: false, reason: 'unknown', message: 'The relay was cut short' };
         case 'aborted':
-          return { ok: false, reason: node !== undefined && !(options.signal?.aborted ?? false) ? 'unknown' : 'failed', message: 'The relay was cut short' };
+          return { ok: false, reason: 'failed', message: 'The relay was cut short' };
         default:
           return { ok: false, reason: 'failed', message: (error as Error).message };
       }
@@ -762,7 +746,7 @@ class NatsBusNode implements NatsBus {
   }
 
   private async answerCall(reply: string, body: Uint8Array, clientToken: string): Promise<void> {
-    const envelope = decodeJson(CallEnvelopeSchema, body);
+    const envelope = decodeCallEnvelope(body);
     if (!envelope || idToken(envelope.clientId) !== clientToken) {
       // The id in the body must be the one the subject names: no id answers for another.
       this.respond(reply, encodeJson(serverFailure('bad_request', 'Malformed bus call')));
@@ -775,7 +759,7 @@ class NatsBusNode implements NatsBus {
       );
       return;
     }
-    const controller = new AbortController();
+    const controller = new CallCancel();
     this.incoming.set(envelope.id, controller);
     this.counters.requestsServed += 1;
     let outcome: InvokeOutcome;
@@ -789,14 +773,14 @@ class NatsBusNode implements NatsBus {
         ...(envelope.auth === undefined ? {} : { auth: envelope.auth }),
         ...(envelope.route === undefined ? {} : { route: envelope.route }),
       };
-      outcome = await this.handlers.call(envelope.clientId, call, { timeoutMs: envelope.timeoutMs, signal: controller.signal });
+      outcome = await this.handlers.call(envelope.clientId, call, { timeoutMs: envelope.timeoutMs, signal: controller });
     } catch (error) {
       this.log.error('bus.call_handler_failed', { clientId: envelope.clientId, error });
       outcome = serverFailure('handler_error', 'Internal error');
     } finally {
       this.incoming.delete(envelope.id);
     }
-    if (controller.signal.aborted) return; // the caller went away: nobody reads the answer
+    if (controller.aborted) return; // the caller went away: nobody reads the answer
     let answer = encodeJson(outcome);
     if (answer.length > this.maxBodyBytes) {
       answer = encodeJson(serverFailure('transport_error', `The answer is ${answer.length} bytes; the bus carries at most ${this.maxBodyBytes}`));
@@ -894,14 +878,6 @@ class NatsBusNode implements NatsBus {
     } catch (error) {
       this.log.error('bus.listener_failed', { error });
     }
-  }
-}
-
-/** Why an outgoing request was cut short: its node left. */
-class NodeGone extends Error {
-  constructor(node: string) {
-    super(`node ${node} left`);
-    this.name = 'NodeGone';
   }
 }
 

@@ -10,13 +10,22 @@
  *      ◀──────── 503 status message: nobody subscribes to the subject (no responders)
  *
  * One subscription receives every reply (`<inboxPrefix>.*`); a pending request is one map entry
- * and one timer. Losing the connection fails every pending request at once, and a request made
- * while disconnected fails at once: nats.js would otherwise buffer it until it reconnects.
+ * and one timer (and a listener on the caller's signal, when it has one: no AbortController of its
+ * own). Requests to a node that leaves fail at once (`abortNode`). Losing the connection fails every
+ * pending request at once, and a request made while disconnected fails at once: nats.js would
+ * otherwise buffer it until it reconnects.
+ *
+ * What is published in one turn of the event loop goes out together: messages wait in an outbox
+ * until `setImmediate`, after the loop has run every I/O callback that was ready, and are handed to
+ * nats.js at once, which writes them to the socket in one write. Under load that is one write for
+ * many calls and answers instead of one each (on loopback a write also pays for the receiver's TCP
+ * work); a lone message waits for no more than the rest of its turn. The outbox keeps the order of
+ * publishing, so parts and a cancel after its call still arrive in order.
  * Assembly on the receiving side is bounded in count, bytes and time (a caller that died after its
  * first part leaves nothing behind for long).
  */
 import { headers as natsHeaders, nuid, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import type { Clock } from '@mdp/core';
+import type { CallSignal, Clock } from '@mdp/core';
 
 export const PART_HEADER = 'Mdp-Part';
 
@@ -24,7 +33,7 @@ export const PART_HEADER = 'Mdp-Part';
 export const HEADER_ALLOWANCE = 1024;
 
 /** Why a request failed below the call protocol. */
-export type WireFailure = 'not_connected' | 'no_responders' | 'timeout' | 'too_large' | 'disconnected' | 'aborted' | 'closed' | 'malformed';
+export type WireFailure = 'not_connected' | 'no_responders' | 'timeout' | 'too_large' | 'disconnected' | 'aborted' | 'node_gone' | 'closed' | 'malformed';
 
 export class WireError extends Error {
   constructor(
@@ -53,7 +62,19 @@ interface Pending {
   readonly resolve: (body: Uint8Array) => void;
   readonly reject: (error: WireError) => void;
   timer: unknown;
-  readonly unwatch: (() => void) | undefined;
+  /** The node the request went to (`abortNode`), when it went to one. */
+  readonly node: string | undefined;
+  readonly signal: CallSignal | undefined;
+  onAbort: (() => void) | undefined;
+}
+
+/** A message waiting in the outbox; `token` is the request it belongs to (failed if it cannot go). */
+interface Outgoing {
+  readonly subject: string;
+  readonly data: Uint8Array;
+  readonly reply: string | undefined;
+  readonly headers: MsgHdrs | undefined;
+  readonly token: string | undefined;
 }
 
 interface Assembly {
@@ -109,6 +130,9 @@ export class Wire {
   private up = false;
   private closed = false;
   private maxPayload: number;
+  private outbox: Outgoing[] = [];
+  private flushScheduled = false;
+  private readonly flushOutbox = (): void => this.flush();
 
   constructor(
     private readonly nc: NatsConnection,
@@ -153,12 +177,16 @@ export class Wire {
   /** The connection is lost: every pending request fails now, and new ones until `connected()`. */
   disconnected(): void {
     this.up = false;
+    this.outbox = [];
     this.failAll('disconnected', 'the connection to NATS was lost');
     this.assemblies.clear();
   }
 
-  /** Send `body` to `subject` and wait for the answer. Rejects with a {@link WireError}. */
-  request(subject: string, body: Uint8Array, timeoutMs: number, signal?: AbortSignal): Promise<Uint8Array> {
+  /**
+   * Send `body` to `subject` and wait for the answer. Rejects with a {@link WireError}: `aborted`
+   * when `signal` aborts, `node_gone` when `abortNode(node)` is called meanwhile.
+   */
+  request(subject: string, body: Uint8Array, timeoutMs: number, signal?: CallSignal, node?: string): Promise<Uint8Array> {
     if (this.closed) return Promise.reject(new WireError('closed', 'the bus is closed'));
     if (!this.up) return Promise.reject(new WireError('not_connected', 'not connected to NATS'));
     if (body.length > this.limits.maxBodyBytes) {
@@ -168,48 +196,41 @@ export class Wire {
     const token = nuid.next();
     const reply = `${this.replyPrefix}.${token}`;
     return new Promise<Uint8Array>((resolve, reject) => {
-      const onAbort = (): void => this.finish(token, new WireError('aborted', 'the caller went away'));
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const entry: Pending = {
-        parts: [],
-        expected: 0,
-        received: 0,
-        bytes: 0,
-        resolve,
-        reject,
-        timer: undefined,
-        unwatch: signal ? () => signal.removeEventListener('abort', onAbort) : undefined,
-      };
+      const entry: Pending = { parts: [], expected: 0, received: 0, bytes: 0, resolve, reject, timer: undefined, node, signal, onAbort: undefined };
+      if (signal) {
+        entry.onAbort = () => this.finish(token, new WireError('aborted', 'the caller went away'));
+        signal.addEventListener('abort', entry.onAbort, { once: true });
+      }
       // The caller's own time-out: the answer has this long from the first part's send.
       entry.timer = this.clock.setTimeout(() => this.finish(token, new WireError('timeout', `no answer within ${timeoutMs} ms`)), timeoutMs);
       this.pending.set(token, entry);
-      try {
-        this.publishParts(subject, body, reply);
-      } catch (error) {
-        this.finish(token, new WireError('disconnected', `could not publish: ${(error as Error).message}`));
-      }
+      this.publishParts(subject, body, reply, token);
     });
+  }
+
+  /**
+   * `node` left the fleet: every request sent to it fails now with `node_gone` (undefined: every
+   * request sent to any node; those made without a node, to a session, are left alone).
+   */
+  abortNode(node: string | undefined): void {
+    for (const [token, entry] of [...this.pending]) {
+      if (entry.node !== undefined && (node === undefined || entry.node === node)) {
+        this.finish(token, new WireError('node_gone', `node ${node ?? entry.node} left`));
+      }
+    }
   }
 
   /** Publish `body` to `subject` with no answer expected (a cancel notice). Dropped while disconnected. */
   notify(subject: string, body: Uint8Array): void {
     if (!this.up || this.closed || body.length > this.partBytes) return;
-    try {
-      this.nc.publish(subject, body);
-    } catch {
-      // A notice is best effort.
-    }
+    this.enqueue({ subject, data: body, reply: undefined, headers: undefined, token: undefined });
   }
 
-  /** Answer a request (in parts when needed). False when it could not be sent. */
+  /** Answer a request (in parts when needed). False when it cannot be sent (the bus is down or closed). */
   respond(reply: string, body: Uint8Array): boolean {
     if (this.closed || !this.up) return false;
-    try {
-      this.publishParts(reply, body, undefined);
-      return true;
-    } catch {
-      return false;
-    }
+    this.publishParts(reply, body, undefined, undefined);
+    return true;
   }
 
   /**
@@ -253,6 +274,8 @@ export class Wire {
   /** Fail every pending request and stop. Idempotent. */
   close(): void {
     if (this.closed) return;
+    // Answers already given go out before the connection drains.
+    this.flush();
     this.closed = true;
     this.failAll('closed', 'the bus is closed');
     this.assemblies.clear();
@@ -263,7 +286,8 @@ export class Wire {
     }
   }
 
-  private publishParts(subject: string, body: Uint8Array, reply: string | undefined): void {
+  /** Queue `body` for `subject` (as parts when over one), a request's when `token` is set. */
+  private publishParts(subject: string, body: Uint8Array, reply: string | undefined, token: string | undefined): void {
     const parts = splitParts(body, this.partBytes);
     for (let i = 0; i < parts.length; i++) {
       let headers: MsgHdrs | undefined;
@@ -271,7 +295,36 @@ export class Wire {
         headers = natsHeaders();
         headers.set(PART_HEADER, `${i}/${parts.length}`);
       }
-      this.nc.publish(subject, parts[i], reply === undefined ? { headers } : { reply, headers });
+      this.enqueue({ subject, data: parts[i] as Uint8Array, reply, headers, token });
+    }
+  }
+
+  private enqueue(message: Outgoing): void {
+    this.outbox.push(message);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(this.flushOutbox);
+  }
+
+  /**
+   * Hand the outbox to nats.js (which writes what it is given in one turn together). A message of a
+   * request that already ended (failed, timed out, the connection lost meanwhile) is not sent; one
+   * nats.js refuses fails its request with `disconnected`.
+   */
+  private flush(): void {
+    this.flushScheduled = false;
+    const messages = this.outbox;
+    if (messages.length === 0) return;
+    this.outbox = [];
+    if (this.closed || !this.up) return;
+    for (const message of messages) {
+      if (message.token !== undefined && !this.pending.has(message.token)) continue;
+      try {
+        const options = message.reply === undefined ? { headers: message.headers } : { reply: message.reply, headers: message.headers };
+        this.nc.publish(message.subject, message.data, options);
+      } catch (error) {
+        if (message.token !== undefined) this.finish(message.token, new WireError('disconnected', `could not publish: ${(error as Error).message}`));
+      }
     }
   }
 
@@ -305,7 +358,7 @@ export class Wire {
     if (!entry) return;
     this.pending.delete(token);
     this.clock.clearTimeout(entry.timer);
-    entry.unwatch?.();
+    if (entry.onAbort) entry.signal?.removeEventListener('abort', entry.onAbort);
     if (outcome instanceof WireError) entry.reject(outcome);
     else entry.resolve(outcome);
   }

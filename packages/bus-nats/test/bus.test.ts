@@ -3,7 +3,7 @@
  * messages, duplicate ids. Faults (dead nodes, a NATS restart) are in faults.test.ts.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock, type Clock } from '@mdp/core';
+import { CallCancel, systemClock, type Clock } from '@mdp/core';
 import { Inbox } from '@mdp/test-kit';
 import { MAX_FLEET_ID_BYTES, announcementProblem, idToken } from '../src/index.js';
 import { echo, startNode, type TestNode } from './fleet.js';
@@ -113,6 +113,23 @@ describe.skipIf(!natsServerAvailable())('a fleet on a real nats-server', () => {
     controller.abort();
     expect(await call).toMatchObject({ ok: false, error: { code: 'transport_error' } });
     await aborted.seen();
+  });
+
+  it('calls made in one turn go out together, each answered as its own; one cancelled before it went out never arrives', async () => {
+    const [a, b] = (await fleet('node-a', 'node-b')) as [TestNode, TestNode];
+    a.add('app');
+    await b.sees('app', 'node-a');
+    const calls = Array.from({ length: 40 }, (_, i) => b.bus.call('app', { method: 'POST', path: `/p${i}`, body: i }));
+    // A CallCancel, as core passes: aborted in the same turn, before the wire's outbox went out.
+    const cancel = new CallCancel();
+    const cancelled = b.bus.call('app', { method: 'POST', path: '/cancelled' }, { signal: cancel });
+    cancel.abort();
+    const outcomes = await Promise.all(calls);
+    expect(outcomes).toEqual(calls.map((_, i) => ({ ok: true, data: { path: `/p${i}`, body: i, query: null } })));
+    expect(await cancelled).toMatchObject({ ok: false, error: { code: 'transport_error' } });
+    // One more call after the batch: by the time it is answered, anything sent before it has arrived.
+    expect(await b.bus.call('app', { method: 'GET', path: '/last' })).toMatchObject({ ok: true });
+    expect(a.calls.items.map((item) => item.call.path)).toEqual([...calls.map((_, i) => `/p${i}`), '/last']);
   });
 
   it('messages over max_payload (1 MiB and more) go in parts both ways', async () => {

@@ -2,14 +2,14 @@
  * Fleet nodes for tests: a bus with a table of local clients standing in for core. A client
  * answers each call with its `answer` function; events land in inboxes the tests wait on.
  */
-import { createLogger, systemClock, type InvokeOutcome } from '@mdp/core';
+import { createLogger, systemClock, type CallSignal, type InvokeOutcome } from '@mdp/core';
 import type { ClientDescriptor } from '@mdp/protocol';
 import { Inbox, descriptor as makeDescriptor, until } from '@mdp/test-kit';
 import { createNatsBus, type BusStatus, type DirectoryChange, type NatsBus, type NatsBusOptions, type RemoteCall } from '../src/index.js';
 
 export interface LocalTestClient {
   readonly descriptor: ClientDescriptor;
-  answer: (call: RemoteCall, signal: AbortSignal) => Promise<InvokeOutcome> | InvokeOutcome;
+  answer: (call: RemoteCall, signal: CallSignal) => Promise<InvokeOutcome> | InvokeOutcome;
 }
 
 export interface TestNode {

@@ -58,6 +58,7 @@ export type {
   RouterOptions,
   SessionEvent,
 } from './router.js';
+export { CallCancel } from './call-cancel.js';
 export { RemoteCallHandle, RemoteClients, originOfPrincipal, remoteClientInfo, remoteOrigin } from './remote.js';
 export type { RemoteChange, RemoteClient, RemoteDirectory, RemoteInvocation } from './remote.js';
 export { Whereabouts } from './whereabouts.js';

@@ -21,7 +21,8 @@
  * when a call or a page needs them.
  */
 import type { AuthContext, ClientDescriptor, EndpointMethod } from '@mdp/protocol';
-import type { CallHandle, CallRecord, InvokeOptions, InvokeOutcome } from './call-table.js';
+import { CallCancel } from './call-cancel.js';
+import type { CallHandle, CallRecord, CallSignal, InvokeOptions, InvokeOutcome } from './call-table.js';
 import type { ClientInfo } from './client-registry.js';
 import type { Clock } from './clock.js';
 import { serializeError } from './errors.js';
@@ -83,7 +84,7 @@ export interface RemoteDirectory {
    */
   descriptor(clientId: string): Promise<ClientDescriptor | undefined>;
   /** Call it on its node. Never rejects: failures are `ok: false` with the codes of a local call. */
-  call(clientId: string, call: RemoteInvocation, options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<InvokeOutcome>;
+  call(clientId: string, call: RemoteInvocation, options: { readonly timeoutMs: number; readonly signal?: CallSignal }): Promise<InvokeOutcome>;
   /** Clients of other nodes came, changed their catalog or left. Returns the unsubscribe. */
   onChange(listener: (changes: readonly RemoteChange[]) => void): () => void;
   /** Why a client with this id and principal cannot be announced to the fleet, or undefined (a registration is then refused). */
@@ -92,18 +93,25 @@ export interface RemoteDirectory {
 
 /**
  * A call (or a catalog fetch ahead of one) to a remote client in flight: what `Router.dispatch`
- * returns for one, to hand to `Router.cancel`. Its `signal` aborts when the caller goes away.
+ * returns for one, to hand to `Router.cancel`. Its `signal` aborts when the caller goes away (a
+ * {@link CallCancel}, not an AbortController: a remote read makes two handles). Its request id is
+ * drawn when first read (nothing on the hot path reads it).
  */
 export class RemoteCallHandle implements CallHandle {
-  readonly requestId = randomUuid();
-  private readonly controller = new AbortController();
+  private id: string | undefined;
+  private readonly cancelled = new CallCancel();
 
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  get requestId(): string {
+    if (this.id === undefined) this.id = randomUuid();
+    return this.id;
+  }
+
+  get signal(): CallSignal {
+    return this.cancelled;
   }
 
   cancel(): void {
-    this.controller.abort();
+    this.cancelled.abort();
   }
 }
 

@@ -13,6 +13,7 @@ import {
   retryAfterHeader,
   serializeError,
   type CallHandle,
+  type CallSignal,
   type CredentialForwarding,
   type InvokeOutcome,
   type IsServerId,
@@ -180,7 +181,7 @@ function dispatchRead(
   clientId: string,
   target: ResolvedTarget,
   respond: (response: SkillReadResponse) => void,
-  signal: AbortSignal | undefined,
+  signal: CallSignal | undefined,
 ): CallHandle | undefined {
   const forwarding = options.forwarding ?? (options.authorize ? FORWARD_WITHOUT_CREDENTIAL : FORWARD_AS_IS);
   return router.dispatch(

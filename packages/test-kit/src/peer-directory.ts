@@ -5,7 +5,7 @@
  * tests use it from source); the `not_ready` error a lost bus gives is made by `notReady`.
  */
 import { createHash } from 'node:crypto';
-import type { InvokeOutcome, RemoteChange, RemoteClient, RemoteDirectory, RemoteInvocation, Router } from '@mdp/core';
+import type { CallSignal, InvokeOutcome, RemoteChange, RemoteClient, RemoteDirectory, RemoteInvocation, Router } from '@mdp/core';
 import type { ClientDescriptor } from '@mdp/protocol';
 
 export interface PeerDirectoryOptions {
@@ -68,7 +68,7 @@ export class PeerDirectory implements RemoteDirectory {
     for (const resolve of held) resolve();
   }
 
-  async call(clientId: string, call: RemoteInvocation, options: { timeoutMs: number; signal?: AbortSignal }): Promise<InvokeOutcome> {
+  async call(clientId: string, call: RemoteInvocation, options: { timeoutMs: number; signal?: CallSignal }): Promise<InvokeOutcome> {
     this.calls.push(call);
     if (this.down) return { ok: false, source: 'server', error: { code: 'not_ready', message: 'bus down', details: { retryAfterMs: 2000 } } };
     return this.peer.invokeHere(clientId, call.method, call.path, {
