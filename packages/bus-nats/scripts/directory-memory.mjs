@@ -50,5 +50,5 @@ gc();
 const after = process.memoryUsage().heapUsed;
 let visible = 0;
 for (const _ of directory.remoteClients()) visible++;
-if (texts.length !== N) throw new Error("texts");
+if (texts.length !== N) throw new Error('texts');
 console.log(JSON.stringify({ remoteClients: visible, heapBytes: after - before, bytesPerClient: Math.round((after - before) / N) }));
