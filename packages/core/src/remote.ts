@@ -99,10 +99,7 @@ export interface RemoteDirectory {
   descriptor(clientId: string): Promise<ClientDescriptor | undefined>;
   /** Call it on its node. Never rejects: failures are `ok: false` with the codes of a local call. */
   call(clientId: string, call: RemoteInvocation, options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<InvokeOutcome>;
-  /**
-   * Clients of other nodes came, changed their catalog or left: each call one batch, told to the
-   * router's listeners as one. Returns the unsubscribe.
-   */
+  /** Clients of other nodes came, changed their catalog or left. Returns the unsubscribe. */
   onChange(listener: (changes: readonly RemoteChange[]) => void): () => void;
   /** Why a client with this id and principal cannot be announced to the fleet, or undefined (a registration is then refused). */
   registrationProblem?(clientId: string, principal: string | undefined): string | undefined;
