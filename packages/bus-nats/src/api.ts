@@ -79,10 +79,10 @@ export type BusStatus =
   | { readonly type: 'warning'; readonly message: string }
   | { readonly type: 'closed' };
 
-export interface DirectoryChange {
-  readonly kind: 'added' | 'updated' | 'removed';
-  readonly clientId: string;
-}
+/** What `onChange` tells: one remote client, or every client of one node at once (it came up or went). */
+export type DirectoryChange =
+  | { readonly kind: 'added' | 'updated' | 'removed'; readonly clientId: string }
+  | { readonly kind: 'added' | 'removed'; readonly node: string; readonly clientIds: readonly string[] };
 
 /** Upper bounds of the call latency histogram, ms. */
 export const LATENCY_BUCKETS_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000] as const;

@@ -400,27 +400,35 @@ class NatsBusNode implements NatsBus {
     let changes: DirectoryChange[] | undefined;
     for (const effect of effects) {
       if (effect.type === 'change') (changes ??= []).push({ kind: effect.kind, clientId: effect.clientId });
+      else if (effect.type === 'nodeChange') (changes ??= []).push({ kind: effect.kind, node: effect.node, clientIds: effect.clientIds });
       else this.apply(effect);
     }
     if (changes) {
-      for (const change of changes) if (change.kind !== 'added') this.descriptors.forgetClient(change.clientId);
+      for (const change of changes) {
+        if (change.kind === 'added') continue;
+        if ('clientIds' in change) this.descriptors.forgetClients(change.clientIds);
+        else this.descriptors.forgetClient(change.clientId);
+      }
+      // One call per step: a node's death reaches the listeners as one change naming all its clients.
       for (const listener of [...this.changeListeners]) this.safely(() => listener(changes));
     }
     this.armWake();
   }
 
-  private apply(effect: Exclude<DirectoryEffect, { type: 'change' }>): void {
+  private apply(effect: Exclude<DirectoryEffect, { type: 'change' | 'nodeChange' }>): void {
     switch (effect.type) {
       case 'beat': {
         const bucket = this.nodesBucket;
         if (!bucket) return;
+        // Ahead of every queued client write: thousands of registrations at once must not hold the
+        // heartbeat back past the others' silence limit (they would take this node for dead).
         this.enqueueWrite(async () => {
           try {
             await bucket.put(this.names.nodeKey(effect.beat.node), encodeBeat(effect.beat));
           } catch (error) {
             if (this.connected) this.warn(`cannot write the heartbeat: ${(error as Error).message}`);
           }
-        });
+        }, true);
         return;
       }
       case 'put': {
@@ -490,8 +498,9 @@ class NatsBusNode implements NatsBus {
     else if (effect.type === 'deleteNode') await this.nodesBucket?.delete(this.names.nodeKey(effect.node), effect.expect);
   }
 
-  private enqueueWrite(write: () => Promise<void>): void {
-    this.writeQueue.push(write);
+  private enqueueWrite(write: () => Promise<void>, first = false): void {
+    if (first) this.writeQueue.unshift(write);
+    else this.writeQueue.push(write);
     this.pumpWrites();
   }
 

@@ -51,6 +51,12 @@ export class DescriptorCache {
     if (key !== undefined) this.drop(key);
   }
 
+  /** {@link forgetClient} for many at once (every client of a node that died or left). */
+  forgetClients(clientIds: Iterable<string>): void {
+    if (this.byClient.size === 0) return;
+    for (const clientId of clientIds) this.forgetClient(clientId);
+  }
+
   get size(): number {
     return this.entries.size;
   }

@@ -12,9 +12,18 @@
  *                                  principal, digest, … }             rewrites its keys well before it
  *
  * Liveness comes from the heartbeats alone: a client is in the view while the node its key names is
- * alive (heard within that node's TTL) in the same incarnation. So a dead node's clients leave every
- * view within one TTL without anyone touching their keys; a node whose heartbeat key is deleted has
- * left and its clients leave at once.
+ * alive in the same incarnation. A node beats every TTL/4 and is alive while heard from within
+ * TTL − half a beat (7/8 of the TTL, `silenceLimitFor`), so that "a dead node's clients leave every
+ * view within one TTL" holds by design, not by luck: its last beat came at most one period before it
+ * died, every survivor takes it for dead by TTL − half a beat after the death, and the last half
+ * beat is left for the removal. Two beats lost in a row still do not make a node look dead (the
+ * third comes an eighth of a TTL before the limit). A node whose heartbeat key is deleted has left
+ * and its clients leave at once.
+ *
+ * A node coming, going or restarting is one `nodeChange` effect naming all its clients, never one
+ * `change` per client: the shell and core then make one pass and one notice of it, so a survivor
+ * spends a few ms per thousand clients of a dead node rather than answering nothing for a
+ * third of a second.
  *
  *      register ──put (unconditional: newest wins)──▶ c.<id> ◀──put from another node (rev > ours)
  *         │                                              │               │
@@ -82,7 +91,7 @@ export interface DirectoryConfig {
   readonly incarnation: string;
   /** A node not heard from for this long is gone, ms (default 5000). Announced in its heartbeat. */
   readonly ttlMs: number;
-  /** Heartbeat period, ms (default ttl/3: two may be lost before the others drop us). */
+  /** Heartbeat period, ms (default {@link heartbeatFor}: TTL/4, so two may be lost before the others drop us). */
   readonly heartbeatMs: number;
   /** Each of our keys is rewritten this often so the bucket's max_age never expires it, ms. */
   readonly refreshMs: number;
@@ -113,6 +122,26 @@ export const DIRECTORY_DEFAULTS = {
   refreshBatch: 256,
 } as const;
 
+/**
+ * How often a node with this TTL beats, ms: a quarter of it. Every node derives a peer's period
+ * from the TTL the peer announces, so the rule is the same fleet-wide.
+ */
+export function heartbeatFor(ttlMs: number): number {
+  return Math.max(100, Math.floor(ttlMs / 4));
+}
+
+/**
+ * How long a node with this TTL may stay silent before the others take it for dead, ms: the TTL
+ * less half a heartbeat (7/8 of the TTL by default). The heartbeat before the silence came at most
+ * one period before the node died, so every survivor takes it for dead within TTL − period/2 of its
+ * death, and the other half period of the TTL is left for taking its clients out (one pass, a few
+ * ms per thousand clients). Two beats lost in a row are still tolerated: the third comes 3/4 of a
+ * TTL after the last one heard, an eighth of a TTL before the limit.
+ */
+export function silenceLimitFor(ttlMs: number): number {
+  return ttlMs - Math.floor(heartbeatFor(ttlMs) / 2);
+}
+
 /** A complete config from the node, its incarnation and any overrides. */
 export function directoryConfig(node: string, incarnation: string, overrides: Partial<DirectoryConfig> = {}): DirectoryConfig {
   const ttlMs = overrides.ttlMs ?? DIRECTORY_DEFAULTS.ttlMs;
@@ -120,7 +149,7 @@ export function directoryConfig(node: string, incarnation: string, overrides: Pa
     node,
     incarnation,
     ttlMs,
-    heartbeatMs: Math.max(100, Math.floor(ttlMs / 3)),
+    heartbeatMs: heartbeatFor(ttlMs),
     refreshMs: DIRECTORY_DEFAULTS.refreshMs,
     retryMs: DIRECTORY_DEFAULTS.retryMs,
     janitorAfterMs: 2 * ttlMs,
@@ -171,6 +200,11 @@ export type DirectoryEffect =
   | { readonly type: 'replaced'; readonly clientId: string; readonly byNode: string }
   /** A remote client appeared in, changed in, or left this node's view. */
   | { readonly type: 'change'; readonly kind: 'added' | 'updated' | 'removed'; readonly clientId: string }
+  /**
+   * Every client of `node` in its current incarnation came into or left the view together (the node
+   * came up, died, left or restarted): one effect for all of them, never one `change` each.
+   */
+  | { readonly type: 'nodeChange'; readonly kind: 'added' | 'removed'; readonly node: string; readonly clientIds: readonly string[] }
   | { readonly type: 'nodeUp'; readonly node: string }
   /** A node left or died: its callers' pending calls fail now. */
   | { readonly type: 'nodeDown'; readonly node: string };
@@ -178,6 +212,8 @@ export type DirectoryEffect =
 interface NodeState {
   incarnation: string;
   ttlMs: number;
+  /** Taken for dead when not heard from for this long, ms ({@link silenceLimitFor} its TTL). */
+  silenceMs: number;
   revision: number;
   heardAt: number;
   /** When it was taken for dead (ms), or undefined while alive. */
@@ -291,7 +327,7 @@ export class Directory {
     const janitor = this.connected && this.synced && this.isJanitor();
     for (const [id, node] of this.nodes) {
       if (id === this.config.node) continue;
-      if (node.deadAt === undefined) at = Math.min(at, node.heardAt + node.ttlMs);
+      if (node.deadAt === undefined) at = Math.min(at, node.heardAt + node.silenceMs);
       else {
         if (janitor && !node.swept) at = Math.min(at, node.deadAt + this.config.janitorAfterMs);
         at = Math.min(at, node.deadAt + this.config.forgetAfterMs);
@@ -392,11 +428,11 @@ export class Directory {
     if (beat.node === this.config.node) {
       // Our own heartbeat: a previous incarnation's key is overwritten by our next beat.
       if (beat.incarnation !== this.config.incarnation) this.nextBeatAt = Math.min(this.nextBeatAt, now);
-      this.nodes.set(beat.node, { incarnation: this.config.incarnation, ttlMs, revision, heardAt: now, deadAt: undefined, swept: false, seenGen: this.gen });
+      this.nodes.set(beat.node, this.nodeState(this.config.incarnation, ttlMs, revision, now));
       return;
     }
     if (!known) {
-      this.nodes.set(beat.node, { incarnation: beat.incarnation, ttlMs, revision, heardAt: now, deadAt: undefined, swept: false, seenGen: this.gen });
+      this.nodes.set(beat.node, this.nodeState(beat.incarnation, ttlMs, revision, now));
       this.effects.push({ type: 'nodeUp', node: beat.node });
       this.announceNodeClients(beat.node, 'added');
       return;
@@ -413,6 +449,7 @@ export class Directory {
     if (revision === known.revision && !newIncarnation) return;
     known.incarnation = beat.incarnation;
     known.ttlMs = ttlMs;
+    known.silenceMs = silenceLimitFor(ttlMs);
     known.revision = revision;
     known.heardAt = now;
     if (!wasAlive || newIncarnation) {
@@ -457,7 +494,7 @@ export class Directory {
     }
     const wasVisible = previous !== undefined && this.visible(previous.value);
     if (previous) this.unindex(key, previous.value.node);
-    const value: RemoteClient = { ...announcement, node: this.internNode(announcement.node), revision };
+    const value = remoteClient(announcement, this.internNode(announcement.node), revision);
     this.entries.set(key, { value, seenGen: this.gen });
     this.index(key, value.node);
     const isOurs = value.node === this.config.node && value.incarnation === this.config.incarnation;
@@ -592,7 +629,7 @@ export class Directory {
     for (const [id, node] of this.nodes) {
       if (id === this.config.node) continue;
       if (node.deadAt === undefined) {
-        if (now >= node.heardAt + node.ttlMs) this.nodeDied(id, node, now);
+        if (now >= node.heardAt + node.silenceMs) this.nodeDied(id, node, now);
         continue;
       }
       if (janitor && !node.swept && now >= node.deadAt + this.config.janitorAfterMs) {
@@ -688,14 +725,20 @@ export class Directory {
     this.effects.push({ type: 'nodeDown', node: id });
   }
 
-  /** A change effect for each client of `node` visible in its current incarnation. */
+  /** One change effect for every client of `node` in its current incarnation (none when it has none). */
   private announceNodeClients(node: string, kind: 'added' | 'removed'): void {
     const state = this.nodes.get(node);
     if (!state) return;
+    const clientIds: string[] = [];
     for (const key of this.byNode.get(node) ?? []) {
       const entry = this.entries.get(key);
-      if (entry && entry.value.incarnation === state.incarnation) this.effects.push({ type: 'change', kind, clientId: entry.value.clientId });
+      if (entry && entry.value.incarnation === state.incarnation) clientIds.push(entry.value.clientId);
     }
+    if (clientIds.length > 0) this.effects.push({ type: 'nodeChange', kind, node, clientIds });
+  }
+
+  private nodeState(incarnation: string, ttlMs: number, revision: number, now: number): NodeState {
+    return { incarnation, ttlMs, silenceMs: silenceLimitFor(ttlMs), revision, heardAt: now, deadAt: undefined, swept: false, seenGen: this.gen };
   }
 
   private removeEntry(key: string, entry: Entry, now: number): void {
@@ -731,4 +774,25 @@ export class Directory {
     set.delete(key);
     if (set.size === 0) this.byNode.delete(node);
   }
+}
+
+/**
+ * A view entry with the same fields in the same order whatever the announcement held (`origin`
+ * present or not, fields in any order): every entry shares one hidden class, where a spread of the
+ * decoded announcement gave each its own (hundreds of bytes per remote client).
+ */
+function remoteClient(announcement: Announcement, node: string, revision: number): RemoteClient {
+  return {
+    clientId: announcement.clientId,
+    node,
+    incarnation: announcement.incarnation,
+    principal: announcement.principal,
+    digest: announcement.digest,
+    registeredAt: announcement.registeredAt,
+    transport: announcement.transport,
+    secure: announcement.secure,
+    authSource: announcement.authSource,
+    origin: announcement.origin,
+    revision,
+  };
 }

@@ -24,22 +24,29 @@ export const MAX_PLAIN_ID_BYTES = 160;
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 
-/** Lowercase RFC 4648 base32 without padding. */
+const ALPHABET_CODES = Buffer.from(ALPHABET, 'latin1');
+
+/**
+ * Lowercase RFC 4648 base32 without padding. Written into bytes and read back as one flat string:
+ * a key made of it is kept for every remote client, and a string built by `+=` per character is a
+ * chain of concatenations that stays in the heap as such (and costs more to make and to hash).
+ */
 export function base32(bytes: Uint8Array): string {
-  let out = '';
+  const out = Buffer.allocUnsafe(Math.ceil((bytes.length * 8) / 5));
+  let at = 0;
   let bits = 0;
   let value = 0;
   for (const byte of bytes) {
     value = (value << 8) | byte;
     bits += 8;
     while (bits >= 5) {
-      out += ALPHABET[(value >>> (bits - 5)) & 31];
+      out[at++] = ALPHABET_CODES[(value >>> (bits - 5)) & 31] as number;
       bits -= 5;
     }
     value &= (1 << bits) - 1;
   }
-  if (bits > 0) out += ALPHABET[(value << (5 - bits)) & 31];
-  return out;
+  if (bits > 0) out[at++] = ALPHABET_CODES[(value << (5 - bits)) & 31] as number;
+  return out.toString('latin1', 0, at);
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -4,9 +4,20 @@
  * on heartbeats) with seeded random delays, crashes and disconnections.
  */
 import { describe, expect, it } from 'vitest';
-import { Directory, directoryConfig, type Announcement, type DirectoryConfig, type DirectoryEffect, type LocalAnnouncement } from '../src/directory.js';
+import {
+  Directory,
+  directoryConfig,
+  heartbeatFor,
+  silenceLimitFor,
+  type Announcement,
+  type DirectoryConfig,
+  type DirectoryEffect,
+  type LocalAnnouncement,
+} from '../src/directory.js';
 
 const TTL = 1000;
+/** How long a node of TTL may stay silent before the others take it for dead: TTL − heartbeat/2. */
+const SILENCE = silenceLimitFor(TTL);
 
 function config(node: string, overrides: Partial<DirectoryConfig> = {}): DirectoryConfig {
   return directoryConfig(node, `${node}-inc1`, { ttlMs: TTL, refreshMs: 60_000, ...overrides });
@@ -204,32 +215,94 @@ describe('directory: other nodes', () => {
     d.step({ type: 'clientPut', announcement: remote('c1', 'b'), revision: 1 }, 0);
     expect(d.resolve('c1')).toBeUndefined();
     const effects = d.step({ type: 'nodePut', beat: { node: 'b', incarnation: 'b-inc1', ttlMs: TTL }, revision: 1 }, 0);
-    expect(of(effects, 'change')).toEqual([{ type: 'change', kind: 'added', clientId: 'c1' }]);
+    expect(of(effects, 'nodeChange')).toEqual([{ type: 'nodeChange', kind: 'added', node: 'b', clientIds: ['c1'] }]);
     expect(d.resolve('c1')?.node).toBe('b');
     // b restarts: its old incarnation's clients go at once.
     const restart = d.step({ type: 'nodePut', beat: { node: 'b', incarnation: 'b-inc2', ttlMs: TTL }, revision: 2 }, 10);
-    expect(of(restart, 'change')).toEqual([{ type: 'change', kind: 'removed', clientId: 'c1' }]);
+    expect(of(restart, 'nodeChange')).toEqual([{ type: 'nodeChange', kind: 'removed', node: 'b', clientIds: ['c1'] }]);
+    expect(of(restart, 'change')).toEqual([]);
     expect(of(restart, 'nodeDown')).toHaveLength(1);
     expect(d.resolve('c1')).toBeUndefined();
   });
 
-  it('a node not heard from for its TTL is gone with its clients, not a moment before', () => {
+  it('a node not heard from for its TTL less half a heartbeat is gone with its clients, not a moment before', () => {
     const d = connected('a', ['b']);
     d.step({ type: 'clientPut', announcement: remote('c1', 'b'), revision: 2 }, 0);
     d.step({ type: 'nodePut', beat: { node: 'b', incarnation: 'b-inc1', ttlMs: TTL }, revision: 3 }, 400);
-    expect(d.wakeAt()).toBeLessThanOrEqual(400 + TTL);
-    expect(of(d.step({ type: 'tick' }, 400 + TTL - 1), 'nodeDown')).toHaveLength(0);
+    expect(d.wakeAt()).toBeLessThanOrEqual(400 + SILENCE);
+    expect(of(d.step({ type: 'tick' }, 400 + SILENCE - 1), 'nodeDown')).toHaveLength(0);
     expect(d.resolve('c1')).toBeDefined();
-    const effects = d.step({ type: 'tick' }, 400 + TTL);
+    const effects = d.step({ type: 'tick' }, 400 + SILENCE);
     expect(of(effects, 'nodeDown')).toEqual([{ type: 'nodeDown', node: 'b' }]);
-    expect(of(effects, 'change')).toEqual([{ type: 'change', kind: 'removed', clientId: 'c1' }]);
+    expect(of(effects, 'nodeChange')).toEqual([{ type: 'nodeChange', kind: 'removed', node: 'b', clientIds: ['c1'] }]);
     expect(d.resolve('c1')).toBeUndefined();
+  });
+
+  it('the silence limit leaves half a heartbeat of the TTL for the removal, and tolerates two lost beats', () => {
+    const heartbeat = heartbeatFor(TTL);
+    expect(config('a').heartbeatMs).toBe(heartbeat);
+    expect(heartbeat).toBe(TTL / 4);
+    expect(SILENCE).toBe(TTL - heartbeat / 2);
+    expect(silenceLimitFor(5000)).toBe(4375);
+    // b beats at 0, its beats at 1 and 2 periods are lost, the third comes: never taken for dead.
+    const d = connected('a', ['b']);
+    d.step({ type: 'clientPut', announcement: remote('c1', 'b'), revision: 2 }, 0);
+    for (let t = 0; t < 3 * heartbeat; t += 10) expect(of(d.step({ type: 'tick' }, t), 'nodeDown')).toEqual([]);
+    const third = d.step({ type: 'nodePut', beat: { node: 'b', incarnation: 'b-inc1', ttlMs: TTL }, revision: 3 }, 3 * heartbeat);
+    expect(of(third, 'nodeDown')).toEqual([]);
+    expect(d.resolve('c1')).toBeDefined();
+    // b dies just after a beat: every view has dropped it half a heartbeat before its TTL is out.
+    const effects = d.step({ type: 'tick' }, 3 * heartbeat + TTL - heartbeat / 2);
+    expect(of(effects, 'nodeDown')).toHaveLength(1);
+    expect(d.resolve('c1')).toBeUndefined();
+  });
+
+  it('a dead node\u2019s clients leave the view as one effect naming them all, not one change each', () => {
+    const d = connected('a', ['b', 'c']);
+    let revision = 10;
+    const ids = Array.from({ length: 500 }, (_, i) => `b-${i}`);
+    for (const id of ids) d.step({ type: 'clientPut', announcement: remote(id, 'b'), revision: revision++ }, 0);
+    d.step({ type: 'clientPut', announcement: remote('c-1', 'c'), revision: revision++ }, 0);
+    // b's client of a previous incarnation is not in the view: it is not named again.
+    d.step({ type: 'clientPut', announcement: remote('b-old', 'b', 'b-inc0'), revision: revision++ }, 0);
+    d.step({ type: 'nodePut', beat: { node: 'c', incarnation: 'c-inc1', ttlMs: TTL }, revision: revision++ }, SILENCE - 1);
+    const effects = d.step({ type: 'tick' }, SILENCE);
+    expect(of(effects, 'change')).toEqual([]);
+    const [removed, ...more] = of(effects, 'nodeChange');
+    expect(more).toEqual([]);
+    expect(removed).toMatchObject({ kind: 'removed', node: 'b' });
+    expect([...(removed?.clientIds ?? [])].sort()).toEqual([...ids].sort());
+    expect(of(effects, 'nodeDown')).toEqual([{ type: 'nodeDown', node: 'b' }]);
+    expect([...d.remoteClients()].map((c) => c.clientId)).toEqual(['c-1']);
+    // b comes back in the same incarnation: its clients come back as one effect too.
+    const back = d.step({ type: 'nodePut', beat: { node: 'b', incarnation: 'b-inc1', ttlMs: TTL }, revision: revision++ }, SILENCE + 1);
+    expect(of(back, 'change')).toEqual([]);
+    expect(of(back, 'nodeChange')).toEqual([expect.objectContaining({ kind: 'added', node: 'b', clientIds: expect.arrayContaining(ids) })]);
+    expect(of(back, 'nodeChange')[0]?.clientIds).toHaveLength(ids.length);
+  });
+
+  it('a node with no client in the view comes and goes without a change effect', () => {
+    const d = connected('a', ['b']);
+    expect(of(d.step({ type: 'tick' }, SILENCE), 'nodeChange')).toEqual([]);
+  });
+
+  it('every view entry has the same fields in the same order, whatever the announcement held', () => {
+    const d = connected('a', ['b']);
+    const { origin: _none, ...bare } = remote('c1', 'b');
+    d.step({ type: 'clientPut', announcement: bare, revision: 2 }, 0);
+    const reordered: Announcement = { origin: 'https://app.example', ...remote('c2', 'b'), authSource: 'transport' };
+    d.step({ type: 'clientPut', announcement: reordered, revision: 3 }, 0);
+    const one = d.resolve('c1');
+    const two = d.resolve('c2');
+    expect(one && Object.keys(one)).toEqual(two && Object.keys(two));
+    expect(two).toMatchObject({ origin: 'https://app.example', authSource: 'transport', node: 'b', revision: 3 });
+    expect(one?.origin).toBeUndefined();
   });
 
   it('the same beat delivered again (a new snapshot) does not extend a node\u2019s life', () => {
     const d = connected('a', ['b']);
-    d.step({ type: 'nodePut', beat: { node: 'b', incarnation: 'b-inc1', ttlMs: TTL }, revision: 1 }, 900);
-    expect(of(d.step({ type: 'tick' }, TTL), 'nodeDown')).toHaveLength(1);
+    d.step({ type: 'nodePut', beat: { node: 'b', incarnation: 'b-inc1', ttlMs: TTL }, revision: 1 }, SILENCE - 100);
+    expect(of(d.step({ type: 'tick' }, SILENCE), 'nodeDown')).toHaveLength(1);
   });
 
   it('a node whose heartbeat key is deleted has left: its clients go at once', () => {
@@ -549,9 +622,9 @@ function runFleet(seed: number): void {
     }
     now = Math.max(now, next.at);
     next.run();
-    // Safety at every moment: a node dead for a TTL (plus the watch's delivery lag) is in no view.
+    // Safety at every moment: a node dead for its silence limit (plus the watch's delivery lag) is in no view.
     for (const [dead, at] of deaths) {
-      if (now < at + TTL + 100) continue;
+      if (now < at + SILENCE + 100) continue;
       for (const sim of sims) {
         if (!sim.alive) continue;
         for (const client of sim.dir.remoteClients()) {

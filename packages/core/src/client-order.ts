@@ -7,7 +7,8 @@
  * without looking at all the others.
  *
  * Built on the first listing (listings are rare; registrations are not), then updated on each
- * event: an insertion or removal is one binary search and one splice.
+ * event: an insertion or removal is one binary search and one splice; a batch (every client of a
+ * fleet node that came up or died) one pass over the order, whatever its size.
  */
 import { proxyMarker, type ClientDescriptor } from '@mdp/protocol';
 import type { IsServerId } from './aliases.js';
@@ -18,9 +19,12 @@ export interface ClientSource {
   /** Every registered client's id and descriptor (none for a remote client: it has no mirrors). */
   clients(): Iterable<{ readonly id: string; readonly descriptor?: ClientDescriptor | undefined }>;
   get(id: string): { readonly descriptor?: ClientDescriptor | undefined } | undefined;
-  /** Tells of each id whose holder or catalog changed. */
-  onChange(listener: (id: string) => void): () => void;
+  /** Tells of the ids whose holder or catalog changed, a batch at a time (a fleet node's clients together). */
+  onChange(listener: (ids: readonly string[]) => void): () => void;
 }
+
+/** A batch of at most this many ids is applied id by id (a splice each); a larger one in one pass. */
+export const SPLICE_BATCH = 16;
 
 export class ClientOrder {
   /** Position keys, ascending; `ids[i]` is the client of `keys[i]`. */
@@ -46,7 +50,7 @@ export class ClientOrder {
 
   /** Follow the source from now on; returns the unsubscribe. */
   follow(): () => void {
-    return this.source.onChange((id) => this.apply(id));
+    return this.source.onChange((ids) => this.apply(ids));
   }
 
   get size(): number {
@@ -90,15 +94,58 @@ export class ClientOrder {
     return [marker.clientId];
   }
 
-  private apply(id: string): void {
-    // The router is the truth: an id replaced by a newer session is still registered.
-    const current = this.source.get(id);
-    if (current) {
-      this.insert(id);
-      this.mark(id, current.descriptor);
-    } else {
-      this.remove(id);
-      this.mark(id, undefined);
+  private apply(ids: readonly string[]): void {
+    if (ids.length <= SPLICE_BATCH) {
+      for (const id of ids) {
+        // The router is the truth: an id replaced by a newer session is still registered.
+        const current = this.source.get(id);
+        if (current) this.insert(id);
+        else this.remove(id);
+        this.mark(id, current?.descriptor);
+      }
+      return;
+    }
+    // A fleet node's clients came or went together: one pass over the order, not a splice each.
+    const gone = new Set<string>();
+    const came: Array<[string, string]> = [];
+    for (const id of ids) {
+      const current = this.source.get(id);
+      const key = positionKey(id);
+      const at = this.lowerBound(key);
+      const listed = this.keys[at] === key;
+      if (current && !listed) came.push([key, id]);
+      else if (!current && listed) gone.add(key);
+      this.mark(id, current?.descriptor);
+    }
+    if (gone.size > 0) this.rebuild((key) => !gone.has(key), []);
+    if (came.length > 0) {
+      came.sort((a, b) => compareKeys(a[0], b[0]));
+      // The same id twice in one batch: keep one.
+      const unique = came.filter((entry, i) => i === 0 || entry[0] !== came[i - 1]?.[0]);
+      this.rebuild(() => true, unique);
+    }
+  }
+
+  /** Keep the entries `keep` accepts and merge in `added` (sorted by key, none already listed). */
+  private rebuild(keep: (key: string) => boolean, added: ReadonlyArray<readonly [string, string]>): void {
+    const keys = this.keys.splice(0);
+    const ids = this.ids.splice(0);
+    let next = 0;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i] as string;
+      if (!keep(key)) continue;
+      for (; next < added.length && compareKeys((added[next] as readonly [string, string])[0], key) < 0; next++) {
+        const [k, id] = added[next] as readonly [string, string];
+        this.keys.push(k);
+        this.ids.push(id);
+      }
+      this.keys.push(key);
+      this.ids.push(ids[i] as string);
+    }
+    for (; next < added.length; next++) {
+      const [k, id] = added[next] as readonly [string, string];
+      this.keys.push(k);
+      this.ids.push(id);
     }
   }
 

@@ -358,7 +358,7 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
           for (const id of router.fleet.remoteClientIds()) yield { id };
         },
         get: (id) => router.getClient(id) ?? (router.fleet.locate(id) ? {} : undefined),
-        onChange: (listener) => router.onClientChange(listener),
+        onChange: (listener) => router.onClientChanges(listener),
       });
       order.follow();
     }
@@ -553,7 +553,8 @@ export function createLocalHost(router: Router, options: LocalHostOptions = {}):
 
     onChange(listener, viewer) {
       const seen = seenBy(viewer);
-      return router.onClientChange(seen ? changesSeen(router, seen, listener) : () => listener());
+      // One notice per batch: a fleet node's death is one change for every caller, not one per client.
+      return router.onClientChanges(seen ? changesSeen(router, seen, listener) : () => listener());
     },
   };
 }
@@ -602,7 +603,7 @@ async function fetchAhead(router: Router, clients: ClientOrder, seen: Seen, from
  * comes, changes or leaves while seen, or stops being seen (its id now held by another principal),
  * on this node or another of the fleet.
  */
-function changesSeen(router: Router, seen: (client: SeenClient) => boolean, listener: () => void): (clientId: string) => void {
+function changesSeen(router: Router, seen: (client: SeenClient) => boolean, listener: () => void): (clientIds: readonly string[]) => void {
   // The ids seen now, so that their leaving is heard (a removal names only the id).
   const ids = new Set<string>();
   for (const info of router.listClients()) if (seen(info)) ids.add(info.id);
@@ -610,12 +611,16 @@ function changesSeen(router: Router, seen: (client: SeenClient) => boolean, list
     const found = router.fleet.locate(id);
     if (found && seen(found)) ids.add(id);
   }
-  return (clientId) => {
-    const found = router.fleet.locate(clientId);
-    if (found && seen(found)) {
-      ids.add(clientId);
-      listener();
-    } else if (ids.delete(clientId)) listener();
+  return (clientIds) => {
+    let heard = false;
+    for (const clientId of clientIds) {
+      const found = router.fleet.locate(clientId);
+      if (found && seen(found)) {
+        ids.add(clientId);
+        heard = true;
+      } else if (ids.delete(clientId)) heard = true;
+    }
+    if (heard) listener();
   };
 }
 

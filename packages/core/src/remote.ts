@@ -53,9 +53,24 @@ export interface RemoteClient {
   readonly origin?: string | undefined;
 }
 
-export interface RemoteChange {
+/** A change of the fleet's other nodes: one client, or every client of one node at once. */
+export type RemoteChange = RemoteClientChange | RemoteNodeChange;
+
+/** One client of another node came, changed its catalog or left. */
+export interface RemoteClientChange {
   readonly kind: 'added' | 'updated' | 'removed';
   readonly clientId: string;
+}
+
+/**
+ * Every client of one node came or went together (the node came up, died or restarted): one change
+ * for all of them, which the router passes on as one batch (one notice to each listener), so that a
+ * node's death costs the survivors one pass, not one event per client.
+ */
+export interface RemoteNodeChange {
+  readonly kind: 'added' | 'removed';
+  readonly node: string;
+  readonly clientIds: readonly string[];
 }
 
 /** A call for a remote client: what its node needs to make the call there. */

@@ -16,7 +16,8 @@ export type SessionEvent = { readonly type: 'open'; readonly session: Session } 
 export class RouterEvents {
   private readonly clientListeners = new Set<(event: ClientEvent) => void>();
   private readonly sessionListeners = new Set<(event: SessionEvent) => void>();
-  private readonly changeListeners = new Set<(clientId: string) => void>();
+  /** Batch listeners: each call names the ids of one change (one client, or a whole node's). */
+  private readonly changeListeners = new Set<(clientIds: readonly string[]) => void>();
 
   constructor(private readonly logger: Logger) {}
 
@@ -30,8 +31,18 @@ export class RouterEvents {
     return () => this.sessionListeners.delete(listener);
   }
 
-  /** Any client id whose holder or catalog changed, here or on another node. */
+  /** Any client id whose holder or catalog changed, here or on another node, one id at a time. */
   onChange(listener: (clientId: string) => void): () => void {
+    return this.onChanges((clientIds) => {
+      for (const id of clientIds) listener(id);
+    });
+  }
+
+  /**
+   * The same changes in batches: one call for the ids of one change, which names every client of a
+   * node of the fleet that came up or died (thousands of ids) as one.
+   */
+  onChanges(listener: (clientIds: readonly string[]) => void): () => void {
     this.changeListeners.add(listener);
     return () => this.changeListeners.delete(listener);
   }
@@ -44,13 +55,14 @@ export class RouterEvents {
         this.logger.error('client_event.listener_failed', { error });
       }
     }
-    if (this.changeListeners.size > 0) this.emitChange(event.type === 'unregistered' ? event.clientId : event.client.id);
+    if (this.changeListeners.size > 0) this.emitChanges([event.type === 'unregistered' ? event.clientId : event.client.id]);
   }
 
-  emitChange(clientId: string): void {
+  emitChanges(clientIds: readonly string[]): void {
+    if (clientIds.length === 0) return;
     for (const listener of [...this.changeListeners]) {
       try {
-        listener(clientId);
+        listener(clientIds);
       } catch (error) {
         this.logger.error('client_event.listener_failed', { error });
       }

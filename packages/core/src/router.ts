@@ -78,7 +78,7 @@ export class Router implements SessionOwner {
     });
     this.parts = { calls: this.calls, registry: this.registry, clock, logger };
     const { invocationTimeoutMs } = limits;
-    this.fleet = new Whereabouts(this, { clock, logger, invocationTimeoutMs, onCallEnd: options.onCallEnd, changed: (id) => this.events.emitChange(id) });
+    this.fleet = new Whereabouts(this, { clock, logger, invocationTimeoutMs, onCallEnd: options.onCallEnd, changed: (ids) => this.events.emitChanges(ids) });
   }
 
   // ------------------------------------------------------------------------------------------
@@ -264,6 +264,14 @@ export class Router implements SessionOwner {
    */
   onClientChange(listener: (clientId: string) => void): () => void {
     return this.events.onChange(listener);
+  }
+
+  /**
+   * {@link onClientChange} in batches: one call per change, whose ids are every client of a fleet
+   * node that came up or died together (one pass and one notice for all, SPEC §16.3).
+   */
+  onClientChanges(listener: (clientIds: readonly string[]) => void): () => void {
+    return this.events.onChanges(listener);
   }
 
   /**

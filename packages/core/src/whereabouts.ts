@@ -10,7 +10,7 @@ import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
 import type { ResolvedTarget } from './path-index.js';
 import type { CallRecord } from './call-table.js';
-import { RemoteCallHandle, RemoteClients, remoteOrigin, type RemoteDirectory } from './remote.js';
+import { RemoteCallHandle, RemoteClients, remoteOrigin, type RemoteChange, type RemoteDirectory } from './remote.js';
 
 /**
  * A client wherever it lives, without a remote one's catalog: what ownership, tenancy and the
@@ -40,8 +40,8 @@ export interface WhereaboutsOptions {
   readonly logger: Logger;
   readonly invocationTimeoutMs: number;
   readonly onCallEnd?: ((record: CallRecord) => void) | undefined;
-  /** Told of every client id a fleet change names (the router's change events). */
-  readonly changed: (clientId: string) => void;
+  /** Told of the client ids each fleet change names, as one batch (the router's change events). */
+  readonly changed: (clientIds: readonly string[]) => void;
 }
 
 export class Whereabouts {
@@ -62,7 +62,8 @@ export class Whereabouts {
     const remote = new RemoteClients(directory, { clock, logger, invocationTimeoutMs, onCallEnd });
     this.remoteClients = remote;
     const off = directory.onChange((changes) => {
-      for (const change of changes) changed(change.clientId);
+      const ids = changedIds(changes);
+      if (ids.length > 0) changed(ids);
     });
     return () => {
       off();
@@ -157,4 +158,16 @@ export class Whereabouts {
   close(): void {
     this.remoteClients?.close();
   }
+}
+
+/** The client ids a batch of fleet changes names, in order (a node's change names all its clients). */
+export function changedIds(changes: readonly RemoteChange[]): readonly string[] {
+  const [only] = changes;
+  if (changes.length === 1 && only && 'clientIds' in only) return only.clientIds;
+  const ids: string[] = [];
+  for (const change of changes) {
+    if ('clientIds' in change) for (const id of change.clientIds) ids.push(id);
+    else ids.push(change.clientId);
+  }
+  return ids;
 }

@@ -43,7 +43,7 @@ export interface MdpBusOptions {
   readonly auth?: BusAuth;
   /** TLS to NATS (`true`: the system's CAs). `tls://` URLs need it too. Default: off. */
   readonly tls?: BusTls | boolean;
-  /** A node not heard from this long is gone, with its clients, ms (1000–60000). Default 5000. */
+  /** A dead node's clients are gone from every other node within this long, ms (1000–60000). Default 5000. */
   readonly ttlMs?: number;
   /** JetStream replicas of the directory's buckets: 1, 3 or 5. Default 1. */
   readonly replicas?: number;

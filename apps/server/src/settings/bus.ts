@@ -102,8 +102,9 @@ export const BUS_SETTINGS = settingGroup({
       placeholder: '<ms>',
       schema: wholeNumber(1000, 60_000),
       default: BUS_DEFAULTS.ttlMs,
-      help: `a node not heard from this long is gone, with its clients, on every other node; it
-        beats every third of it. Give every node of a fleet the same`,
+      help: `a dead node's clients are gone from every other node within this long: it
+        beats every quarter of it and is taken for dead after 7/8 of it without a beat. Give every
+        node of a fleet the same`,
     },
     busReplicas: {
       flag: 'bus-replicas',
