@@ -49,6 +49,7 @@ import { callGenericTool, GENERIC_TOOLS, isGenericTool, runsAsTask, TASK_SUPPORT
 import { audible, callFailedMessage, parseLevel, type LogLevel, type LogMessage } from './logging.js';
 import { jsonBytes, mcpPage } from './pages.js';
 import { SESSION_VALIDATOR, compiles, outputProblem } from './output-check.js';
+import { answerMalformedParams } from './params-errors.js';
 import { progressReporter } from './progress.js';
 import { promptCall } from './prompt-input.js';
 import { SERVER_GUIDE_URI, parseResourceUri } from './resource-uri.js';
@@ -446,6 +447,8 @@ export function createSession(ctx: SessionContext): BridgeSession {
       throw failed(protocolError(error, logger, `Reading ${request.params.uri}`), `resource ${request.params.uri}`, extra.signal);
     }
   });
+  // Every handler is set (the SDK's own tasks/* ones too): malformed params are -32602, not -32603.
+  answerMalformedParams(server);
   return { server, log, clientsChanged };
 
   /** `error`, once this session heard of the failed call (unless the agent cancelled it). */
