@@ -11,6 +11,7 @@
  * for it alone; a session's calls name its viewer too, so another's client is an unknown one.
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { AuthContext } from '@mdp/protocol';
 import { silentLogger, viewedBy, type HostApi, type Logger, type Viewer } from '@mdp/core';
@@ -70,10 +71,12 @@ export interface McpConnectOptions {
   readonly jsonAnswers?: boolean;
   /**
    * The `auth` the session's calls carry to clients, from what a call names itself (`callPath`'s
-   * `auth` argument, else `undefined`): under a server that signs teams in, who the agent is (its
-   * principal and scopes, never its token). Default: a call's own `auth`, as given.
+   * `auth` argument, else `undefined`) and what the transport said of the request that made the
+   * call (`authInfo`, the SDK's: Streamable HTTP's `handleRequest` option): under a server that
+   * signs teams in, who the agent is (its principal and scopes, never its token). Default: a call's
+   * own `auth`, as given.
    */
-  readonly forward?: (given: AuthContext | undefined) => AuthContext | undefined;
+  readonly forward?: (given: AuthContext | undefined, authInfo: AuthInfo | undefined) => AuthContext | undefined;
 }
 
 export interface ServerInfo {
@@ -205,8 +208,11 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
         await driver.ready();
         return driver.surface();
       };
+      const viewed = viewedBy(host, viewer);
       const bridgeSession = createSession({
-        host: forwardedBy(viewedBy(host, viewer), forward),
+        host: forwardedBy(viewed, forward && ((given) => forward(given, undefined))),
+        // Each request's calls carry what its own credential says, not another request's of the session.
+        hostFor: forward && ((authInfo) => forwardedBy(viewed, (given) => forward(given, authInfo))),
         logger,
         clock,
         serverInfo,

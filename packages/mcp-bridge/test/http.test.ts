@@ -267,6 +267,52 @@ describe('Streamable HTTP sessions', () => {
   });
 });
 
+describe('the credential a call carries (forwardOf)', () => {
+  it("each call carries its own request's credential, not that of a later request on the session", async () => {
+    // Two credentials of one principal (two tokens of one person): 'narrow' and 'broad'.
+    const s = setup({
+      principalOf: () => 'alice',
+      forwardOf: (request) => {
+        const token = request.headers.get('authorization');
+        return (given) => ({ ...given, metadata: { ...given?.metadata, stampedFrom: token } });
+      },
+    });
+    // The catalog's first listing waits: a catalog tool's call waits for it.
+    let list!: () => void;
+    const listed = new Promise<void>((resolve) => (list = resolve));
+    const listClients = s.host.listClients.bind(s.host);
+    s.host.listClients = async () => {
+      await listed;
+      return listClients();
+    };
+    const headers = (token: string, id?: string) => ({
+      authorization: `Bearer ${token}`,
+      'mcp-protocol-version': '2025-11-25',
+      ...(id === undefined ? {} : { 'mcp-session-id': id }),
+    });
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
+    const opened = await s.handler.handle(post(init, headers('narrow')));
+    const id = opened.headers.get('mcp-session-id')!;
+    await opened.text();
+    await (await s.handler.handle(post({ jsonrpc: '2.0', method: 'notifications/initialized' }, headers('narrow', id)))).text();
+
+    const call = s.handler.handle(post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'items', arguments: {} } }, headers('narrow', id)));
+    await settle();
+    expect(s.host.calls).toHaveLength(0);
+    // Another request of the session, with the other credential, while the call waits.
+    await (await s.handler.handle(post({ jsonrpc: '2.0', id: 3, method: 'ping' }, headers('broad', id)))).text();
+    list();
+    expect((await call).status).toBe(200);
+    expect(s.host.calls).toHaveLength(1);
+    expect(s.host.calls[0]!.request.auth?.metadata).toEqual({ stampedFrom: 'Bearer narrow' });
+  });
+});
+
 describe('cancellation over Streamable HTTP', () => {
   /** The host's calls wait until their caller goes away, then end as the router ends them. */
   function hanging(host: FakeHost): void {
