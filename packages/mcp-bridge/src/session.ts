@@ -42,7 +42,16 @@ import {
   type GetPromptResult,
   type ReadResourceResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { compilePattern, isSkillPath, matchPattern, parseCallPathRequest, splitPath, type CallPathRequest, type CallResult } from '@mdp/protocol';
+import {
+  UNSENDABLE_DATA_ERROR,
+  compilePattern,
+  isSkillPath,
+  matchPattern,
+  parseCallPathRequest,
+  splitPath,
+  type CallPathRequest,
+  type CallResult,
+} from '@mdp/protocol';
 import { MdpError, serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
 import type { Clock } from './clock.js';
 import { base64Bytes, decodeMediaString, isBinaryType } from './content.js';
@@ -60,7 +69,7 @@ import { complete } from './completion.js';
 import type { ClientChanges } from './client-changes.js';
 import type { SessionTasks } from './tasks.js';
 import { Subscriptions, subscribable } from './subscriptions.js';
-import { badArguments, callOutcome, toolFailure, visibleOutcome, type ToolResult } from './tool-results.js';
+import { badArguments, callOutcome, sendable, toolFailure, visibleOutcome, type ToolResult } from './tool-results.js';
 import { toolCall } from './tool-input.js';
 
 /** MCP's code for a resource that does not exist. */
@@ -202,7 +211,15 @@ async function getPrompt(ctx: SessionContext, name: string, args: Record<string,
   if (typeof result.data === 'string') return { description, messages: [{ role: 'user', content: { type: 'text', text: result.data } }] };
   // A client may answer with MCP's own prompt result; anything else is shown to the agent as JSON.
   const mcp = GetPromptResultSchema.safeParse(result.data);
-  if (mcp.success) return { description, ...mcp.data };
+  if (mcp.success) {
+    const answer = { description, ...mcp.data };
+    if (sendable(answer)) return answer;
+    throw new McpError(
+      ErrorCode.InternalError,
+      `Prompt ${name} failed: ${UNSENDABLE_DATA_ERROR.code}: ${UNSENDABLE_DATA_ERROR.message}`,
+      UNSENDABLE_DATA_ERROR,
+    );
+  }
   return { description, messages: [{ role: 'user', content: { type: 'text', text: JSON.stringify(result.data) ?? 'null' } }] };
 }
 
