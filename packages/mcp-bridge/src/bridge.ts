@@ -35,7 +35,8 @@ export interface McpBridgeOptions extends Partial<CatalogOptions> {
   readonly clock?: Clock;
   /**
    * The server's own guide (an MDP server's `GET /SKILL.md`), listed in `resources/list` as
-   * `mdp:///SKILL.md` and read by `resources/read`; asked for on each read. Default: none.
+   * `mdp:///SKILL.md` and read by `resources/read`; asked for on each read, for the session's
+   * viewer (under tenancy by principal it speaks only of what that viewer sees). Default: none.
    */
   readonly guide?: ServerGuide;
   /**
@@ -103,8 +104,8 @@ function forwardedBy(host: HostApi, forward: ((given: AuthContext | undefined) =
   };
 }
 
-/** The text of the server's guide (Markdown), made when an agent reads it. */
-export type ServerGuide = () => string | Promise<string>;
+/** The text of the server's guide (Markdown), made when an agent reads it, for the session's `viewer` (`connect`'s). */
+export type ServerGuide = (viewer: Viewer | undefined) => string | Promise<string>;
 
 export interface McpSession {
   /** The session's SDK server (for its events; the bridge answers every request). */
@@ -201,6 +202,7 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
     async connect(transport, connectOptions = {}) {
       if (closed) throw new Error('The MCP bridge is closed');
       const { viewer, forward } = connectOptions;
+      const { guide } = options;
       const group = groupOf(viewer);
       const tasks = taskBook.open(viewer?.principal ?? '');
       const { driver } = group;
@@ -218,7 +220,7 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
         serverInfo,
         surface,
         clients: () => driver.clients(),
-        guide: options.guide,
+        guide: guide && (() => guide(viewer)),
         maxContentBytes: options.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES,
         jsonAnswers: connectOptions.jsonAnswers,
         tasks,
