@@ -50,10 +50,18 @@ export function overflowingHeader(raw: Buffer): string | undefined {
     .toLowerCase();
 }
 
-/** The path of the request line at the start of `raw`, for the log (no query: it may hold secrets). */
-function requestPath(raw: Buffer): string | undefined {
+/** A request line: method, target, version. */
+const REQUEST_LINE = /^[A-Za-z]+ (\S+) HTTP\/\d\.\d$/;
+
+/**
+ * The path of the request line at the start of `raw`, for the log (no query: it may hold secrets);
+ * undefined when `raw` does not start with one. node hands over the chunk it was parsing, which for
+ * headers that came in several reads starts in the middle of them (the tail of a Cookie line, say),
+ * and a word of that must not be logged as a path.
+ */
+export function requestPath(raw: Buffer): string | undefined {
   const line = raw.subarray(0, 2048).toString('latin1').split('\r\n', 1)[0] ?? '';
-  const target = line.split(' ')[1];
+  const target = REQUEST_LINE.exec(line)?.[1];
   return target === undefined ? undefined : target.split('?')[0];
 }
 

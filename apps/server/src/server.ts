@@ -89,13 +89,13 @@ export function createMdpServer(options: MdpServerOptions = {}): MdpServer {
   clusterIds = cluster.isServerId;
   // The guide at /SKILL.md is also the MCP bridge's resource mdp:///SKILL.md.
   const mcpHttp = options.mcp !== false && options.mcp?.http !== false;
-  const guide = guideSource(ctx, { cluster, bindHost, mcpHttp });
+  const guide = guideSource(ctx, { cluster, bindHost, mcpHttp, isServerId: cluster.isServerId });
   // The MCP bridge, the host API and the inspector share the cluster's host: on a follower it asks the leader.
   const mcp = mcpFeature(
     ctx,
     options.mcp,
     () => cluster.hostApi,
-    () => guide.text(),
+    (viewer) => guide.text(undefined, undefined, viewer),
   );
   // A fleet on NATS (SPEC §16): the other nodes' clients through the router, ours announced, and
   // HTTP loop requests passed to the node that holds their session.

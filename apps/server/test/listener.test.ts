@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { recordingLogger } from '@mdp/test-kit';
 import type { ServerFeature } from '../src/feature.js';
-import { createApp, createListener, oversizedTokenAnswer, overflowingHeader, type Server } from '../src/listener.js';
+import { createApp, createListener, oversizedTokenAnswer, overflowingHeader, requestPath, type Server } from '../src/listener.js';
 
 const LIMITS = {
   headersTimeoutMs: 5000,
@@ -85,6 +85,22 @@ describe('overflowingHeader', () => {
     expect(overflowingHeader(bytes('GET / HTTP/1.1\r\nAuthorization: Bearer a\r\n'))).toBeUndefined();
     expect(overflowingHeader(bytes(`GET / HTTP/1.1\r\n${'n'.repeat(1000)}`))).toBeUndefined();
     expect(overflowingHeader(bytes(`GET / HTTP/1.1\r\n${'n'.repeat(300)}: v`))).toBeUndefined();
+  });
+});
+
+describe('requestPath', () => {
+  it('is the path of the request line the bytes start with, without its query', () => {
+    expect(requestPath(bytes(`GET /mcp?token=secret HTTP/1.1\r\nAuthorization: Bearer ${'a'.repeat(500)}`))).toBe('/mcp');
+    expect(requestPath(bytes('POST /mcp HTTP/1.1\r\n'))).toBe('/mcp');
+  });
+
+  it('is none for bytes from the middle of the headers (a later read), whose first line is no request line', () => {
+    // The tail of a Cookie line, then the Authorization header that overflowed.
+    const later = bytes(`x=1; mdp_auth=sealed-secret; theme=dark\r\nAuthorization: Bearer ${'a'.repeat(500)}`);
+    expect(overflowingHeader(later)).toBe('authorization');
+    expect(requestPath(later)).toBeUndefined();
+    expect(requestPath(bytes('ua (X11; Linux) secret-word\r\n'))).toBeUndefined();
+    expect(requestPath(bytes('a'.repeat(3000)))).toBeUndefined();
   });
 });
 

@@ -155,6 +155,26 @@ describe('--tenancy principal', () => {
     expect(bob.calls.filter((c) => c.path !== '/docs/skill.md')).toHaveLength(0);
   });
 
+  it("the guide (/SKILL.md and MCP's mdp:///SKILL.md) counts and names only the reader's clients", async () => {
+    // Alice's IDE alone: Bob sees none of it, not even its id in the guide's example.
+    const t = await startServer({ authTokens: [ALICE, BOB], tenancy: 'principal' });
+    await registeredClient(t, descriptor('alice-ide', paths()), as(ALICE));
+    const guide = async (token: string) => {
+      const response = await fetch(`${t.http}/SKILL.md`, { headers: as(token) });
+      expect(response.status).toBe(200);
+      return response.text();
+    };
+    const mcpGuide = async (token: string) => {
+      const read = await (await agent(t, token)).readResource({ uri: 'mdp:///SKILL.md' });
+      return (read.contents[0] as { text: string }).text;
+    };
+    for (const text of [await guide(ALICE), await mcpGuide(ALICE)]) expect(text).toContain('alice-ide');
+    for (const text of [await guide(BOB), await mcpGuide(BOB)]) {
+      expect(text).not.toContain('alice-ide');
+      expect(text).not.toMatch(/\b1 client/);
+    }
+  });
+
   it("inspector: each reader's event stream lists its own clients and the shared ones", async () => {
     const { t } = await world({ tenancy: 'principal', sharedClients: ['lobby'] });
     expect(await inspectorClients(t, ALICE)).toEqual(['alice-ide', 'lobby']);

@@ -162,7 +162,8 @@ export function createClusterHost(ports: ClusterHostPorts, options: ClusterHostO
     timeoutMs: number,
     signal: CallSignal | undefined,
   ): Promise<RpcOutcome | 'aborted'> => {
-    const sent = ports.rpc.request(leaderId, method, params, timeoutMs);
+    // The rpc also tells the leader when the caller goes away, so that it ends the call there.
+    const sent = ports.rpc.request(leaderId, method, params, timeoutMs, signal);
     if (!signal) return sent;
     return new Promise((resolve) => {
       const abort = (): void => resolve('aborted');
@@ -203,6 +204,8 @@ export function createClusterHost(ports: ClusterHostPorts, options: ClusterHostO
         }
         case 'unsent':
           return { again: 'on-change', failure: { code: 'not_ready', message: 'No link to the leader' } };
+        case 'aborted':
+          return { error: CALLER_GONE };
         case 'closed':
           return { error: CLOSED };
       }

@@ -19,7 +19,11 @@
  * failed call's result, whether the client or the server gave up; `limit` and `cursor` in a
  * listing's params, and `nextCursor` in its result; `viewer` `{principal?}` in the params of any
  * request, who asked on the member that forwarded it (tenancy by principal, `@mdp/core` tenancy.ts:
- * the leader answers with what that caller sees; a leader of an earlier version ignores it).
+ * the leader answers with what that caller sees; a leader of an earlier version ignores it);
+ * `cancelCall {requestId}`, sent by a follower whose caller went away (an aborted HTTP request, a
+ * cancelled MCP request or task): the leader ends that call of that follower at once, freeing its
+ * client's pending slot, and answers nothing (an earlier leader answers it as an unknown method,
+ * which the follower ignores: it waits for no answer).
  *
  * Listings are paged (SPEC §12.6, `@mdp/core` listing.ts): a request that names a `limit` or a
  * `cursor` gets one page, at most what one cluster frame carries (`maxPageBytes`; an item larger
@@ -43,6 +47,7 @@ import {
   nextTurn,
   serializeError,
   type CallOptions,
+  type CallSignal,
   type HostApi,
   type ListOptions,
   type Logger,
@@ -73,6 +78,9 @@ import type { TimerSet } from './clock.js';
 export const RPC_METHODS = ['listClients', 'listPaths', 'callPath', 'callPaths'] as const;
 export type RpcMethod = (typeof RPC_METHODS)[number];
 
+/** The request that ends a call the asker sent before (its caller went away); it has no answer. */
+export const RPC_CANCEL = 'cancelCall';
+
 /** How one request ended, as the asking side sees it. */
 export type RpcOutcome =
   | { readonly kind: 'answer'; readonly ok: true; readonly result: unknown }
@@ -82,6 +90,8 @@ export type RpcOutcome =
   /** The link closed before the answer: it may or may not have run. */
   | { readonly kind: 'lost' }
   | { readonly kind: 'timeout'; readonly timeoutMs: number }
+  /** Its caller went away (`signal`): the peer was told to end it, and its answer is not awaited. */
+  | { readonly kind: 'aborted' }
   | { readonly kind: 'closed' };
 
 type Answer = { readonly ok: true; readonly result: unknown } | { readonly ok: false; readonly error: SerializedError };
@@ -205,11 +215,17 @@ const paged = (request: { limit?: number; cursor?: string }): boolean => request
  * Serve one request from `host`; never rejects. `leads`: this node leads (only a leader answers).
  * `maxPageBytes`: the largest listing page the asking link carries (`rpcPageBytes`).
  */
+/** `options` ended by `signal` too, when there is one. */
+function withSignal(options: CallOptions, signal: AbortSignal | undefined): CallOptions {
+  return signal === undefined ? options : { ...options, signal };
+}
+
 export async function serveRpc(
   host: HostApi,
   request: Pick<ClusterRpcRequest, 'method' | 'params'>,
   leads: boolean,
   maxPageBytes = rpcPageBytes(DEFAULT_MAX_MESSAGE_BYTES),
+  signal?: AbortSignal,
 ): Promise<Answer> {
   if (!leads) return { ok: false, error: { code: 'not_ready', message: 'This server does not lead the cluster; ask the leader' } };
   const bad = (message: string): Answer => ({ ok: false, error: { code: 'bad_request', message } });
@@ -244,13 +260,13 @@ export async function serveRpc(
         const parsed = parseCallPathRequest(request.params);
         const options = callOptionsOf(request.params);
         if (!parsed.ok) return bad(parsed.error);
-        return typeof options === 'string' ? bad(options) : { ok: true, result: await host.callPath(parsed.value, options) };
+        return typeof options === 'string' ? bad(options) : { ok: true, result: await host.callPath(parsed.value, withSignal(options, signal)) };
       }
       case 'callPaths': {
         const parsed = parseCallPathsRequest(request.params);
         const options = callOptionsOf(request.params);
         if (!parsed.ok) return bad(parsed.error);
-        return typeof options === 'string' ? bad(options) : { ok: true, result: await host.callPaths(parsed.value, options) };
+        return typeof options === 'string' ? bad(options) : { ok: true, result: await host.callPaths(parsed.value, withSignal(options, signal)) };
       }
       default:
         return bad(`Unknown cluster RPC method ${JSON.stringify(request.method)}`);
@@ -297,7 +313,7 @@ export function decodeResult<M extends RpcMethod>(method: M, result: unknown): R
 
 /** The RPC frames this module sends; the node adds clusterId, serverId, term and timestamp. */
 export type RpcBody =
-  | { readonly type: 'clusterRpcRequest'; readonly requestId: string; readonly method: RpcMethod; readonly params?: unknown }
+  | { readonly type: 'clusterRpcRequest'; readonly requestId: string; readonly method: RpcMethod | typeof RPC_CANCEL; readonly params?: unknown }
   | { readonly type: 'clusterRpcResponse'; readonly requestId: string; readonly ok: boolean; readonly result?: unknown; readonly error?: SerializedError };
 
 export interface ClusterRpcOptions {
@@ -334,6 +350,8 @@ export class ClusterRpc {
    * behind, rather than after each was made (half a megabyte or more for a large catalog).
    */
   private readonly listings = new Map<string, Promise<void>>();
+  /** Calls being served, by peer and request id (`servedKey`): a `cancelCall` of that peer ends one. */
+  private readonly serving = new Map<string, AbortController>();
 
   constructor(private readonly options: ClusterRpcOptions) {}
 
@@ -344,6 +362,12 @@ export class ClusterRpc {
       return true;
     }
     if (message.type !== 'clusterRpcRequest') return false;
+    if (message.method === RPC_CANCEL) {
+      const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      // Only the peer that sent a call can end it; an unknown or finished one is nothing to end.
+      if (typeof requestId === 'string') this.serving.get(servedKey(peerId, requestId))?.abort();
+      return true;
+    }
     const failed = (error: unknown): void => this.options.logger.error('cluster.rpc_failed', { error });
     // Calls wait for clients, for as long as they take: they run side by side.
     if (message.method !== 'listClients' && message.method !== 'listPaths') {
@@ -358,13 +382,29 @@ export class ClusterRpc {
     return true;
   }
 
-  /** Send one request to `peerId` and resolve with how it ended; waits at most `timeoutMs`. */
-  request(peerId: string, method: RpcMethod, params: unknown, timeoutMs: number): Promise<RpcOutcome> {
+  /**
+   * Send one request to `peerId` and resolve with how it ended; waits at most `timeoutMs`. When
+   * `signal` aborts first (the caller went away), it ends at once as `aborted` and the peer is told
+   * to end it (`cancelCall`): a call's client then gives up its pending slot there too.
+   */
+  request(peerId: string, method: RpcMethod, params: unknown, timeoutMs: number, signal?: CallSignal): Promise<RpcOutcome> {
     const requestId = randomUUID();
     const { timers, logger } = this.options;
+    if (signal?.aborted) return Promise.resolve({ kind: 'aborted' });
     return new Promise((resolve) => {
-      const cancel = timers.after(timeoutMs, () => this.finish(requestId, { kind: 'timeout', timeoutMs }));
+      const onAbort = (): void => {
+        if (!this.pending.has(requestId)) return;
+        this.finish(requestId, { kind: 'aborted' });
+        this.options.send(peerId, { type: 'clusterRpcRequest', requestId: randomUUID(), method: RPC_CANCEL, params: { requestId } });
+        logger.debug('cluster.rpc_cancelled', { requestId, method, peerId });
+      };
+      const timer = timers.after(timeoutMs, () => this.finish(requestId, { kind: 'timeout', timeoutMs }));
+      const cancel = (): void => {
+        timer();
+        signal?.removeEventListener('abort', onAbort);
+      };
       this.pending.set(requestId, { resolve, cancel, peerId });
+      signal?.addEventListener('abort', onAbort, { once: true });
       const body: RpcBody = { type: 'clusterRpcRequest', requestId, method, ...(params === undefined ? {} : { params }) };
       if (!this.options.send(peerId, body)) this.finish(requestId, { kind: 'unsent' });
       else logger.debug('cluster.rpc_sent', { requestId, method, peerId });
@@ -380,11 +420,28 @@ export class ClusterRpc {
     for (const requestId of this.pending.keys()) this.finish(requestId, { kind: 'closed' });
   }
 
+  /** Calls being served for peers now. */
+  get served(): number {
+    return this.serving.size;
+  }
+
   private async serve(peerId: string, request: ClusterRpcRequest): Promise<void> {
     const refused = this.options.refusal?.(peerId);
-    const answer: Answer = refused
-      ? { ok: false, error: refused }
-      : await serveRpc(this.options.host, request, this.options.leads(), this.options.maxPageBytes);
+    // A call can be ended by its asker (cancelCall); a listing runs to its end.
+    const call = request.method === 'callPath' || request.method === 'callPaths';
+    const key = servedKey(peerId, request.requestId);
+    const abort = call && !refused && !this.serving.has(key) ? new AbortController() : undefined;
+    if (abort) this.serving.set(key, abort);
+    let answer: Answer;
+    try {
+      answer = refused
+        ? { ok: false, error: refused }
+        : await serveRpc(this.options.host, request, this.options.leads(), this.options.maxPageBytes, abort?.signal);
+    } finally {
+      if (abort && this.serving.get(key) === abort) this.serving.delete(key);
+    }
+    // Its asker ended it and waits for no answer.
+    if (abort?.signal.aborted) return;
     const respond = (body: Answer): boolean => this.options.send(peerId, { type: 'clusterRpcResponse', requestId: request.requestId, ...body });
     // A result that cannot be sent (a client's data nested too deeply to serialise) is answered
     // with an error, so the caller does not wait for its time-out.
@@ -408,4 +465,9 @@ export class ClusterRpc {
     pending.cancel();
     pending.resolve(outcome);
   }
+}
+
+/** The key of a call served for `peerId` (a peer's request ids are its own). */
+function servedKey(peerId: string, requestId: string): string {
+  return `${peerId}\n${requestId}`;
 }

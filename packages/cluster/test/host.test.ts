@@ -135,6 +135,18 @@ describe("a follower's host", () => {
     });
   });
 
+  it("a call whose caller goes away ends on the leader too: the client's pending slot is freed at once", async () => {
+    const [leader, f1] = await trio();
+    scriptedClient(leader.router, withEndpoint('slow'), () => undefined);
+    const caller = new AbortController();
+    // An MCP task's call: a time-out of minutes, ended by tasks/cancel.
+    const call = f1.node.hostApi.callPath({ clientId: 'slow', method: 'POST', path: '/run' }, { signal: caller.signal, timeoutMs: 600_000 });
+    await until(() => leader.router.pendingCount === 1, 3000, 'the call pending on the leader');
+    caller.abort();
+    expect(await call).toMatchObject({ ok: false, source: 'server' });
+    await until(() => leader.router.pendingCount === 0, 3000, 'the call ended on the leader');
+  });
+
   it('a request made while the leader is gone completes once a new leader exists, with the ids listed before', async () => {
     // Generous probes: the settle time after a change covers the mirrors of a loaded machine.
     const [leader, f1, f2] = await trio({ discovery: { probeTimeoutMs: 1000 } });

@@ -2,10 +2,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Router, createLocalHost, createTenancy, silentLogger, type HostApi } from '@mdp/core';
 import { UNSENDABLE_DATA_ERROR, type ClusterMessage } from '@mdp/protocol';
-import { manualClock, recordingLogger, settle, type LogRecord, type ManualClock } from '@mdp/test-kit';
+import { descriptor, endpoint, manualClock, recordingLogger, settle, type LogRecord, type ManualClock } from '@mdp/test-kit';
 import { TimerSet } from '../src/clock.js';
 import { ClusterRpc, callParams, decodeResult, listParams, serveRpc, type RpcBody } from '../src/rpc.js';
-import { attachClient, skillClient } from './harness.js';
+import { attachClient, scriptedClient, skillClient } from './harness.js';
 
 let router: Router;
 let host: HostApi;
@@ -273,6 +273,50 @@ describe('ClusterRpc', () => {
     expect(await other).toEqual({ kind: 'closed' });
     // A late answer to an ended request changes nothing.
     expect(rpc.receive('L', frame({ type: 'clusterRpcResponse', requestId: 'gone', ok: true }))).toBe(true);
+  });
+
+  it('a request whose caller goes away ends at once as aborted, and the peer is told to end it', async () => {
+    const caller = new AbortController();
+    const asked = rpc.request('L', 'callPath', { clientId: 'slow', method: 'GET', path: '/x' }, 600_000, caller.signal);
+    const requestId = (frames[0]!.body as { requestId: string }).requestId;
+    caller.abort();
+    expect(await asked).toEqual({ kind: 'aborted' });
+    expect(frames[1]).toMatchObject({ to: 'L', body: { type: 'clusterRpcRequest', method: 'cancelCall', params: { requestId } } });
+    // Its time-out timer went with it; a late answer changes nothing.
+    expect(timers.size).toBe(0);
+    rpc.receive('L', frame({ type: 'clusterRpcResponse', requestId, ok: true, result: { ok: true } }));
+    // A caller gone before the request is sent: nothing is sent.
+    const gone = new AbortController();
+    gone.abort();
+    expect(await rpc.request('L', 'callPath', {}, 1000, gone.signal)).toEqual({ kind: 'aborted' });
+    expect(frames).toHaveLength(2);
+  });
+
+  it("ends a call it serves when its asker cancels it (the client's pending slot is freed), and answers nothing", async () => {
+    scriptedClient(router, descriptor('silent', [endpoint('/wait', 'GET')]), () => undefined);
+    const call = (requestId: string) =>
+      frame(
+        { type: 'clusterRpcRequest', requestId, method: 'callPath', params: { clientId: 'silent', method: 'GET', path: '/wait', timeoutMs: 600_000 } },
+        'F',
+      );
+    const cancel = (requestId: string, from: string) =>
+      frame({ type: 'clusterRpcRequest', requestId: `c-${requestId}`, method: 'cancelCall', params: { requestId } }, from);
+    rpc.receive('F', call('r7'));
+    await settle();
+    expect(router.pendingCount).toBe(1);
+    expect(rpc.served).toBe(1);
+    // Another peer cannot end it, nor can an unknown id or a malformed cancel.
+    rpc.receive('M', cancel('r7', 'M'));
+    rpc.receive('F', cancel('r8', 'F'));
+    rpc.receive('F', frame({ type: 'clusterRpcRequest', requestId: 'c-bad', method: 'cancelCall', params: { requestId: 7 } }, 'F'));
+    await settle();
+    expect(router.pendingCount).toBe(1);
+    rpc.receive('F', cancel('r7', 'F'));
+    await settle();
+    expect(router.pendingCount).toBe(0);
+    expect(rpc.served).toBe(0);
+    // No answer to the call nor to the cancels: the asker waits for none.
+    expect(frames).toEqual([]);
   });
 
   it('serves a request from a peer while leading, and not_ready while not', async () => {

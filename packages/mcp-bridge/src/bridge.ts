@@ -11,6 +11,7 @@
  * for it alone; a session's calls name its viewer too, so another's client is an unknown one.
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { AuthContext } from '@mdp/protocol';
 import { silentLogger, viewedBy, type HostApi, type Logger, type Viewer } from '@mdp/core';
@@ -34,7 +35,8 @@ export interface McpBridgeOptions extends Partial<CatalogOptions> {
   readonly clock?: Clock;
   /**
    * The server's own guide (an MDP server's `GET /SKILL.md`), listed in `resources/list` as
-   * `mdp:///SKILL.md` and read by `resources/read`; asked for on each read. Default: none.
+   * `mdp:///SKILL.md` and read by `resources/read`; asked for on each read, for the session's
+   * viewer (under tenancy by principal it speaks only of what that viewer sees). Default: none.
    */
   readonly guide?: ServerGuide;
   /**
@@ -70,10 +72,12 @@ export interface McpConnectOptions {
   readonly jsonAnswers?: boolean;
   /**
    * The `auth` the session's calls carry to clients, from what a call names itself (`callPath`'s
-   * `auth` argument, else `undefined`): under a server that signs teams in, who the agent is (its
-   * principal and scopes, never its token). Default: a call's own `auth`, as given.
+   * `auth` argument, else `undefined`) and what the transport said of the request that made the
+   * call (`authInfo`, the SDK's: Streamable HTTP's `handleRequest` option): under a server that
+   * signs teams in, who the agent is (its principal and scopes, never its token). Default: a call's
+   * own `auth`, as given.
    */
-  readonly forward?: (given: AuthContext | undefined) => AuthContext | undefined;
+  readonly forward?: (given: AuthContext | undefined, authInfo: AuthInfo | undefined) => AuthContext | undefined;
 }
 
 export interface ServerInfo {
@@ -100,8 +104,8 @@ function forwardedBy(host: HostApi, forward: ((given: AuthContext | undefined) =
   };
 }
 
-/** The text of the server's guide (Markdown), made when an agent reads it. */
-export type ServerGuide = () => string | Promise<string>;
+/** The text of the server's guide (Markdown), made when an agent reads it, for the session's `viewer` (`connect`'s). */
+export type ServerGuide = (viewer: Viewer | undefined) => string | Promise<string>;
 
 export interface McpSession {
   /** The session's SDK server (for its events; the bridge answers every request). */
@@ -198,6 +202,7 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
     async connect(transport, connectOptions = {}) {
       if (closed) throw new Error('The MCP bridge is closed');
       const { viewer, forward } = connectOptions;
+      const { guide } = options;
       const group = groupOf(viewer);
       const tasks = taskBook.open(viewer?.principal ?? '');
       const { driver } = group;
@@ -205,14 +210,17 @@ export function createMcpBridge(options: McpBridgeOptions): McpBridge {
         await driver.ready();
         return driver.surface();
       };
+      const viewed = viewedBy(host, viewer);
       const bridgeSession = createSession({
-        host: forwardedBy(viewedBy(host, viewer), forward),
+        host: forwardedBy(viewed, forward && ((given) => forward(given, undefined))),
+        // Each request's calls carry what its own credential says, not another request's of the session.
+        hostFor: forward && ((authInfo) => forwardedBy(viewed, (given) => forward(given, authInfo))),
         logger,
         clock,
         serverInfo,
         surface,
         clients: () => driver.clients(),
-        guide: options.guide,
+        guide: guide && (() => guide(viewer)),
         maxContentBytes: options.maxContentBytes ?? DEFAULT_MAX_CONTENT_BYTES,
         jsonAnswers: connectOptions.jsonAnswers,
         tasks,

@@ -22,6 +22,7 @@
  * and MCP has it start a new session on 404 if it comes back. Only when none is idle is it 503.
  */
 import { randomUUID } from 'node:crypto';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthContext } from '@mdp/protocol';
@@ -52,9 +53,9 @@ export interface McpHttpOptions {
   readonly scopeGuard?: McpScopeGuard;
   /**
    * What the calls of a session carry to clients (`McpConnectOptions.forward`), from the credential
-   * of the session's latest request (an agent that refreshed its token is stamped with the new
-   * one's scopes; a session stays with one principal): the server stamps who the agent is.
-   * Default: none.
+   * of the request that made each call (an agent that refreshed its token is stamped with the new
+   * one's scopes from its next request on; a session stays with one principal, and a call never
+   * carries another request's credential): the server stamps who the agent is. Default: none.
    */
   readonly forwardOf?: (request: Request) => ((given: AuthContext | undefined) => AuthContext | undefined) | undefined;
   readonly maxBodyBytes?: number;
@@ -116,9 +117,9 @@ interface Entry {
   readonly idle: Timer;
   /** Requests of this session the agent cancelled (or whose HTTP request closed) while they ran. */
   readonly cancelled: Set<RequestId>;
-  /** What its calls carry to clients (`forwardOf`), of the credential of its latest request. */
-  forward: ((given: AuthContext | undefined) => AuthContext | undefined) | undefined;
 }
+
+type Forward = (given: AuthContext | undefined) => AuthContext | undefined;
 
 /** The ids of the JSON-RPC requests in a POST body (one message or a batch). */
 function requestIdsOf(body: unknown): RequestId[] {
@@ -245,6 +246,11 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
   const principalOf = options.principalOf ?? (() => '');
   const idleMs = options.sessionIdleMs ?? MCP_HTTP_DEFAULTS.sessionIdleMs;
   const sessions = new Map<string, Entry>();
+  /**
+   * What the calls of one request carry (`forwardOf` of it), found by the `authInfo` the transport
+   * hands that request's handlers (one object per request, made here).
+   */
+  const stamps = new WeakMap<AuthInfo, Forward>();
   /** Transports that have not initialized yet (their first POST is in flight), by principal. */
   const starting = new Map<string, number>();
   let startingTotal = 0;
@@ -290,7 +296,9 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
       parsedBody = read.parsed;
     }
     // Calls this request makes are stamped with its own credential (the one `authorize` accepted).
-    if (options.forwardOf) entry.forward = options.forwardOf(request);
+    const forward = options.forwardOf?.(request);
+    let authInfo: AuthInfo | undefined;
+    if (forward) stamps.set((authInfo = { token: '', clientId: '', scopes: [] }), forward);
     entry.active += 1;
     entry.idle.clear();
     const release = (): void => {
@@ -312,7 +320,10 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
     if (ids.length > 0) request.signal.addEventListener('abort', onClosed, { once: true });
     let response: Response;
     try {
-      response = await entry.transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+      response = await entry.transport.handleRequest(request, {
+        ...(parsedBody === undefined ? {} : { parsedBody }),
+        ...(authInfo === undefined ? {} : { authInfo }),
+      });
       releaseAnsweredJsonStreams(entry.transport);
     } catch (error) {
       release();
@@ -367,7 +378,14 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
       const session = await bridge.connect(transport, {
         jsonAnswers: true,
         ...(options.principalOf ? { viewer: { principal: principal === '' ? undefined : principal } } : {}),
-        ...(forwardOf ? { forward: (given: AuthContext | undefined) => (entry?.forward ? entry.forward(given) : given) } : {}),
+        ...(forwardOf
+          ? {
+              forward: (given: AuthContext | undefined, authInfo: AuthInfo | undefined) => {
+                const stamp = authInfo === undefined ? undefined : stamps.get(authInfo);
+                return stamp ? stamp(given) : given;
+              },
+            }
+          : {}),
       });
       entry = {
         transport,
@@ -377,7 +395,6 @@ export function createMcpHttpHandler(bridge: McpBridge, options: McpHttpOptions)
         idleSince: clock.now(),
         idle: new Timer(clock, (error) => logger.error('mcp.timer_failed', { error })),
         cancelled: new Set(),
-        forward: undefined,
       };
       settleCancelled(transport, entry.cancelled);
       const current = entry;

@@ -16,6 +16,7 @@
  * message that says what went wrong.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { RequestTaskStore } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
@@ -41,7 +42,16 @@ import {
   type GetPromptResult,
   type ReadResourceResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { compilePattern, isSkillPath, matchPattern, parseCallPathRequest, splitPath, type CallPathRequest, type CallResult } from '@mdp/protocol';
+import {
+  UNSENDABLE_DATA_ERROR,
+  compilePattern,
+  isSkillPath,
+  matchPattern,
+  parseCallPathRequest,
+  splitPath,
+  type CallPathRequest,
+  type CallResult,
+} from '@mdp/protocol';
 import { MdpError, serializeError, type CallOptions, type HostApi, type Logger } from '@mdp/core';
 import type { Clock } from './clock.js';
 import { base64Bytes, decodeMediaString, isBinaryType } from './content.js';
@@ -49,6 +59,7 @@ import { callGenericTool, GENERIC_TOOLS, isGenericTool, runsAsTask, TASK_SUPPORT
 import { audible, callFailedMessage, parseLevel, type LogLevel, type LogMessage } from './logging.js';
 import { jsonBytes, mcpPage } from './pages.js';
 import { SESSION_VALIDATOR, compiles, outputProblem } from './output-check.js';
+import { answerMalformedParams } from './params-errors.js';
 import { progressReporter } from './progress.js';
 import { promptCall } from './prompt-input.js';
 import { SERVER_GUIDE_URI, parseResourceUri } from './resource-uri.js';
@@ -58,7 +69,7 @@ import { complete } from './completion.js';
 import type { ClientChanges } from './client-changes.js';
 import type { SessionTasks } from './tasks.js';
 import { Subscriptions, subscribable } from './subscriptions.js';
-import { badArguments, callOutcome, toolFailure, visibleOutcome, type ToolResult } from './tool-results.js';
+import { badArguments, callOutcome, sendable, toolFailure, visibleOutcome, type ToolResult } from './tool-results.js';
 import { toolCall } from './tool-input.js';
 
 /** MCP's code for a resource that does not exist. */
@@ -80,6 +91,11 @@ const GUIDE_RESOURCE = {
 
 export interface SessionContext {
   readonly host: HostApi;
+  /**
+   * The host as the calls of one request reach it (their `auth` stamped from the request's own
+   * `authInfo`, as the transport gave it); default `host`.
+   */
+  readonly hostFor?: ((authInfo: AuthInfo | undefined) => HostApi) | undefined;
   readonly logger: Logger;
   /** Times each tool call for the debug log (its monotonic `now()`). */
   readonly clock: Pick<Clock, 'now'>;
@@ -100,6 +116,11 @@ export interface SessionContext {
   clients(): readonly CatalogClient[];
   /** The session's tasks (the SDK's task store; bounded per session and per principal). */
   readonly tasks: SessionTasks;
+}
+
+/** `ctx` for the calls of one request: its host stamps them from that request's `authInfo`. */
+function forRequest(ctx: SessionContext, extra: { readonly authInfo?: AuthInfo | undefined }): SessionContext {
+  return ctx.hostFor ? { ...ctx, host: ctx.hostFor(extra.authInfo) } : ctx;
 }
 
 /** An error for the agent, never an internal message: McpErrors pass, anything else is logged and hidden. */
@@ -190,7 +211,15 @@ async function getPrompt(ctx: SessionContext, name: string, args: Record<string,
   if (typeof result.data === 'string') return { description, messages: [{ role: 'user', content: { type: 'text', text: result.data } }] };
   // A client may answer with MCP's own prompt result; anything else is shown to the agent as JSON.
   const mcp = GetPromptResultSchema.safeParse(result.data);
-  if (mcp.success) return { description, ...mcp.data };
+  if (mcp.success) {
+    const answer = { description, ...mcp.data };
+    if (sendable(answer)) return answer;
+    throw new McpError(
+      ErrorCode.InternalError,
+      `Prompt ${name} failed: ${UNSENDABLE_DATA_ERROR.code}: ${UNSENDABLE_DATA_ERROR.message}`,
+      UNSENDABLE_DATA_ERROR,
+    );
+  }
   return { description, messages: [{ role: 'user', content: { type: 'text', text: JSON.stringify(result.data) ?? 'null' } }] };
 }
 
@@ -328,11 +357,18 @@ export function createSession(ctx: SessionContext): BridgeSession {
     return { tools: [...GENERIC_TOOLS, ...definitions] };
   });
   /** Call tool `name` and tell this session of a failure it did not cancel. */
-  const runTool = async (name: string, args: Record<string, unknown>, signal: AbortSignal, onResult?: CallOptions['onResult'], timeoutMs?: number) => {
+  const runTool = async (
+    on: SessionContext,
+    name: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    onResult?: CallOptions['onResult'],
+    timeoutMs?: number,
+  ) => {
     const started = ctx.clock.now();
     let result: ToolResult;
     try {
-      result = await callTool(ctx, name, args, signal, onResult, timeoutMs);
+      result = await callTool(on, name, args, signal, onResult, timeoutMs);
     } catch (error) {
       // The host refused (unknown client, no client has the path) or failed: still a tool result.
       const serialized = serializeError(error);
@@ -358,7 +394,10 @@ export function createSession(ctx: SessionContext): BridgeSession {
    * (a tool error makes the task `failed`, as MCP asks). A task cancelled, expired or ended with
    * the session keeps no result.
    */
-  const startTask = async (params: CallToolRequest['params'], extra: { taskStore?: RequestTaskStore | undefined }): Promise<CreateTaskResult> => {
+  const startTask = async (
+    params: CallToolRequest['params'],
+    extra: { taskStore?: RequestTaskStore | undefined; authInfo?: AuthInfo | undefined },
+  ): Promise<CreateTaskResult> => {
     const { name } = params;
     if (!runsAsTask(name)) {
       throw new McpError(ErrorCode.MethodNotFound, `Tool ${name} does not run as a task (its execution.taskSupport is forbidden): call it without "task"`);
@@ -369,7 +408,7 @@ export function createSession(ctx: SessionContext): BridgeSession {
     const signal = ctx.tasks.signal(task.taskId);
     if (!signal) throw new McpError(ErrorCode.InternalError, `Task ${task.taskId} went at once`);
     const args = params.arguments ?? {};
-    void runTool(name, args, signal, undefined, ctx.tasks.limits.timeoutMs)
+    void runTool(forRequest(ctx, extra), name, args, signal, undefined, ctx.tasks.limits.timeoutMs)
       .then(async (result) => {
         if (signal.aborted) return;
         // Through the request's store: the SDK tells the agent (notifications/tasks/status).
@@ -393,7 +432,7 @@ export function createSession(ctx: SessionContext): BridgeSession {
               logger.debug('mcp.notify_failed', { kind: 'progress', error: (error as Error).message }),
             );
           });
-    return runTool(name, request.params.arguments ?? {}, extra.signal, progress);
+    return runTool(forRequest(ctx, extra), name, request.params.arguments ?? {}, extra.signal, progress);
   });
 
   server.setRequestHandler(ListPromptsRequestSchema, async (request) => {
@@ -408,7 +447,7 @@ export function createSession(ctx: SessionContext): BridgeSession {
   });
   server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
     try {
-      return await getPrompt(ctx, request.params.name, request.params.arguments ?? {}, extra.signal);
+      return await getPrompt(forRequest(ctx, extra), request.params.name, request.params.arguments ?? {}, extra.signal);
     } catch (error) {
       throw failed(protocolError(error, logger, `Prompt ${request.params.name}`), `prompt ${request.params.name}`, extra.signal);
     }
@@ -441,11 +480,13 @@ export function createSession(ctx: SessionContext): BridgeSession {
   });
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     try {
-      return await readResource(ctx, request.params.uri, extra.signal);
+      return await readResource(forRequest(ctx, extra), request.params.uri, extra.signal);
     } catch (error) {
       throw failed(protocolError(error, logger, `Reading ${request.params.uri}`), `resource ${request.params.uri}`, extra.signal);
     }
   });
+  // Every handler is set (the SDK's own tasks/* ones too): malformed params are -32602, not -32603.
+  answerMalformedParams(server);
   return { server, log, clientsChanged };
 
   /** `error`, once this session heard of the failed call (unless the agent cancelled it). */

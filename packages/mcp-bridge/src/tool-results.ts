@@ -3,7 +3,7 @@
  * same JSON as text; a failure is `{ ok: false, error }` with `isError: true`, never a protocol
  * error, so that the agent reads what went wrong and can act on it.
  */
-import type { CallResult, SerializedError } from '@mdp/protocol';
+import { UNSENDABLE_DATA_ERROR, type CallResult, type SerializedError } from '@mdp/protocol';
 import { contentOf, type ContentBlock } from './content.js';
 
 export interface ToolResult {
@@ -29,7 +29,14 @@ export function badArguments(tool: string, problem: string): ToolResult {
 
 /** The result of one call, as `callPath` and every catalog tool answer it. */
 export function callOutcome(result: CallResult): ToolResult {
-  if (result.ok) return toolSuccess(result.data === undefined ? { ok: true } : { ok: true, data: result.data });
+  if (result.ok) {
+    try {
+      return toolSuccess(result.data === undefined ? { ok: true } : { ok: true, data: result.data });
+    } catch {
+      // Its text is the JSON of the data: data nested deeper than JSON goes (see `sendable`).
+      return toolFailure(UNSENDABLE_DATA_ERROR);
+    }
+  }
   return toolFailure(result.error, result.source ? { source: result.source } : {});
 }
 
@@ -57,6 +64,26 @@ export function visibleOutcome(result: CallResult, options: VisibleOptions): Too
       message: `The answer is ${content.bytes} bytes of content, over the ${content.maxBytes} bytes this server sends an agent in one result; nothing of it was sent. Ask the app for less (a smaller image, fewer blocks).`,
     });
   }
+  // The blocks were checked field by field, but for their `_meta`, which is whatever the client sent.
+  if (!content.blocks.every(blockSendable)) return toolFailure(UNSENDABLE_DATA_ERROR);
   const payload = { ok: true, data: result.data };
   return options.structured ? { content: content.blocks, structuredContent: payload } : { content: content.blocks };
+}
+
+/**
+ * Whether `value` can be written as JSON. A client's data was parsed from JSON, but may nest deeper
+ * than `JSON.stringify` goes: handed to the SDK, its transport would fail to write the answer, and
+ * the agent would wait for it for good (over Streamable HTTP, with its POST held open).
+ */
+export function sendable(value: unknown): boolean {
+  try {
+    JSON.stringify(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function blockSendable(block: ContentBlock): boolean {
+  return sendable(block._meta) && (block.type !== 'resource' || sendable(block.resource._meta));
 }

@@ -5,7 +5,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { createMcpBridge } from '../src/bridge.js';
 import { createMcpHttpHandler, type McpHttpHandler, type McpHttpOptions } from '../src/http.js';
 import { originPolicyFor } from '@mdp/core';
-import { endpoint, manualClock, settle } from '@mdp/test-kit';
+import { endpoint, manualClock, prompt, settle } from '@mdp/test-kit';
+import { UNSENDABLE_DATA_ERROR } from '@mdp/protocol';
 import { FakeHost, listed } from './fakes.js';
 
 const URL_ = 'http://127.0.0.1:4000/mcp';
@@ -264,6 +265,87 @@ describe('Streamable HTTP sessions', () => {
     expect(after.status).toBe(503);
     await client.close();
     await ended;
+  });
+});
+
+describe('answers that JSON cannot write', () => {
+  it("a client's answer nested deeper than JSON.stringify goes is an error the agent gets, never an answer that never comes", async () => {
+    const s = setup();
+    s.host.set([listed('todo', [endpoint('/items', 'GET'), prompt('/review/prompt.md')])]);
+    // Parsed from a client's JSON (JSON.parse goes deeper than JSON.stringify can).
+    const deep = JSON.parse(`${'['.repeat(20_000)}${']'.repeat(20_000)}`) as unknown;
+    const { client } = await agent(s.fetch);
+    s.host.answer = (request) =>
+      request.path === '/items'
+        ? { ok: true, data: { type: 'text', text: 'hi', _meta: { deep } } }
+        : { ok: true, data: { messages: [{ role: 'user', content: { type: 'text', text: 'review', _meta: { deep } } }] } };
+    const result = await client.callTool({ name: 'callPath', arguments: { clientId: 'todo', method: 'GET', path: '/items' } });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toEqual({ ok: false, error: UNSENDABLE_DATA_ERROR });
+    // Shown as JSON, the same.
+    s.host.answer = () => ({ ok: true, data: { deep } });
+    const json = await client.callTool({ name: 'callPath', arguments: { clientId: 'todo', method: 'GET', path: '/items' } });
+    expect(json.structuredContent).toEqual({ ok: false, error: UNSENDABLE_DATA_ERROR });
+    s.host.answer = (request) =>
+      request.path === '/items'
+        ? { ok: true, data: { type: 'text', text: 'hi', _meta: { deep } } }
+        : { ok: true, data: { messages: [{ role: 'user', content: { type: 'text', text: 'review', _meta: { deep } } }] } };
+    const prompts = (await client.listPrompts()).prompts;
+    await expect(client.getPrompt({ name: prompts[0]!.name })).rejects.toMatchObject({
+      code: -32603,
+      message: expect.stringContaining(UNSENDABLE_DATA_ERROR.message),
+    });
+    // The session goes on.
+    s.host.answer = () => ({ ok: true, data: { type: 'text', text: 'fine' } });
+    expect((await client.callTool({ name: 'callPath', arguments: { clientId: 'todo', method: 'GET', path: '/items' } })).content).toEqual([
+      { type: 'text', text: 'fine' },
+    ]);
+  });
+});
+
+describe('the credential a call carries (forwardOf)', () => {
+  it("each call carries its own request's credential, not that of a later request on the session", async () => {
+    // Two credentials of one principal (two tokens of one person): 'narrow' and 'broad'.
+    const s = setup({
+      principalOf: () => 'alice',
+      forwardOf: (request) => {
+        const token = request.headers.get('authorization');
+        return (given) => ({ ...given, metadata: { ...given?.metadata, stampedFrom: token } });
+      },
+    });
+    // The catalog's first listing waits: a catalog tool's call waits for it.
+    let list!: () => void;
+    const listed = new Promise<void>((resolve) => (list = resolve));
+    const listClients = s.host.listClients.bind(s.host);
+    s.host.listClients = async () => {
+      await listed;
+      return listClients();
+    };
+    const headers = (token: string, id?: string) => ({
+      authorization: `Bearer ${token}`,
+      'mcp-protocol-version': '2025-11-25',
+      ...(id === undefined ? {} : { 'mcp-session-id': id }),
+    });
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
+    const opened = await s.handler.handle(post(init, headers('narrow')));
+    const id = opened.headers.get('mcp-session-id')!;
+    await opened.text();
+    await (await s.handler.handle(post({ jsonrpc: '2.0', method: 'notifications/initialized' }, headers('narrow', id)))).text();
+
+    const call = s.handler.handle(post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'items', arguments: {} } }, headers('narrow', id)));
+    await settle();
+    expect(s.host.calls).toHaveLength(0);
+    // Another request of the session, with the other credential, while the call waits.
+    await (await s.handler.handle(post({ jsonrpc: '2.0', id: 3, method: 'ping' }, headers('broad', id)))).text();
+    list();
+    expect((await call).status).toBe(200);
+    expect(s.host.calls).toHaveLength(1);
+    expect(s.host.calls[0]!.request.auth?.metadata).toEqual({ stampedFrom: 'Bearer narrow' });
   });
 });
 

@@ -10,6 +10,7 @@ import {
   CallToolResultSchema,
   CreateTaskResultSchema,
   LoggingMessageNotificationSchema,
+  ResultSchema,
   TaskStatusNotificationSchema,
   type CallToolResult,
   type LoggingMessageNotification,
@@ -228,6 +229,32 @@ describe('task-augmented calls', () => {
     await expect(client.experimental.tasks.getTask('nope')).rejects.toMatchObject({ code: -32602 });
     await expect(client.experimental.tasks.getTaskResult('nope', CallToolResultSchema)).rejects.toMatchObject({ code: -32602 });
     await expect(client.experimental.tasks.cancelTask('nope')).rejects.toMatchObject({ code: -32602 });
+  });
+
+  it('malformed task params are -32602 naming the field, not an internal error', async () => {
+    const s = setup();
+    const { client } = await s.agent();
+    const ask = (method: string, params: unknown) => client.request({ method, params } as never, ResultSchema);
+    const cases: Array<[string, unknown, string]> = [
+      ['tasks/get', { taskId: 5 }, 'taskId'],
+      ['tasks/get', {}, 'taskId'],
+      ['tasks/result', { taskId: null }, 'taskId'],
+      ['tasks/cancel', { taskId: ['a'] }, 'taskId'],
+      ['tasks/list', { cursor: 5 }, 'cursor'],
+      ['tools/call', { name: 'callPath', arguments: slow, task: 'soon' }, 'task'],
+      ['tools/call', { name: 'callPath', arguments: slow, task: { ttl: 'long' } }, 'task.ttl'],
+      ['tools/call', { name: 'callPath', arguments: slow, task: { ttl: null } }, 'task.ttl'],
+    ];
+    for (const [method, params, field] of cases) {
+      const refused = await ask(method, params).then(
+        () => undefined,
+        (error: { code?: number; message: string }) => error,
+      );
+      expect(refused, `${method} ${JSON.stringify(params)}`).toMatchObject({ code: -32602, message: expect.stringContaining(`${method} params: ${field}:`) });
+    }
+    // Nothing was started, and the session still answers.
+    expect(s.host.gates).toEqual([]);
+    expect((await client.experimental.tasks.listTasks()).tasks).toEqual([]);
   });
 });
 

@@ -10,7 +10,7 @@
  * without the credential could use none of the URLs it names anyway.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { originProblem } from '@mdp/core';
+import { clientsSeenBy, originProblem, type Viewer } from '@mdp/core';
 import { isSkillPath, proxyMarker } from '@mdp/protocol';
 import { SERVER_GUIDE_URI } from '@mdp/mcp-bridge/lite';
 import type { ServerContext, ServerFeature } from '../feature.js';
@@ -25,9 +25,10 @@ const MARKDOWN = 'text/markdown; charset=utf-8';
 export interface GuideSource {
   /**
    * The guide as a reader reaches the server: with the `Host` it sent and the local port it came in
-   * on (the URLs of `/mdp/meta`'s rule), or, without them, the listening URLs. Empty before listening.
+   * on (the URLs of `/mdp/meta`'s rule), or, without them, the listening URLs; of the clients
+   * `viewer` sees (every one without a viewer). Empty before listening.
    */
-  text(hostHeader?: string, localPort?: number): string;
+  text(hostHeader?: string, localPort?: number, viewer?: Viewer): string;
 }
 
 export interface GuideOptions {
@@ -36,14 +37,25 @@ export interface GuideOptions {
   readonly bindHost: string;
   /** Whether `/mcp` is served. */
   readonly mcpHttp: boolean;
+  /** The cluster's server ids (a mirror's bare id may be a shared one under them). */
+  readonly isServerId: (id: string) => boolean;
 }
 
-/** What the guide says of the connected clients: counts, and the shallowest static skill as an example. */
-function clientFacts(ctx: ServerContext): Pick<GuideFacts, 'clients' | 'mirrored' | 'paths' | 'example'> {
+/**
+ * What the guide says of the connected clients `viewer` sees (under tenancy by principal its own and
+ * the shared ones, SPEC §12.7): counts, and the shallowest static skill as an example.
+ */
+function clientFacts(
+  ctx: ServerContext,
+  viewer: Viewer | undefined,
+  isServerId: (id: string) => boolean,
+): Pick<GuideFacts, 'clients' | 'mirrored' | 'paths' | 'example'> {
   let paths = 0;
   let mirrored = 0;
   let example: { clientId: string; path: string; depth: number } | undefined;
-  const clients = ctx.router.listClients();
+  const seen = clientsSeenBy(ctx.tenancy, viewer, isServerId);
+  const all = ctx.router.listClients();
+  const clients = seen ? all.filter(seen) : all;
   for (const client of clients) {
     paths += client.paths.length;
     if (proxyMarker(client.descriptor)) mirrored++;
@@ -60,7 +72,7 @@ function clientFacts(ctx: ServerContext): Pick<GuideFacts, 'clients' | 'mirrored
 
 export function guideSource(ctx: ServerContext, options: GuideOptions): GuideSource {
   return {
-    text(hostHeader, localPort) {
+    text(hostHeader, localPort, viewer) {
       const info = ctx.info();
       if (!info) return '';
       const http = serverUrls(readerAuthority(options.bindHost, info.port, hostHeader, localPort), info.secure).http;
@@ -68,7 +80,7 @@ export function guideSource(ctx: ServerContext, options: GuideOptions): GuideSou
       return guideText({
         http,
         serverId: info.serverId,
-        ...clientFacts(ctx),
+        ...clientFacts(ctx, viewer, options.isServerId),
         cluster: standalone ? undefined : options.cluster.view(info),
         mcp: options.mcpHttp ? `${http}${MCP_PATH}` : undefined,
         mcpResource: SERVER_GUIDE_URI,
@@ -94,7 +106,7 @@ export function guideFeature(ctx: ServerContext, source: GuideSource): ServerFea
     if (ctx.authorize && !ctx.authorize(ctx.extractAuth(request.headers))) {
       return answer(response, 401, { ...cors, 'content-type': 'application/json', 'www-authenticate': 'Bearer' }, refusal('unauthorized', 'Unauthorized'));
     }
-    const text = source.text(request.headers.host, request.socket.localPort);
+    const text = source.text(request.headers.host, request.socket.localPort, ctx.viewerOf(ctx.extractAuth(request.headers)));
     const headers = { ...cors, 'content-type': MARKDOWN, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text) };
     if (request.method === 'HEAD') return answer(response, 200, headers);
     answer(response, 200, headers, text);

@@ -22,6 +22,7 @@ import {
   type HostApi,
   type InflightBudget,
   type OriginPolicy,
+  type Viewer,
 } from '@mdp/core';
 import type { McpBridge, McpHttpHandler } from '@mdp/mcp-bridge';
 import { jsonRpcError, type SurfaceMode } from '@mdp/mcp-bridge/lite';
@@ -208,7 +209,12 @@ async function writeResponse(res: ServerResponse, response: Response, extra: Rea
  * `hostApi`: the local router's host, or (clustered) one that asks the leader; asked on each use.
  * `guide`: the server's guide (`GET /SKILL.md`), the bridge's resource `mdp:///SKILL.md`.
  */
-export function mcpFeature(ctx: ServerContext, options: MdpMcpOptions | false | undefined, hostApi: () => HostApi, guide?: () => string): McpFeature {
+export function mcpFeature(
+  ctx: ServerContext,
+  options: MdpMcpOptions | false | undefined,
+  hostApi: () => HostApi,
+  guide?: (viewer: Viewer | undefined) => string,
+): McpFeature {
   if (options === false) {
     return { name: 'mcp', bridge: undefined, open: () => Promise.reject(new Error('the MCP bridge is off (mcp: false)')) };
   }
