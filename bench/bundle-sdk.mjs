@@ -3,7 +3,8 @@
  * same bare MCP server as `src/servers/bare-mcp-stdio.ts` (the SDK's `McpServer` with one tool
  * returning a constant, on stdio), bundled by esbuild into one ES module file,
  * `dist/servers/bare-mcp-stdio.bundle.js`, with the options `apps/server/bundle.mjs` gives the
- * `mdp-server` binary (ES module, node 20, `module` before `main`, source maps). The unbundled
+ * `mdp-server` binary (ES module, node 20, `module` before `main`, source maps, comments made ASCII
+ * by the binary's own `ascii-comments.mjs`). The unbundled
  * server loads the SDK's 150-odd module files one by one; the binary loads a few bundled files. This
  * one pays what node and the SDK cost when they are loaded as the binary loads them, so that
  * `mdp-server mcp` / this says what the server's own code adds.
@@ -15,6 +16,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { asciiComments } from '../apps/server/ascii-comments.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const fromServer = createRequire(createRequire(join(here, 'package.json')).resolve('@mdp/server'));
@@ -30,6 +32,7 @@ const bridgeSdk = {
   },
 };
 
+const outfile = join(here, 'dist', 'servers', 'bare-mcp-stdio.bundle.js');
 await build({
   stdin: {
     contents: `
@@ -43,7 +46,7 @@ await server.connect(new StdioServerTransport());
     sourcefile: 'bare-mcp-stdio.bundle.js',
     loader: 'js',
   },
-  outfile: join(here, 'dist', 'servers', 'bare-mcp-stdio.bundle.js'),
+  outfile,
   bundle: true,
   format: 'esm',
   platform: 'node',
@@ -55,3 +58,4 @@ await server.connect(new StdioServerTransport());
   banner: { js: "import { createRequire as __benchCreateRequire } from 'node:module';\nconst require = __benchCreateRequire(import.meta.url);" },
   plugins: [bridgeSdk],
 });
+asciiComments(outfile);
