@@ -12,13 +12,16 @@
  *
  * Source maps are kept (`*.js.map`, with the TypeScript sources of this package and of the
  * workspace packages, read through their own maps, and their text): `node --enable-source-maps
- * dist/cli.js` gives stack traces in the sources, wherever the binary was copied.
+ * dist/cli.js` gives stack traces in the sources, wherever the binary was copied. The bundles'
+ * comments are made ASCII after the builds (`ascii-comments.mjs`), so that node reads each file
+ * as a one-byte string.
  */
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { asciiComments } from './ascii-comments.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const dist = join(here, 'dist');
@@ -125,6 +128,9 @@ const rest = await build({
   plugins: [inspectorAssets, publishedSources],
 });
 
+for (const output of [...Object.keys(start.metafile.outputs), ...Object.keys(rest.metafile.outputs)]) {
+  if (output.endsWith('.js')) asciiComments(join(here, output));
+}
 // Each import the first build left for the second must name one of its files.
 for (const output of Object.values(start.metafile.outputs)) {
   for (const { path, external } of output.imports) {

@@ -13,7 +13,18 @@ import { coldStart, type StartCommand } from './cold-start.js';
 import { runFleetRead, runFleetScale } from './fleet.js';
 import { natsServerMissing } from './nats.js';
 import { runScans } from './scan.js';
-import { BARE_MCP_STDIO, ClientProcess, RunningServer, Subject, churn, mdpServerCli, profileSlug, type ServerOptions, type SubjectSpec } from './subjects.js';
+import {
+  BARE_MCP_STDIO,
+  BARE_MCP_STDIO_BUNDLED,
+  ClientProcess,
+  RunningServer,
+  Subject,
+  churn,
+  mdpServerCli,
+  profileSlug,
+  type ServerOptions,
+  type SubjectSpec,
+} from './subjects.js';
 
 export interface RunOptions {
   readonly rounds: number;
@@ -212,6 +223,7 @@ async function runColdStarts(scenario: ColdStartScenario, options: RunOptions): 
     const { program, args, until } = subject.start;
     if (program === 'node') return { args: ['-e', ''], until, cwd: scratch };
     if (program === 'bare-mcp-stdio') return { args: [BARE_MCP_STDIO, ...args], until, cwd: scratch };
+    if (program === 'bare-mcp-stdio-bundled') return { args: [BARE_MCP_STDIO_BUNDLED, ...args], until, cwd: scratch };
     const state = ['mcp'].includes(args[0] ?? '') ? ['--cluster-state-dir', join(scratch, 'state')] : [];
     return { args: [...(options.server.nodeArgs ?? []), mdpServerCli(), ...args, ...state], until, cwd: scratch };
   };

@@ -50,6 +50,8 @@ const SCRIPTS: Record<Exclude<ServerKind, 'mdp'>, string> = {
 
 /** The bare MCP SDK server on stdio (cold starts). */
 export const BARE_MCP_STDIO = here('./servers/bare-mcp-stdio.js');
+/** The same server bundled into one file by esbuild, as the binary is (`bundle-sdk.mjs`, at build). */
+export const BARE_MCP_STDIO_BUNDLED = here('./servers/bare-mcp-stdio.bundle.js');
 
 export interface ServerOptions {
   /** Write a V8 CPU profile of the server process into this directory when it exits. */

@@ -139,13 +139,22 @@ describe('pnpm bench --smoke', () => {
     expect(code, stderr.slice(-2000)).toBe(0);
     const rows = report?.rows ?? [];
     expect(rows.map((r) => r.subject).sort()).toEqual(
-      ['node alone', 'mdp-server --version', 'mdp-server --help', 'bare SDK, stdio', 'mdp-server mcp', 'mdp-server mcp, auto mode'].sort(),
+      [
+        'node alone',
+        'mdp-server --version',
+        'mdp-server --help',
+        'bare SDK, stdio',
+        'bare SDK bundled, stdio',
+        'mdp-server mcp',
+        'mdp-server mcp, auto mode',
+      ].sort(),
     );
     for (const row of rows) {
       expect(row.errors, row.subject).toBe(0);
       expect(row.p50, row.subject).toBeGreaterThan(0);
     }
     expect(report?.comparisons.map((c) => [c.a, c.b, Number.isFinite(c.ratio)])).toEqual([
+      ['mdp-server mcp', 'bare SDK bundled, stdio', true],
       ['mdp-server mcp', 'bare SDK, stdio', true],
       ['mdp-server --version', 'node alone', true],
     ]);

@@ -4,7 +4,7 @@
  * directory's size, reconnects.
  */
 import { Counter, Gauge, type Metric, type Registry } from 'prom-client';
-import { LATENCY_BUCKETS_MS, type BusMetrics } from '@mdp/bus-nats';
+import { LATENCY_BUCKETS_MS, type BusMetrics } from '@mdp/bus-nats/lite';
 
 /** Register the bus's metrics in `registers`; `figures` is read at each scrape (undefined before the bus exists). */
 export function busGauges(registers: Registry[], figures: () => BusMetrics | undefined): void {

@@ -111,6 +111,11 @@ export interface ServerFeature {
   connection?(socket: Socket): void;
   /** Take a websocket upgrade of `path` (no query) and return true, or return false. */
   upgrade?(request: IncomingMessage, socket: Duplex, head: Buffer, path: string): boolean;
+  /**
+   * Before the server binds: load what `start` needs that the server does not import up front (a
+   * module only some options use). Rejecting makes `listen()` reject, with nothing bound.
+   */
+  prepare?(): Promise<void>;
   /** The server listens. Throwing aborts `listen()` (nothing half-started is left serving). */
   start?(info: ListeningInfo): void;
   /**

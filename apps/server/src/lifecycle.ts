@@ -2,7 +2,8 @@
  * The lifecycle of the features (feature.ts) on their listener, the one place its order is carried
  * out:
  *
- *   listen ──▶ bind (auto mode: the next free port of the range when an MDP server holds it; its own
+ *   listen ──▶ every feature's `prepare`, awaited together (one rejects: listen rejects, nothing bound)
+ *          ──▶ bind (auto mode: the next free port of the range when an MDP server holds it; its own
  *              port held by a member of its cluster as a second port: asked back, port-claim.ts)
  *          ──▶ the listening line ──▶ each feature's `start`, in list order (one throws: unbound again)
  *          ──▶ every feature's `started`, awaited together (one rejects: closed again, listen rejects)
@@ -61,6 +62,7 @@ export function serverLifecycle(
       const port = options.port ?? SERVER_DEFAULTS.port;
       const fallbackPorts = portFallbackOf(options.cluster, port, options.port !== undefined);
       const serverId = options.serverId ?? defaultServerId(bindHost, port);
+      await Promise.all(features.map((feature) => feature.prepare?.()));
       const info = await bindServing(
         server,
         { host: bindHost, port, logger, fallbackPorts, secure, claim: port === 0 ? undefined : claim?.(port, serverId) },

@@ -8,7 +8,7 @@ import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'pr
 import { CLUSTER_ROLES, proxyMarker } from '@mdp/protocol';
 import { systemClock, type Router } from '@mdp/core';
 import type { ClusterNode } from '@mdp/cluster';
-import type { BusMetrics } from '@mdp/bus-nats';
+import type { BusMetrics } from '@mdp/bus-nats/lite';
 import type { KeySetStatus } from './access-tokens.js';
 import { busGauges } from './bus-metrics.js';
 import { CALL_OUTCOMES, CALL_ROUTES, DURATION_BUCKETS_S, type CallStats } from './call-stats.js';

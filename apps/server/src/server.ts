@@ -8,7 +8,7 @@ import type { Hono } from 'hono';
 import type { Logger, Router } from '@mdp/core';
 import type { McpBridge } from '@mdp/mcp-bridge';
 import type { ClusterNode } from '@mdp/cluster';
-import type { NatsBus } from '@mdp/bus-nats';
+import type { NatsBus } from '@mdp/bus-nats/lite';
 import { createServerContext } from './context.js';
 import type { ListeningInfo, ServerFeature } from './feature.js';
 import { accessTokensFeature, beforeDispatch } from './features/access-tokens.js';

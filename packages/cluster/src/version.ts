@@ -1,5 +1,9 @@
-/** Which upstream hubs accept our protocol version (SPEC §10.6). */
-import semver from 'semver';
+/**
+ * Which upstream hubs accept our protocol version (SPEC §10.6). The two functions of `semver` it
+ * needs are imported on their own: the package's index loads all of it (a bundled server's start).
+ */
+import satisfies from 'semver/functions/satisfies.js';
+import validRange from 'semver/ranges/valid.js';
 import { PROTOCOL_VERSION } from '@mdp/protocol';
 
 /**
@@ -11,7 +15,7 @@ export function upstreamAccepts(ranges: readonly string[], version: string = PRO
   return ranges.some((range) => {
     if (range.trim() === '') return false;
     try {
-      return semver.validRange(range) !== null && semver.satisfies(version, range);
+      return validRange(range) !== null && satisfies(version, range);
     } catch {
       return false;
     }

@@ -13,10 +13,11 @@
  *
  * Listed before the sessions feature, so it closes after it: the calls drained there may still go
  * out over the bus, and our clients leave the directory as their sessions end.
+ *
+ * The NATS client (about a fifth of the binary's code) is imported by `prepare`, before the server
+ * binds, and only in bus mode: a server without `--bus` (and `mdp-server mcp`'s start) never loads it.
  */
 import {
-  announcementProblem,
-  createNatsBus,
   decodeHttpRelay,
   decodeHttpRelayAnswer,
   encodeHttpRelay,
@@ -27,7 +28,7 @@ import {
   type BusTls,
   type NatsBus,
   type RemoteClient as BusClient,
-} from '@mdp/bus-nats';
+} from '@mdp/bus-nats/lite';
 import type { ClientEvent, RemoteClient, RemoteDirectory } from '@mdp/core';
 import type { ClusterView } from '@mdp/protocol';
 import type { LoopRelay, RelayedAnswer, RelayedRequest } from '@mdp/transport-http-loop';
@@ -99,6 +100,7 @@ export interface BusFeatureOptions {
 export function busFeature(ctx: ServerContext, options: BusFeatureOptions): BusFeature {
   const { router, logger } = ctx;
   const prefix = options.bus.prefix ?? prefixFor(options.clusterId);
+  let nats: typeof import('@mdp/bus-nats') | undefined;
   let bus: NatsBus | undefined;
   let starting: Promise<void> | undefined;
   const undo: Array<() => void> = [];
@@ -137,8 +139,12 @@ export function busFeature(ctx: ServerContext, options: BusFeatureOptions): BusF
     get bus() {
       return bus;
     },
+    async prepare() {
+      nats ??= await import('@mdp/bus-nats');
+    },
     start(info: ListeningInfo) {
-      const made = createNatsBus(
+      if (!nats) throw new Error('the fleet bus started before its module was loaded (prepare)');
+      const made = nats.createNatsBus(
         {
           servers: options.bus.servers,
           nodeId: info.serverId,
@@ -172,7 +178,7 @@ export function busFeature(ctx: ServerContext, options: BusFeatureOptions): BusF
         },
       );
       bus = made;
-      undo.push(router.fleet.attach(directoryOf(made)));
+      undo.push(router.fleet.attach(directoryOf(made, nats.announcementProblem)));
       undo.push(router.onClientEvent(announce));
       for (const client of router.listClients()) announce({ type: 'registered', client });
     },
@@ -261,7 +267,7 @@ export function busFeature(ctx: ServerContext, options: BusFeatureOptions): BusF
 }
 
 /** The bus as core's fleet directory (remote.ts). */
-function directoryOf(bus: NatsBus): RemoteDirectory {
+function directoryOf(bus: NatsBus, announcementProblem: typeof import('@mdp/bus-nats').announcementProblem): RemoteDirectory {
   return {
     resolve: (clientId) => remoteOf(bus.resolve(clientId)),
     *list() {

@@ -2,11 +2,15 @@
  * `GET /metrics` (SPEC §15): the Prometheus text format. Calls are counted by the call-end
  * observer into flat arrays (call-stats.ts); everything else is read when scraped. Bytes in and
  * out are the totals of every connection's socket, closed ones added as they close.
+ *
+ * prom-client (with the OpenTelemetry API it imports, a tenth of the server's code) is imported by
+ * the first scrape, not at start: every metric is read from these sources when scraped, so one made
+ * then reports what one made at start would.
  */
 import type { Socket } from 'node:net';
 import { CallStats } from '../call-stats.js';
 import type { ServerContext, ServerFeature } from '../feature.js';
-import { createServerMetrics } from '../metrics.js';
+import type { MetricsSources, ServerMetrics } from '../metrics.js';
 import { readRoute, type ReadGuard } from '../read-route.js';
 import type { BusFeature } from './bus.js';
 import type { ClusterFeature } from './cluster.js';
@@ -37,7 +41,7 @@ export function metricsFeature(ctx: ServerContext, options: MetricsFeatureOption
     closedSent += this.bytesWritten;
   }
 
-  const metrics = createServerMetrics({
+  const sources: MetricsSources = {
     router: ctx.router,
     stats,
     queuedMessages: () => options.httpLoop.queuedMessages,
@@ -54,12 +58,27 @@ export function metricsFeature(ctx: ServerContext, options: MetricsFeatureOption
     leaderChanges: () => leaderChanges,
     ...(ctx.accessTokens ? { keySet: () => ctx.accessTokens?.status() } : {}),
     ...(options.bus ? { bus: () => options.bus?.metrics() } : {}),
-  });
+  };
+  let loading: Promise<ServerMetrics> | undefined;
+  const serverMetrics = (): Promise<ServerMetrics> => {
+    loading ??= import('../metrics.js').then(
+      ({ createServerMetrics }) => createServerMetrics(sources),
+      (error: unknown) => {
+        // The next scrape tries again.
+        loading = undefined;
+        throw error;
+      },
+    );
+    return loading;
+  };
 
   return {
     name: 'metrics',
     routes(app) {
-      readRoute(app, '/metrics', options.guard, async (c) => c.body(await metrics.text(), 200, { 'content-type': metrics.contentType }));
+      readRoute(app, '/metrics', options.guard, async (c) => {
+        const metrics = await serverMetrics();
+        return c.body(await metrics.text(), 200, { 'content-type': metrics.contentType });
+      });
     },
     connection(socket) {
       open.add(socket);

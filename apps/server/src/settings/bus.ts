@@ -5,7 +5,7 @@
  * are never printed.
  */
 import * as v from 'valibot';
-import { BUS_DEFAULTS, prefixProblem } from '@mdp/bus-nats';
+import { BUS_DEFAULTS, prefixProblem } from '@mdp/bus-nats/lite';
 import type { MdpBusOptions } from '../features/bus.js';
 import { list, text, wholeNumber } from './values.js';
 import { settingGroup, sourceLabel, type Source, type ValuesOf } from './table.js';
