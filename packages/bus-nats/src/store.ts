@@ -45,6 +45,33 @@ export interface Watch {
 
 const decoder = new TextDecoder();
 
+/** Attempts of {@link createOrBind} before its last error is the caller's. */
+export const CREATE_ATTEMPTS = 5;
+
+/**
+ * `create` (nats.js: look the bucket's stream up, add it when not found), again while the server
+ * refuses the add because the stream came into being meanwhile: another node created it between
+ * the look-up and the add, or a restarted nats-server was still loading its streams when asked
+ * (2.9 answers "subjects overlap with an existing stream", later ones "stream name already in
+ * use"). The next look-up finds it and binds to it. Found by the fleet's fault test, where a node
+ * started while NATS came back exited with that error.
+ */
+export async function createOrBind<T>(create: () => Promise<T>, pause: (ms: number) => Promise<void> = sleep): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await create();
+    } catch (error) {
+      const raced = error instanceof Error && /subjects overlap|already in use/i.test(error.message);
+      if (!raced || attempt >= CREATE_ATTEMPTS) throw error;
+      await pause(100 * attempt);
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 export class Bucket {
   private constructor(
     readonly name: string,
@@ -58,13 +85,15 @@ export class Bucket {
   /** Create the bucket or bind to the one that exists (its settings win; `maxAgeMs` tells them). */
   static async open(nc: NatsConnection, config: BucketConfig, inboxPrefix: string): Promise<Bucket> {
     const js = jetstream(nc, { timeout: 5000 });
-    const kv = await new Kvm(js).create(config.name, {
-      history: 1,
-      ttl: config.maxAgeMs,
-      replicas: config.replicas,
-      maxValueSize: config.maxValueBytes,
-      description: 'MDP fleet directory (@mdp/bus-nats)',
-    });
+    const kv = await createOrBind(() =>
+      new Kvm(js).create(config.name, {
+        history: 1,
+        ttl: config.maxAgeMs,
+        replicas: config.replicas,
+        maxValueSize: config.maxValueBytes,
+        description: 'MDP fleet directory (@mdp/bus-nats)',
+      }),
+    );
     const status = await kv.status();
     return new Bucket(config.name, kv, js, status.ttl, `${inboxPrefix}.w`);
   }

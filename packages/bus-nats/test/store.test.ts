@@ -7,10 +7,46 @@
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Bucket, SnapshotSync, type WatchedEntry } from '../src/store.js';
+import { Bucket, CREATE_ATTEMPTS, SnapshotSync, createOrBind, type WatchedEntry } from '../src/store.js';
 import { NatsServer, natsServerAvailable, warnIfNoNatsServer } from './nats-server.js';
 
 warnIfNoNatsServer('store.test');
+
+describe('createOrBind', () => {
+  const raced = (message: string) => {
+    let refusals = 2;
+    const attempts: number[] = [];
+    const create = async () => {
+      attempts.push(attempts.length + 1);
+      if (refusals-- > 0) throw new Error(message);
+      return 'bucket';
+    };
+    return { create, attempts };
+  };
+  const pauses: number[] = [];
+  const pause = async (ms: number) => void pauses.push(ms);
+
+  it.each(['subjects overlap with an existing stream', 'stream name already in use'])('asks again when the add lost a race (%s)', async (message) => {
+    pauses.length = 0;
+    const { create, attempts } = raced(message);
+    expect(await createOrBind(create, pause)).toBe('bucket');
+    expect(attempts).toEqual([1, 2, 3]);
+    expect(pauses).toEqual([100, 200]);
+  });
+
+  it('gives any other error at once, and a race that never ends after its attempts', async () => {
+    pauses.length = 0;
+    await expect(createOrBind(() => Promise.reject(new Error('insufficient resources')), pause)).rejects.toThrow('insufficient resources');
+    expect(pauses).toEqual([]);
+    let calls = 0;
+    const always = () => {
+      calls++;
+      return Promise.reject(new Error('subjects overlap with an existing stream'));
+    };
+    await expect(createOrBind(always, pause)).rejects.toThrow('subjects overlap');
+    expect(calls).toBe(CREATE_ATTEMPTS);
+  });
+});
 
 describe('SnapshotSync', () => {
   it('is in at once when the consumer starts with nothing pending', () => {
@@ -148,6 +184,21 @@ describe.skipIf(!natsServerAvailable())('Bucket.watch on a real nats-server', ()
       }
       // No key of the stream is missing from the view when it says it is in (the directory would drop it).
       expect(keysWhenIn).toEqual(keys);
+    }
+  });
+
+  it('opens one bucket from many nodes at once: the losers of the creation bind to it', { timeout: 60_000 }, async () => {
+    // Nodes of a fleet started together each find no bucket and create it; nats-server refuses
+    // all but one (2.9: "subjects overlap with an existing stream"), found by the fault test.
+    const connections = await Promise.all(Array.from({ length: 6 }, () => connect({ servers: server.url })));
+    try {
+      for (let round = 0; round < 4; round++) {
+        const config = { name: `together${round}`, maxAgeMs: 5000, replicas: 1, maxValueBytes: 4096 };
+        const buckets = await Promise.all(connections.map((conn, i) => Bucket.open(conn, config, `_T${i}`)));
+        expect(buckets.map((b) => b.maxAgeMs)).toEqual(connections.map(() => 5000));
+      }
+    } finally {
+      await Promise.all(connections.map((conn) => conn.close()));
     }
   });
 });
