@@ -1,7 +1,8 @@
 // The floor under a fleet's remote read: CPU per round trip of bare nats.js request/reply between
 // two processes, with the bytes of a skill read's call and answer (issue 32, fleet-read).
 //
-//   node bench/tools/nats-floor.mjs [--rounds 3] [--duration 3] [--warmup 2] [--concurrency 1,32] [--call-bytes N]
+//   node bench/tools/nats-floor.mjs [--rounds 3] [--duration 3] [--warmup 2] [--concurrency 1,5,32]
+//                                   [--call-bytes N] [--variants direct,outbox]
 //
 // A nats-server (`/usr/sbin/nats-server`, or NATS_SERVER) on 127.0.0.1, a responder process and a
 // requester process, each a plain nats.js connection (`@nats-io/transport-node`, the bus's copy):
@@ -11,6 +12,11 @@
 //   `<prefix>.n.<node>.call.<client>` with a reply subject `<inbox>.r.<token>` of its own, and one
 //   `nc.subscribe` callback on `<inbox>.r.*` that resolves the loop waiting for that token.
 // That is what the bus's wire does (packages/bus-nats/src/wire.ts), without the bus around it.
+// Two ways to publish, alternated round by round: `direct` (`nc.publish` at once: bare nats.js) and
+// `outbox` (both sides queue what they publish and hand it to nats.js from `setImmediate`, as the
+// wire's outbox does: one more event-loop phase per message when nothing else shares the turn).
+// Concurrency 5 is about what each caller → holder pair of fleet-read sees at its concurrency 32
+// (32 reads over 6 pairs); `--call-bytes N` pads the call envelope to N bytes (more headers).
 // The call envelope is what bus.ts sends for fleet-read's skill read (`encodeJson({ id, clientId,
 // timeoutMs, ...call })` with the query, forwarded headers and route of the skill route), the answer
 // the call outcome `{ ok: true, data: <the mock clients' 130-byte skill text> }`.
@@ -77,6 +83,18 @@ async function child(kind) {
   process.on('disconnect', () => process.exit(0));
   let nc;
   let stopLoad = () => {};
+  // --outbox: publish as the wire does, from an outbox flushed by setImmediate (one write per turn).
+  let outbox = false;
+  let queued = [];
+  const flush = () => {
+    const messages = queued;
+    queued = [];
+    for (const [subject, data, options] of messages) nc.publish(subject, data, options);
+  };
+  const publish = (subject, data, options) => {
+    if (!outbox) return nc.publish(subject, data, options);
+    if (queued.push([subject, data, options]) === 1) setImmediate(flush);
+  };
   process.on('message', async (message) => {
     try {
       if (message.type === 'connect') {
@@ -85,12 +103,15 @@ async function child(kind) {
           const answer = encoder.encode(JSON.stringify({ ok: true, data: message.skillText }));
           nc.subscribe(`${PREFIX}.n.${HOLDER}.>`, {
             callback: (_error, msg) => {
-              if (msg.reply) nc.publish(msg.reply, answer);
+              if (msg.reply) publish(msg.reply, answer);
             },
           });
         }
         await nc.flush();
         process.send({ type: 'ready', bytes: kind === 'responder' ? JSON.stringify({ ok: true, data: message.skillText }).length : 0 });
+      } else if (message.type === 'mode') {
+        outbox = message.outbox;
+        process.send({ type: 'mode' });
       } else if (message.type === 'usage') {
         const { user, system } = process.cpuUsage();
         process.send({ type: 'usage', cpuUs: user + system });
@@ -121,7 +142,7 @@ async function child(kind) {
             const body = encoder.encode(envelope(message.callBytes));
             requestBytes = body.length;
             const answered = new Promise((resolve) => waiting.set(token, resolve));
-            nc.publish(SUBJECT, body, { reply: `${INBOX}.${token}` });
+            publish(SUBJECT, body, { reply: `${INBOX}.${token}` });
             answerBytes = await answered;
             done += 1;
           }
@@ -153,13 +174,14 @@ async function orchestrate() {
       rounds: { type: 'string', default: '3' },
       duration: { type: 'string', default: '3' },
       warmup: { type: 'string', default: '2' },
-      concurrency: { type: 'string', default: '1,32' },
+      concurrency: { type: 'string', default: '1,5,32' },
       'call-bytes': { type: 'string', default: '0' },
+      variants: { type: 'string', default: 'direct,outbox' },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) {
-    console.log('node bench/tools/nats-floor.mjs [--rounds 3] [--duration 3] [--warmup 2] [--concurrency 1,32] [--call-bytes N]');
+    console.log('node bench/tools/nats-floor.mjs [--rounds 3] [--duration 3] [--warmup 2] [--concurrency 1,5,32] [--call-bytes N] [--variants direct,outbox]');
     return;
   }
   const rounds = Number(values.rounds);
@@ -167,6 +189,8 @@ async function orchestrate() {
   const warmupMs = Number(values.warmup) * 1000;
   const loads = values.concurrency.split(',').map(Number);
   const callBytes = Number(values['call-bytes']);
+  const variants = values.variants.split(',');
+  if (variants.some((v) => v !== 'direct' && v !== 'outbox')) throw new Error('--variants: direct, outbox or both');
   if (!(rounds >= 1) || !(callBytes >= 0) || !(durationMs > 0) || !(warmupMs >= 0) || loads.some((c) => !(c >= 1))) throw new Error('bad options; see --help');
 
   const natsPath = process.env.NATS_SERVER ?? '/usr/sbin/nats-server';
@@ -185,7 +209,7 @@ async function orchestrate() {
       stopAll();
       process.exit(1);
     },
-    loads.length * (warmupMs + rounds * (durationMs + 5000)) + 60_000,
+    loads.length * variants.length * (warmupMs + rounds * (durationMs + 5000)) + 60_000,
   );
   limit.unref();
 
@@ -213,50 +237,67 @@ async function orchestrate() {
     const machine = { at: new Date().toISOString(), loadavg: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '), node: process.version };
     console.log(JSON.stringify({ machine, nats: url, subject: SUBJECT, answerBytes }));
     const rows = [];
+    const setMode = (variant) =>
+      Promise.all([
+        requester.ask({ type: 'mode', outbox: variant === 'outbox' }, 'mode'),
+        responder.ask({ type: 'mode', outbox: variant === 'outbox' }, 'mode'),
+      ]);
     for (const concurrency of loads) {
-      await run(requester, concurrency, warmupMs, callBytes);
-      const perRound = [];
-      for (let round = 0; round < rounds; round++) {
-        const before = await usage(requester, responder, server.pid);
-        const outcome = await run(requester, concurrency, durationMs, callBytes);
-        const after = await usage(requester, responder, server.pid);
-        const n = outcome.roundTrips;
-        perRound.push({
-          roundTrips: n,
-          perSecond: n / (durationMs / 1000),
-          requesterUs: (after.requester - before.requester) / n,
-          responderUs: (after.responder - before.responder) / n,
-          natsUs: (after.nats - before.nats) / n,
-          requestBytes: outcome.requestBytes,
-        });
+      const perRound = new Map(variants.map((v) => [v, []]));
+      for (const variant of variants) {
+        await setMode(variant);
+        await run(requester, concurrency, warmupMs, callBytes);
       }
-      const median = (key) => {
-        const sorted = perRound.map((r) => r[key]).sort((a, b) => a - b);
-        return sorted[Math.floor(sorted.length / 2)];
-      };
-      const row = {
-        concurrency,
-        rounds,
-        roundTripsPerSecond: median('perSecond'),
-        requesterUs: median('requesterUs'),
-        responderUs: median('responderUs'),
-        bothUs: median('requesterUs') + median('responderUs'),
-        bothUsPerRound: perRound.map((r) => round1(r.requesterUs + r.responderUs)),
-        natsServerUs: median('natsUs'),
-        requestBytes: perRound[0].requestBytes,
-        answerBytes,
-      };
-      rows.push(row);
-      console.log(JSON.stringify(row));
+      for (let round = 0; round < rounds; round++) {
+        // Alternate the order round by round (A B, B A, …), as the bench does.
+        for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
+          await setMode(variant);
+          const before = await usage(requester, responder, server.pid);
+          const outcome = await run(requester, concurrency, durationMs, callBytes);
+          const after = await usage(requester, responder, server.pid);
+          const n = outcome.roundTrips;
+          perRound.get(variant).push({
+            roundTrips: n,
+            perSecond: n / (durationMs / 1000),
+            requesterUs: (after.requester - before.requester) / n,
+            responderUs: (after.responder - before.responder) / n,
+            natsUs: (after.nats - before.nats) / n,
+            requestBytes: outcome.requestBytes,
+          });
+        }
+      }
+      for (const variant of variants) {
+        const results = perRound.get(variant);
+        const median = (key) => {
+          const sorted = results.map((r) => r[key]).sort((a, b) => a - b);
+          const mid = sorted.length >> 1;
+          return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+        };
+        const row = {
+          variant,
+          concurrency,
+          rounds,
+          roundTripsPerSecond: median('perSecond'),
+          requesterUs: median('requesterUs'),
+          responderUs: median('responderUs'),
+          bothUs: median('requesterUs') + median('responderUs'),
+          bothUsPerRound: results.map((r) => round1(r.requesterUs + r.responderUs)),
+          natsServerUs: median('natsUs'),
+          requestBytes: results[0].requestBytes,
+          answerBytes,
+        };
+        rows.push(row);
+        console.log(JSON.stringify(row));
+      }
     }
     console.log(
       `\nbare nats.js request/reply, ${rounds} rounds × ${durationMs / 1000} s, load average ${machine.loadavg} at the start (medians; CPU µs per round trip)`,
     );
-    console.log('| load | round trips/s | requester | responder | requester + responder (rounds) | nats-server | call / answer bytes |');
-    console.log('| --- | --- | --- | --- | --- | --- | --- |');
+    console.log('| publish | load | round trips/s | requester | responder | requester + responder (rounds) | nats-server | call / answer bytes |');
+    console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
     for (const r of rows) {
       console.log(
-        `| c${r.concurrency} | ${Math.round(r.roundTripsPerSecond)} | ${round1(r.requesterUs)} | ${round1(r.responderUs)} | ${round1(r.bothUs)} (${r.bothUsPerRound.join(', ')}) | ${round1(r.natsServerUs)} | ${r.requestBytes} / ${r.answerBytes} |`,
+        `| ${r.variant} | c${r.concurrency} | ${Math.round(r.roundTripsPerSecond)} | ${round1(r.requesterUs)} | ${round1(r.responderUs)} | ${round1(r.bothUs)} (${r.bothUsPerRound.join(', ')}) | ${round1(r.natsServerUs)} | ${r.requestBytes} / ${r.answerBytes} |`,
       );
     }
     console.log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`);
@@ -325,4 +366,11 @@ async function usage(requester, responder, natsPid) {
 // Last, after every constant above is defined.
 const role = process.argv[2];
 if (role === '--role=responder' || role === '--role=requester') await child(role.slice(7));
-else await orchestrate();
+else {
+  try {
+    await orchestrate();
+  } catch (error) {
+    console.error(`nats-floor: ${error.message}`);
+    process.exitCode = 1;
+  }
+}
