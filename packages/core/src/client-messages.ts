@@ -21,7 +21,7 @@ export interface MessageParts {
 /** Act on one message of `session`; throws MdpError (the transport answers it) for a closed session or a refused change. */
 export function handleClientMessage({ calls, registry, clock, logger }: MessageParts, session: Session, message: ClientToServerMessage): void {
   if (session.closed) throw new MdpError('transport_error', 'Session is closed');
-  session.lastSeen = clock.wallNow();
+  session.touch();
   switch (message.type) {
     case 'callClientResult':
       calls.answer(session, message);

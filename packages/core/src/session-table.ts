@@ -88,8 +88,10 @@ export class SessionTable {
     if (this.sweeping) return;
     const { clock, logger, limits, expire } = this.options;
     const sessions = [...this.sessions];
-    // The wall clock: `lastSeen` is reported as a time of day, and the ping's stamp is read by the client.
-    const now = clock.wallNow();
+    // Silence is measured on the monotonic clock, so that a step of the machine's wall clock
+    // (NTP, a resumed VM) expires nobody; the ping's stamp is a time of day, read by the client.
+    const now = clock.now();
+    const stamp = clock.wallNow();
     let next = 0;
     const step = (): void => {
       this.sweeping = undefined;
@@ -97,11 +99,11 @@ export class SessionTable {
       for (; next < end; next++) {
         const session = sessions[next] as Session;
         if (session.closed) continue;
-        if (now - session.lastSeen >= limits.heartbeatTimeoutMs) {
+        if (now - session.heardAt >= limits.heartbeatTimeoutMs) {
           logger.info('session.expired', { sessionId: session.id, clientId: session.clientId });
           expire(session);
         } else if (session.transport.wantsPing !== false) {
-          deliver(session, { type: 'ping', timestamp: now }, logger);
+          deliver(session, { type: 'ping', timestamp: stamp }, logger);
         }
       }
       if (next < sessions.length && !this.closed) this.sweeping = setImmediate(step);

@@ -121,8 +121,10 @@ export class PendingCall implements Deadline, CallHandle {
 /** One connection as core sees it. Transports keep the object and call its methods. */
 export class Session implements SessionInfo {
   readonly id: string = randomUuid();
-  /** Last message (or poll), ms since the epoch. */
+  /** Last message (or poll), ms since the epoch: what listings report. */
   lastSeen: number;
+  /** The same moment on the monotonic clock (`clock.now()`): what liveness measures silence by. */
+  heardAt: number;
   transportAuth: AuthContext | undefined;
   messageAuth: AuthContext | undefined;
   closed = false;
@@ -173,6 +175,7 @@ export class Session implements SessionInfo {
   ) {
     this.transportAuth = transportAuth;
     this.lastSeen = clock.wallNow();
+    this.heardAt = clock.now();
   }
 
   get transportKind(): string {
@@ -191,6 +194,7 @@ export class Session implements SessionInfo {
   /** Record activity; when `transportAuth` is given it replaces the stored one. */
   touch(transportAuth?: AuthContext | null): void {
     this.lastSeen = this.clock.wallNow();
+    this.heardAt = this.clock.now();
     if (transportAuth !== undefined) this.transportAuth = transportAuth ?? undefined;
   }
 

@@ -124,6 +124,28 @@ describe('liveness sweep', () => {
     expect(transport.closes).toEqual([{ code: 4001, reason: 'Heartbeat timeout' }]);
   });
 
+  it('measures silence on the monotonic clock: a jump of the wall clock expires nobody and spares nobody', async () => {
+    await router.close();
+    // The wall clock of the machine is stepped (NTP, a suspended VM) while time itself goes on.
+    let jump = 0;
+    const stepped = { ...clock, wallNow: () => clock.wallNow() + jump };
+    router = new Router({ clock: stepped, heartbeatIntervalMs: 1_000, heartbeatTimeoutMs: 2_500 });
+    const { session, transport } = connect(router);
+    answerPings(session, transport);
+    const silent = connect(router);
+    await clock.advanceSettled(1_000);
+    jump = 3_600_000;
+    await clock.advanceSettled(1_000);
+    expect(transport.closes).toEqual([]);
+    // Back by two hours: the silent one still goes when its 2.5 s are up.
+    jump = -7_200_000;
+    await clock.advanceSettled(1_000);
+    expect(silent.transport.closes).toEqual([{ code: 4001, reason: 'Heartbeat timeout' }]);
+    expect(transport.closes).toEqual([]);
+    // What is reported is still the time of day.
+    expect(session.lastSeen).toBe(clock.wallNow() + jump);
+  });
+
   it('holds a timer only while there are sessions', () => {
     expect(clock.pending()).toBe(0);
     const a = connect(router);
