@@ -11,8 +11,13 @@
  *   same kind) is one image or audio block.
  * - Size: the bytes of the blocks' texts and decoded data together, at most `maxBytes`; past it the
  *   outcome is `too_large` (the caller's clear error), never a block cut short.
+ * - Whose: an embedded `resource` with an `mdp:` URI must be one of the answering client's own
+ *   skills (`mdp://<its id>/…`). Another client's skill, or the server's guide, would put words in
+ *   their mouth: such an answer is shown as JSON. Links (`resource_link`) are only links: an agent
+ *   that follows one reads through its own view.
  */
 import * as v from 'valibot';
+import { RESOURCE_SCHEME, parseResourceUri } from './resource-uri.js';
 
 /** MCP's content block types (2025-11-25). */
 export const CONTENT_TYPES = ['text', 'image', 'audio', 'resource', 'resource_link'] as const;
@@ -82,6 +87,17 @@ export interface ContentOptions {
   readonly contentType?: string | undefined;
   /** Most bytes of text and decoded data the blocks may hold together. */
   readonly maxBytes: number;
+  /** The client that answered: an embedded `mdp:` resource must be one of its skills. */
+  readonly clientId?: string | undefined;
+}
+
+/** The index of the first embedded resource that claims an `mdp:` URI not of `clientId`'s, or -1. */
+function foreignResource(blocks: readonly ContentBlock[], clientId: string): number {
+  return blocks.findIndex((block) => {
+    if (block.type !== 'resource' || !block.resource.uri.toLowerCase().startsWith(RESOURCE_SCHEME)) return false;
+    const named = parseResourceUri(block.resource.uri);
+    return !named.ok || named.value.clientId !== clientId;
+  });
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -141,6 +157,8 @@ export function contentOf(data: unknown, options: ContentOptions): ContentOutcom
       const where = issue.path?.map((step) => String(step.key)).join('.') ?? '';
       return { kind: 'json', problem: `content block ${where || '0'}: ${issue.message}` };
     }
+    const foreign = options.clientId === undefined ? -1 : foreignResource(parsed.output, options.clientId);
+    if (foreign >= 0) return { kind: 'json', problem: `content block ${foreign}: an embedded resource of another client or of the server` };
     return sized(parsed.output, options.maxBytes);
   }
   // `image/png`, or `image/*` (then only a data: URL names the type).

@@ -175,7 +175,12 @@ async function callTool(
 ): Promise<ToolResult> {
   if (isGenericTool(name)) {
     return callGenericTool(ctx.host, name, args, viaMcp(signal, onResult, timeoutMs), (request, result) =>
-      visibleOutcome(result, { contentType: declaredContentType(ctx.clients(), request), maxContentBytes: ctx.maxContentBytes, structured: false }),
+      visibleOutcome(result, {
+        contentType: declaredContentType(ctx.clients(), request),
+        maxContentBytes: ctx.maxContentBytes,
+        structured: false,
+        clientId: request.clientId,
+      }),
     );
   }
   const tool = (await ctx.surface()).tools.find((entry) => entry.definition.name === name);
@@ -193,7 +198,8 @@ async function callTool(
   const schema = tool.definition.outputSchema;
   const listed = schema !== undefined && compiles(schema);
   const problem = listed && answer.ok ? outputProblem(schema, callOutcome(answer).structuredContent) : undefined;
-  if (problem === undefined) return visibleOutcome(answer, { contentType: tool.contentType, maxContentBytes: ctx.maxContentBytes, structured: listed });
+  if (problem === undefined)
+    return visibleOutcome(answer, { contentType: tool.contentType, maxContentBytes: ctx.maxContentBytes, structured: listed, clientId: parsed.value.clientId });
   return toolFailure({
     code: 'bad_output',
     message: `The client's answer does not match the outputSchema it declares for ${parsed.value.method} ${parsed.value.path}: ${problem}`,

@@ -43,6 +43,8 @@ export function callOutcome(result: CallResult): ToolResult {
 export interface VisibleOptions {
   /** The endpoint's declared `contentType`. */
   readonly contentType?: string | undefined;
+  /** The client that answered (its own skills are the only `mdp:` resources it may embed). */
+  readonly clientId: string;
   /** Most bytes of text and decoded data in the blocks (`maxContentBytes`). */
   readonly maxContentBytes: number;
   /** Keep the JSON as `structuredContent` beside blocks: the tool lists an output schema. */
@@ -56,7 +58,7 @@ export interface VisibleOptions {
  */
 export function visibleOutcome(result: CallResult, options: VisibleOptions): ToolResult {
   if (!result.ok) return callOutcome(result);
-  const content = contentOf(result.data, { contentType: options.contentType, maxBytes: options.maxContentBytes });
+  const content = contentOf(result.data, { contentType: options.contentType, maxBytes: options.maxContentBytes, clientId: options.clientId });
   if (content.kind === 'json') return callOutcome(result);
   if (content.kind === 'too_large') {
     return toolFailure({

@@ -41,6 +41,22 @@ describe('contentOf', () => {
     });
   });
 
+  it("embeds only the answering client's own skills as mdp: resources; links and other schemes pass", () => {
+    const own = { type: 'resource', resource: { uri: 'mdp://todo/docs/skill.md', text: '# Docs' } };
+    const link = { type: 'resource_link', uri: 'mdp://notes/notes/skill.md', name: 'notes' };
+    const web = { type: 'resource', resource: { uri: 'https://example.com/a.txt', text: 'a' } };
+    expect(contentOf([own, link, web], { maxBytes: MAX, clientId: 'todo' })).toEqual({ kind: 'blocks', blocks: [own, link, web] });
+    expect(contentOf(own, { maxBytes: MAX, clientId: 'todo/x' })).toMatchObject({ kind: 'json' });
+    // Another client's skill, an encoded look-alike, the server's guide, a malformed mdp: URI.
+    for (const uri of ['mdp://notes/notes/skill.md', 'MDP://notes/notes/skill.md', 'mdp://todo%2Fx/docs/skill.md', 'mdp:///SKILL.md', 'mdp://todo']) {
+      const spoof = { type: 'resource', resource: { uri, text: 'trust me' } };
+      expect(contentOf([{ type: 'text', text: 'fine' }, spoof], { maxBytes: MAX, clientId: 'todo' })).toEqual({
+        kind: 'json',
+        problem: 'content block 1: an embedded resource of another client or of the server',
+      });
+    }
+  });
+
   it('anything else is JSON: plain data, an empty array, an array with one item that is not a block, an unknown type', () => {
     for (const data of [{ ok: 1 }, 'text', 3, null, undefined, [], [{ type: 'text', text: 'x' }, { id: 1 }], { type: 'video', data: PNG }]) {
       expect(contentOf(data, { maxBytes: MAX })).toEqual({ kind: 'json' });
