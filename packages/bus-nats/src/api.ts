@@ -87,6 +87,12 @@ export type DirectoryChange =
 /** Upper bounds of the call latency histogram, ms. */
 export const LATENCY_BUCKETS_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000] as const;
 
+/** The bucket of {@link LATENCY_BUCKETS_MS} a latency of `ms` counts in (`length`: over the last bound). */
+export function latencyBucket(ms: number): number {
+  for (let i = 0; i < LATENCY_BUCKETS_MS.length; i++) if (ms <= LATENCY_BUCKETS_MS[i]!) return i;
+  return LATENCY_BUCKETS_MS.length;
+}
+
 export interface BusMetrics {
   readonly connected: boolean;
   readonly ready: boolean;
@@ -131,6 +137,11 @@ export interface NatsBus {
    * node cannot be asked.
    */
   descriptor(clientId: string, options?: OutgoingOptions): Promise<ClientDescriptor | undefined>;
+  /**
+   * The descriptor of a remote client when this node has it cached at the client's current digest,
+   * at once (no request, no promise); undefined otherwise: ask {@link descriptor}.
+   */
+  cachedDescriptor(clientId: string): ClientDescriptor | undefined;
   /** Call a remote client: one request to its node. Never rejects: failures are `ok: false`. */
   call(clientId: string, call: RemoteCall, options?: OutgoingOptions): Promise<InvokeOutcome>;
 

@@ -16,6 +16,7 @@ import { CallCancel, MdpError, silentLogger, systemClock, type CallSignal, type 
 import type { ClientDescriptor } from '@mdp/protocol';
 import {
   LATENCY_BUCKETS_MS,
+  latencyBucket,
   type BusHandlers,
   type BusMetrics,
   type BusStatus,
@@ -35,6 +36,7 @@ import {
   CatalogAnswerSchema,
   CatalogRequestSchema,
   decodeCallEnvelope,
+  remoteCallOf,
   decodeJson,
   decodeOutcome,
   descriptorDigest,
@@ -45,7 +47,7 @@ import {
 } from './protocol.js';
 import { decodeAnnouncement, decodeBeat, encodeAnnouncement, encodeBeat } from './records.js';
 import { Bucket, isConflict, type Watch, type WatchedEntry } from './store.js';
-import { FleetNames, idToken } from './subjects.js';
+import { FleetNames } from './subjects.js';
 import { Wire, WireError } from './wire.js';
 
 /** Extra time a caller waits past the call's own time-out, ms: the holder answers `timeout` first. */
@@ -545,8 +547,7 @@ class NatsBusNode implements NatsBus {
     if (!outcome.ok) this.counters.requestsFailed += 1;
     this.counters.latencySum += ms;
     this.counters.latencyCount += 1;
-    let bucket = LATENCY_BUCKETS_MS.findIndex((le) => ms <= le);
-    if (bucket < 0) bucket = LATENCY_BUCKETS_MS.length;
+    const bucket = latencyBucket(ms);
     this.latencyBuckets[bucket] = (this.latencyBuckets[bucket] ?? 0) + 1;
     return outcome;
   }
@@ -616,6 +617,11 @@ class NatsBusNode implements NatsBus {
       default:
         return serverFailure('transport_error', `Request to node ${JSON.stringify(node)} failed: ${error.message}`);
     }
+  }
+
+  cachedDescriptor(clientId: string): ClientDescriptor | undefined {
+    const entry = this.directory.resolve(clientId);
+    return entry && this.descriptors.cached(clientId, entry.digest);
   }
 
   async descriptor(clientId: string, options: OutgoingOptions = {}): Promise<ClientDescriptor | undefined> {
@@ -756,7 +762,7 @@ class NatsBusNode implements NatsBus {
 
   private async answerCall(reply: string, body: Uint8Array, clientToken: string): Promise<void> {
     const envelope = decodeCallEnvelope(body);
-    if (!envelope || idToken(envelope.clientId) !== clientToken) {
+    if (!envelope || this.names.token(envelope.clientId) !== clientToken) {
       // The id in the body must be the one the subject names: no id answers for another.
       this.respond(reply, encodeJson(serverFailure('bad_request', 'Malformed bus call')));
       return;
@@ -773,16 +779,7 @@ class NatsBusNode implements NatsBus {
     this.counters.requestsServed += 1;
     let outcome: InvokeOutcome;
     try {
-      const call: RemoteCall = {
-        method: envelope.method,
-        path: envelope.path,
-        ...(envelope.query === undefined ? {} : { query: envelope.query }),
-        ...(envelope.body === undefined ? {} : { body: envelope.body }),
-        ...(envelope.headers === undefined ? {} : { headers: envelope.headers }),
-        ...(envelope.auth === undefined ? {} : { auth: envelope.auth }),
-        ...(envelope.route === undefined ? {} : { route: envelope.route }),
-      };
-      outcome = await this.handlers.call(envelope.clientId, call, { timeoutMs: envelope.timeoutMs, signal: controller });
+      outcome = await this.handlers.call(envelope.clientId, remoteCallOf(envelope), { timeoutMs: envelope.timeoutMs, signal: controller });
     } catch (error) {
       this.log.error('bus.call_handler_failed', { clientId: envelope.clientId, error });
       outcome = serverFailure('handler_error', 'Internal error');
@@ -800,7 +797,7 @@ class NatsBusNode implements NatsBus {
   private answerCatalog(reply: string, body: Uint8Array, clientToken: string): void {
     const request = decodeJson(CatalogRequestSchema, body);
     let answer: CatalogAnswer;
-    if (!request || idToken(request.clientId) !== clientToken) {
+    if (!request || this.names.token(request.clientId) !== clientToken) {
       answer = { ok: false, error: { code: 'bad_request', message: 'Malformed catalog request' } };
     } else {
       const descriptor = this.directory.isLocal(request.clientId) ? this.handlers.descriptor(request.clientId) : undefined;

@@ -24,15 +24,21 @@ export class DescriptorCache {
 
   constructor(private readonly maxBytes = DESCRIPTOR_CACHE_BYTES) {}
 
-  /** The descriptor of `clientId` at `digest`, from the cache or from `fetch`. */
-  get(clientId: string, digest: string, fetch: () => Promise<ClientDescriptor | undefined>): Promise<ClientDescriptor | undefined> {
+  /** The descriptor of `clientId` at `digest` when it is cached (now the most recently used), else undefined. */
+  cached(clientId: string, digest: string): ClientDescriptor | undefined {
     const key = `${digest}:${clientId}`;
     const hit = this.entries.get(key);
-    if (hit) {
-      this.entries.delete(key);
-      this.entries.set(key, hit);
-      return Promise.resolve(hit.descriptor);
-    }
+    if (!hit) return undefined;
+    this.entries.delete(key);
+    this.entries.set(key, hit);
+    return hit.descriptor;
+  }
+
+  /** The descriptor of `clientId` at `digest`, from the cache or from `fetch`. */
+  get(clientId: string, digest: string, fetch: () => Promise<ClientDescriptor | undefined>): Promise<ClientDescriptor | undefined> {
+    const hit = this.cached(clientId, digest);
+    if (hit) return Promise.resolve(hit);
+    const key = `${digest}:${clientId}`;
     const running = this.inFlight.get(key);
     if (running) return running;
     const fetching = fetch()

@@ -140,6 +140,17 @@ export function fastCallEnvelope(value: unknown): CallEnvelope | undefined {
   return envelope;
 }
 
+/** The call an envelope carries, as the holder's handler takes it (built field by field: no spreads per call). */
+export function remoteCallOf(envelope: CallEnvelope): RemoteCall {
+  const call: { -readonly [K in keyof RemoteCall]: RemoteCall[K] } = { method: envelope.method, path: envelope.path };
+  if (envelope.query !== undefined) call.query = envelope.query;
+  if (envelope.body !== undefined) call.body = envelope.body;
+  if (envelope.headers !== undefined) call.headers = envelope.headers;
+  if (envelope.auth !== undefined) call.auth = envelope.auth;
+  if (envelope.route !== undefined) call.route = envelope.route;
+  return call;
+}
+
 export type Outcome = v.InferOutput<typeof OutcomeSchema>;
 
 /** A successful outcome (`{ ok: true, data? }`), as OutcomeSchema outputs it; undefined: ask the schema. */

@@ -81,6 +81,9 @@ export function prefixFor(text: string): string {
   return 'mdp-' + base32(createHash('sha256').update(text, 'utf8').digest()).slice(0, 16);
 }
 
+/** Most id tokens a {@link FleetNames} remembers (see `token`). */
+export const MAX_REMEMBERED_TOKENS = 4096;
+
 /** What a node does on a subject addressed to it (the fourth token of `<prefix>.n.<node>.<op>`). */
 export type NodeOp = 'call' | 'catalog' | 'relay' | 'cancel';
 
@@ -108,12 +111,34 @@ export class FleetNames {
     this.clientsBucket = `${prefix}-clients`;
     this.nodeWildcard = `${prefix}.n.${this.node}.>`;
     this.inboxPrefix = `_INBOX_${prefix}.${this.node}`;
+    this.nodeHead = `${prefix}.n.${this.node}.`;
+  }
+
+  /** `<prefix>.n.<this node>.`: what every subject addressed to this node starts with. */
+  private readonly nodeHead: string;
+  /** Tokens of ids met on the hot path (a call's node and client), so that a call does not encode them again. */
+  private readonly tokens = new Map<string, string>();
+
+  /**
+   * `idToken(id)`, remembered for short ids (every call names its node and its client, and the
+   * holder checks the client's token again). At most {@link MAX_REMEMBERED_TOKENS}, forgotten all
+   * at once when full: ids come and go with clients, and a flood of new ones costs one clear.
+   */
+  token(id: string): string {
+    let token = this.tokens.get(id);
+    if (token !== undefined) return token;
+    token = idToken(id);
+    if (id.length <= MAX_PLAIN_ID_BYTES) {
+      if (this.tokens.size >= MAX_REMEMBERED_TOKENS) this.tokens.clear();
+      this.tokens.set(id, token);
+    }
+    return token;
   }
 
   /** A request to node `nodeId`: `<prefix>.n.<node>.<op>[.<client>]`. */
   toNode(nodeId: string, op: NodeOp, clientId?: string): string {
-    const base = `${this.prefix}.n.${idToken(nodeId)}.${op}`;
-    return clientId === undefined ? base : `${base}.${idToken(clientId)}`;
+    const base = `${this.prefix}.n.${this.token(nodeId)}.${op}`;
+    return clientId === undefined ? base : `${base}.${this.token(clientId)}`;
   }
 
   /** The subject on which the node that holds HTTP loop session `sessionId` answers for it. */
@@ -136,12 +161,16 @@ export class FleetNames {
    * (a subject this node must ignore).
    */
   parseNodeSubject(subject: string): { op: NodeOp; client: string | undefined } | undefined {
-    const head = `${this.prefix}.n.${this.node}.`;
+    const head = this.nodeHead;
     if (!subject.startsWith(head)) return undefined;
-    const rest = subject.slice(head.length).split('.');
-    const op = rest[0];
-    if (op === 'call' || op === 'catalog') return rest.length === 2 && rest[1] ? { op, client: rest[1] } : undefined;
-    if (op === 'relay' || op === 'cancel') return rest.length === 1 ? { op, client: undefined } : undefined;
+    const dot = subject.indexOf('.', head.length);
+    const op = dot < 0 ? subject.slice(head.length) : subject.slice(head.length, dot);
+    if (op === 'call' || op === 'catalog') {
+      // Exactly one more token, not empty.
+      if (dot < 0 || dot === subject.length - 1 || subject.indexOf('.', dot + 1) >= 0) return undefined;
+      return { op, client: subject.slice(dot + 1) };
+    }
+    if (op === 'relay' || op === 'cancel') return dot < 0 ? { op, client: undefined } : undefined;
     return undefined;
   }
 }

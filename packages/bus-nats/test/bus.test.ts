@@ -57,8 +57,12 @@ describe.skipIf(!natsServerAvailable())('a fleet on a real nats-server', () => {
       headers: { 'x-h': '1' },
       auth: { scheme: 'Bearer', token: 't' },
     });
+    expect(b.bus.cachedDescriptor('c1')).toBeUndefined();
     const descriptor = await b.bus.descriptor('c1');
     expect(descriptor).toEqual(a.clients.get('c1')?.descriptor);
+    // Fetched once, it is at hand without a request until the client's catalog changes.
+    expect(b.bus.cachedDescriptor('c1')).toEqual(descriptor);
+    expect(b.bus.cachedDescriptor('nobody')).toBeUndefined();
   });
 
   it('a withdrawn client leaves every view at once', async () => {

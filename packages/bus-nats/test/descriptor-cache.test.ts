@@ -9,6 +9,28 @@ import { DescriptorCache } from '../src/descriptor-cache.js';
 const descriptor = (id: string): ClientDescriptor => ({ id, name: id, paths: [] });
 
 describe('descriptor cache', () => {
+  it('answers at once from what it holds at that digest, and only that', async () => {
+    const cache = new DescriptorCache();
+    expect(cache.cached('c1', 'd1')).toBeUndefined();
+    await cache.get('c1', 'd1', async () => descriptor('c1'));
+    expect(cache.cached('c1', 'd1')).toEqual(descriptor('c1'));
+    expect(cache.cached('c1', 'd2')).toBeUndefined();
+    expect(cache.cached('c2', 'd1')).toBeUndefined();
+    cache.forgetClient('c1');
+    expect(cache.cached('c1', 'd1')).toBeUndefined();
+  });
+
+  it('counts a hit of cached() as a use: the least recently used goes first', async () => {
+    const one = JSON.stringify(descriptor('c1')).length;
+    const cache = new DescriptorCache(one * 2);
+    await cache.get('c1', 'd', async () => descriptor('c1'));
+    await cache.get('c2', 'd', async () => descriptor('c2'));
+    expect(cache.cached('c1', 'd')).toBeDefined();
+    await cache.get('c3', 'd', async () => descriptor('c3'));
+    expect(cache.cached('c2', 'd')).toBeUndefined();
+    expect(cache.cached('c1', 'd')).toBeDefined();
+  });
+
   it('fetches once per digest, shares a fetch in flight, and fetches again once forgotten', async () => {
     const cache = new DescriptorCache();
     let fetches = 0;

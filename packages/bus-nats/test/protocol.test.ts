@@ -15,7 +15,9 @@ import {
   encodeJson,
   fastCallEnvelope,
   fastOutcome,
+  remoteCallOf,
 } from '../src/protocol.js';
+import { LATENCY_BUCKETS_MS, latencyBucket } from '../src/api.js';
 
 /** A value `depth` arrays deep. */
 function nested(depth: number): unknown {
@@ -154,5 +156,40 @@ describe('fast paths of the call envelope and the outcome', () => {
       expect(decodeOutcome(encodeJson(value)), JSON.stringify(value)).toBeUndefined();
     }
     expect(decodeOutcome(Buffer.from('not json'))).toBeUndefined();
+  });
+});
+
+describe('the call a holder hands its handler', () => {
+  it('carries what the envelope carries for the client, and nothing of the bus', () => {
+    const auth = { scheme: 'Bearer', token: 't' };
+    const full = {
+      id: 'i',
+      clientId: 'c',
+      timeoutMs: 5,
+      method: 'POST',
+      path: '/p',
+      query: { q: '1' },
+      body: { n: 1 },
+      headers: { h: 'v' },
+      auth,
+      route: 'skill',
+    } as const;
+    expect(remoteCallOf(full)).toEqual({ method: 'POST', path: '/p', query: { q: '1' }, body: { n: 1 }, headers: { h: 'v' }, auth, route: 'skill' });
+    const bare = remoteCallOf({ id: 'i', clientId: 'c', timeoutMs: 5, method: 'GET', path: '/p' });
+    expect(bare).toEqual({ method: 'GET', path: '/p' });
+    expect(Object.keys(bare)).toEqual(['method', 'path']);
+    // A body of null is a body.
+    expect(remoteCallOf({ id: 'i', clientId: 'c', timeoutMs: 5, method: 'POST', path: '/p', body: null })).toEqual({ method: 'POST', path: '/p', body: null });
+  });
+});
+
+describe('latency buckets', () => {
+  it('count a latency in the first bucket whose bound it does not pass, and past the last in one more', () => {
+    expect(latencyBucket(0)).toBe(0);
+    expect(latencyBucket(1)).toBe(0);
+    expect(latencyBucket(1.01)).toBe(1);
+    expect(latencyBucket(10_000)).toBe(LATENCY_BUCKETS_MS.length - 1);
+    expect(latencyBucket(10_001)).toBe(LATENCY_BUCKETS_MS.length);
+    for (const [i, le] of LATENCY_BUCKETS_MS.entries()) expect(latencyBucket(le)).toBe(i);
   });
 });

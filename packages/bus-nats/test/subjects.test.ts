@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FleetNames, MAX_PLAIN_ID_BYTES, base32, idToken, prefixFor, prefixProblem } from '../src/subjects.js';
+import { FleetNames, MAX_PLAIN_ID_BYTES, MAX_REMEMBERED_TOKENS, base32, idToken, prefixFor, prefixProblem } from '../src/subjects.js';
 
 const HOSTILE = [
   'a',
@@ -85,6 +85,27 @@ describe('fleet names', () => {
     expect(names.parseNodeSubject(`fleet.n.${self}.relay.x`)).toBeUndefined();
     expect(names.parseNodeSubject(`fleet.n.${self}.other`)).toBeUndefined();
     expect(names.parseNodeSubject(`fleet.n.${idToken('b')}.relay`)).toBeUndefined();
+    expect(names.parseNodeSubject(`fleet.n.${self}.call.`)).toBeUndefined();
+    expect(names.parseNodeSubject(`fleet.n.${self}.catalog.${idToken('c')}`)).toEqual({ op: 'catalog', client: idToken('c') });
+    expect(names.parseNodeSubject(`fleet.n.${self}.cancel`)).toEqual({ op: 'cancel', client: undefined });
+    expect(names.parseNodeSubject(`fleet.n.${self}.`)).toBeUndefined();
+    expect(names.parseNodeSubject(`fleet.n.${self}`)).toBeUndefined();
+    expect(names.parseNodeSubject(`fleet.n.${self}x.relay`)).toBeUndefined();
+  });
+
+  it('remembers the tokens of short ids, never more than its bound, and always gives idToken', () => {
+    const names = new FleetNames('fleet', 'a');
+    const hostile = ['a.b', '*', '>', 'x y', '\uD800', 'é'.repeat(200), 'z'.repeat(MAX_PLAIN_ID_BYTES + 1)];
+    for (const id of hostile) {
+      expect(names.token(id)).toBe(idToken(id));
+      expect(names.token(id)).toBe(idToken(id));
+    }
+    expect(names.toNode('node b', 'call', 'c.1')).toBe(`fleet.n.${idToken('node b')}.call.${idToken('c.1')}`);
+    const remembered = (names as unknown as { tokens: Map<string, string> }).tokens;
+    expect(remembered.has('z'.repeat(MAX_PLAIN_ID_BYTES + 1))).toBe(false);
+    for (let i = 0; i < MAX_REMEMBERED_TOKENS + 10; i++) expect(names.token(`c-${i}`)).toBe(idToken(`c-${i}`));
+    expect(remembered.size).toBeLessThanOrEqual(MAX_REMEMBERED_TOKENS);
+    expect(names.token('c-1')).toBe(idToken('c-1'));
   });
 
   it('prefixes are checked, and one can be made from any cluster id', () => {

@@ -98,6 +98,8 @@ export interface RemoteDirectory {
    * be asked.
    */
   descriptor(clientId: string): Promise<ClientDescriptor | undefined>;
+  /** The descriptor when it is at hand without asking its node (cached at its current digest); undefined: ask `descriptor`. */
+  cachedDescriptor?(clientId: string): ClientDescriptor | undefined;
   /** Call it on its node. Never rejects: failures are `ok: false` with the codes of a local call. */
   call(clientId: string, call: RemoteInvocation, options: { readonly timeoutMs: number; readonly signal?: CallSignal }): Promise<InvokeOutcome>;
   /** Clients of other nodes came, changed their catalog or left. Returns the unsubscribe. */
@@ -232,6 +234,19 @@ export class RemoteClients {
   }
 
   /** {@link catalog} as a listing view, or undefined when it cannot be had now (logged). */
+  /**
+   * The path index of `clientId`'s catalog when its descriptor is at hand (see
+   * `RemoteDirectory.cachedDescriptor`), so that a read of a known remote client resolves its target
+   * without a promise; undefined: ask {@link catalog}.
+   */
+  cachedIndex(clientId: string): PathIndex | undefined {
+    const descriptor = this.directory.cachedDescriptor?.(clientId);
+    if (!descriptor || descriptor.id !== clientId) return undefined;
+    let index = this.indexes.get(descriptor);
+    if (!index) this.indexes.set(descriptor, (index = new PathIndex(descriptor.paths)));
+    return index;
+  }
+
   async info(clientId: string): Promise<ClientInfo | undefined> {
     try {
       return (await this.catalog(clientId))?.info;

@@ -125,6 +125,8 @@ export class Whereabouts {
     if (this.local.hasClient(clientId)) return this.local.findTarget(clientId, method, path);
     const remote = this.remoteOf(clientId);
     if (!remote || concretePathProblem(path) !== undefined) return undefined;
+    const index = remote.cachedIndex(clientId);
+    if (index) return index.resolve(method, path);
     return remote.catalog(clientId).then((found) => found?.index.resolve(method, path));
   }
 
@@ -132,7 +134,10 @@ export class Whereabouts {
   locateSkillRead(clientId: string, name: string): Maybe<ResolvedTarget | undefined> {
     if (this.local.hasClient(clientId)) return this.local.findSkillRead(clientId, name);
     const remote = this.remoteOf(clientId);
-    return remote ? remote.catalog(clientId).then((found) => found?.index.resolveSkillRead(name)) : undefined;
+    if (!remote) return undefined;
+    const index = remote.cachedIndex(clientId);
+    if (index) return index.resolveSkillRead(name);
+    return remote.catalog(clientId).then((found) => found?.index.resolveSkillRead(name));
   }
 
   /** The clients of the fleet's other nodes (none outside a fleet), without those of this node. */

@@ -176,6 +176,37 @@ describe('lookups', () => {
     expect(a.fleet.locateSkillRead('nobody', '/guide')).toBeUndefined();
   });
 
+  it('resolve a read at once, without a fetch or a promise, when the directory has the catalog at hand', async () => {
+    connectClient(b, 'docs', [skill('/guide/skill.md'), endpoint('/x')]);
+    detach();
+    const cached: string[] = [];
+    const withCache = Object.assign(Object.create(directory) as PeerDirectory, {
+      cachedDescriptor: (clientId: string) => {
+        cached.push(clientId);
+        return b.getClient(clientId)?.descriptor;
+      },
+    });
+    detach = a.fleet.attach(withCache);
+    const read = a.fleet.locateSkillRead('docs', '/guide');
+    expect(read).not.toBeInstanceOf(Promise);
+    expect(read).toMatchObject({ path: '/guide/skill.md' });
+    expect(a.fleet.locateTarget('docs', 'GET', '/x')).toMatchObject({ path: '/x' });
+    expect(a.fleet.locateTarget('docs', 'GET', '/y')).toBeUndefined();
+    expect(a.fleet.locateSkillRead('docs', '/none')).toBeUndefined();
+    expect(cached).toEqual(['docs', 'docs', 'docs', 'docs']);
+    expect(directory.fetches).toEqual([]);
+    // The call itself still goes to the client's node, as every remote call does.
+    answering(connectClient(b, 'docs', [skill('/guide/skill.md')]), () => 'text');
+    expect(await a.invoke('docs', 'GET', '/guide/skill.md')).toEqual({ ok: true, data: 'text' });
+    // A descriptor of another id is not taken for this client's: the fetch decides.
+    const wrong = Object.assign(Object.create(directory) as PeerDirectory, { cachedDescriptor: () => b.getClient('docs')?.descriptor });
+    detach();
+    detach = a.fleet.attach(wrong);
+    connectClient(b, 'other', [skill('/o/skill.md')]);
+    expect(a.fleet.locateSkillRead('other', '/o')).toBeInstanceOf(Promise);
+    expect(await a.fleet.locateSkillRead('other', '/o')).toMatchObject({ path: '/o/skill.md' });
+  });
+
   it("read a page's origin from the principal another node announces", () => {
     const page = connect(b, { principal: 'origin:https://app.example' });
     page.session.handle({ type: 'registerClient', client: client('page') });

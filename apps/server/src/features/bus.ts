@@ -274,6 +274,7 @@ function directoryOf(bus: NatsBus, announcementProblem: typeof import('@mdp/bus-
       for (const client of bus.remoteClients()) yield remoteOf(client) as RemoteClient;
     },
     descriptor: (clientId) => bus.descriptor(clientId),
+    cachedDescriptor: (clientId) => bus.cachedDescriptor(clientId),
     call: (clientId, call, options) => bus.call(clientId, call, options),
     onChange: (listener) => bus.onChange(listener),
     registrationProblem: (clientId, principal) => announcementProblem({ descriptor: { id: clientId, name: '', paths: [] }, principal }),
