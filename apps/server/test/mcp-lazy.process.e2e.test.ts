@@ -1,17 +1,16 @@
 /**
  * The MCP SDK is loaded when an agent first comes, not at start: its schemas are a heap every major
  * GC walks, which cost a server no agent talks to a third more CPU per host call (bench
- * `host-call`). A load hook in the real binary records every module of the SDK it loads: a file of
- * the SDK itself, or a file of the bundled binary (`dist/cli.js` and its chunks) that holds one, as
- * esbuild names each bundled module in a comment with its path.
+ * `host-call`). The real binary's load hook records every module of the SDK it loads
+ * (load-recorder.ts).
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
-import { TestClient, descriptor, freePorts, skill, stopAll } from '@mdp/test-kit';
-import { killAll, printed, spawnServer, terminate } from './processes.js';
+import { TestClient, descriptor, skill, stopAll } from '@mdp/test-kit';
+import { serverRecordingLoads } from './load-recorder.js';
+import { killAll, terminate } from './processes.js';
 
 let dir: string | undefined;
 afterEach(async () => {
@@ -21,39 +20,9 @@ afterEach(async () => {
   dir = undefined;
 });
 
-/** An `--import` module that registers a load hook appending every SDK module loaded (path per line) to `log`. */
-function recorderSource(log: string): string {
-  const hooks = `
-import { appendFileSync } from 'node:fs';
-const SDK = /[^\\s'"]*\\/@modelcontextprotocol\\/sdk\\/[^\\s'"]+/g;
-export async function load(url, context, next) {
-  const loaded = await next(url, context);
-  const found = url.includes('/@modelcontextprotocol/sdk/') ? [url] : String(loaded.source ?? '').match(SDK) ?? [];
-  if (found.length > 0) appendFileSync(${JSON.stringify(log)}, found.join('\\n') + '\\n');
-  return loaded;
-}`;
-  return `import { register } from 'node:module';\nregister('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hooks)}));\n`;
-}
-
-const sdkModules = async (log: string): Promise<string[]> => (await readFile(log, 'utf8').catch(() => '')).split('\n').filter(Boolean);
-
 it('a server loads no MCP module until the first /mcp request, then answers it', async () => {
   dir = await mkdtemp(join(tmpdir(), 'mdp-mcp-lazy-'));
-  const log = join(dir, 'sdk-modules.txt');
-  const recorder = join(dir, 'recorder.mjs');
-  await writeFile(recorder, recorderSource(log));
-  const [port, rangeStart] = await freePorts(2);
-  const proc = spawnServer({
-    port: port!,
-    rangeStart: rangeStart!,
-    rangeSize: 1,
-    stateDir: join(dir, 'state'),
-    clusterId: 'lazy',
-    extra: ['--cluster-mode', 'standalone'],
-    nodeArgs: ['--import', pathToFileURL(recorder).href],
-  });
-  await printed(proc, /listening on/);
-  const base = `http://127.0.0.1:${port}`;
+  const { proc, port, base, loaded: sdkModules } = await serverRecordingLoads(dir, '@modelcontextprotocol/sdk', 'lazy');
 
   // A client, a skill read and a host call: all served without the SDK.
   const client = await TestClient.register(`ws://127.0.0.1:${port}`, descriptor('app', [skill('/s/skill.md')]));
@@ -64,7 +33,7 @@ it('a server loads no MCP module until the first /mcp request, then answers it',
     body: JSON.stringify({ clientId: 'app', method: 'GET', path: '/s/skill.md' }),
   });
   expect(await call.json()).toEqual({ ok: true, data: 'ok' });
-  expect(await sdkModules(log)).toEqual([]);
+  expect(await sdkModules()).toEqual([]);
 
   // The first agent: the bridge and the SDK load, and the initialize is answered.
   const init = await fetch(`${base}/mcp`, {
@@ -80,7 +49,7 @@ it('a server loads no MCP module until the first /mcp request, then answers it',
   expect(init.status).toBe(200);
   expect(init.headers.get('mcp-session-id')).toBeTruthy();
   expect(((await init.json()) as { result: { serverInfo: { name: string } } }).result.serverInfo.name).toBe('mdp-server');
-  expect((await sdkModules(log)).some((url) => url.includes('/server/'))).toBe(true);
+  expect((await sdkModules()).some((url) => url.includes('/server/'))).toBe(true);
 
   client.socket.close();
   expect((await terminate(proc)).code).toBe(0);
