@@ -9,46 +9,16 @@
 //   pnpm build && node bench/tools/bus-floor.mjs [seconds per run (3)] [rounds (3)] [concurrency (1)]
 //
 // Needs /usr/sbin/nats-server (or NATS_SERVER=<path>).
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import { createNatsBus } from '../../packages/bus-nats/dist/index.js';
-
-const { connect } = await import(createRequire(new URL('../../packages/bus-nats/package.json', import.meta.url)).resolve('@nats-io/transport-node'));
+import { CALL as call, SKILL, barePair, measure, median, startNats } from './floor-kit.mjs';
 
 const seconds = Number(process.argv[2] ?? 3);
 const rounds = Number(process.argv[3] ?? 3);
 const concurrency = Number(process.argv[4] ?? 1);
 // A pause after each round trip, ms (0: none): paced runs wake the process as rarely as a fleet's c1 does.
 const paceMs = Number(process.argv[5] ?? 0);
-const NATS = process.env.NATS_SERVER ?? '/usr/sbin/nats-server';
-const SKILL = `# Skill\n\n${'x'.repeat(120)}`;
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-const port = await freePort();
-const dir = mkdtempSync(join(tmpdir(), 'bus-floor-'));
-const nats = spawn(NATS, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', join(dir, 'store')], { stdio: 'ignore' });
-const url = `nats://127.0.0.1:${port}`;
-for (let i = 0; ; i++) {
-  try {
-    const nc = await connect({ servers: url, reconnect: false });
-    await nc.close();
-    break;
-  } catch (error) {
-    if (i > 100) throw error;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const nats = await startNats('bus-floor');
+const { url } = nats;
 
 // --- the bus: node b holds client `c-1`; node a calls it
 const skillDescriptor = (id) => ({
@@ -63,7 +33,6 @@ const handlers = (answer) => ({
   replaced: () => undefined,
 });
 const ready = (bus) => new Promise((resolve) => bus.onStatus((s) => s.type === 'ready' && resolve()));
-const call = { method: 'GET', path: '/s0/skill.md', headers: { host: '127.0.0.1:1', connection: 'keep-alive' }, route: 'skill' };
 /** Two nodes of one build on a prefix of their own; the round trip a call of node a to b's client. */
 const pair = async (create, prefix) => {
   const a = create({ servers: url, nodeId: 'node-a', prefix }, handlers({ ok: true, data: SKILL }));
@@ -83,42 +52,9 @@ const busOnce = current.once;
 const base = process.env.BUS_FLOOR_BASE ? await pair((await import(join(process.env.BUS_FLOOR_BASE, 'index.js'))).createNatsBus, 'floor-base') : undefined;
 
 // --- bare nats.js: the same subjects' shape, a constant answer
-const responder = await connect({ servers: url });
-const requester = await connect({ servers: url });
-const envelope = new TextEncoder().encode(JSON.stringify({ id: crypto.randomUUID(), clientId: 'c-1', timeoutMs: 30000, ...call }));
-const answer = new TextEncoder().encode(JSON.stringify({ ok: true, data: SKILL }));
-responder.subscribe('floor-bare.n.node-b.call.c-1', { callback: (_e, msg) => responder.publish(msg.reply, answer) });
-const waiting = new Map();
-let next = 0;
-requester.subscribe('_INBOX_floor_bare.r.*', { callback: (_e, msg) => waiting.get(msg.subject)?.() });
-await responder.flush();
-await requester.flush();
-const bareOnce = () =>
-  new Promise((resolve) => {
-    const reply = `_INBOX_floor_bare.r.${next++}`;
-    waiting.set(reply, () => {
-      waiting.delete(reply);
-      resolve();
-    });
-    requester.publish('floor-bare.n.node-b.call.c-1', envelope, { reply });
-  });
-
-const run = async (once, ms) => {
-  const end = performance.now() + ms;
-  let count = 0;
-  const cpu0 = process.cpuUsage();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < end) {
-        await once();
-        count += 1;
-        if (paceMs > 0) await new Promise((r) => setTimeout(r, paceMs));
-      }
-    }),
-  );
-  const cpu = process.cpuUsage(cpu0);
-  return { count, usPer: (cpu.user + cpu.system) / count, perSec: count / (ms / 1000) };
-};
+const bare = await barePair(url, 'floor-bare');
+const bareOnce = bare.once;
+const run = (once, ms) => measure(once, ms, concurrency, paceMs);
 
 const modes = { bare: bareOnce, bus: busOnce, ...(base ? { base: base.once } : {}) };
 const only = process.env.BUS_FLOOR_ONLY;
@@ -134,15 +70,12 @@ for (let r = 0; r < rounds; r++) {
     console.log(`round ${r + 1} ${name}: ${figures.perSec.toFixed(0)} round trips/s, ${figures.usPer.toFixed(1)} µs CPU each`);
   }
 }
-const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 if (only) process.exit(0);
-const bare = median(results.bare.map((f) => f.usPer));
-const bus = median(results.bus.map((f) => f.usPer));
+const bareUs = median(results.bare.map((f) => f.usPer));
+const busUs = median(results.bus.map((f) => f.usPer));
 console.log(
-  `c${concurrency}${paceMs ? `, ${paceMs} ms pause` : ''}: bare ${bare.toFixed(1)} µs, bus ${bus.toFixed(1)} µs per round trip (this process: both sides); the bus adds ${(bus - bare).toFixed(1)} µs`,
+  `c${concurrency}${paceMs ? `, ${paceMs} ms pause` : ''}: bare ${bareUs.toFixed(1)} µs, bus ${busUs.toFixed(1)} µs per round trip (this process: both sides); the bus adds ${(busUs - bareUs).toFixed(1)} µs`,
 );
 
-await Promise.all([current.close(), base?.close(), responder.close(), requester.close()]);
-nats.kill('SIGTERM');
-await new Promise((r) => nats.on('exit', r));
-rmSync(dir, { recursive: true, force: true });
+await Promise.all([current.close(), base?.close(), bare.close()]);
+await nats.stop();

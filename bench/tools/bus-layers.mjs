@@ -23,24 +23,17 @@
 // `base-holder` and `base-gateway` beside this build's (an A/B in one process).
 // BUS_LAYERS_MODES=bare,gateway,…: only these modes. BUS_LAYERS_JS=1: first the layers' JS alone
 // (no NATS: see jsPass). Needs /usr/sbin/nats-server (or NATS_SERVER).
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
-import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
+import { CALL as call, SKILL, barePair, measure, median, startNats } from './floor-kit.mjs';
 
 const root = resolvePath(new URL('../..', import.meta.url).pathname);
-const { connect } = await import(createRequire(join(root, 'packages/bus-nats/package.json')).resolve('@nats-io/transport-node'));
 
 const seconds = Number(process.argv[2] ?? 3);
 const rounds = Number(process.argv[3] ?? 3);
 const concurrency = Number(process.argv[4] ?? 1);
 // A pause after each round trip, ms (0: none): paced runs wake the process as rarely as a fleet's c1 does.
 const paceMs = Number(process.argv[5] ?? 0);
-const NATS = process.env.NATS_SERVER ?? '/usr/sbin/nats-server';
-const SKILL = `# Skill\n\n${'x'.repeat(120)}`;
 
 /** One build's modules: bus, core, skill gateway. */
 const build = async (dir) => ({
@@ -51,28 +44,8 @@ const build = async (dir) => ({
 const here = await build(root);
 const base = process.env.BUS_FLOOR_BASE ? await build(resolvePath(process.env.BUS_FLOOR_BASE)) : undefined;
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-const port = await freePort();
-const dir = mkdtempSync(join(tmpdir(), 'bus-layers-'));
-const nats = spawn(NATS, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', join(dir, 'store')], { stdio: 'ignore' });
-const url = `nats://127.0.0.1:${port}`;
-for (let i = 0; ; i++) {
-  try {
-    const nc = await connect({ servers: url, reconnect: false });
-    await nc.close();
-    break;
-  } catch (error) {
-    if (i > 100) throw error;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const nats = await startNats('bus-layers');
+const { url } = nats;
 
 const descriptor = (id) => ({
   id,
@@ -80,8 +53,7 @@ const descriptor = (id) => ({
   version: '1.0.0',
   paths: [{ type: 'skill', path: '/s0/skill.md', description: 'a skill', contentType: 'text/markdown' }],
 });
-const headers = { host: '127.0.0.1:1', connection: 'keep-alive' };
-const call = { method: 'GET', path: '/s0/skill.md', headers, route: 'skill' };
+const { headers } = call;
 const ready = (bus) => new Promise((resolve) => bus.onStatus((s) => s.type === 'ready' && resolve()));
 
 /** A session transport whose client answers every call with the skill text, a microtask later. */
@@ -263,25 +235,8 @@ const jsPass = async (lib) => {
 if (process.env.BUS_LAYERS_JS === '1') await jsPass(here).catch((error) => console.error('JS pass failed:', error));
 
 // --- bare nats.js: the same subjects' shape, a constant answer
-const responder = await connect({ servers: url });
-const requester = await connect({ servers: url });
-const envelope = new TextEncoder().encode(JSON.stringify({ id: crypto.randomUUID(), clientId: 'c-1', timeoutMs: 30000, ...call }));
-const answer = new TextEncoder().encode(JSON.stringify({ ok: true, data: SKILL }));
-responder.subscribe('layers-bare.n.node-b.call.c-1', { callback: (_e, msg) => responder.publish(msg.reply, answer) });
-const waiting = new Map();
-let next = 0;
-requester.subscribe('_INBOX_layers_bare.r.*', { callback: (_e, msg) => waiting.get(msg.subject)?.() });
-await responder.flush();
-await requester.flush();
-const bareOnce = () =>
-  new Promise((resolve) => {
-    const reply = `_INBOX_layers_bare.r.${next++}`;
-    waiting.set(reply, () => {
-      waiting.delete(reply);
-      resolve();
-    });
-    requester.publish('layers-bare.n.node-b.call.c-1', envelope, { reply });
-  });
+const bare = await barePair(url, 'layers-bare');
+const bareOnce = bare.once;
 
 const wanted = process.env.BUS_LAYERS_MODES?.split(',');
 const want = (name) => !wanted || wanted.includes(name);
@@ -301,22 +256,7 @@ const layers = [
 for (const [name, lib, shape] of layers) if (want(name)) pairs[name] = await pair(lib, `layers-${name}`, shape);
 const modes = { ...(want('bare') ? { bare: bareOnce } : {}), ...Object.fromEntries(Object.entries(pairs).map(([name, p]) => [name, p.once])) };
 
-const run = async (once, ms) => {
-  const end = performance.now() + ms;
-  let count = 0;
-  const cpu0 = process.cpuUsage();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < end) {
-        await once();
-        count += 1;
-        if (paceMs > 0) await new Promise((r) => setTimeout(r, paceMs));
-      }
-    }),
-  );
-  const cpu = process.cpuUsage(cpu0);
-  return { count, usPer: (cpu.user + cpu.system) / count, perSec: count / (ms / 1000) };
-};
+const run = (once, ms) => measure(once, ms, concurrency, paceMs);
 
 for (const once of Object.values(modes)) await run(once, 1000);
 const names = Object.keys(modes);
@@ -328,7 +268,6 @@ for (let r = 0; r < rounds; r++) {
     console.log(`round ${r + 1} ${name}: ${figures.perSec.toFixed(0)} round trips/s, ${figures.usPer.toFixed(1)} µs CPU each`);
   }
 }
-const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 console.log(`c${concurrency}${paceMs ? `, ${paceMs} ms pause` : ''}, medians of ${rounds} rounds × ${seconds} s (this process: both sides):`);
 // A layer's cost: its mode minus the mode above it, paired within each round (run next to each
 // other, so a change of the machine's load between rounds cancels), median over the rounds.
@@ -346,7 +285,5 @@ for (const name of names) {
   previous = name;
 }
 
-await Promise.all([...Object.values(pairs).map((p) => p.close()), responder.close(), requester.close()]);
-nats.kill('SIGTERM');
-await new Promise((r) => nats.on('exit', r));
-rmSync(dir, { recursive: true, force: true });
+await Promise.all([...Object.values(pairs).map((p) => p.close()), bare.close()]);
+await nats.stop();
