@@ -2,9 +2,9 @@
  * The bundled floor of the cold-start scenario (issue 33), the last step of the bench's build: the
  * same bare MCP server as `src/servers/bare-mcp-stdio.ts` (the SDK's `McpServer` with one tool
  * returning a constant, on stdio), bundled by esbuild into one ES module file,
- * `dist/servers/bare-mcp-stdio.bundle.js`, with the options `apps/server/bundle.mjs` gives the
- * `mdp-server` binary (ES module, node 20, `module` before `main`, source maps, comments made ASCII
- * by the binary's own `ascii-comments.mjs`). The unbundled
+ * `dist/servers/bare-mcp-stdio.bundle.js`, with the options the `mdp-server` binary is bundled with
+ * (`apps/server/bundle-options.mjs`: ES module, node 20, `module` before `main`, source maps) and
+ * its comments made ASCII by the binary's own `ascii-comments.mjs`. The unbundled
  * server loads the SDK's 150-odd module files one by one; the binary loads a few bundled files. This
  * one pays what node and the SDK cost when they are loaded as the binary loads them, so that
  * `mdp-server mcp` / this says what the server's own code adds.
@@ -17,6 +17,7 @@ import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { asciiComments } from '../apps/server/ascii-comments.mjs';
+import { NODE_BUNDLE } from '../apps/server/bundle-options.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const fromServer = createRequire(createRequire(join(here, 'package.json')).resolve('@mdp/server'));
@@ -46,16 +47,8 @@ await server.connect(new StdioServerTransport());
     sourcefile: 'bare-mcp-stdio.bundle.js',
     loader: 'js',
   },
+  ...NODE_BUNDLE,
   outfile,
-  bundle: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  mainFields: ['module', 'main'],
-  sourcemap: true,
-  logLevel: 'warning',
-  // As the binary's: CommonJS dependencies (ajv…) call `require` for node's modules.
-  banner: { js: "import { createRequire as __benchCreateRequire } from 'node:module';\nconst require = __benchCreateRequire(import.meta.url);" },
   plugins: [bridgeSdk],
 });
 asciiComments(outfile);

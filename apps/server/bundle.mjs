@@ -21,6 +21,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { NODE_BUNDLE } from './bundle-options.mjs';
 import { asciiComments } from './ascii-comments.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -75,19 +76,10 @@ const publishedSources = {
 
 /** What the two builds share. */
 const common = {
+  ...NODE_BUNDLE,
   absWorkingDir: here,
-  bundle: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  // Dependencies that ship both: their ES module build (jsonc-parser's UMD one hides its requires).
-  mainFields: ['module', 'main'],
-  sourcemap: true,
   metafile: true,
-  logLevel: 'warning',
   define: { MDP_SERVER_VERSION: JSON.stringify(version) },
-  // CommonJS dependencies (ws, prom-client, ajv…) call `require` for node's modules.
-  banner: { js: "import { createRequire as __mdpCreateRequire } from 'node:module';\nconst require = __mdpCreateRequire(import.meta.url);" },
 };
 
 /**
