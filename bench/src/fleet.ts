@@ -12,7 +12,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Population } from './fixtures.js';
-import type { LoadGenerator } from './load-generator.js';
+import { type LoadGenerator, loadFigures } from './load-generator.js';
 import { NatsProcess } from './nats.js';
 import type { ProcessUsage } from './probe.js';
 import type { RunOptions, RunRecord } from './runner.js';
@@ -283,16 +283,10 @@ export async function runFleetRead(scenario: FleetReadScenario, loadgen: LoadGen
       });
       const [u1, b1] = [await fleet.usage(), fleet.nats.cpuUs()];
       const after = await fleet.clientErrors();
-      const clientErrors = after.errors - before.errors;
       const nodesCpuUs = sum(u1.map((u, k) => u.cpuUs - (u0[k] as ProcessUsage).cpuUs));
       const busCpuUs = b1 - b0;
       return {
-        ops: result.requests,
-        opsPerSec: result.rps,
-        p50: result.latency.p50,
-        p99: result.latency.p99,
-        errors: result.errors + clientErrors,
-        lastError: result.lastError ?? (clientErrors > 0 ? after.lastError : undefined),
+        ...loadFigures(result, before, after),
         cpuUsPerOp: nodesCpuUs / result.requests,
         busCpuUsPerOp: busCpuUs / result.requests,
         fleetCpuUsPerOp: (nodesCpuUs + busCpuUs) / result.requests,

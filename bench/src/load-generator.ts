@@ -34,3 +34,22 @@ export class LoadGenerator {
     return this.child.call<ProbeResult>('probeMeta', args, args.durationMs + RUN_GRACE_MS);
   }
 }
+
+/** Errors the mock clients counted so far, and the last one's message. */
+interface ClientErrors {
+  readonly errors: number;
+  readonly lastError: string | undefined;
+}
+
+/** A load run's figures, its errors with those the mock clients counted from `before` to `after`. */
+export function loadFigures(result: LoadResult, before: ClientErrors, after: ClientErrors) {
+  const clientErrors = after.errors - before.errors;
+  return {
+    ops: result.requests,
+    opsPerSec: result.rps,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + clientErrors,
+    lastError: result.lastError ?? (clientErrors > 0 ? after.lastError : undefined),
+  };
+}

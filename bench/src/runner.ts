@@ -4,7 +4,7 @@
  * server's own CPU time and memory around every run.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LoadGenerator } from './load-generator.js';
+import { LoadGenerator, loadFigures } from './load-generator.js';
 import type { ReadCase, Scenario } from './scenarios.js';
 import { join } from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -122,14 +122,8 @@ async function readRun(
   const result = await loadgen.run({ port: subject.server.port, population: subject.population, concurrency, durationMs, seed });
   const u1 = await subject.server.usage();
   const after = await subject.clientErrors();
-  const clientErrors = after.errors - before.errors;
   return {
-    ops: result.requests,
-    opsPerSec: result.rps,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + clientErrors,
-    lastError: result.lastError ?? (clientErrors > 0 ? after.lastError : undefined),
+    ...loadFigures(result, before, after),
     cpuUsPerOp: (u1.cpuUs - u0.cpuUs) / result.requests,
     rssBytes: u1.rss,
     rssPeakBytes: u1.maxRss,
