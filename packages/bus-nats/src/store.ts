@@ -9,6 +9,7 @@
  * Because an expired key tells no watcher, liveness never rests on a key expiring: it rests on
  * heartbeats that each node times itself (directory.ts).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstream, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { nuid, type NatsConnection } from '@nats-io/transport-node';
@@ -56,7 +57,7 @@ export const CREATE_ATTEMPTS = 5;
  * use"). The next look-up finds it and binds to it. Found by the fleet's fault test, where a node
  * started while NATS came back exited with that error.
  */
-export async function createOrBind<T>(create: () => Promise<T>, pause: (ms: number) => Promise<void> = sleep): Promise<T> {
+export async function createOrBind<T>(create: () => Promise<T>, pause: (ms: number) => Promise<unknown> = sleep): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await create();
@@ -66,10 +67,6 @@ export async function createOrBind<T>(create: () => Promise<T>, pause: (ms: numb
       await pause(100 * attempt);
     }
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 export class Bucket {
